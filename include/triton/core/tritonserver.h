@@ -1,0 +1,762 @@
+// tritonserver.h: the TRITONSERVER part of the C ABI that tritonhost offers
+// to backends.
+//
+// This header is written for tritonhost. It follows the names, signatures,
+// type tags and numeric values of NVIDIA Triton's tritonserver.h (API version
+// 1.34) so that a backend written for Triton compiles against it unchanged,
+// but it declares only the functions a backend may call from inside a
+// server: the helpers for data types, errors, messages, parameters, logging,
+// buffer attributes, tracing and custom metrics. The in-process server API
+// (server options, server, inference request and response, response
+// allocator) is not offered by tritonhost; its handle types, enums and
+// callback types are declared so code that merely names them still compiles.
+//
+// Conventions that hold for every function below unless its comment says
+// otherwise:
+//
+//   * A function returning TRITONSERVER_Error* returns NULL on success. On
+//     failure it returns a new error object that the caller owns and must
+//     release with TRITONSERVER_ErrorDelete. Out-parameters are written only
+//     on success.
+//   * Every handle is opaque: its layout is private to the host and may only
+//     be used through these functions.
+//   * Strings passed in are NUL-terminated and are copied if the host needs
+//     them after the call returns; the caller keeps ownership. Strings handed
+//     out are NUL-terminated, owned by the object they came from, and must
+//     not be modified or freed.
+//   * Functions may be called from any thread. Calls on different objects may
+//     run concurrently; calls that modify the same object must not race.
+//
+// The header compiles as C11 and as C++17. Every handle type has a typedef,
+// so C code may write TRITONSERVER_Error* as well as struct
+// TRITONSERVER_Error*.
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// TRITONSERVER_DECLSPEC marks a function the host implements and exports.
+// The host's own build defines _COMPILING_TRITONSERVER and compiles with
+// -fvisibility=hidden, so exactly the functions declared with this macro
+// become visible to backends. Everyone else sees an empty macro (or, on
+// Windows, an import declaration).
+#ifdef _COMPILING_TRITONSERVER
+#if defined(_MSC_VER)
+#define TRITONSERVER_DECLSPEC __declspec(dllexport)
+#elif defined(__GNUC__)
+#define TRITONSERVER_DECLSPEC __attribute__((__visibility__("default")))
+#else
+#define TRITONSERVER_DECLSPEC
+#endif
+#else
+#if defined(_MSC_VER)
+#define TRITONSERVER_DECLSPEC __declspec(dllimport)
+#else
+#define TRITONSERVER_DECLSPEC
+#endif
+#endif
+
+// ---------------------------------------------------------------------------
+// Handle types
+//
+// Each handle is a pointer to an incomplete struct. The typedefs let C code
+// drop the "struct" keyword, as C++ code always may.
+// ---------------------------------------------------------------------------
+
+struct TRITONSERVER_BufferAttributes;
+struct TRITONSERVER_Error;
+struct TRITONSERVER_InferenceRequest;
+struct TRITONSERVER_InferenceResponse;
+struct TRITONSERVER_InferenceTrace;
+struct TRITONSERVER_Message;
+struct TRITONSERVER_Metrics;
+struct TRITONSERVER_Parameter;
+struct TRITONSERVER_ResponseAllocator;
+struct TRITONSERVER_Server;
+struct TRITONSERVER_ServerOptions;
+struct TRITONSERVER_Metric;
+struct TRITONSERVER_MetricFamily;
+struct TRITONSERVER_MetricArgs;
+
+typedef struct TRITONSERVER_BufferAttributes TRITONSERVER_BufferAttributes;
+typedef struct TRITONSERVER_Error TRITONSERVER_Error;
+typedef struct TRITONSERVER_InferenceRequest TRITONSERVER_InferenceRequest;
+typedef struct TRITONSERVER_InferenceResponse TRITONSERVER_InferenceResponse;
+typedef struct TRITONSERVER_InferenceTrace TRITONSERVER_InferenceTrace;
+typedef struct TRITONSERVER_Message TRITONSERVER_Message;
+typedef struct TRITONSERVER_Metrics TRITONSERVER_Metrics;
+typedef struct TRITONSERVER_Parameter TRITONSERVER_Parameter;
+typedef struct TRITONSERVER_ResponseAllocator TRITONSERVER_ResponseAllocator;
+typedef struct TRITONSERVER_Server TRITONSERVER_Server;
+typedef struct TRITONSERVER_ServerOptions TRITONSERVER_ServerOptions;
+typedef struct TRITONSERVER_Metric TRITONSERVER_Metric;
+typedef struct TRITONSERVER_MetricFamily TRITONSERVER_MetricFamily;
+typedef struct TRITONSERVER_MetricArgs TRITONSERVER_MetricArgs;
+
+// ---------------------------------------------------------------------------
+// API version
+//
+// The version a caller was compiled against is available as the two macros
+// below; the version the running host implements is reported by
+// TRITONSERVER_ApiVersion. The host is compatible with a caller when the
+// major numbers are equal and the host's minor number is at least the
+// caller's.
+// ---------------------------------------------------------------------------
+
+#define TRITONSERVER_API_VERSION_MAJOR 1
+#define TRITONSERVER_API_VERSION_MINOR 34
+
+// Stores the TRITONSERVER API version the host implements in *major and
+// *minor. Both pointers must be valid. Never fails.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ApiVersion(
+    uint32_t* major, uint32_t* minor);
+
+// ---------------------------------------------------------------------------
+// Data types
+//
+// Element types of tensors. The numeric values are part of the ABI.
+// ---------------------------------------------------------------------------
+
+typedef enum TRITONSERVER_datatype_enum {
+  TRITONSERVER_TYPE_INVALID,
+  TRITONSERVER_TYPE_BOOL,
+  TRITONSERVER_TYPE_UINT8,
+  TRITONSERVER_TYPE_UINT16,
+  TRITONSERVER_TYPE_UINT32,
+  TRITONSERVER_TYPE_UINT64,
+  TRITONSERVER_TYPE_INT8,
+  TRITONSERVER_TYPE_INT16,
+  TRITONSERVER_TYPE_INT32,
+  TRITONSERVER_TYPE_INT64,
+  TRITONSERVER_TYPE_FP16,
+  TRITONSERVER_TYPE_FP32,
+  TRITONSERVER_TYPE_FP64,
+  TRITONSERVER_TYPE_BYTES,
+  TRITONSERVER_TYPE_BF16
+} TRITONSERVER_DataType;
+
+// Returns the name of a data type without the TYPE_ prefix ("INT32",
+// "BYTES", ...), or "<invalid>" for TRITONSERVER_TYPE_INVALID and unknown
+// values. The string is static: never free it.
+TRITONSERVER_DECLSPEC const char* TRITONSERVER_DataTypeString(
+    TRITONSERVER_DataType datatype);
+
+// The inverse of TRITONSERVER_DataTypeString: maps a name such as "FP32" to
+// its data type. Returns TRITONSERVER_TYPE_INVALID for NULL or an unknown
+// name. The caller keeps ownership of 'dtype'.
+TRITONSERVER_DECLSPEC TRITONSERVER_DataType
+TRITONSERVER_StringToDataType(const char* dtype);
+
+// Returns the size in bytes of one element of 'datatype': 1, 2, 4 or 8.
+// Returns 0 for TRITONSERVER_TYPE_BYTES, whose elements vary in length, and
+// for invalid types.
+TRITONSERVER_DECLSPEC uint32_t
+TRITONSERVER_DataTypeByteSize(TRITONSERVER_DataType datatype);
+
+// ---------------------------------------------------------------------------
+// Memory types
+//
+// Where a buffer lives. A memory type always travels with a memory type id;
+// for GPU memory the id is the CUDA device ordinal, for CPU memory it is 0.
+// ---------------------------------------------------------------------------
+
+typedef enum TRITONSERVER_memorytype_enum {
+  TRITONSERVER_MEMORY_CPU,
+  TRITONSERVER_MEMORY_CPU_PINNED,
+  TRITONSERVER_MEMORY_GPU
+} TRITONSERVER_MemoryType;
+
+// Returns "CPU", "CPU_PINNED" or "GPU", or "<invalid>" for any other value.
+// The string is static: never free it.
+TRITONSERVER_DECLSPEC const char* TRITONSERVER_MemoryTypeString(
+    TRITONSERVER_MemoryType memtype);
+
+// ---------------------------------------------------------------------------
+// Parameters
+//
+// A parameter is a named, typed value. Backends build them as labels for
+// custom metrics; requests expose theirs through TRITONBACKEND_RequestParameter.
+// ---------------------------------------------------------------------------
+
+typedef enum TRITONSERVER_parametertype_enum {
+  TRITONSERVER_PARAMETER_STRING,
+  TRITONSERVER_PARAMETER_INT,
+  TRITONSERVER_PARAMETER_BOOL,
+  TRITONSERVER_PARAMETER_DOUBLE,
+  TRITONSERVER_PARAMETER_BYTES
+} TRITONSERVER_ParameterType;
+
+// Returns the name of a parameter type ("STRING", "INT", "BOOL", "DOUBLE",
+// "BYTES"), or "<invalid>" for other values. The string is static.
+TRITONSERVER_DECLSPEC const char* TRITONSERVER_ParameterTypeString(
+    TRITONSERVER_ParameterType paramtype);
+
+// Creates a parameter called 'name' whose value is read from 'value'
+// according to 'type': a NUL-terminated string for STRING, an int64_t for
+// INT, a bool for BOOL, a double for DOUBLE. The name and value are copied,
+// so the caller keeps ownership of both. Returns the new parameter, which the
+// caller owns and must release with TRITONSERVER_ParameterDelete, or NULL if
+// 'type' is TRITONSERVER_PARAMETER_BYTES (use TRITONSERVER_ParameterBytesNew)
+// or the arguments are invalid.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Parameter* TRITONSERVER_ParameterNew(
+    const char* name, const TRITONSERVER_ParameterType type, const void* value);
+
+// Creates a BYTES parameter called 'name' over 'size' bytes at 'byte_ptr'.
+// The name is copied but the bytes are not: the parameter only points at
+// them, so they must stay valid and unchanged until the parameter is
+// deleted. Returns the new parameter, owned by the caller and released with
+// TRITONSERVER_ParameterDelete, or NULL on invalid arguments.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Parameter*
+TRITONSERVER_ParameterBytesNew(
+    const char* name, const void* byte_ptr, const uint64_t size);
+
+// Releases a parameter created by TRITONSERVER_ParameterNew or
+// TRITONSERVER_ParameterBytesNew. Passing NULL does nothing. Parameters
+// obtained from a request belong to the request and must not be passed here.
+TRITONSERVER_DECLSPEC void TRITONSERVER_ParameterDelete(
+    struct TRITONSERVER_Parameter* parameter);
+
+// ---------------------------------------------------------------------------
+// Instance group kinds
+//
+// Where the instances of a model run, as set by instance_group.kind in the
+// model configuration.
+// ---------------------------------------------------------------------------
+
+typedef enum TRITONSERVER_instancegroupkind_enum {
+  TRITONSERVER_INSTANCEGROUPKIND_AUTO,
+  TRITONSERVER_INSTANCEGROUPKIND_CPU,
+  TRITONSERVER_INSTANCEGROUPKIND_GPU,
+  TRITONSERVER_INSTANCEGROUPKIND_MODEL
+} TRITONSERVER_InstanceGroupKind;
+
+// Returns "AUTO", "CPU", "GPU" or "MODEL", or "<invalid>" for other values.
+// The string is static.
+TRITONSERVER_DECLSPEC const char* TRITONSERVER_InstanceGroupKindString(
+    TRITONSERVER_InstanceGroupKind kind);
+
+// ---------------------------------------------------------------------------
+// Logging
+//
+// Backends write to the host's log through TRITONSERVER_LogMessage; the host
+// adds the timestamp and level and decides whether the message is shown.
+// ---------------------------------------------------------------------------
+
+typedef enum TRITONSERVER_loglevel_enum {
+  TRITONSERVER_LOG_INFO,
+  TRITONSERVER_LOG_WARN,
+  TRITONSERVER_LOG_ERROR,
+  TRITONSERVER_LOG_VERBOSE
+} TRITONSERVER_LogLevel;
+
+// How log lines are stamped. DEFAULT writes the level letter followed by
+// month, day and time of day; ISO8601 writes an ISO 8601 date and time
+// followed by the level letter. Chosen by the host's configuration.
+typedef enum TRITONSERVER_logformat_enum {
+  TRITONSERVER_LOG_DEFAULT,
+  TRITONSERVER_LOG_ISO8601
+} TRITONSERVER_LogFormat;
+
+// Reports whether messages at 'level' currently reach the log. A caller may
+// use it to skip building an expensive message; calling
+// TRITONSERVER_LogMessage for a disabled level is harmless.
+TRITONSERVER_DECLSPEC bool TRITONSERVER_LogIsEnabled(
+    TRITONSERVER_LogLevel level);
+
+// Writes 'msg' to the host's log at 'level', attributed to source file
+// 'filename' and line 'line' (either may be NULL or 0 if unknown). Nothing is
+// written if the level is disabled. The strings are copied before the call
+// returns. Fails with TRITONSERVER_ERROR_INVALID_ARG for an unknown level.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_LogMessage(
+    TRITONSERVER_LogLevel level, const char* filename, const int line,
+    const char* msg);
+
+// ---------------------------------------------------------------------------
+// Errors
+//
+// An error is a code plus a message. NULL means success everywhere in this
+// API. Whoever creates or receives an error object owns it until it is
+// released with TRITONSERVER_ErrorDelete; the exceptions (errors a function
+// only borrows) are stated where they occur.
+// ---------------------------------------------------------------------------
+
+typedef enum TRITONSERVER_errorcode_enum {
+  TRITONSERVER_ERROR_UNKNOWN,
+  TRITONSERVER_ERROR_INTERNAL,
+  TRITONSERVER_ERROR_NOT_FOUND,
+  TRITONSERVER_ERROR_INVALID_ARG,
+  TRITONSERVER_ERROR_UNAVAILABLE,
+  TRITONSERVER_ERROR_UNSUPPORTED,
+  TRITONSERVER_ERROR_ALREADY_EXISTS,
+  TRITONSERVER_ERROR_CANCELLED
+} TRITONSERVER_Error_Code;
+
+// Creates an error with 'code' and a copy of 'msg' (NULL is taken as an
+// empty message). Always returns a new, non-NULL error that the caller owns
+// and must release with TRITONSERVER_ErrorDelete, unless it hands it on to a
+// function documented to take ownership (for example by returning it from a
+// backend entry point).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ErrorNew(
+    TRITONSERVER_Error_Code code, const char* msg);
+
+// Releases an error and the strings obtained from it. Passing NULL does
+// nothing.
+TRITONSERVER_DECLSPEC void TRITONSERVER_ErrorDelete(
+    struct TRITONSERVER_Error* error);
+
+// Returns the code of a non-NULL error.
+TRITONSERVER_DECLSPEC TRITONSERVER_Error_Code
+TRITONSERVER_ErrorCode(struct TRITONSERVER_Error* error);
+
+// Returns a short human-readable name for the code of a non-NULL error
+// ("Internal", "Invalid argument", ...). The string stays valid until the
+// error is deleted.
+TRITONSERVER_DECLSPEC const char* TRITONSERVER_ErrorCodeString(
+    struct TRITONSERVER_Error* error);
+
+// Returns the message of a non-NULL error. The string belongs to the error
+// and stays valid until the error is deleted.
+TRITONSERVER_DECLSPEC const char* TRITONSERVER_ErrorMessage(
+    struct TRITONSERVER_Error* error);
+
+// ---------------------------------------------------------------------------
+// Response allocator callback types (in-process server API)
+//
+// Triton's in-process API lets an embedding application allocate output
+// buffers through these callbacks. tritonhost does not offer that API; the
+// types are declared only so that code naming them compiles.
+// ---------------------------------------------------------------------------
+
+// Allocates 'byte_size' bytes for output 'tensor_name', preferring
+// 'memory_type'/'memory_type_id'; returns the buffer, an optional per-buffer
+// user pointer and where the buffer actually lives.
+typedef struct TRITONSERVER_Error* (*TRITONSERVER_ResponseAllocatorAllocFn_t)(
+    struct TRITONSERVER_ResponseAllocator* allocator, const char* tensor_name,
+    size_t byte_size, TRITONSERVER_MemoryType memory_type,
+    int64_t memory_type_id, void* userp, void** buffer, void** buffer_userp,
+    TRITONSERVER_MemoryType* actual_memory_type,
+    int64_t* actual_memory_type_id);
+
+// Fills in the attributes of a buffer just returned by the allocation
+// callback.
+typedef struct TRITONSERVER_Error* (
+    *TRITONSERVER_ResponseAllocatorBufferAttributesFn_t)(
+    struct TRITONSERVER_ResponseAllocator* allocator, const char* tensor_name,
+    struct TRITONSERVER_BufferAttributes* buffer_attributes, void* userp,
+    void* buffer_userp);
+
+// Reports the memory type and id the allocator would prefer for a tensor,
+// without allocating. 'tensor_name' and 'byte_size' may be NULL when unknown.
+typedef struct TRITONSERVER_Error* (*TRITONSERVER_ResponseAllocatorQueryFn_t)(
+    struct TRITONSERVER_ResponseAllocator* allocator, void* userp,
+    const char* tensor_name, size_t* byte_size,
+    TRITONSERVER_MemoryType* memory_type, int64_t* memory_type_id);
+
+// Frees a buffer obtained from the allocation callback once nothing refers to
+// it any more.
+typedef struct TRITONSERVER_Error* (*TRITONSERVER_ResponseAllocatorReleaseFn_t)(
+    struct TRITONSERVER_ResponseAllocator* allocator, void* buffer,
+    void* buffer_userp, size_t byte_size, TRITONSERVER_MemoryType memory_type,
+    int64_t memory_type_id);
+
+// Announces that the following allocation calls belong to a new response.
+typedef struct TRITONSERVER_Error* (*TRITONSERVER_ResponseAllocatorStartFn_t)(
+    struct TRITONSERVER_ResponseAllocator* allocator, void* userp);
+
+// ---------------------------------------------------------------------------
+// Messages
+//
+// A message holds a JSON document: the model configuration, the backend
+// configuration, a host policy. Its serialized form can be read without
+// copying.
+// ---------------------------------------------------------------------------
+
+// Creates a message from the 'byte_size' bytes of JSON text at 'base'. The
+// text is copied and need not be NUL-terminated. On success *message is a
+// new message owned by the caller, to be released with
+// TRITONSERVER_MessageDelete. Fails with TRITONSERVER_ERROR_INVALID_ARG if
+// the text is not valid JSON.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_MessageNewFromSerializedJson(
+    struct TRITONSERVER_Message** message, const char* base, size_t byte_size);
+
+// Releases a message the caller owns. Messages documented as owned by the
+// host (TRITONBACKEND_BackendConfig, TRITONBACKEND_ModelInstanceHostPolicy)
+// must not be passed here.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_MessageDelete(
+    struct TRITONSERVER_Message* message);
+
+// Stores in *base and *byte_size the message serialized as JSON. The buffer
+// belongs to the message, is followed by a NUL byte that *byte_size does not
+// count (so it can be used as a C string), must not be modified, and stays
+// valid until the message is deleted.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_MessageSerializeToJson(
+    struct TRITONSERVER_Message* message, const char** base, size_t* byte_size);
+
+// ---------------------------------------------------------------------------
+// Server metrics (in-process server API)
+//
+// The format enum below names the text format of the server's metrics
+// endpoint. The functions that read server metrics belong to the in-process
+// API and are not offered; custom metrics for backends are further down.
+// ---------------------------------------------------------------------------
+
+typedef enum tritonserver_metricformat_enum {
+  TRITONSERVER_METRIC_PROMETHEUS
+} TRITONSERVER_MetricFormat;
+
+// ---------------------------------------------------------------------------
+// Tracing
+//
+// A trace follows one inference request through the server. A backend gets
+// the trace of a request from TRITONBACKEND_RequestTrace (NULL when the
+// request is not traced), may read its identity, and may add custom
+// activities to it. The trace belongs to the host; never delete it.
+// ---------------------------------------------------------------------------
+
+// What a trace records. The values are bit flags that may be combined.
+// TRITONSERVER_TRACE_LEVEL_MIN and _MAX are obsolete aliases for timestamp
+// tracing.
+typedef enum tritonserver_tracelevel_enum {
+  TRITONSERVER_TRACE_LEVEL_DISABLED = 0,
+  TRITONSERVER_TRACE_LEVEL_MIN = 1,
+  TRITONSERVER_TRACE_LEVEL_MAX = 2,
+  TRITONSERVER_TRACE_LEVEL_TIMESTAMPS = 0x4,
+  TRITONSERVER_TRACE_LEVEL_TENSORS = 0x8
+} TRITONSERVER_InferenceTraceLevel;
+
+// Returns the name of a trace level. The string is static.
+TRITONSERVER_DECLSPEC const char* TRITONSERVER_InferenceTraceLevelString(
+    TRITONSERVER_InferenceTraceLevel level);
+
+// The kinds of event a trace records.
+typedef enum tritonserver_traceactivity_enum {
+  TRITONSERVER_TRACE_REQUEST_START = 0,
+  TRITONSERVER_TRACE_QUEUE_START = 1,
+  TRITONSERVER_TRACE_COMPUTE_START = 2,
+  TRITONSERVER_TRACE_COMPUTE_INPUT_END = 3,
+  TRITONSERVER_TRACE_COMPUTE_OUTPUT_START = 4,
+  TRITONSERVER_TRACE_COMPUTE_END = 5,
+  TRITONSERVER_TRACE_REQUEST_END = 6,
+  TRITONSERVER_TRACE_TENSOR_QUEUE_INPUT = 7,
+  TRITONSERVER_TRACE_TENSOR_BACKEND_INPUT = 8,
+  TRITONSERVER_TRACE_TENSOR_BACKEND_OUTPUT = 9,
+  TRITONSERVER_TRACE_CUSTOM_ACTIVITY = 10
+} TRITONSERVER_InferenceTraceActivity;
+
+// Returns the name of a trace activity. The string is static.
+TRITONSERVER_DECLSPEC const char* TRITONSERVER_InferenceTraceActivityString(
+    TRITONSERVER_InferenceTraceActivity activity);
+
+// Callback types of the in-process tracing API (not offered by tritonhost):
+// a timeline event, a tensor event, and the release of a finished trace.
+typedef void (*TRITONSERVER_InferenceTraceActivityFn_t)(
+    struct TRITONSERVER_InferenceTrace* trace,
+    TRITONSERVER_InferenceTraceActivity activity, uint64_t timestamp_ns,
+    void* userp);
+
+typedef void (*TRITONSERVER_InferenceTraceTensorActivityFn_t)(
+    struct TRITONSERVER_InferenceTrace* trace,
+    TRITONSERVER_InferenceTraceActivity activity, const char* name,
+    TRITONSERVER_DataType datatype, const void* base, size_t byte_size,
+    const int64_t* shape, uint64_t dim_count,
+    TRITONSERVER_MemoryType memory_type, int64_t memory_type_id, void* userp);
+
+typedef void (*TRITONSERVER_InferenceTraceReleaseFn_t)(
+    struct TRITONSERVER_InferenceTrace* trace, void* userp);
+
+// Records a custom activity called 'activity_name' at 'timestamp'
+// (nanoseconds of the monotonic clock, as from std::chrono::steady_clock) in
+// 'trace'. The activity is reported as TRITONSERVER_TRACE_CUSTOM_ACTIVITY.
+// The name is copied. May be called from any thread while the request that
+// owns the trace has not been released.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceTraceReportActivity(
+    struct TRITONSERVER_InferenceTrace* trace, uint64_t timestamp,
+    const char* activity_name);
+
+// Stores in *id the identifier of 'trace', unique among the traces of this
+// host.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_InferenceTraceId(
+    struct TRITONSERVER_InferenceTrace* trace, uint64_t* id);
+
+// Stores in *parent_id the identifier of the trace 'trace' was spawned from,
+// or 0 if it has no parent.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceTraceParentId(
+    struct TRITONSERVER_InferenceTrace* trace, uint64_t* parent_id);
+
+// Stores in *model_name the name of the model the traced request was sent
+// to. The string belongs to the trace and lives as long as it.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceTraceModelName(
+    struct TRITONSERVER_InferenceTrace* trace, const char** model_name);
+
+// Stores in *model_version the version of the model the traced request was
+// sent to.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceTraceModelVersion(
+    struct TRITONSERVER_InferenceTrace* trace, int64_t* model_version);
+
+// Stores in *request_id the id of the traced request (possibly empty). The
+// string belongs to the trace and lives as long as it.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceTraceRequestId(
+    struct TRITONSERVER_InferenceTrace* trace, const char** request_id);
+
+// ---------------------------------------------------------------------------
+// Request and response flags and callbacks
+//
+// Flag values used by the backend API: TRITONBACKEND_RequestFlags reports
+// TRITONSERVER_RequestFlag bits, TRITONBACKEND_RequestRelease takes
+// TRITONSERVER_RequestReleaseFlag bits, and TRITONBACKEND_ResponseSend and
+// TRITONBACKEND_ResponseFactorySendFlags take TRITONSERVER_ResponseCompleteFlag
+// bits. All values are powers of two.
+// ---------------------------------------------------------------------------
+
+// Sequence-batching flags carried by a request.
+typedef enum tritonserver_requestflag_enum {
+  TRITONSERVER_REQUEST_FLAG_SEQUENCE_START = 1,
+  TRITONSERVER_REQUEST_FLAG_SEQUENCE_END = 2
+} TRITONSERVER_RequestFlag;
+
+// How a request is released. RELEASE_ALL hands the request back for good;
+// RELEASE_RESCHEDULE asks for it to be queued to the model again.
+typedef enum tritonserver_requestreleaseflag_enum {
+  TRITONSERVER_REQUEST_RELEASE_ALL = 1,
+  TRITONSERVER_REQUEST_RELEASE_RESCHEDULE = 2
+} TRITONSERVER_RequestReleaseFlag;
+
+// FINAL marks the last response (or flags-only notice) of a request: no
+// further response will follow for it.
+typedef enum tritonserver_responsecompleteflag_enum {
+  TRITONSERVER_RESPONSE_COMPLETE_FINAL = 1
+} TRITONSERVER_ResponseCompleteFlag;
+
+// Callback types of the in-process API (not offered by tritonhost): a
+// request handed back to its creator, and a response delivered to it.
+typedef void (*TRITONSERVER_InferenceRequestReleaseFn_t)(
+    struct TRITONSERVER_InferenceRequest* request, const uint32_t flags,
+    void* userp);
+
+typedef void (*TRITONSERVER_InferenceResponseCompleteFn_t)(
+    struct TRITONSERVER_InferenceResponse* response, const uint32_t flags,
+    void* userp);
+
+// ---------------------------------------------------------------------------
+// Buffer attributes
+//
+// A small record describing a buffer: memory type and id, byte size and, for
+// GPU memory shared between processes, a CUDA IPC handle. Backends receive
+// them from TRITONBACKEND_InputBufferAttributes and friends (owned by the
+// input, output or state) and create their own to report memory usage.
+// ---------------------------------------------------------------------------
+
+// Creates buffer attributes describing an empty CPU buffer (memory type CPU,
+// id 0, size 0, no IPC handle). On success *buffer_attributes is owned by the
+// caller and must be released with TRITONSERVER_BufferAttributesDelete.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_BufferAttributesNew(
+    struct TRITONSERVER_BufferAttributes** buffer_attributes);
+
+// Releases buffer attributes created by TRITONSERVER_BufferAttributesNew.
+// Attributes obtained from an input, output or state belong to that object
+// and must not be passed here.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_BufferAttributesDelete(
+    struct TRITONSERVER_BufferAttributes* buffer_attributes);
+
+// Sets the memory type id recorded in 'buffer_attributes'.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_BufferAttributesSetMemoryTypeId(
+    struct TRITONSERVER_BufferAttributes* buffer_attributes,
+    int64_t memory_type_id);
+
+// Sets the memory type recorded in 'buffer_attributes'.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_BufferAttributesSetMemoryType(
+    struct TRITONSERVER_BufferAttributes* buffer_attributes,
+    TRITONSERVER_MemoryType memory_type);
+
+// Records 'cuda_ipc_handle', a pointer to a cudaIpcMemHandle_t, in
+// 'buffer_attributes'. The pointer is stored as given, not copied: the
+// handle it points to must outlive the attributes.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_BufferAttributesSetCudaIpcHandle(
+    struct TRITONSERVER_BufferAttributes* buffer_attributes,
+    void* cuda_ipc_handle);
+
+// Sets the byte size recorded in 'buffer_attributes'.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_BufferAttributesSetByteSize(
+    struct TRITONSERVER_BufferAttributes* buffer_attributes, size_t byte_size);
+
+// Stores in *memory_type_id the memory type id recorded in the attributes.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_BufferAttributesMemoryTypeId(
+    struct TRITONSERVER_BufferAttributes* buffer_attributes,
+    int64_t* memory_type_id);
+
+// Stores in *memory_type the memory type recorded in the attributes.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_BufferAttributesMemoryType(
+    struct TRITONSERVER_BufferAttributes* buffer_attributes,
+    TRITONSERVER_MemoryType* memory_type);
+
+// Stores in *cuda_ipc_handle the CUDA IPC handle pointer recorded in the
+// attributes, or NULL if the buffer has none.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_BufferAttributesCudaIpcHandle(
+    struct TRITONSERVER_BufferAttributes* buffer_attributes,
+    void** cuda_ipc_handle);
+
+// Stores in *byte_size the byte size recorded in the attributes.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_BufferAttributesByteSize(
+    struct TRITONSERVER_BufferAttributes* buffer_attributes, size_t* byte_size);
+
+// ---------------------------------------------------------------------------
+// Server configuration and model properties (in-process server API)
+//
+// Enums used by Triton's server options and model queries. tritonhost does
+// not offer those functions; the enums are declared for source
+// compatibility.
+// ---------------------------------------------------------------------------
+
+// How the model repository is managed: loaded once, polled for changes, or
+// loaded and unloaded only on explicit request.
+typedef enum tritonserver_modelcontrolmode_enum {
+  TRITONSERVER_MODEL_CONTROL_NONE,
+  TRITONSERVER_MODEL_CONTROL_POLL,
+  TRITONSERVER_MODEL_CONTROL_EXPLICIT
+} TRITONSERVER_ModelControlMode;
+
+// Whether executions are rate-limited by resource counts.
+typedef enum tritonserver_ratelimitmode_enum {
+  TRITONSERVER_RATE_LIMIT_OFF,
+  TRITONSERVER_RATE_LIMIT_EXEC_COUNT
+} TRITONSERVER_RateLimitMode;
+
+// Batching properties of a model (bit flags).
+typedef enum tritonserver_batchflag_enum {
+  TRITONSERVER_BATCH_UNKNOWN = 1,
+  TRITONSERVER_BATCH_FIRST_DIM = 2
+} TRITONSERVER_ModelBatchFlag;
+
+// Filters for a model index query (bit flags).
+typedef enum tritonserver_modelindexflag_enum {
+  TRITONSERVER_INDEX_FLAG_READY = 1
+} TRITONSERVER_ModelIndexFlag;
+
+// Transaction policy of a model (bit flags): exactly one response per
+// request, or any number of responses (decoupled).
+typedef enum tritonserver_txn_property_flag_enum {
+  TRITONSERVER_TXN_ONE_TO_ONE = 1,
+  TRITONSERVER_TXN_DECOUPLED = 2
+} TRITONSERVER_ModelTxnPropertyFlag;
+
+// ---------------------------------------------------------------------------
+// Custom metrics
+//
+// A backend may publish its own metrics on the host's metrics endpoint. A
+// metric family has a kind, a name and a description; each metric in it is
+// one time series, told apart by its labels. Delete every metric of a family
+// before the family itself. All metric functions may be called from any
+// thread, also concurrently on the same metric.
+// ---------------------------------------------------------------------------
+
+typedef enum TRITONSERVER_metrickind_enum {
+  TRITONSERVER_METRIC_KIND_COUNTER,
+  TRITONSERVER_METRIC_KIND_GAUGE,
+  TRITONSERVER_METRIC_KIND_HISTOGRAM
+} TRITONSERVER_MetricKind;
+
+// Creates a metric family of 'kind' named 'name' (a valid Prometheus metric
+// name) with help text 'description'. Both strings are copied. On success
+// *family is owned by the caller and must be released with
+// TRITONSERVER_MetricFamilyDelete.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_MetricFamilyNew(
+    struct TRITONSERVER_MetricFamily** family,
+    const TRITONSERVER_MetricKind kind, const char* name,
+    const char* description);
+
+// Releases a metric family. Fails, leaving the family intact, while metrics
+// created in it have not been deleted.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_MetricFamilyDelete(struct TRITONSERVER_MetricFamily* family);
+
+// Creates an empty set of extra metric arguments, needed to create histogram
+// metrics. On success *args is owned by the caller and must be released
+// with TRITONSERVER_MetricArgsDelete.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_MetricArgsNew(
+    struct TRITONSERVER_MetricArgs** args);
+
+// Makes 'args' describe a histogram with the 'buckets_count' bucket upper
+// bounds at 'buckets' (ascending). The bounds are copied.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_MetricArgsSetHistogram(
+    struct TRITONSERVER_MetricArgs* args, const double* buckets,
+    const uint64_t buckets_count);
+
+// Releases metric arguments. Metrics created with them are not affected.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_MetricArgsDelete(
+    struct TRITONSERVER_MetricArgs* args);
+
+// Creates a counter or gauge metric in 'family' identified by the
+// 'label_count' parameters at 'labels' (STRING parameters; their names and
+// values become the label names and values). The labels are copied: the
+// caller keeps ownership and may delete them right away. On success *metric
+// is owned by the caller and must be released with TRITONSERVER_MetricDelete.
+// Histogram families need TRITONSERVER_MetricNewWithArgs.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_MetricNew(
+    struct TRITONSERVER_Metric** metric,
+    struct TRITONSERVER_MetricFamily* family,
+    const struct TRITONSERVER_Parameter** labels, const uint64_t label_count);
+
+// Like TRITONSERVER_MetricNew, with extra construction arguments 'args'
+// (required for histograms: the bucket bounds). Labels and args are copied;
+// the caller keeps ownership of both.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_MetricNewWithArgs(
+    struct TRITONSERVER_Metric** metric,
+    struct TRITONSERVER_MetricFamily* family,
+    const struct TRITONSERVER_Parameter** labels, const uint64_t label_count,
+    const struct TRITONSERVER_MetricArgs* args);
+
+// Releases a metric; its time series is no longer reported.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_MetricDelete(
+    struct TRITONSERVER_Metric* metric);
+
+// Stores in *value the current value of a counter or gauge. Fails with
+// TRITONSERVER_ERROR_UNSUPPORTED for other kinds.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_MetricValue(
+    struct TRITONSERVER_Metric* metric, double* value);
+
+// Adds 'value' to a gauge, or to a counter if 'value' is not negative
+// (TRITONSERVER_ERROR_INVALID_ARG otherwise). Fails with
+// TRITONSERVER_ERROR_UNSUPPORTED for histograms.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_MetricIncrement(
+    struct TRITONSERVER_Metric* metric, double value);
+
+// Sets a gauge to 'value'. Fails with TRITONSERVER_ERROR_UNSUPPORTED for
+// other kinds.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_MetricSet(
+    struct TRITONSERVER_Metric* metric, double value);
+
+// Records one observation of 'value' in a histogram. Fails with
+// TRITONSERVER_ERROR_UNSUPPORTED for other kinds.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_MetricObserve(
+    struct TRITONSERVER_Metric* metric, double value);
+
+// Stores in *kind the kind of the family 'metric' belongs to.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_GetMetricKind(
+    struct TRITONSERVER_Metric* metric, TRITONSERVER_MetricKind* kind);
+
+#ifdef __cplusplus
+}
+#endif
