@@ -1,0 +1,13 @@
+// Package core is the pure-Go heart of tritonhost: the model repository,
+// loaded models and their instances, request validation, scheduling,
+// response routing with Triton's decoupled rules, and statistics.
+//
+// core knows nothing about cgo or shared libraries. It reaches a backend
+// through the BackendProvider, BackendModel and BackendInstance interfaces,
+// which the loader and abi packages implement for Triton-style C backends.
+//
+// The in-process API is Server: NewServer loads a model repository,
+// Server.Infer submits a request whose ResponseFunc may be called any number
+// of times (the Go counterpart of TRITONSERVER_InferenceRequestSetResponseCallback),
+// and Server.Stop drains in-flight work and unloads every model.
+package core

@@ -1,0 +1,152 @@
+package core
+
+import (
+	"fmt"
+
+	"tritonhost/core/configpb"
+)
+
+// InstanceKind is where an instance runs, numbered as
+// TRITONSERVER_InstanceGroupKind (which differs from the configuration's
+// ModelInstanceGroup.Kind numbering).
+type InstanceKind int
+
+// Instance kinds.
+const (
+	KindAuto  InstanceKind = 0
+	KindCPU   InstanceKind = 1
+	KindGPU   InstanceKind = 2
+	KindModel InstanceKind = 3
+)
+
+// String returns the kind as TRITONSERVER_InstanceGroupKindString does.
+func (k InstanceKind) String() string {
+	switch k {
+	case KindAuto:
+		return "AUTO"
+	case KindCPU:
+		return "CPU"
+	case KindGPU:
+		return "GPU"
+	case KindModel:
+		return "MODEL"
+	}
+	return "<invalid>"
+}
+
+func kindFromConfig(k configpb.ModelInstanceGroup_Kind) InstanceKind {
+	switch k {
+	case configpb.ModelInstanceGroup_KIND_CPU:
+		return KindCPU
+	case configpb.ModelInstanceGroup_KIND_GPU:
+		return KindGPU
+	case configpb.ModelInstanceGroup_KIND_MODEL:
+		return KindModel
+	}
+	return KindAuto
+}
+
+// Instance is one execution context of a model version: an instance_group
+// entry expanded by count and device. One goroutine runs its executions.
+type Instance struct {
+	model      *Model
+	name       string
+	kind       InstanceKind
+	deviceID   int32
+	hostPolicy string
+	group      *configpb.ModelInstanceGroup
+	backend    BackendInstance
+}
+
+// Model returns the model version the instance belongs to.
+func (i *Instance) Model() *Model { return i.model }
+
+// Name returns the instance name, "<group name>_<index>".
+func (i *Instance) Name() string { return i.name }
+
+// Kind returns where the instance runs.
+func (i *Instance) Kind() InstanceKind { return i.kind }
+
+// DeviceID returns the GPU the instance runs on (0 for CPU instances).
+func (i *Instance) DeviceID() int32 { return i.deviceID }
+
+// HostPolicyName returns the host policy's name: the group's host_policy, or
+// "cpu", "gpu_<id>" or "model" by kind.
+func (i *Instance) HostPolicyName() string { return i.hostPolicy }
+
+// Passive reports whether the instance is loaded but receives no requests.
+func (i *Instance) Passive() bool { return i.group.GetPassive() }
+
+// Profiles returns the optimization profiles the group names.
+func (i *Instance) Profiles() []string { return i.group.GetProfile() }
+
+// Group returns the instance_group entry the instance comes from.
+func (i *Instance) Group() *configpb.ModelInstanceGroup { return i.group }
+
+// ReportStatistics records the outcome of one request executed by this
+// instance. Timestamps are Nanotime values; failures ignore them.
+func (i *Instance) ReportStatistics(r *Request, success bool, execStart, computeStart, computeEnd, execEnd uint64) {
+	if success {
+		i.model.stats.success(r.batchSize, r.requestStart, r.queueStart, execStart, computeStart, computeEnd, execEnd)
+	} else {
+		i.model.stats.failure(r.requestStart, Nanotime())
+	}
+}
+
+// ReportBatchStatistics records one execution of a batch of batchSize.
+func (i *Instance) ReportBatchStatistics(batchSize, execStart, computeStart, computeEnd, execEnd uint64) {
+	i.model.stats.batch(batchSize, execStart, computeStart, computeEnd, execEnd)
+}
+
+// ReportResponseStatistics records one response (or empty iteration) of a
+// decoupled request, under the request's next response index.
+func (i *Instance) ReportResponseStatistics(p *Responder, start, computeOutputStart, end uint64, outcome ResponseOutcome) {
+	i.model.stats.response(p.NextResponseIndex(), start, computeOutputStart, end, outcome)
+}
+
+// execute runs one batch on the backend; an error return fails every request
+// the backend did not release.
+func (i *Instance) execute(batch []*Request) {
+	err := i.backend.Execute(batch)
+	if err == nil {
+		return
+	}
+	i.model.log.Errorf("model %q version %d instance %q: execute failed: %v", i.model.name, i.model.version, i.name, err)
+	now := Nanotime()
+	for _, r := range batch {
+		if !r.Released() {
+			i.model.stats.failure(r.requestStart, now)
+			r.failAndRelease(err)
+		}
+	}
+}
+
+// instancesFromConfig expands the instance groups of cfg into instances.
+func instancesFromConfig(m *Model, cfg *configpb.ModelConfig) []*Instance {
+	var out []*Instance
+	for _, g := range cfg.GetInstanceGroup() {
+		kind := kindFromConfig(g.GetKind())
+		for c := int32(0); c < max(g.GetCount(), 1); c++ {
+			name := fmt.Sprintf("%s_%d", g.GetName(), c)
+			switch kind {
+			case KindGPU:
+				for _, dev := range g.GetGpus() {
+					out = append(out, &Instance{model: m, name: name, kind: kind, deviceID: dev,
+						hostPolicy: policyName(g, fmt.Sprintf("gpu_%d", dev)), group: g})
+				}
+			case KindModel:
+				out = append(out, &Instance{model: m, name: name, kind: kind, hostPolicy: policyName(g, "model"), group: g})
+			default:
+				out = append(out, &Instance{model: m, name: name, kind: KindCPU, hostPolicy: policyName(g, "cpu"), group: g})
+			}
+		}
+	}
+	return out
+}
+
+func policyName(g *configpb.ModelInstanceGroup, def string) string {
+	if p := g.GetHostPolicy(); p != "" {
+		return p
+	}
+	return def
+}

@@ -1,0 +1,307 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"tritonhost/core/configpb"
+	"tritonhost/core/modelconfig"
+	"tritonhost/core/serverlog"
+)
+
+// ModelState is the readiness of a model version, as the repository index
+// reports it.
+type ModelState int
+
+// Model states.
+const (
+	StateUnavailable ModelState = iota
+	StateLoading
+	StateReady
+	StateUnloading
+)
+
+// String returns the state as Triton's repository index spells it.
+func (s ModelState) String() string {
+	return [...]string{"UNAVAILABLE", "LOADING", "READY", "UNLOADING"}[s]
+}
+
+// Model is one loaded version of a model.
+type Model struct {
+	name    string
+	version int64
+	dir     string // <repository>/<model>
+	log     *serverlog.Logger
+	gpus    []int
+
+	// The configuration may change only while the backend initializes the
+	// model (auto-complete through SetConfig); it is frozen once loaded.
+	cfgMu     sync.Mutex
+	frozen    bool
+	cfg       *configpb.ModelConfig
+	cfgJSON   []byte
+	decoupled bool
+	maxBatch  int64
+	inputs    map[string]*configpb.ModelInput
+	outputs   map[string]*configpb.ModelOutput
+
+	backend   BackendModel
+	instances []*Instance
+	sched     *scheduler
+	stats     statsRecorder
+	state     atomic.Int32
+}
+
+func newModel(name string, version int64, dir string, cfg *configpb.ModelConfig, gpus []int, log *serverlog.Logger) (*Model, error) {
+	m := &Model{name: name, version: version, dir: dir, gpus: gpus, log: log}
+	if err := m.applyConfig(cfg); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Name returns the model name.
+func (m *Model) Name() string { return m.name }
+
+// Version returns the model version.
+func (m *Model) Version() int64 { return m.version }
+
+// Path returns the model's directory in the repository, <repository>/<model>.
+func (m *Model) Path() string { return m.dir }
+
+// VersionPath returns the version's directory, <repository>/<model>/<version>.
+func (m *Model) VersionPath() string { return filepath.Join(m.dir, fmt.Sprint(m.version)) }
+
+// Logger returns the server's logger.
+func (m *Model) Logger() *serverlog.Logger { return m.log }
+
+// Config returns the model configuration. Callers must not modify it.
+func (m *Model) Config() *configpb.ModelConfig {
+	m.cfgMu.Lock()
+	defer m.cfgMu.Unlock()
+	return m.cfg
+}
+
+// ConfigJSON returns the configuration as Triton hands it to backends
+// (TRITONBACKEND_ModelConfig). Callers must not modify it.
+func (m *Model) ConfigJSON() []byte {
+	m.cfgMu.Lock()
+	defer m.cfgMu.Unlock()
+	return m.cfgJSON
+}
+
+// Decoupled reports whether the model may send any number of responses per
+// request (model_transaction_policy { decoupled: true }).
+func (m *Model) Decoupled() bool { return m.decoupled }
+
+// MaxBatchSize returns max_batch_size (0: the model does not batch).
+func (m *Model) MaxBatchSize() int64 { return m.maxBatch }
+
+// Instances returns the model's instances.
+func (m *Model) Instances() []*Instance { return m.instances }
+
+// State returns the version's readiness.
+func (m *Model) State() ModelState { return ModelState(m.state.Load()) }
+
+// Statistics returns a snapshot of the version's statistics.
+func (m *Model) Statistics() ModelStatistics { return m.stats.snapshot(m.name, m.version) }
+
+// SetConfig replaces the configuration while the backend initializes the
+// model (Triton's auto-complete). The new configuration is normalized and
+// validated; after the model has loaded, SetConfig fails.
+func (m *Model) SetConfig(cfg *configpb.ModelConfig) error {
+	if err := modelconfig.Normalize(cfg, modelconfig.Defaults{ModelName: m.name, GPUs: m.gpus}); err != nil {
+		return Errorf(CodeInvalidArg, "model %q: set config: %w", m.name, err)
+	}
+	if err := modelconfig.Validate(cfg); err != nil {
+		return Errorf(CodeInvalidArg, "model %q: set config: %w", m.name, err)
+	}
+	return m.applyConfig(cfg)
+}
+
+func (m *Model) applyConfig(cfg *configpb.ModelConfig) error {
+	js, err := modelconfig.ToJSON(cfg)
+	if err != nil {
+		return Errorf(CodeInternal, "model %q: render config: %w", m.name, err)
+	}
+	m.cfgMu.Lock()
+	defer m.cfgMu.Unlock()
+	if m.frozen {
+		return Errorf(CodeUnsupported, "model %q: the configuration can only change while the model initializes", m.name)
+	}
+	m.cfg, m.cfgJSON = cfg, js
+	m.decoupled = cfg.GetModelTransactionPolicy().GetDecoupled()
+	m.maxBatch = int64(cfg.GetMaxBatchSize())
+	m.inputs = make(map[string]*configpb.ModelInput, len(cfg.GetInput()))
+	for _, in := range cfg.GetInput() {
+		m.inputs[in.GetName()] = in
+	}
+	m.outputs = make(map[string]*configpb.ModelOutput, len(cfg.GetOutput()))
+	for _, out := range cfg.GetOutput() {
+		m.outputs[out.GetName()] = out
+	}
+	return nil
+}
+
+func (m *Model) freezeConfig() {
+	m.cfgMu.Lock()
+	m.frozen = true
+	m.cfgMu.Unlock()
+}
+
+// load initializes the model in its backend, creates its instances and
+// starts scheduling. On failure everything created is finalized again.
+func (m *Model) load(provider BackendProvider) error {
+	m.state.Store(int32(StateLoading))
+	bm, err := provider.LoadModel(m)
+	if err != nil {
+		m.state.Store(int32(StateUnavailable))
+		return err
+	}
+	m.backend = bm
+	m.freezeConfig()
+	m.instances = instancesFromConfig(m, m.cfg)
+	if err := m.createInstances(bm); err != nil {
+		if ferr := bm.Finalize(); ferr != nil {
+			m.log.Errorf("model %q version %d: finalize after failed load: %v", m.name, m.version, ferr)
+		}
+		m.state.Store(int32(StateUnavailable))
+		return err
+	}
+	m.sched = newScheduler(m)
+	m.sched.start()
+	m.state.Store(int32(StateReady))
+	return nil
+}
+
+func (m *Model) createInstances(bm BackendModel) error {
+	errs := make([]error, len(m.instances))
+	create := func(i int) {
+		inst := m.instances[i]
+		bi, err := bm.NewInstance(inst)
+		if err != nil {
+			errs[i] = fmt.Errorf("instance %q: %w", inst.name, err)
+			return
+		}
+		inst.backend = bi
+	}
+	if bm.ParallelInstanceLoading() {
+		var wg sync.WaitGroup
+		for i := range m.instances {
+			wg.Go(func() { create(i) })
+		}
+		wg.Wait()
+	} else {
+		for i := range m.instances {
+			if create(i); errs[i] != nil {
+				break
+			}
+		}
+	}
+	err := errors.Join(errs...)
+	if err == nil {
+		return nil
+	}
+	for _, inst := range m.instances {
+		if inst.backend != nil {
+			if ferr := inst.backend.Finalize(); ferr != nil {
+				m.log.Errorf("model %q instance %q: finalize after failed load: %v", m.name, inst.name, ferr)
+			}
+			inst.backend = nil
+		}
+	}
+	return err
+}
+
+// unload stops scheduling (queued requests are still executed unless ctx ends
+// first), then finalizes the instances and the model.
+func (m *Model) unload(ctx context.Context) error {
+	if !m.state.CompareAndSwap(int32(StateReady), int32(StateUnloading)) {
+		return nil
+	}
+	m.sched.stop(ctx)
+	var errs []error
+	for _, inst := range m.instances {
+		if err := inst.backend.Finalize(); err != nil {
+			errs = append(errs, fmt.Errorf("finalize instance %q: %w", inst.name, err))
+		}
+	}
+	if err := m.backend.Finalize(); err != nil {
+		errs = append(errs, fmt.Errorf("finalize model: %w", err))
+	}
+	m.state.Store(int32(StateUnavailable))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("unload model %q version %d: %w", m.name, m.version, err)
+	}
+	return nil
+}
+
+func (m *Model) enqueue(r *Request) error {
+	if m.sched == nil || m.State() != StateReady && m.State() != StateUnloading {
+		return Errorf(CodeUnavailable, "model %q version %d is not ready", m.name, m.version)
+	}
+	return m.sched.enqueue(r)
+}
+
+// shapeOutputs drops outputs the client did not request, checks the rest
+// against the configuration and gives outputs with a reshape their
+// configured shape.
+func (m *Model) shapeOutputs(resp *Response, requested map[string]bool) error {
+	kept := resp.Outputs[:0]
+	for _, out := range resp.Outputs {
+		if requested != nil && !requested[out.Name] {
+			continue
+		}
+		if len(m.outputs) > 0 {
+			cfg := m.outputs[out.Name]
+			if cfg == nil {
+				return Errorf(CodeInvalidArg, "model %q sent output %q, which its configuration does not declare", m.name, out.Name)
+			}
+			if cfg.GetReshape() != nil {
+				out.Shape = unreshape(out.Shape, m.maxBatch > 0, cfg.GetReshape().GetShape(), cfg.GetDims())
+			}
+		}
+		kept = append(kept, out)
+	}
+	resp.Outputs = kept
+	return nil
+}
+
+// reshape maps a client shape (config dims, with -1 wildcards) onto the
+// configuration's reshape: each -1 of the reshape takes the next wildcard
+// dimension's actual value, in order.
+func reshape(shape []int64, batched bool, dims, to []int64) []int64 {
+	return mapWildcards(shape, batched, dims, to)
+}
+
+// unreshape maps a backend output shape (the reshape) back to the configured
+// dims, the inverse of reshape.
+func unreshape(shape []int64, batched bool, from, dims []int64) []int64 {
+	return mapWildcards(shape, batched, from, dims)
+}
+
+func mapWildcards(shape []int64, batched bool, from, to []int64) []int64 {
+	offset := 0
+	out := make([]int64, 0, len(to)+1)
+	if batched && len(shape) > 0 {
+		out = append(out, shape[0])
+		offset = 1
+	}
+	var wild []int64
+	for i, d := range from {
+		if d == -1 && i+offset < len(shape) {
+			wild = append(wild, shape[i+offset])
+		}
+	}
+	for _, d := range to {
+		if d == -1 && len(wild) > 0 {
+			d, wild = wild[0], wild[1:]
+		}
+		out = append(out, d)
+	}
+	return out
+}

@@ -1,0 +1,91 @@
+package core
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"tritonhost/core/configpb"
+	"tritonhost/core/modelconfig"
+)
+
+// ConfigFileName is the model configuration file in a model directory.
+const ConfigFileName = "config.pbtxt"
+
+// scanRepositories lists the model directories of the repositories, by model
+// name. A model name found in two repositories is an error for that name.
+func scanRepositories(repos []string) (map[string]string, map[string]error, error) {
+	dirs := map[string]string{}
+	dupes := map[string]error{}
+	for _, repo := range repos {
+		entries, err := os.ReadDir(repo)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read model repository %q: %w", repo, err)
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if strings.HasPrefix(name, ".") || !isDir(filepath.Join(repo, name)) {
+				continue
+			}
+			if prev, ok := dirs[name]; ok {
+				dupes[name] = Errorf(CodeAlreadyExists, "model %q is in two repositories: %s and %s", name, prev, filepath.Join(repo, name))
+				continue
+			}
+			dirs[name] = filepath.Join(repo, name)
+		}
+	}
+	return dirs, dupes, nil
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+// readModelConfig reads, normalizes and validates a model's configuration.
+func readModelConfig(name, dir string, gpus []int) (*configpb.ModelConfig, error) {
+	path := filepath.Join(dir, ConfigFileName)
+	cfg, err := modelconfig.ReadFile(path)
+	if err != nil {
+		return nil, Errorf(CodeInvalidArg, "model %q: %w", name, err)
+	}
+	if err := modelconfig.Normalize(cfg, modelconfig.Defaults{ModelName: name, GPUs: gpus}); err != nil {
+		return nil, Errorf(CodeInvalidArg, "model %q: %s: %w", name, path, err)
+	}
+	if err := modelconfig.Validate(cfg); err != nil {
+		return nil, Errorf(CodeInvalidArg, "model %q: %s: %w", name, path, err)
+	}
+	return cfg, nil
+}
+
+// modelVersions returns the versions of a model to load: its numeric
+// subdirectories, filtered by the version policy.
+func modelVersions(name, dir string, cfg *configpb.ModelConfig) ([]int64, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, Errorf(CodeNotFound, "model %q: %w", name, err)
+	}
+	var found []int64
+	for _, e := range entries {
+		v, err := strconv.ParseInt(e.Name(), 10, 64)
+		if err != nil || v < 0 || !isDir(filepath.Join(dir, e.Name())) {
+			continue
+		}
+		found = append(found, v)
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i] < found[j] })
+	versions := modelconfig.SelectVersions(cfg.GetVersionPolicy(), found)
+	if len(versions) == 0 {
+		return nil, Errorf(CodeNotFound, "model %q: no version directory in %s satisfies its version policy (found %v)", name, dir, found)
+	}
+	return versions, nil
+}
+
+func cloneConfig(cfg *configpb.ModelConfig) *configpb.ModelConfig {
+	return proto.Clone(cfg).(*configpb.ModelConfig)
+}

@@ -1,0 +1,172 @@
+package core
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Request release flags, as TRITONSERVER_RequestReleaseFlag.
+const (
+	ReleaseAll        uint32 = 1
+	ReleaseReschedule uint32 = 2
+)
+
+// Request is an accepted, validated inference request as schedulers and
+// backends see it. Its inputs carry the shapes the backend sees (with the
+// configuration's reshape applied). The backend owns it from a successful
+// Execute until it calls Release; its Responder outlives it.
+type Request struct {
+	model     *Model
+	client    *InferenceRequest
+	inputs    []Input
+	outputs   []string
+	batchSize uint64
+	responder *Responder
+
+	requestStart uint64 // Nanotime when Infer accepted it
+	deadline     uint64 // Nanotime after which it may not start (0: none)
+	queueStart   uint64 // Nanotime when it last entered a queue
+
+	// finishing: the request is finished once it is released for good and its
+	// final response was delivered, in either order.
+	mu         sync.Mutex
+	released   bool
+	finalSeen  bool
+	finished   atomic.Bool
+	onFinished func(*Request)
+	stopCancel func() bool
+	backend    any // data the backend layer attaches (SetBackendData)
+}
+
+// Model returns the model version the request runs on.
+func (r *Request) Model() *Model { return r.model }
+
+// ID returns the client's request id ("" when none was given).
+func (r *Request) ID() string { return r.client.ID }
+
+// CorrelationID returns the sequence correlation id.
+func (r *Request) CorrelationID() CorrelationID { return r.client.CorrelationID }
+
+// Flags returns the request flags (sequence start/end).
+func (r *Request) Flags() uint32 { return r.client.Flags }
+
+// Priority returns the request's priority (0: the model's default).
+func (r *Request) Priority() uint64 { return r.client.Priority }
+
+// Parameters returns the request parameters the client sent.
+func (r *Request) Parameters() []Parameter { return r.client.Parameters }
+
+// Inputs returns the inputs with backend-visible shapes. The slice and its
+// buffers must not be modified.
+func (r *Request) Inputs() []Input { return r.inputs }
+
+// RequestedOutputs returns the outputs to produce: those the client named, or
+// every output of the model configuration when it named none.
+func (r *Request) RequestedOutputs() []string { return r.outputs }
+
+// BatchSize returns the request's batch size: its first dimension when the
+// model batches, 1 otherwise.
+func (r *Request) BatchSize() uint64 { return r.batchSize }
+
+// Responder returns the object that delivers this request's responses.
+func (r *Request) Responder() *Responder { return r.responder }
+
+// Cancelled reports whether the client cancelled the request.
+func (r *Request) Cancelled() bool { return r.responder.Cancelled() }
+
+// BackendData returns what the backend layer attached with SetBackendData.
+func (r *Request) BackendData() any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.backend
+}
+
+// SetBackendData attaches data of the backend layer to the request (the abi
+// package keeps its C handles there). Core never looks at it.
+func (r *Request) SetBackendData(v any) {
+	r.mu.Lock()
+	r.backend = v
+	r.mu.Unlock()
+}
+
+// Released reports whether the backend released the request for good.
+func (r *Request) Released() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.released
+}
+
+// Release gives the request back to the server. With ReleaseAll the backend
+// is done with it; with ReleaseReschedule it goes back into the model's queue
+// to be executed again. Releasing twice fails with CodeInvalidArg.
+func (r *Request) Release(flags uint32) error {
+	if flags == 0 || flags&^(ReleaseAll|ReleaseReschedule) != 0 {
+		return Errorf(CodeInvalidArg, "request %q of model %q: unknown release flags %#x", r.ID(), r.model.name, flags)
+	}
+	r.mu.Lock()
+	if r.released {
+		r.mu.Unlock()
+		return Errorf(CodeInvalidArg, "request %q of model %q was already released", r.ID(), r.model.name)
+	}
+	if flags&ReleaseReschedule != 0 {
+		r.mu.Unlock()
+		if r.responder.Done() {
+			return Errorf(CodeInvalidArg, "request %q of model %q cannot be rescheduled after its final response", r.ID(), r.model.name)
+		}
+		if err := r.model.enqueue(r); err != nil {
+			r.responder.Fail(err)
+			r.markReleased()
+		}
+		return nil
+	}
+	r.mu.Unlock()
+	r.markReleased()
+	return nil
+}
+
+// markReleased records the final release and finishes the request if its
+// final response was already delivered.
+func (r *Request) markReleased() {
+	r.mu.Lock()
+	r.released = true
+	done := r.finalSeen
+	r.mu.Unlock()
+	if done {
+		r.finish()
+	}
+}
+
+// finalDelivered is the Responder's hook after the final response.
+func (r *Request) finalDelivered() {
+	r.mu.Lock()
+	r.finalSeen = true
+	done := r.released
+	r.mu.Unlock()
+	if done {
+		r.finish()
+	}
+}
+
+func (r *Request) finish() {
+	if r.finished.Swap(true) {
+		return
+	}
+	if r.stopCancel != nil {
+		r.stopCancel()
+	}
+	if r.onFinished != nil {
+		r.onFinished(r)
+	}
+}
+
+// failAndRelease completes a request the backend never owned (or gave back
+// with an error) and releases it.
+func (r *Request) failAndRelease(err error) {
+	r.responder.Fail(err)
+	r.mu.Lock()
+	already := r.released
+	r.mu.Unlock()
+	if !already {
+		r.markReleased()
+	}
+}

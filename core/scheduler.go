@@ -1,0 +1,283 @@
+package core
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+)
+
+// scheduler queues the requests of one model version and hands them to the
+// model's instances, each of which runs in its own goroutine, so Execute is
+// never called concurrently for one instance. One worker at a time (the one
+// holding token) waits for and forms the next batch, as Triton's dynamic
+// batcher does; without dynamic batching a batch is one request.
+type scheduler struct {
+	model   *Model
+	workers []*Instance
+
+	mu     sync.Mutex
+	queue  []*Request
+	head   int
+	closed bool
+
+	wake    chan struct{} // capacity 1: a request arrived or the queue closed
+	token   chan struct{} // capacity 1: held by the worker forming a batch
+	aborted chan struct{} // closed when stop gives up waiting
+	wg      sync.WaitGroup
+
+	maxQueue  int
+	batching  bool
+	maxBatch  uint64
+	preferred []uint64
+	delay     time.Duration
+}
+
+func newScheduler(m *Model) *scheduler {
+	s := &scheduler{
+		model:   m,
+		wake:    make(chan struct{}, 1),
+		token:   make(chan struct{}, 1),
+		aborted: make(chan struct{}),
+	}
+	for _, inst := range m.instances {
+		if !inst.Passive() {
+			s.workers = append(s.workers, inst)
+		}
+	}
+	if db := m.cfg.GetDynamicBatching(); db != nil && m.maxBatch > 0 {
+		s.batching = true
+		s.maxBatch = uint64(m.maxBatch)
+		for _, p := range db.GetPreferredBatchSize() {
+			s.preferred = append(s.preferred, uint64(p))
+		}
+		s.delay = time.Duration(db.GetMaxQueueDelayMicroseconds()) * time.Microsecond
+		s.maxQueue = int(db.GetDefaultQueuePolicy().GetMaxQueueSize())
+	}
+	s.token <- struct{}{}
+	return s
+}
+
+func (s *scheduler) start() {
+	for _, inst := range s.workers {
+		s.wg.Go(func() {
+			for {
+				batch := s.nextBatch()
+				if batch == nil {
+					return
+				}
+				inst.execute(batch)
+			}
+		})
+	}
+}
+
+func (s *scheduler) enqueue(r *Request) error {
+	m := s.model
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return Errorf(CodeUnavailable, "model %q version %d is unloading", m.name, m.version)
+	case len(s.workers) == 0:
+		s.mu.Unlock()
+		return Errorf(CodeUnavailable, "model %q version %d has no active instance", m.name, m.version)
+	case s.maxQueue > 0 && len(s.queue)-s.head >= s.maxQueue:
+		s.mu.Unlock()
+		return Errorf(CodeUnavailable, "model %q version %d: queue is full (max_queue_size %d)", m.name, m.version, s.maxQueue)
+	}
+	r.queueStart = Nanotime()
+	s.queue = append(s.queue, r)
+	s.mu.Unlock()
+	s.signal()
+	return nil
+}
+
+func (s *scheduler) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// nextBatch waits for work and returns the next batch, or nil once the
+// scheduler is closed and drained, or aborted.
+func (s *scheduler) nextBatch() []*Request {
+	select {
+	case <-s.token:
+	case <-s.aborted:
+		return nil
+	}
+	defer func() { s.token <- struct{}{} }()
+
+	first := s.waitFirst()
+	if first == nil || !s.batching {
+		if first == nil {
+			return nil
+		}
+		return []*Request{first}
+	}
+	batch := []*Request{first}
+	size := first.batchSize
+	deadline := time.Now().Add(s.delay)
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for size < s.maxBatch {
+		var dead []*Request
+		full := false
+		s.mu.Lock()
+		for size < s.maxBatch && s.head < len(s.queue) {
+			r := s.queue[s.head]
+			if r.Cancelled() || r.expired() {
+				dead = append(dead, s.popLocked())
+				continue
+			}
+			if size+r.batchSize > s.maxBatch || !batchable(first, r) {
+				full = true
+				break
+			}
+			batch = append(batch, s.popLocked())
+			size += r.batchSize
+		}
+		closed := s.closed
+		s.mu.Unlock()
+		s.failDead(dead)
+		if full || closed || s.delay == 0 || slices.Contains(s.preferred, size) {
+			break
+		}
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			break
+		}
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-s.wake:
+		case <-timer.C:
+		case <-s.aborted:
+		}
+	}
+	return batch
+}
+
+// waitFirst returns the oldest live request, waiting for one; nil once the
+// scheduler is closed and empty, or aborted.
+func (s *scheduler) waitFirst() *Request {
+	for {
+		s.mu.Lock()
+		var r *Request
+		if s.head < len(s.queue) {
+			r = s.popLocked()
+		}
+		closed := s.closed
+		s.mu.Unlock()
+		if r != nil {
+			if r.Cancelled() || r.expired() {
+				s.failDead([]*Request{r})
+				continue
+			}
+			return r
+		}
+		if closed {
+			return nil
+		}
+		select {
+		case <-s.wake:
+		case <-s.aborted:
+			return nil
+		}
+	}
+}
+
+func (s *scheduler) popLocked() *Request {
+	r := s.queue[s.head]
+	s.queue[s.head] = nil
+	s.head++
+	if s.head == len(s.queue) {
+		s.queue, s.head = s.queue[:0], 0
+	} else if s.head > 64 && s.head*2 > len(s.queue) {
+		n := copy(s.queue, s.queue[s.head:])
+		clear(s.queue[n:])
+		s.queue, s.head = s.queue[:n], 0
+	}
+	return r
+}
+
+// failDead completes requests that were cancelled or timed out while queued.
+func (s *scheduler) failDead(dead []*Request) {
+	m := s.model
+	for _, r := range dead {
+		var err error
+		if r.Cancelled() {
+			err = Errorf(CodeCancelled, "request %q to model %q was cancelled", r.ID(), m.name)
+		} else {
+			err = Errorf(CodeUnavailable, "request %q to model %q timed out in the queue", r.ID(), m.name)
+		}
+		m.stats.failure(r.requestStart, Nanotime())
+		r.failAndRelease(err)
+	}
+}
+
+// stop closes the queue and waits for the workers to execute what is queued.
+// If ctx ends first, queued requests fail and only running executions are
+// waited for.
+func (s *scheduler) stop(ctx context.Context) {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.signal()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		close(s.aborted)
+		<-done
+	}
+	s.mu.Lock()
+	left := slices.Clone(s.queue[s.head:])
+	s.queue, s.head = nil, 0
+	s.mu.Unlock()
+	for _, r := range left {
+		s.model.stats.failure(r.requestStart, Nanotime())
+		r.failAndRelease(Errorf(CodeUnavailable, "model %q version %d was unloaded before request %q ran", s.model.name, s.model.version, r.ID()))
+	}
+}
+
+// batchable reports whether b can share a batch with a: the same inputs with
+// the same shapes after the batch dimension, unless an input allows ragged
+// batches.
+func batchable(a, b *Request) bool {
+	if len(a.inputs) != len(b.inputs) {
+		return false
+	}
+	for i := range a.inputs {
+		ai := &a.inputs[i]
+		var bi *Input
+		for j := range b.inputs {
+			if b.inputs[j].Name == ai.Name {
+				bi = &b.inputs[j]
+				break
+			}
+		}
+		if bi == nil {
+			return false
+		}
+		if cfg := a.model.inputs[ai.Name]; cfg != nil && cfg.GetAllowRaggedBatch() {
+			continue
+		}
+		if len(ai.Shape) != len(bi.Shape) || (len(ai.Shape) > 1 && !slices.Equal(ai.Shape[1:], bi.Shape[1:])) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Request) expired() bool { return r.deadline != 0 && Nanotime() > r.deadline }

@@ -1,0 +1,461 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"tritonhost/core/serverlog"
+)
+
+// Options configure a Server.
+type Options struct {
+	// ModelRepositories are the directories holding one subdirectory per
+	// model, laid out as Triton's model repository.
+	ModelRepositories []string
+	// Backends loads the backends that run the models. Required.
+	Backends BackendProvider
+	// GPUs are the CUDA device ids the server may use (empty: CPU only).
+	GPUs []int
+	// Logger receives the server's log (default: discarded).
+	Logger *serverlog.Logger
+	// ExplicitModelControl, as --model-control-mode=explicit: only the models
+	// in StartupModels load at start ("*" for all), and LoadModel and
+	// UnloadModel may change the set later. Otherwise every model loads at
+	// start and the set is fixed.
+	ExplicitModelControl bool
+	StartupModels        []string
+	// LoadConcurrency bounds how many models load at once (default 4).
+	LoadConcurrency int
+}
+
+// Server hosts the models of a repository and runs inference on them. All
+// methods are safe for concurrent use.
+type Server struct {
+	opts Options
+	log  *serverlog.Logger
+
+	mu     sync.RWMutex
+	models map[string]*modelEntry
+	loadMu sync.Mutex // serializes LoadModel/UnloadModel/Stop
+
+	stopping atomic.Bool
+	inflight inflightCounter
+}
+
+// modelEntry is everything the server knows of one model directory.
+type modelEntry struct {
+	name     string
+	dir      string
+	versions map[int64]*Model // loaded versions
+	status   []VersionStatus  // last load outcome per version
+	err      error            // why the model has no loaded version
+}
+
+// VersionStatus is one line of the repository index.
+type VersionStatus struct {
+	Name    string
+	Version string // "" when no version could be determined
+	State   ModelState
+	Reason  string
+}
+
+// NewServer scans the repositories and loads the models (all of them, or
+// StartupModels under explicit control). A model that fails to load is
+// recorded with its error and does not stop the others; NewServer fails only
+// if a repository cannot be read.
+func NewServer(opts Options) (*Server, error) {
+	if opts.Backends == nil {
+		return nil, errors.New("core: Options.Backends is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = serverlog.Discard()
+	}
+	if opts.LoadConcurrency <= 0 {
+		opts.LoadConcurrency = 4
+	}
+	s := &Server{opts: opts, log: opts.Logger, models: map[string]*modelEntry{}}
+	dirs, dupes, err := scanRepositories(opts.ModelRepositories)
+	if err != nil {
+		return nil, err
+	}
+	for name, err := range dupes {
+		s.models[name] = &modelEntry{name: name, err: err, status: []VersionStatus{{Name: name, State: StateUnavailable, Reason: err.Error()}}}
+		s.log.Errorf("%v", err)
+		delete(dirs, name)
+	}
+	var names []string
+	for name := range dirs {
+		if s.startsWithServer(name) {
+			names = append(names, name)
+		} else {
+			s.models[name] = &modelEntry{name: name, dir: dirs[name]}
+		}
+	}
+	sort.Strings(names)
+	sem := make(chan struct{}, opts.LoadConcurrency)
+	var wg sync.WaitGroup
+	for _, name := range names {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			s.loadEntry(name, dirs[name])
+		})
+	}
+	wg.Wait()
+	return s, nil
+}
+
+func (s *Server) startsWithServer(name string) bool {
+	if !s.opts.ExplicitModelControl {
+		return true
+	}
+	for _, m := range s.opts.StartupModels {
+		if m == "*" || m == name {
+			return true
+		}
+	}
+	return false
+}
+
+// loadEntry loads every selected version of one model and installs the
+// result, replacing (and then unloading) whatever was loaded before.
+func (s *Server) loadEntry(name, dir string) error {
+	e := &modelEntry{name: name, dir: dir, versions: map[int64]*Model{}}
+	err := s.loadVersions(e)
+	if err != nil {
+		e.err = err
+		s.log.Errorf("failed to load model %q: %v", name, err)
+	}
+	s.mu.Lock()
+	old := s.models[name]
+	s.models[name] = e
+	s.mu.Unlock()
+	if old != nil {
+		s.unloadVersions(context.Background(), old)
+	}
+	return err
+}
+
+func (s *Server) loadVersions(e *modelEntry) error {
+	cfg, err := readModelConfig(e.name, e.dir, s.opts.GPUs)
+	if err != nil {
+		e.status = []VersionStatus{{Name: e.name, State: StateUnavailable, Reason: err.Error()}}
+		return err
+	}
+	versions, err := modelVersions(e.name, e.dir, cfg)
+	if err != nil {
+		e.status = []VersionStatus{{Name: e.name, State: StateUnavailable, Reason: err.Error()}}
+		return err
+	}
+	var errs []error
+	for _, v := range versions {
+		st := VersionStatus{Name: e.name, Version: strconv.FormatInt(v, 10)}
+		m, err := newModel(e.name, v, e.dir, cloneConfig(cfg), s.opts.GPUs, s.log)
+		if err == nil {
+			s.log.Infof("loading: %s:%d", e.name, v)
+			err = m.load(s.opts.Backends)
+		}
+		if err != nil {
+			err = fmt.Errorf("version %d: %w", v, err)
+			errs = append(errs, err)
+			st.State, st.Reason = StateUnavailable, err.Error()
+		} else {
+			e.versions[v] = m
+			st.State = StateReady
+			s.log.Infof("successfully loaded '%s' version %d", e.name, v)
+		}
+		e.status = append(e.status, st)
+	}
+	if len(e.versions) == 0 {
+		return errors.Join(errs...)
+	}
+	for _, err := range errs {
+		s.log.Errorf("model %q: %v", e.name, err)
+	}
+	return nil
+}
+
+func (s *Server) unloadVersions(ctx context.Context, e *modelEntry) error {
+	var errs []error
+	for _, m := range e.versions {
+		if err := m.unload(ctx); err != nil {
+			errs = append(errs, err)
+			s.log.Errorf("%v", err)
+		} else {
+			s.log.Infof("successfully unloaded '%s' version %d", m.name, m.version)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// LoadModel loads (or reloads) a model by name under explicit model control.
+func (s *Server) LoadModel(name string) error {
+	if !s.opts.ExplicitModelControl {
+		return Errorf(CodeUnavailable, "explicit model load / unload is not allowed unless the server runs with explicit model control")
+	}
+	if s.stopping.Load() {
+		return Errorf(CodeUnavailable, "server is shutting down")
+	}
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	dirs, _, err := scanRepositories(s.opts.ModelRepositories)
+	if err != nil {
+		return Errorf(CodeInternal, "load model %q: %w", name, err)
+	}
+	dir, ok := dirs[name]
+	if !ok {
+		return Errorf(CodeNotFound, "load model %q: no such model in the repository", name)
+	}
+	return s.loadEntry(name, dir)
+}
+
+// UnloadModel unloads every version of a model under explicit model
+// control. Queued requests still run; new ones are refused.
+func (s *Server) UnloadModel(ctx context.Context, name string) error {
+	if !s.opts.ExplicitModelControl {
+		return Errorf(CodeUnavailable, "explicit model load / unload is not allowed unless the server runs with explicit model control")
+	}
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	s.mu.Lock()
+	e := s.models[name]
+	if e == nil {
+		s.mu.Unlock()
+		return Errorf(CodeNotFound, "unload model %q: no such model", name)
+	}
+	s.models[name] = &modelEntry{name: name, dir: e.dir}
+	s.mu.Unlock()
+	return s.unloadVersions(ctx, e)
+}
+
+// Model returns a loaded model version; version <= 0 picks the newest.
+func (s *Server) Model(name string, version int64) (*Model, error) {
+	s.mu.RLock()
+	e := s.models[name]
+	s.mu.RUnlock()
+	if e == nil {
+		return nil, Errorf(CodeNotFound, "model %q is not found in the model repository", name)
+	}
+	if version > 0 {
+		if m := e.versions[version]; m != nil {
+			return m, nil
+		}
+		return nil, Errorf(CodeNotFound, "model %q has no version %d loaded", name, version)
+	}
+	var best *Model
+	for _, m := range e.versions {
+		if m.State() == StateReady && (best == nil || m.version > best.version) {
+			best = m
+		}
+	}
+	if best == nil {
+		reason := "no version is loaded"
+		if e.err != nil {
+			reason = e.err.Error()
+		}
+		return nil, Errorf(CodeUnavailable, "model %q is not ready: %s", name, reason)
+	}
+	return best, nil
+}
+
+// Infer validates req and queues it. Validation errors (unknown model or
+// version, bad inputs) are returned at once and fn is never called.
+// Otherwise Infer returns nil and fn receives every response, the last with
+// final set (see ResponseFunc). Cancelling ctx cancels the request: queued, it
+// completes with a CodeCancelled error; inside a backend, the backend sees
+// TRITONBACKEND_RequestIsCancelled / ResponseFactoryIsCancelled.
+func (s *Server) Infer(ctx context.Context, req *InferenceRequest, fn ResponseFunc) error {
+	if fn == nil {
+		return Errorf(CodeInvalidArg, "infer: a response function is required")
+	}
+	if s.stopping.Load() {
+		return Errorf(CodeUnavailable, "server is shutting down")
+	}
+	m, err := s.Model(req.Model, req.Version)
+	if err != nil {
+		return err
+	}
+	r, err := m.newRequest(req, fn)
+	if err != nil {
+		return err
+	}
+	s.inflight.add()
+	r.onFinished = func(*Request) { s.inflight.done() }
+	if ctx.Done() != nil {
+		if ctx.Err() != nil {
+			s.inflight.done()
+			return Errorf(CodeCancelled, "request %q to model %q: %w", req.ID, req.Model, ctx.Err())
+		}
+		r.stopCancel = context.AfterFunc(ctx, r.responder.cancel)
+	}
+	if err := m.enqueue(r); err != nil {
+		if r.stopCancel != nil {
+			r.stopCancel()
+		}
+		s.inflight.done()
+		return err
+	}
+	return nil
+}
+
+// LiveRequests returns how many accepted requests are not finished (final
+// response delivered and released by the backend).
+func (s *Server) LiveRequests() int { return s.inflight.count() }
+
+// Ready reports whether the server is up and every model it tried to load
+// loaded.
+func (s *Server) Ready() bool {
+	if s.stopping.Load() {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, e := range s.models {
+		if e.err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// Live reports whether the server accepts requests.
+func (s *Server) Live() bool { return !s.stopping.Load() }
+
+// RepositoryIndex lists every model of the repositories with the state of
+// each version, sorted by name and version.
+func (s *Server) RepositoryIndex() []VersionStatus {
+	s.mu.RLock()
+	var out []VersionStatus
+	for _, e := range s.models {
+		if len(e.status) == 0 {
+			out = append(out, VersionStatus{Name: e.name, State: StateUnavailable, Reason: "not loaded"})
+		}
+		for _, st := range e.status {
+			if v, err := strconv.ParseInt(st.Version, 10, 64); err == nil {
+				if m := e.versions[v]; m != nil {
+					st.State = m.State()
+				}
+			}
+			out = append(out, st)
+		}
+	}
+	s.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].Version < out[j].Version
+	})
+	return out
+}
+
+// Statistics returns the statistics of a model's loaded versions (all
+// models when name is ""; all versions when version <= 0).
+func (s *Server) Statistics(name string, version int64) ([]ModelStatistics, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []ModelStatistics
+	for n, e := range s.models {
+		if name != "" && n != name {
+			continue
+		}
+		for v, m := range e.versions {
+			if version <= 0 || v == version {
+				out = append(out, m.Statistics())
+			}
+		}
+	}
+	if name != "" && len(out) == 0 {
+		return nil, Errorf(CodeNotFound, "model %q (version %d) has no loaded version to report statistics for", name, version)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].Version < out[j].Version
+	})
+	return out, nil
+}
+
+// Stop shuts the server down: new requests are refused, in-flight requests
+// finish (until ctx ends), every model is unloaded and the backends closed.
+// If ctx ends first, queued requests fail and Stop still waits for running
+// executions and backend finalization.
+func (s *Server) Stop(ctx context.Context) error {
+	if s.stopping.Swap(true) {
+		return nil
+	}
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	drainErr := s.inflight.wait(ctx)
+	if drainErr != nil {
+		s.log.Warnf("stopping with %d request(s) still in flight: %v", s.inflight.count(), drainErr)
+	}
+	s.mu.Lock()
+	entries := s.models
+	s.models = map[string]*modelEntry{}
+	s.mu.Unlock()
+	var errs []error
+	for _, e := range entries {
+		if err := s.unloadVersions(ctx, e); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := s.opts.Backends.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close backends: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// inflightCounter counts requests and lets Stop wait for zero.
+type inflightCounter struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed when n drops to 0 while someone waits
+}
+
+func (c *inflightCounter) add() {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+}
+
+func (c *inflightCounter) done() {
+	c.mu.Lock()
+	c.n--
+	if c.n == 0 && c.zero != nil {
+		close(c.zero)
+		c.zero = nil
+	}
+	c.mu.Unlock()
+}
+
+func (c *inflightCounter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+func (c *inflightCounter) wait(ctx context.Context) error {
+	c.mu.Lock()
+	if c.n == 0 {
+		c.mu.Unlock()
+		return nil
+	}
+	if c.zero == nil {
+		c.zero = make(chan struct{})
+	}
+	ch := c.zero
+	c.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,157 @@
+package core
+
+import (
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Duration counts events and sums their durations in nanoseconds.
+type Duration struct {
+	Count uint64
+	Ns    uint64
+}
+
+func (d *Duration) add(ns uint64) { d.Count++; d.Ns += ns }
+
+// InferStatistics are the per-request statistics of a model version, as
+// Triton's InferStatistics message has them.
+type InferStatistics struct {
+	Success, Fail, Queue, ComputeInput, ComputeInfer, ComputeOutput, CacheHit, CacheMiss Duration
+}
+
+// BatchStatistics are the statistics of executions of one batch size.
+type BatchStatistics struct {
+	BatchSize                                 uint64
+	ComputeInput, ComputeInfer, ComputeOutput Duration
+}
+
+// ResponseStatistics are the statistics of the i-th responses of requests.
+type ResponseStatistics struct {
+	ComputeInfer, ComputeOutput, Success, Fail, EmptyResponse, Cancel Duration
+}
+
+// ModelStatistics is a snapshot of one model version's statistics.
+type ModelStatistics struct {
+	Name    string
+	Version int64
+	// LastInference is when the last execution ended, in milliseconds since
+	// the Unix epoch (0: never).
+	LastInference  uint64
+	InferenceCount uint64 // inferences, a batch of n counting n
+	ExecutionCount uint64 // backend executions
+	Inference      InferStatistics
+	Batches        []BatchStatistics // ascending batch size
+	// Responses maps the response index ("0", "1", ...) to its statistics.
+	Responses map[string]ResponseStatistics
+}
+
+// statsRecorder accumulates a model version's statistics; backends report
+// into it from any thread.
+type statsRecorder struct {
+	mu        sync.Mutex
+	s         ModelStatistics
+	batches   map[uint64]*BatchStatistics
+	responses map[uint64]*ResponseStatistics
+}
+
+// span returns end-start, or 0 when the timestamps are out of order.
+func span(start, end uint64) uint64 {
+	if end < start {
+		return 0
+	}
+	return end - start
+}
+
+func (st *statsRecorder) success(batch, requestStart, queueStart, execStart, computeStart, computeEnd, execEnd uint64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.s.InferenceCount += max(batch, 1)
+	st.s.Inference.Success.add(span(requestStart, execEnd))
+	st.s.Inference.Queue.add(span(queueStart, execStart))
+	st.s.Inference.ComputeInput.add(span(execStart, computeStart))
+	st.s.Inference.ComputeInfer.add(span(computeStart, computeEnd))
+	st.s.Inference.ComputeOutput.add(span(computeEnd, execEnd))
+}
+
+func (st *statsRecorder) failure(requestStart, end uint64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.s.Inference.Fail.add(span(requestStart, end))
+}
+
+func (st *statsRecorder) batch(size, execStart, computeStart, computeEnd, execEnd uint64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.s.ExecutionCount++
+	st.s.LastInference = uint64(time.Now().UnixMilli())
+	if st.batches == nil {
+		st.batches = make(map[uint64]*BatchStatistics)
+	}
+	b := st.batches[size]
+	if b == nil {
+		b = &BatchStatistics{BatchSize: size}
+		st.batches[size] = b
+	}
+	b.ComputeInput.add(span(execStart, computeStart))
+	b.ComputeInfer.add(span(computeStart, computeEnd))
+	b.ComputeOutput.add(span(computeEnd, execEnd))
+}
+
+// ResponseOutcome says how a reported response ended.
+type ResponseOutcome int
+
+// Response outcomes for Instance.ReportResponseStatistics.
+const (
+	ResponseSucceeded ResponseOutcome = iota
+	ResponseFailed
+	ResponseCancelled
+)
+
+func (st *statsRecorder) response(index, start, computeOutputStart, end uint64, outcome ResponseOutcome) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.responses == nil {
+		st.responses = make(map[uint64]*ResponseStatistics)
+	}
+	r := st.responses[index]
+	if r == nil {
+		r = &ResponseStatistics{}
+		st.responses[index] = r
+	}
+	total := span(start, end)
+	switch {
+	case outcome == ResponseCancelled:
+		r.Cancel.add(total)
+	case outcome == ResponseFailed:
+		if computeOutputStart > 0 {
+			r.ComputeInfer.add(span(start, computeOutputStart))
+			r.ComputeOutput.add(span(computeOutputStart, end))
+		}
+		r.Fail.add(total)
+	case computeOutputStart == 0:
+		r.EmptyResponse.add(total)
+	default:
+		r.ComputeInfer.add(span(start, computeOutputStart))
+		r.ComputeOutput.add(span(computeOutputStart, end))
+		r.Success.add(total)
+	}
+}
+
+func (st *statsRecorder) snapshot(name string, version int64) ModelStatistics {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	s := st.s
+	s.Name, s.Version = name, version
+	s.Batches = make([]BatchStatistics, 0, len(st.batches))
+	for _, b := range st.batches {
+		s.Batches = append(s.Batches, *b)
+	}
+	sort.Slice(s.Batches, func(i, j int) bool { return s.Batches[i].BatchSize < s.Batches[j].BatchSize })
+	s.Responses = make(map[string]ResponseStatistics, len(st.responses))
+	for i, r := range st.responses {
+		s.Responses[strconv.FormatUint(i, 10)] = *r
+	}
+	return s
+}
