@@ -1,0 +1,95 @@
+package abi
+
+// This file holds the Go functions the C side of the API calls for models,
+// statistics, logging and JSON (//export); see exports_request.go.
+
+/*
+#include "handles.h"
+*/
+import "C"
+
+import (
+	"encoding/json"
+	"unsafe"
+
+	"tritonhost/core"
+	"tritonhost/core/modelconfig"
+	"tritonhost/core/serverlog"
+)
+
+//export thostModelSetConfig
+func thostModelSetConfig(model *C.TRITONBACKEND_Model, js *C.char, n C.size_t) (ret *C.TRITONSERVER_Error) {
+	defer recoverError("TRITONBACKEND_ModelSetConfig", &ret)
+	m, ok := models.get(uint64(model.key))
+	if !ok {
+		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ModelSetConfig: the model is no longer known to the server")
+	}
+	cfg, err := modelconfig.FromJSON(unsafe.Slice((*byte)(unsafe.Pointer(js)), int(n)))
+	if err != nil {
+		return cErrorf(core.CodeInvalidArg, "TRITONBACKEND_ModelSetConfig: model %q: %v", m.Name(), err)
+	}
+	if err := m.SetConfig(cfg); err != nil {
+		return cError(err)
+	}
+	out := m.ConfigJSON()
+	C.thost_model_set_config_json(model, (*C.char)(unsafe.Pointer(unsafe.SliceData(out))), C.size_t(len(out)))
+	return nil
+}
+
+//export thostReportStatistics
+func thostReportStatistics(instKey, reqKey C.uint64_t, success C.bool, execStart, computeStart, computeEnd, execEnd C.uint64_t) (ret *C.TRITONSERVER_Error) {
+	defer recoverError("TRITONBACKEND_ModelInstanceReportStatistics", &ret)
+	inst, ok := instances.get(uint64(instKey))
+	if !ok {
+		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ModelInstanceReportStatistics: the instance is no longer known to the server")
+	}
+	st, ok := requests.get(uint64(reqKey))
+	if !ok {
+		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ModelInstanceReportStatistics: the request is no longer known to the server")
+	}
+	inst.ReportStatistics(st.req, bool(success), uint64(execStart), uint64(computeStart), uint64(computeEnd), uint64(execEnd))
+	return nil
+}
+
+//export thostReportBatchStatistics
+func thostReportBatchStatistics(instKey, batchSize, execStart, computeStart, computeEnd, execEnd C.uint64_t) (ret *C.TRITONSERVER_Error) {
+	defer recoverError("TRITONBACKEND_ModelInstanceReportBatchStatistics", &ret)
+	inst, ok := instances.get(uint64(instKey))
+	if !ok {
+		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ModelInstanceReportBatchStatistics: the instance is no longer known to the server")
+	}
+	inst.ReportBatchStatistics(uint64(batchSize), uint64(execStart), uint64(computeStart), uint64(computeEnd), uint64(execEnd))
+	return nil
+}
+
+//export thostReportResponseStatistics
+func thostReportResponseStatistics(instKey, reqKey, start, computeOutputStart, end C.uint64_t, hasError C.bool, code C.int) (ret *C.TRITONSERVER_Error) {
+	defer recoverError("TRITONBACKEND_ModelInstanceReportResponseStatistics", &ret)
+	inst, ok := instances.get(uint64(instKey))
+	if !ok {
+		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ModelInstanceReportResponseStatistics: the instance is no longer known to the server")
+	}
+	st, ok := requests.get(uint64(reqKey))
+	if !ok {
+		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ModelInstanceReportResponseStatistics: the factory's request is no longer known to the server")
+	}
+	outcome := core.ResponseSucceeded
+	switch {
+	case bool(hasError) && core.Code(code) == core.CodeCancelled:
+		outcome = core.ResponseCancelled
+	case bool(hasError):
+		outcome = core.ResponseFailed
+	}
+	inst.ReportResponseStatistics(st.req.Responder(), uint64(start), uint64(computeOutputStart), uint64(end), outcome)
+	return nil
+}
+
+//export thostLog
+func thostLog(level C.int, file *C.char, line C.int, msg *C.char) {
+	logger.Load().Log(serverlog.Level(level), C.GoString(file), int(line), C.GoString(msg))
+}
+
+//export thostJSONValid
+func thostJSONValid(data *C.char, n C.size_t) C.bool {
+	return C.bool(json.Valid(unsafe.Slice((*byte)(unsafe.Pointer(data)), int(n))))
+}

@@ -1,0 +1,218 @@
+package abi
+
+/*
+#include <stdlib.h>
+#include <string.h>
+#include "handles.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"tritonhost/core"
+)
+
+// requestState is the Go side of one request while a backend holds any
+// handle of it (its request block, a factory, an unsent response). It is
+// keyed by the request context's key; when the context's last reference goes
+// (thostRequestContextDone), the state goes too.
+type requestState struct {
+	key     uint64
+	req     *core.Request
+	backend *Backend
+
+	mu            sync.Mutex
+	ctx           *C.struct_thost_reqctx
+	block         *C.TRITONBACKEND_Request // the block the backend holds now, if any
+	pinner        runtime.Pinner           // pins block's input buffers
+	executeFailed bool                     // Execute returned an error: the core completes it
+	dead          bool                     // context freed
+}
+
+var requests table[*requestState]
+
+// stateFor returns the live state of r, creating one (with a new context
+// holding one reference, for the block about to be built) when r has none.
+// With an existing state it adds a reference for the new block.
+func stateFor(r *core.Request, backend *Backend) *requestState {
+	if st, ok := r.BackendData().(*requestState); ok {
+		st.mu.Lock()
+		if !st.dead {
+			C.thost_reqctx_ref(st.ctx)
+			st.mu.Unlock()
+			return st
+		}
+		st.mu.Unlock()
+	}
+	st := &requestState{req: r, backend: backend}
+	backend.live.Add(1)
+	st.key = requests.add(st)
+	st.ctx = C.thost_reqctx_new(C.uint64_t(st.key))
+	if r.BackendData() == nil {
+		p := r.Responder()
+		p.OnCancel(func() {
+			if cur, ok := r.BackendData().(*requestState); ok {
+				cur.markCancelled()
+			}
+		})
+	}
+	r.SetBackendData(st)
+	if r.Cancelled() {
+		st.markCancelled()
+	}
+	return st
+}
+
+func (st *requestState) markCancelled() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.dead {
+		atomic.StoreInt32((*int32)(unsafe.Pointer(&st.ctx.cancelled)), 1)
+	}
+}
+
+// arena lays out one C allocation: objects and strings appended in order,
+// each 8-byte aligned.
+type arena struct {
+	base unsafe.Pointer
+	off  uintptr
+}
+
+func align8(n uintptr) uintptr { return (n + 7) &^ 7 }
+
+func (a *arena) alloc(n uintptr) unsafe.Pointer {
+	p := unsafe.Add(a.base, a.off)
+	a.off += align8(n)
+	return p
+}
+
+func (a *arena) cstring(s string) *C.char {
+	p := a.alloc(uintptr(len(s) + 1))
+	b := unsafe.Slice((*byte)(p), len(s)+1)
+	copy(b, s)
+	b[len(s)] = 0
+	return (*C.char)(p)
+}
+
+func strSize(s string) uintptr { return align8(uintptr(len(s) + 1)) }
+
+// buildBlock lays out the request block of r for one execution by inst: one
+// allocation with the inputs, their shapes and buffers, the requested output
+// names and the parameters. Input buffers are pinned, not copied. The caller
+// holds a context reference for the block (stateFor).
+func (st *requestState) buildBlock(r *core.Request, inst *Instance) *C.TRITONBACKEND_Request {
+	inputs := r.Inputs()
+	outputs := r.RequestedOutputs()
+	params := r.Parameters()
+	cid := r.CorrelationID()
+
+	size := align8(C.sizeof_struct_TRITONBACKEND_Request) +
+		align8(uintptr(len(inputs))*C.sizeof_struct_TRITONBACKEND_Input) +
+		align8(uintptr(len(outputs))*unsafe.Sizeof(uintptr(0))) +
+		align8(uintptr(len(params))*C.sizeof_struct_thost_param) +
+		strSize(r.ID()) + strSize(cid.String)
+	for i := range inputs {
+		in := &inputs[i]
+		size += align8(uintptr(len(in.Buffers))*C.sizeof_struct_thost_buffer) +
+			align8(uintptr(len(in.Shape))*8) + strSize(in.Name)
+	}
+	for _, o := range outputs {
+		size += strSize(o)
+	}
+	for i := range params {
+		size += strSize(params[i].Name) + strSize(params[i].String)
+	}
+
+	a := arena{base: C.malloc(C.size_t(size))}
+	C.memset(a.base, 0, C.size_t(size))
+	blk := (*C.TRITONBACKEND_Request)(a.alloc(C.sizeof_struct_TRITONBACKEND_Request))
+	blk.magic = C.THOST_MAGIC_REQUEST
+	blk.ctx = st.ctx
+	blk.instance = inst.c
+	blk.flags = C.uint32_t(r.Flags())
+	blk.id = a.cstring(r.ID())
+	if cid.IsString {
+		blk.correlation_id_string = a.cstring(cid.String)
+	} else {
+		blk.correlation_id = C.uint64_t(cid.Uint)
+	}
+
+	blk.input_count = C.uint32_t(len(inputs))
+	cins := unsafe.Slice((*C.struct_TRITONBACKEND_Input)(a.alloc(uintptr(len(inputs))*C.sizeof_struct_TRITONBACKEND_Input)), len(inputs))
+	if len(inputs) > 0 {
+		blk.inputs = &cins[0]
+	}
+	for i := range inputs {
+		in := &inputs[i]
+		ci := &cins[i]
+		ci.magic = C.THOST_MAGIC_INPUT
+		ci.datatype = C.TRITONSERVER_DataType(in.DataType)
+		ci.name = a.cstring(in.Name)
+		ci.dims_count = C.uint32_t(len(in.Shape))
+		shape := unsafe.Slice((*int64)(a.alloc(uintptr(len(in.Shape))*8)), len(in.Shape))
+		copy(shape, in.Shape)
+		if len(shape) > 0 {
+			ci.shape = (*C.int64_t)(unsafe.Pointer(&shape[0]))
+		}
+		ci.buffer_count = C.uint32_t(len(in.Buffers))
+		ci.byte_size = C.uint64_t(in.ByteSize())
+		bufs := unsafe.Slice((*C.struct_thost_buffer)(a.alloc(uintptr(len(in.Buffers))*C.sizeof_struct_thost_buffer)), len(in.Buffers))
+		if len(bufs) > 0 {
+			ci.buffers = &bufs[0]
+		}
+		for j, b := range in.Buffers {
+			bufs[j].attrs.byte_size = C.uint64_t(len(b))
+			bufs[j].attrs.memory_type = C.TRITONSERVER_MEMORY_CPU
+			if len(b) > 0 {
+				p := unsafe.Pointer(unsafe.SliceData(b))
+				st.pinner.Pin(p)
+				bufs[j].base = p
+			}
+		}
+	}
+
+	blk.output_count = C.uint32_t(len(outputs))
+	names := unsafe.Slice((**C.char)(a.alloc(uintptr(len(outputs))*unsafe.Sizeof(uintptr(0)))), len(outputs))
+	if len(names) > 0 {
+		blk.output_names = &names[0]
+	}
+	for i, o := range outputs {
+		names[i] = a.cstring(o)
+	}
+
+	blk.param_count = C.uint32_t(len(params))
+	cps := unsafe.Slice((*C.struct_thost_param)(a.alloc(uintptr(len(params))*C.sizeof_struct_thost_param)), len(params))
+	if len(cps) > 0 {
+		blk.params = &cps[0]
+	}
+	for i := range params {
+		p, cp := &params[i], &cps[i]
+		cp.name = a.cstring(p.Name)
+		cp._type = C.TRITONSERVER_ParameterType(p.Type)
+		switch p.Type {
+		case core.ParamString:
+			cp.value = unsafe.Pointer(a.cstring(p.String))
+		case core.ParamInt:
+			cp.i = C.int64_t(p.Int)
+			cp.value = unsafe.Pointer(&cp.i)
+		case core.ParamBool:
+			cp.b = C.bool(p.Bool)
+			cp.value = unsafe.Pointer(&cp.b)
+		case core.ParamDouble:
+			cp.d = C.double(p.Double)
+			cp.value = unsafe.Pointer(&cp.d)
+		case core.ParamBytes:
+			if len(p.Bytes) > 0 {
+				b := unsafe.Pointer(unsafe.SliceData(p.Bytes))
+				st.pinner.Pin(b)
+				cp.value = b
+			}
+		}
+	}
+	C.thost_count(C.THOST_COUNT_REQUEST, 1)
+	return blk
+}
