@@ -1,0 +1,145 @@
+package loader_test
+
+import (
+	"context"
+	"encoding/binary"
+	"sync"
+	"testing"
+
+	"tritonhost/core"
+	"tritonhost/core/serverlog"
+	"tritonhost/internal/testenv"
+	"tritonhost/loader"
+)
+
+// goBackends is a Go-native provider running the identity and square models
+// behind the same core interfaces as the shared libraries. It is the
+// baseline the C backends are measured against: the difference is the cost
+// of the C boundary.
+type goBackends struct{}
+
+func (goBackends) LoadModel(m *core.Model) (core.BackendModel, error) { return goModel{m}, nil }
+func (goBackends) Close() error                                        { return nil }
+
+type goModel struct{ m *core.Model }
+
+func (g goModel) NewInstance(*core.Instance) (core.BackendInstance, error) { return goInstance(g), nil }
+func (goModel) ParallelInstanceLoading() bool                              { return false }
+func (goModel) Finalize() error                                            { return nil }
+
+type goInstance struct{ m *core.Model }
+
+func (g goInstance) Execute(batch []*core.Request) error {
+	for _, r := range batch {
+		switch g.m.Config().GetBackend() {
+		case "identity":
+			in := r.Inputs()[0]
+			data := append([]byte(nil), in.Buffers[0]...)
+			_ = r.Responder().Send(&core.Response{Outputs: []core.Output{{Name: "OUTPUT0", DataType: in.DataType, Shape: in.Shape, Data: data}}}, true)
+			_ = r.Release(core.ReleaseAll)
+		case "square":
+			k := int32(binary.LittleEndian.Uint32(r.Inputs()[0].Buffers[0]))
+			p := r.Responder()
+			_ = r.Release(core.ReleaseAll)
+			go func() {
+				for range k {
+					out := make([]byte, 4)
+					binary.LittleEndian.PutUint32(out, uint32(k))
+					_ = p.Send(&core.Response{Outputs: []core.Output{{Name: "OUT", DataType: core.TypeInt32, Shape: []int64{1}, Data: out}}}, false)
+				}
+				_ = p.SendFinal()
+			}()
+		}
+	}
+	return nil
+}
+func (goInstance) Finalize() error { return nil }
+
+func benchServer(b *testing.B, native bool, models ...string) *core.Server {
+	b.Helper()
+	var provider core.BackendProvider = goBackends{}
+	if !native {
+		provider = loader.New(loader.Options{BackendDirectory: testenv.BackendDir(b), Logger: serverlog.Discard()})
+	}
+	repo := make([]testenv.Model, len(models))
+	for i, m := range models {
+		repo[i] = testenv.Model{Name: m, Config: testenv.ExampleConfig(b, m)}
+	}
+	srv, err := core.NewServer(core.Options{ModelRepositories: []string{testenv.Repository(b, repo...)}, Backends: provider})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	return srv
+}
+
+// BenchmarkIdentityRequest is the host's cost of one request through the
+// in-process API: Infer, schedule, Execute, response, release. One op is
+// one request of 16 INT32 elements, waited for before the next.
+func BenchmarkIdentityRequest(b *testing.B) {
+	for _, bc := range []struct {
+		name   string
+		native bool
+	}{{"go-native", true}, {"shared-library", false}} {
+		b.Run(bc.name, func(b *testing.B) {
+			srv := benchServer(b, bc.native, "identity_int32")
+			data := int32s(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+			done := make(chan struct{}, 1)
+			fn := func(resp *core.Response, final bool) {
+				if final {
+					done <- struct{}{}
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				req := &core.InferenceRequest{Model: "identity_int32",
+					Inputs: []core.Input{core.NewInput("INPUT0", core.TypeInt32, []int64{16}, data)}}
+				if err := srv.Infer(context.Background(), req, fn); err != nil {
+					b.Fatal(err)
+				}
+				<-done
+			}
+		})
+	}
+}
+
+// BenchmarkSquareResponse is the host's cost of one decoupled response: one
+// op is one response of a square request with k = 1000 (a request per 1000
+// ops), sent from the backend's own thread.
+func BenchmarkSquareResponse(b *testing.B) {
+	const k = 1000
+	for _, bc := range []struct {
+		name   string
+		native bool
+	}{{"go-native", true}, {"shared-library", false}} {
+		b.Run(bc.name, func(b *testing.B) {
+			srv := benchServer(b, bc.native, "square_int32")
+			var wg sync.WaitGroup
+			var count int
+			fn := func(resp *core.Response, final bool) {
+				if resp != nil {
+					count++
+				}
+				if final {
+					wg.Done()
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for n := 0; n < b.N; n += k {
+				wg.Add(1)
+				req := &core.InferenceRequest{Model: "square_int32",
+					Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(k))}}
+				if err := srv.Infer(context.Background(), req, fn); err != nil {
+					b.Fatal(err)
+				}
+				wg.Wait()
+			}
+			b.StopTimer()
+			if count < b.N {
+				b.Fatalf("received %d responses, want at least %d", count, b.N)
+			}
+		})
+	}
+}

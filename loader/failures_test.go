@@ -1,0 +1,131 @@
+package loader_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tritonhost/core"
+	"tritonhost/internal/testenv"
+)
+
+// testBackendConfig is a one-input model served by a test backend library.
+func testBackendConfig(name, backend string, decoupled bool) string {
+	policy := ""
+	if decoupled {
+		policy = "model_transaction_policy { decoupled: true }"
+	}
+	return `name: "` + name + `"
+backend: "` + backend + `"
+max_batch_size: 0
+` + policy + `
+input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]
+output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
+`
+}
+
+func fixture(t *testing.T, backend, source string) string {
+	return testenv.SharedLibrary(t, "triton_"+backend, filepath.Join("testdata", source))
+}
+
+func TestBrokenBackendsLeaveOtherModelsServing(t *testing.T) {
+	repo := testenv.Repository(t,
+		testenv.Model{Name: "identity_int32", Config: testenv.ExampleConfig(t, "identity_int32")},
+		testenv.Model{Name: "fails_execute", Config: testBackendConfig("fails_execute", "execute_fails", false),
+			Files: []string{fixture(t, "execute_fails", "execute_fails.c")}},
+		testenv.Model{Name: "lacks_execute", Config: testBackendConfig("lacks_execute", "no_execute", false),
+			Files: []string{fixture(t, "no_execute", "no_execute.c")}},
+		testenv.Model{Name: "fails_initialize", Config: testBackendConfig("fails_initialize", "initialize_fails", false),
+			Files: []string{fixture(t, "initialize_fails", "initialize_fails.c")}},
+		testenv.Model{Name: "no_library", Config: testBackendConfig("no_library", "does_not_exist", false)},
+	)
+	srv := startServer(t, repo)
+	if srv.Ready() {
+		t.Error("Ready() = true although three models failed to load")
+	}
+
+	index := map[string]core.VersionStatus{}
+	for _, st := range srv.RepositoryIndex() {
+		index[st.Name] = st
+	}
+	for name, want := range map[string][]string{
+		"lacks_execute":    {"libtriton_no_execute.so", "TRITONBACKEND_ModelInstanceExecute"},
+		"fails_initialize": {"libtriton_initialize_fails.so", "TRITONBACKEND_Initialize", "refuses to initialize"},
+		"no_library":       {"libtriton_does_not_exist.so", "not found"},
+	} {
+		st := index[name]
+		if st.State != core.StateUnavailable {
+			t.Errorf("%s: state %v, want UNAVAILABLE", name, st.State)
+		}
+		for _, w := range want {
+			if !strings.Contains(st.Reason, w) {
+				t.Errorf("%s: reason %q does not mention %q", name, st.Reason, w)
+			}
+		}
+		err := srv.Infer(context.Background(), &core.InferenceRequest{Model: name,
+			Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(1))}}, func(*core.Response, bool) {})
+		if core.CodeOf(err) != core.CodeUnavailable {
+			t.Errorf("%s: Infer error %v, want UNAVAILABLE", name, err)
+		}
+	}
+	for _, name := range []string{"identity_int32", "fails_execute"} {
+		if st := index[name]; st.State != core.StateReady {
+			t.Errorf("%s: state %v (%s), want READY", name, st.State, st.Reason)
+		}
+	}
+
+	// A failing Execute: every request gets one final error response.
+	for range 3 {
+		events := infer(t, srv, &core.InferenceRequest{Model: "fails_execute",
+			Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(1))}})
+		if len(events) != 1 || !events[0].final || events[0].resp == nil || events[0].resp.Err == nil {
+			t.Fatalf("want one final error response, got %+v", events)
+		}
+		if err := events[0].resp.Err; core.CodeOf(err) != core.CodeUnavailable || !strings.Contains(err.Error(), "execute failed on purpose") {
+			t.Errorf("error = %v (%v), want the backend's UNAVAILABLE error", err, core.CodeOf(err))
+		}
+	}
+
+	// The healthy model keeps serving.
+	events := infer(t, srv, &core.InferenceRequest{Model: "identity_int32",
+		Inputs: []core.Input{core.NewInput("INPUT0", core.TypeInt32, []int64{2}, int32s(7, 8))}})
+	if len(events) != 1 || events[0].resp == nil || events[0].resp.Err != nil {
+		t.Fatalf("identity after failures: %+v", events)
+	}
+	stats, err := srv.Statistics("fails_execute", 0)
+	if err != nil || len(stats) != 1 || stats[0].Inference.Fail.Count != 3 {
+		t.Errorf("fails_execute statistics = %+v, %v; want 3 failures", stats, err)
+	}
+}
+
+func TestRequestReleasedWithoutFinalGetsAnError(t *testing.T) {
+	repo := testenv.Repository(t, testenv.Model{Name: "forgetful", Config: testBackendConfig("forgetful", "no_final", true),
+		Files: []string{fixture(t, "no_final", "no_final.c")}})
+	srv := startServer(t, repo)
+	events := infer(t, srv, &core.InferenceRequest{Model: "forgetful", ID: "lost",
+		Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(1))}})
+	if len(events) != 1 || !events[0].final || events[0].resp == nil || events[0].resp.Err == nil {
+		t.Fatalf("want one final error response, got %+v", events)
+	}
+	if msg := events[0].resp.Err.Error(); !strings.Contains(msg, `"forgetful"`) || !strings.Contains(msg, `"lost"`) {
+		t.Errorf("error %q should name the model and the request", msg)
+	}
+}
+
+func TestSecondResponseOfNonDecoupledModelFailsTheRequest(t *testing.T) {
+	repo := testenv.Repository(t, testenv.Model{Name: "chatty", Config: testBackendConfig("chatty", "two_responses", false),
+		Files: []string{fixture(t, "two_responses", "two_responses.c")}})
+	srv := startServer(t, repo)
+	events := infer(t, srv, &core.InferenceRequest{Model: "chatty", ID: "x",
+		Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(1))}})
+	if len(events) != 1 || !events[0].final || events[0].resp == nil || events[0].resp.Err == nil {
+		t.Fatalf("want one final error response, got %+v", events)
+	}
+	if err := events[0].resp.Err; core.CodeOf(err) != core.CodeInvalidArg || !strings.Contains(err.Error(), "not decoupled") {
+		t.Errorf("error = %v, want INVALID_ARG about the model not being decoupled", err)
+	}
+	// The backend was told too.
+	waitFor(t, "the backend's log line", func() bool { return strings.Contains(srv.log.String(), "not decoupled") },
+		func() string { return srv.log.String() })
+}

@@ -1,0 +1,221 @@
+package loader_test
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"tritonhost/abi"
+	"tritonhost/core"
+	"tritonhost/core/serverlog"
+	"tritonhost/internal/testenv"
+	"tritonhost/loader"
+)
+
+// logBuffer collects the server log so tests can look for backend messages.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+type testServer struct {
+	*core.Server
+	log *logBuffer
+}
+
+// startServer serves repo with the project's backends and, at cleanup,
+// stops the server and checks that nothing leaked: no live request, no
+// backend API object, no goroutine.
+func startServer(t *testing.T, repo string, mutate ...func(*core.Options, *loader.Options)) *testServer {
+	t.Helper()
+	backends := testenv.BackendDir(t)
+	goroutines := runtime.NumGoroutine()
+	logs := &logBuffer{}
+	logger := serverlog.New(logs)
+	lopts := loader.Options{BackendDirectory: backends, Logger: logger, CloseGrace: 5 * time.Second}
+	copts := core.Options{ModelRepositories: []string{repo}, Logger: logger}
+	for _, f := range mutate {
+		f(&copts, &lopts)
+	}
+	copts.Backends = loader.New(lopts)
+	srv, err := core.NewServer(copts)
+	if err != nil {
+		t.Fatalf("NewServer: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := srv.Stop(ctx); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+		if n := srv.LiveRequests(); n != 0 {
+			t.Errorf("%d request(s) still live after Stop", n)
+		}
+		waitFor(t, "every backend API object released", func() bool { return abi.Live().Zero() }, func() string {
+			return "live objects: " + strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(
+				strings.TrimPrefix(fmtLive(abi.Live()), "{"), " ", ", "), "}", ""))
+		})
+		waitFor(t, "goroutines back to where they were", func() bool { return runtime.NumGoroutine() <= goroutines }, func() string {
+			buf := make([]byte, 1<<16)
+			return string(buf[:runtime.Stack(buf, true)])
+		})
+		if t.Failed() || os.Getenv("TESTLOG") != "" {
+			t.Logf("server log:\n%s", logs.String())
+		}
+	})
+	return &testServer{Server: srv, log: logs}
+}
+
+func fmtLive(l abi.LiveObjects) string {
+	return strings.NewReplacer().Replace(
+		"{" + strings.Join([]string{
+			"requestBlocks=" + itoa(l.RequestBlocks), "contexts=" + itoa(l.RequestContexts),
+			"factories=" + itoa(l.Factories), "responses=" + itoa(l.Responses),
+			"responseStats=" + itoa(l.ResponseStatistics), "hostMessages=" + itoa(l.HostMessages),
+			"states=" + itoa(l.States), "goRequests=" + itoa(int64(l.GoRequests)),
+			"goModels=" + itoa(int64(l.GoModels)), "goInstances=" + itoa(int64(l.GoInstances)),
+		}, " ") + "}")
+}
+
+func itoa(n int64) string {
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b []byte
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	if neg {
+		b = append([]byte{'-'}, b...)
+	}
+	return string(b)
+}
+
+func waitFor(t *testing.T, what string, cond func() bool, detail func() string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Errorf("timed out waiting for %s: %s", what, detail())
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// event is one call of a ResponseFunc.
+type event struct {
+	resp  *core.Response
+	final bool
+}
+
+// collector records the responses of one request.
+type collector struct {
+	mu     sync.Mutex
+	events []event
+	done   chan struct{}
+	finals int
+}
+
+func newCollector() *collector { return &collector{done: make(chan struct{})} }
+
+func (c *collector) fn(resp *core.Response, final bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.events = append(c.events, event{resp, final})
+	if final {
+		c.finals++
+		if c.finals == 1 {
+			close(c.done)
+		}
+	}
+}
+
+// wait returns the events once the final one arrived.
+func (c *collector) wait(t *testing.T) []event {
+	t.Helper()
+	select {
+	case <-c.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("timed out waiting for the final response")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]event(nil), c.events...)
+}
+
+func int32s(vs ...int32) []byte {
+	b := make([]byte, 4*len(vs))
+	for i, v := range vs {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
+	}
+	return b
+}
+
+func uint32s(vs ...uint32) []byte {
+	b := make([]byte, 4*len(vs))
+	for i, v := range vs {
+		binary.LittleEndian.PutUint32(b[4*i:], v)
+	}
+	return b
+}
+
+func float32s(vs ...float32) []byte {
+	b := make([]byte, 4*len(vs))
+	for i, v := range vs {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
+
+func output(t *testing.T, r *core.Response, name string) core.Output {
+	t.Helper()
+	for _, o := range r.Outputs {
+		if o.Name == name {
+			return o
+		}
+	}
+	t.Fatalf("response has no output %q: %+v", name, r)
+	return core.Output{}
+}
+
+func scalarInt32(t *testing.T, r *core.Response, name string) int32 {
+	t.Helper()
+	o := output(t, r, name)
+	if len(o.Data) != 4 {
+		t.Fatalf("output %q has %d bytes, want 4", name, len(o.Data))
+	}
+	return int32(binary.LittleEndian.Uint32(o.Data))
+}
+
+func infer(t *testing.T, srv *testServer, req *core.InferenceRequest) []event {
+	t.Helper()
+	c := newCollector()
+	if err := srv.Infer(context.Background(), req, c.fn); err != nil {
+		t.Fatalf("Infer(%s): %v", req.Model, err)
+	}
+	return c.wait(t)
+}
