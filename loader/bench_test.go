@@ -19,7 +19,7 @@ import (
 type goBackends struct{}
 
 func (goBackends) LoadModel(m *core.Model) (core.BackendModel, error) { return goModel{m}, nil }
-func (goBackends) Close() error                                        { return nil }
+func (goBackends) Close() error                                       { return nil }
 
 type goModel struct{ m *core.Model }
 
