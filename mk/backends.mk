@@ -1,0 +1,132 @@
+# mk/backends.mk: builds the backends shipped with tritonhost.
+#
+#   $(BACKENDS_DIR)/repeat/libtriton_repeat.so      C++17, repeat_backend/
+#   $(BACKENDS_DIR)/square/libtriton_square.so      C++17, square_backend/
+#   $(BACKENDS_DIR)/identity/libtriton_identity.so  C11,   backends_c/identity/
+#
+# Included by the root Makefile, or run alone from anywhere:
+#   make -f mk/backends.mk [BACKENDS_DIR=dir] [BUILD_DIR=dir]
+# Targets: backends (the default when run alone), clean-backends.
+# Needs only make, gcc and g++.
+#
+# Objects and dependency files go under $(BUILD_DIR)/backends; headers are
+# tracked through gcc's -MMD, so editing a header rebuilds what includes it.
+# Each library exports only TRITONBACKEND_* (linker version script). The two
+# C++ backends are linked as Triton links its backends, against an empty
+# stub $(BUILD_DIR)/stub/libtritonserver.so, so they carry DT_NEEDED
+# libtritonserver.so; identity is linked without it and leaves the host
+# functions as plain undefined symbols. Both resolve against the host
+# process at dlopen time.
+
+# This file's path; taken before any include can change MAKEFILE_LIST.
+THOST_BACKENDS_MK := $(lastword $(MAKEFILE_LIST))
+THOST_ROOT := $(patsubst %/,%,$(dir $(abspath $(dir $(abspath $(THOST_BACKENDS_MK))))))
+# Sources are named relative to the current directory when it is the repo
+# root (short compiler messages), absolutely otherwise.
+THOST_SRC := $(if $(filter $(CURDIR),$(THOST_ROOT)),,$(THOST_ROOT)/)
+
+# Remember the includer's default goal (see the end of this file).
+THOST_SAVED_DEFAULT_GOAL := $(.DEFAULT_GOAL)
+
+# make predefines CC=cc and CXX=g++; only those built-in values give way.
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+ifeq ($(origin CXX),default)
+CXX := g++
+endif
+CC ?= gcc
+CXX ?= g++
+BACKENDS_DIR ?= backends
+BUILD_DIR ?= build
+
+# Extra flags for the backends only (e.g. -fsanitize=address); the plain
+# CFLAGS/CXXFLAGS/LDFLAGS of an including Makefile are deliberately unused.
+BACKEND_EXTRA_CFLAGS ?=
+BACKEND_EXTRA_CXXFLAGS ?=
+BACKEND_EXTRA_LDFLAGS ?=
+
+BACKEND_LIBS := \
+	$(BACKENDS_DIR)/repeat/libtriton_repeat.so \
+	$(BACKENDS_DIR)/square/libtriton_square.so \
+	$(BACKENDS_DIR)/identity/libtriton_identity.so
+
+THOST_OBJ := $(BUILD_DIR)/backends
+THOST_STUB := $(BUILD_DIR)/stub/libtritonserver.so
+THOST_EXPORTS_MAP := $(THOST_SRC)backends_c/common/exports.map
+
+THOST_CPPFLAGS := -I$(THOST_SRC)include -I$(THOST_SRC)backends_c/common -MMD -MP
+THOST_COMMON_FLAGS := -O2 -g -fPIC -Wall -Wextra -Werror -pthread
+THOST_CFLAGS := -std=c11 $(THOST_COMMON_FLAGS) $(BACKEND_EXTRA_CFLAGS)
+THOST_CXXFLAGS := -std=c++17 $(THOST_COMMON_FLAGS) $(BACKEND_EXTRA_CXXFLAGS)
+THOST_LDFLAGS := -shared -pthread -Wl,--version-script=$(THOST_EXPORTS_MAP) \
+	$(BACKEND_EXTRA_LDFLAGS)
+# The stub as a DT_NEEDED entry even though no symbol comes from it.
+THOST_STUB_LIBS := -Wl,--no-as-needed -L$(BUILD_DIR)/stub -ltritonserver \
+	-Wl,--as-needed
+# repeat and square leave detached response threads that finish the last
+# instructions of their body after ModelInstanceFinalize has returned;
+# -z nodelete keeps their code mapped even if the host dlcloses them.
+THOST_NODELETE := -Wl,-z,nodelete
+
+THOST_JSON_OBJ := $(THOST_OBJ)/common/json.o
+THOST_REPEAT_OBJS := $(THOST_OBJ)/repeat/repeat.o $(THOST_JSON_OBJ)
+THOST_SQUARE_OBJS := $(THOST_OBJ)/square/square.o $(THOST_JSON_OBJ)
+THOST_IDENTITY_OBJS := \
+	$(patsubst %,$(THOST_OBJ)/identity/%.o,identity identity_config identity_execute messages) \
+	$(THOST_JSON_OBJ)
+THOST_ALL_OBJS := $(sort $(THOST_REPEAT_OBJS) $(THOST_SQUARE_OBJS) $(THOST_IDENTITY_OBJS))
+
+.PHONY: backends clean-backends
+backends: $(BACKEND_LIBS)
+
+# ---- libraries -----------------------------------------------------------
+
+$(BACKENDS_DIR)/repeat/libtriton_repeat.so: $(THOST_REPEAT_OBJS) $(THOST_STUB) $(THOST_EXPORTS_MAP)
+	@mkdir -p $(@D)
+	$(CXX) $(THOST_LDFLAGS) $(THOST_NODELETE) -o $@ $(filter %.o,$^) $(THOST_STUB_LIBS)
+
+$(BACKENDS_DIR)/square/libtriton_square.so: $(THOST_SQUARE_OBJS) $(THOST_STUB) $(THOST_EXPORTS_MAP)
+	@mkdir -p $(@D)
+	$(CXX) $(THOST_LDFLAGS) $(THOST_NODELETE) -o $@ $(filter %.o,$^) $(THOST_STUB_LIBS)
+
+$(BACKENDS_DIR)/identity/libtriton_identity.so: $(THOST_IDENTITY_OBJS) $(THOST_EXPORTS_MAP)
+	@mkdir -p $(@D)
+	$(CC) $(THOST_LDFLAGS) -o $@ $(filter %.o,$^)
+
+$(THOST_STUB): $(THOST_SRC)backends_c/common/tritonserver_stub.c $(THOST_BACKENDS_MK)
+	@mkdir -p $(@D)
+	$(CC) -shared -fPIC -o $@ $<
+
+# ---- objects -------------------------------------------------------------
+# Each object also depends on this file, so changed flags rebuild it.
+
+$(THOST_OBJ)/common/%.o: $(THOST_SRC)backends_c/common/%.c $(THOST_BACKENDS_MK)
+	@mkdir -p $(@D)
+	$(CC) $(THOST_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
+
+$(THOST_OBJ)/identity/%.o: $(THOST_SRC)backends_c/identity/%.c $(THOST_BACKENDS_MK)
+	@mkdir -p $(@D)
+	$(CC) $(THOST_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
+
+$(THOST_OBJ)/repeat/%.o: $(THOST_SRC)repeat_backend/%.cc $(THOST_BACKENDS_MK)
+	@mkdir -p $(@D)
+	$(CXX) $(THOST_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
+
+$(THOST_OBJ)/square/%.o: $(THOST_SRC)square_backend/%.cc $(THOST_BACKENDS_MK)
+	@mkdir -p $(@D)
+	$(CXX) $(THOST_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
+
+-include $(THOST_ALL_OBJS:.o=.d)
+
+clean-backends: ## remove the built backends and their objects
+	rm -f $(BACKEND_LIBS) $(THOST_STUB)
+	rm -rf $(THOST_OBJ)
+
+# Run alone, build the backends by default; included, leave the includer's
+# default goal as it was (empty means: its first target, as usual).
+ifeq ($(firstword $(MAKEFILE_LIST)),$(THOST_BACKENDS_MK))
+.DEFAULT_GOAL := backends
+else
+.DEFAULT_GOAL := $(THOST_SAVED_DEFAULT_GOAL)
+endif

@@ -1,0 +1,489 @@
+// repeat.cc: the "repeat" backend (libtriton_repeat.so), a decoupled model
+// that answers one request with one response per element of its input.
+//
+// Model: max_batch_size 0; inputs IN (INT32, 1-D), DELAY (UINT32, IN's
+// dims), WAIT (UINT32, [1]); outputs OUT (INT32, [1]), IDX (UINT32, [1]).
+//
+// For a request with n elements, a detached thread sends n responses: for
+// element e it sleeps DELAY[e] ms, then sends OUT = IN[e], IDX = e (not
+// final). Then it sends a flags-only FINAL. Execute itself sleeps WAIT ms
+// before releasing the request, so responses may outlive the request.
+// Execute takes one request at a time.
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend_util.hpp"
+
+namespace tritonhost { namespace backend { namespace repeat {
+
+//
+// ModelState: the validated configuration of one model.
+//
+class ModelState {
+ public:
+  static TRITONSERVER_Error* Create(
+      TRITONBACKEND_Model* model, ModelState** out);
+
+  const std::string& Name() const { return name_; }
+
+ private:
+  TRITONSERVER_Error* Validate() const;
+
+  std::string name_;
+  uint64_t version_ = 0;
+  ModelConfig config_;
+};
+
+TRITONSERVER_Error*
+ModelState::Create(TRITONBACKEND_Model* model, ModelState** out)
+{
+  std::unique_ptr<ModelState> state(new ModelState());
+  const char* name = nullptr;
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelName(model, &name));
+  state->name_ = name;
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelVersion(model, &state->version_));
+  THOST_LOG_MESSAGE(
+      TRITONSERVER_LOG_INFO, "TRITONBACKEND_ModelInitialize: " +
+                                 state->name_ + " (version " +
+                                 std::to_string(state->version_) + ")");
+  THOST_RETURN_IF_ERROR(ModelConfig::Read(model, &state->config_));
+  THOST_LOG_MESSAGE(
+      TRITONSERVER_LOG_INFO, "model configuration:\n" + state->config_.Json());
+  THOST_RETURN_IF_ERROR(state->Validate());
+  *out = state.release();
+  return nullptr;
+}
+
+// Checks one tensor's name, data type and dims, in that order.
+static TRITONSERVER_Error*
+CheckTensor(
+    const TensorConfig& t, const std::string& kind, size_t index,
+    const std::string& name, const std::string& data_type)
+{
+  THOST_RETURN_ERROR_IF_FALSE(
+      t.name == name, TRITONSERVER_ERROR_INVALID_ARG,
+      "repeat backend: expected " + kind + " " + std::to_string(index) +
+          " to be named " + name + ", got '" + t.name + "'");
+  THOST_RETURN_ERROR_IF_FALSE(
+      t.data_type == data_type, TRITONSERVER_ERROR_INVALID_ARG,
+      "repeat backend: expected " + name + " data type " + data_type +
+          ", got '" + t.data_type + "'");
+  return nullptr;
+}
+
+static TRITONSERVER_Error*
+CheckDimsOne(const TensorConfig& t)
+{
+  THOST_RETURN_ERROR_IF_FALSE(
+      t.dims == std::vector<int64_t>{1}, TRITONSERVER_ERROR_INVALID_ARG,
+      "repeat backend: expected " + t.name + " dims [1], got " +
+          ShapeToString(t.dims));
+  return nullptr;
+}
+
+TRITONSERVER_Error*
+ModelState::Validate() const
+{
+  const auto& in = config_.Inputs();
+  const auto& out = config_.Outputs();
+  THOST_RETURN_ERROR_IF_FALSE(
+      config_.MaxBatchSize() == 0, TRITONSERVER_ERROR_INVALID_ARG,
+      "repeat backend: expected max_batch_size 0 (no batching), got " +
+          std::to_string(config_.MaxBatchSize()));
+  THOST_RETURN_ERROR_IF_FALSE(
+      in.size() == 3, TRITONSERVER_ERROR_INVALID_ARG,
+      "repeat backend: expected 3 inputs (IN, DELAY, WAIT), got " +
+          std::to_string(in.size()));
+  THOST_RETURN_ERROR_IF_FALSE(
+      out.size() == 2, TRITONSERVER_ERROR_INVALID_ARG,
+      "repeat backend: expected 2 outputs (OUT, IDX), got " +
+          std::to_string(out.size()));
+
+  THOST_RETURN_IF_ERROR(CheckTensor(in[0], "input", 0, "IN", "TYPE_INT32"));
+  THOST_RETURN_IF_ERROR(CheckTensor(in[1], "input", 1, "DELAY", "TYPE_UINT32"));
+  THOST_RETURN_IF_ERROR(CheckTensor(in[2], "input", 2, "WAIT", "TYPE_UINT32"));
+  THOST_RETURN_ERROR_IF_FALSE(
+      in[0].dims.size() == 1, TRITONSERVER_ERROR_INVALID_ARG,
+      "repeat backend: expected IN to have 1 dimension, got " +
+          ShapeToString(in[0].dims));
+  THOST_RETURN_ERROR_IF_FALSE(
+      in[1].dims == in[0].dims, TRITONSERVER_ERROR_INVALID_ARG,
+      "repeat backend: expected DELAY dims to equal IN dims " +
+          ShapeToString(in[0].dims) + ", got " + ShapeToString(in[1].dims));
+  THOST_RETURN_IF_ERROR(CheckDimsOne(in[2]));
+
+  THOST_RETURN_IF_ERROR(CheckTensor(out[0], "output", 0, "OUT", "TYPE_INT32"));
+  THOST_RETURN_IF_ERROR(CheckTensor(out[1], "output", 1, "IDX", "TYPE_UINT32"));
+  THOST_RETURN_IF_ERROR(CheckDimsOne(out[0]));
+  return CheckDimsOne(out[1]);
+}
+
+//
+// ModelInstanceState: one instance, and the response threads it started.
+//
+class ModelInstanceState {
+ public:
+  static TRITONSERVER_Error* Create(
+      TRITONBACKEND_ModelInstance* instance, ModelInstanceState** out);
+  // Waits until every response thread of this instance has finished.
+  ~ModelInstanceState();
+
+  TRITONSERVER_Error* Execute(
+      TRITONBACKEND_Request** requests, uint32_t request_count);
+
+ private:
+  explicit ModelInstanceState(TRITONBACKEND_ModelInstance* instance)
+      : instance_(instance)
+  {
+  }
+  TRITONSERVER_Error* ProcessRequest(
+      TRITONBACKEND_Request* request, uint32_t* wait_ms);
+  TRITONSERVER_Error* StartResponseThread(
+      ResponseFactoryPtr factory, std::vector<int32_t> in,
+      std::vector<uint32_t> delay);
+  void ResponseThread(
+      ResponseFactoryPtr factory, std::vector<int32_t> in,
+      std::vector<uint32_t> delay);
+
+  TRITONBACKEND_ModelInstance* instance_;
+  std::string name_;
+  ThreadTracker threads_;
+};
+
+TRITONSERVER_Error*
+ModelInstanceState::Create(
+    TRITONBACKEND_ModelInstance* instance, ModelInstanceState** out)
+{
+  std::unique_ptr<ModelInstanceState> state(new ModelInstanceState(instance));
+  const char* name = nullptr;
+  TRITONSERVER_InstanceGroupKind kind = TRITONSERVER_INSTANCEGROUPKIND_CPU;
+  int32_t device_id = 0;
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceName(instance, &name));
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceKind(instance, &kind));
+  THOST_RETURN_IF_ERROR(
+      TRITONBACKEND_ModelInstanceDeviceId(instance, &device_id));
+  state->name_ = name;
+  THOST_LOG_MESSAGE(
+      TRITONSERVER_LOG_INFO,
+      "TRITONBACKEND_ModelInstanceInitialize: " + state->name_ + " (" +
+          TRITONSERVER_InstanceGroupKindString(kind) + " device " +
+          std::to_string(device_id) + ")");
+  *out = state.release();
+  return nullptr;
+}
+
+ModelInstanceState::~ModelInstanceState()
+{
+  threads_.WaitIdle(std::chrono::milliseconds(10));
+}
+
+// Sends one FINAL response carrying 'err' for a request that has no
+// factory yet, then deletes 'err'.
+static void
+RespondWithError(TRITONBACKEND_Request* request, TRITONSERVER_Error* err)
+{
+  TRITONBACKEND_Response* response = nullptr;
+  THOST_LOG_IF_ERROR(
+      TRITONBACKEND_ResponseNew(&response, request),
+      "failed to create error response");
+  if (response != nullptr) {
+    THOST_LOG_IF_ERROR(
+        TRITONBACKEND_ResponseSend(
+            response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, err),
+        "failed to send error response");
+  }
+  TRITONSERVER_ErrorDelete(err);
+}
+
+TRITONSERVER_Error*
+ModelInstanceState::Execute(
+    TRITONBACKEND_Request** requests, uint32_t request_count)
+{
+  // An error here hands the requests back to the host, untouched.
+  THOST_RETURN_ERROR_IF_FALSE(
+      request_count <= 1, TRITONSERVER_ERROR_INVALID_ARG,
+      "repeat backend does not support batched request execution");
+  const uint64_t start_ns = NowNs();
+  uint32_t wait_ms = 0;
+  for (uint32_t r = 0; r < request_count; ++r) {
+    TRITONSERVER_Error* err = ProcessRequest(requests[r], &wait_ms);
+    if (err != nullptr) {
+      RespondWithError(requests[r], err);
+    }
+  }
+  THOST_LOG_MESSAGE(
+      TRITONSERVER_LOG_VERBOSE, "instance " + name_ + ": waiting " +
+                                    std::to_string(wait_ms) +
+                                    " ms before releasing the request");
+  std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+  const uint64_t end_ns = NowNs();
+
+  // Statistics must be reported before a request is released.
+  for (uint32_t r = 0; r < request_count; ++r) {
+    THOST_LOG_IF_ERROR(
+        TRITONBACKEND_ModelInstanceReportStatistics(
+            instance_, requests[r], true /* success */, start_ns, start_ns,
+            end_ns, end_ns),
+        "failed to report request statistics");
+    THOST_LOG_IF_ERROR(
+        TRITONBACKEND_RequestRelease(
+            requests[r], TRITONSERVER_REQUEST_RELEASE_ALL),
+        "failed to release request");
+  }
+  if (request_count > 0) {
+    THOST_LOG_IF_ERROR(
+        TRITONBACKEND_ModelInstanceReportBatchStatistics(
+            instance_, 1 /* batch_size */, start_ns, start_ns, end_ns, end_ns),
+        "failed to report batch statistics");
+  }
+  return nullptr;
+}
+
+// Checks the request, copies IN and DELAY (the request may be released
+// before the responses are done) and starts the response thread. Sets
+// *wait_ms as soon as WAIT has been read.
+TRITONSERVER_Error*
+ModelInstanceState::ProcessRequest(
+    TRITONBACKEND_Request* request, uint32_t* wait_ms)
+{
+  uint32_t wait = 0;
+  size_t wait_size = sizeof(wait);
+  THOST_RETURN_IF_ERROR(ReadInputTensor(
+      request, "WAIT", reinterpret_cast<char*>(&wait), &wait_size));
+  THOST_RETURN_ERROR_IF_FALSE(
+      wait_size == sizeof(wait), TRITONSERVER_ERROR_INVALID_ARG,
+      "unexpected size for WAIT input: " + std::to_string(wait_size) +
+          " bytes, expected 4");
+  *wait_ms = wait;
+
+  TRITONBACKEND_Input* in = nullptr;
+  TRITONBACKEND_Input* delay = nullptr;
+  const int64_t* in_shape = nullptr;
+  const int64_t* delay_shape = nullptr;
+  uint32_t in_dims = 0, delay_dims = 0;
+  uint64_t in_bytes = 0, delay_bytes = 0;
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_RequestInput(request, "IN", &in));
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_RequestInput(request, "DELAY", &delay));
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_InputProperties(
+      in, nullptr, nullptr, &in_shape, &in_dims, &in_bytes, nullptr));
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_InputProperties(
+      delay, nullptr, nullptr, &delay_shape, &delay_dims, &delay_bytes,
+      nullptr));
+  THOST_RETURN_ERROR_IF_FALSE(
+      std::vector<int64_t>(in_shape, in_shape + in_dims) ==
+          std::vector<int64_t>(delay_shape, delay_shape + delay_dims),
+      TRITONSERVER_ERROR_INVALID_ARG,
+      "expected IN and DELAY shape to match, got " +
+          ShapeToString(in_shape, in_dims) + " and " +
+          ShapeToString(delay_shape, delay_dims));
+
+  // One element per 4 bytes of IN; DELAY must hold as many.
+  std::vector<int32_t> in_values(in_bytes / sizeof(int32_t));
+  std::vector<uint32_t> delay_values(in_values.size());
+  size_t in_size = in_values.size() * sizeof(int32_t);
+  size_t delay_size = delay_values.size() * sizeof(uint32_t);
+  THOST_RETURN_IF_ERROR(ReadInputTensor(
+      request, "IN", reinterpret_cast<char*>(in_values.data()), &in_size));
+  THOST_RETURN_IF_ERROR(ReadInputTensor(
+      request, "DELAY", reinterpret_cast<char*>(delay_values.data()),
+      &delay_size));
+  THOST_RETURN_ERROR_IF_FALSE(
+      delay_size == delay_values.size() * sizeof(uint32_t),
+      TRITONSERVER_ERROR_INVALID_ARG,
+      "expected DELAY to hold " + std::to_string(delay_values.size()) +
+          " elements, got " + std::to_string(delay_size) + " bytes");
+
+  TRITONBACKEND_ResponseFactory* factory = nullptr;
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ResponseFactoryNew(&factory, request));
+  return StartResponseThread(
+      ResponseFactoryPtr(factory), std::move(in_values),
+      std::move(delay_values));
+}
+
+TRITONSERVER_Error*
+ModelInstanceState::StartResponseThread(
+    ResponseFactoryPtr factory, std::vector<int32_t> in,
+    std::vector<uint32_t> delay)
+{
+  threads_.Starting();
+  try {
+    std::thread([this, factory = std::move(factory), in = std::move(in),
+                 delay = std::move(delay)]() mutable {
+      ThreadTracker::Scope done(&threads_);
+      // Moved out so they are destroyed before 'done' lets Finalize go on.
+      ResponseThread(std::move(factory), std::move(in), std::move(delay));
+    }).detach();
+  }
+  catch (const std::exception& e) {
+    threads_.Finished();  // the factory went with the lambda
+    return MakeError(
+        TRITONSERVER_ERROR_INTERNAL,
+        std::string("failed to start response thread: ") + e.what());
+  }
+  return nullptr;
+}
+
+// Builds and sends (not final) the response for element 'idx'. On error,
+// the response (if created) is returned in *response so the caller can
+// send it as the FINAL error response.
+static TRITONSERVER_Error*
+SendElement(
+    TRITONBACKEND_ResponseFactory* factory, int32_t value, uint32_t idx,
+    TRITONBACKEND_Response** response)
+{
+  const int64_t shape[1] = {1};
+  TRITONBACKEND_Output* out = nullptr;
+  TRITONBACKEND_Output* out_idx = nullptr;
+  void* out_buffer = nullptr;
+  void* idx_buffer = nullptr;
+  TRITONSERVER_MemoryType out_type = TRITONSERVER_MEMORY_CPU;
+  TRITONSERVER_MemoryType idx_type = TRITONSERVER_MEMORY_CPU;
+  int64_t out_type_id = 0, idx_type_id = 0;
+
+  THOST_RETURN_IF_ERROR(
+      TRITONBACKEND_ResponseNewFromFactory(response, factory));
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ResponseOutput(
+      *response, &out, "OUT", TRITONSERVER_TYPE_INT32, shape, 1));
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ResponseOutput(
+      *response, &out_idx, "IDX", TRITONSERVER_TYPE_UINT32, shape, 1));
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_OutputBuffer(
+      out, &out_buffer, sizeof(int32_t), &out_type, &out_type_id));
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_OutputBuffer(
+      out_idx, &idx_buffer, sizeof(uint32_t), &idx_type, &idx_type_id));
+  THOST_RETURN_ERROR_IF_FALSE(
+      out_type != TRITONSERVER_MEMORY_GPU &&
+          idx_type != TRITONSERVER_MEMORY_GPU,
+      TRITONSERVER_ERROR_INTERNAL,
+      "failed to create output buffers in CPU memory");
+  std::memcpy(out_buffer, &value, sizeof(value));
+  std::memcpy(idx_buffer, &idx, sizeof(idx));
+
+  TRITONBACKEND_Response* sending = *response;
+  *response = nullptr;  // the host owns it from here, even on failure
+  return TRITONBACKEND_ResponseSend(sending, 0 /* flags */, nullptr);
+}
+
+void
+ModelInstanceState::ResponseThread(
+    ResponseFactoryPtr factory, std::vector<int32_t> in,
+    std::vector<uint32_t> delay)
+{
+  const size_t n = in.size();
+  for (size_t e = 0; e < n; ++e) {
+    THOST_LOG_MESSAGE(
+        TRITONSERVER_LOG_VERBOSE,
+        "waiting " + std::to_string(delay[e]) + " ms, then sending response " +
+            std::to_string(e + 1) + " of " + std::to_string(n));
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay[e]));
+
+    TRITONBACKEND_Response* response = nullptr;
+    TRITONSERVER_Error* err = SendElement(
+        factory.get(), in[e], static_cast<uint32_t>(e), &response);
+    if (err != nullptr) {
+      // End the stream with the error: on the half-built response if there
+      // is one, else on a new one.
+      if (response == nullptr) {
+        THOST_LOG_IF_ERROR(
+            TRITONBACKEND_ResponseNewFromFactory(&response, factory.get()),
+            "failed to create error response");
+      }
+      if (response != nullptr) {
+        THOST_LOG_IF_ERROR(
+            TRITONBACKEND_ResponseSend(
+                response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, err),
+            "failed to send error response");
+      }
+      TRITONSERVER_ErrorDelete(err);
+      return;  // the caller's Scope still counts this thread out
+    }
+  }
+  if (n == 0) {
+    THOST_LOG_MESSAGE(
+        TRITONSERVER_LOG_VERBOSE, "IN size is zero, no responses sent");
+  }
+  THOST_LOG_IF_ERROR(
+      TRITONBACKEND_ResponseFactorySendFlags(
+          factory.get(), TRITONSERVER_RESPONSE_COMPLETE_FINAL),
+      "failed to send final flags");
+}
+
+// Fetches the state an entry point stored earlier.
+template <typename T, typename Handle>
+static TRITONSERVER_Error*
+GetState(
+    Handle* handle, TRITONSERVER_Error* (*getter)(Handle*, void**), T** out)
+{
+  void* state = nullptr;
+  THOST_RETURN_IF_ERROR(getter(handle, &state));
+  *out = static_cast<T*>(state);
+  return nullptr;
+}
+
+}}}  // namespace tritonhost::backend::repeat
+
+//
+// Entry points.
+//
+using tritonhost::backend::repeat::GetState;
+using tritonhost::backend::repeat::ModelInstanceState;
+using tritonhost::backend::repeat::ModelState;
+
+extern "C" {
+
+TRITONBACKEND_ISPEC TRITONSERVER_Error*
+TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model)
+{
+  ModelState* state = nullptr;
+  THOST_RETURN_IF_ERROR(ModelState::Create(model, &state));
+  TRITONSERVER_Error* err = TRITONBACKEND_ModelSetState(model, state);
+  if (err != nullptr) {
+    delete state;
+  }
+  return err;
+}
+
+TRITONBACKEND_ISPEC TRITONSERVER_Error*
+TRITONBACKEND_ModelFinalize(TRITONBACKEND_Model* model)
+{
+  ModelState* state = nullptr;
+  THOST_RETURN_IF_ERROR(GetState(model, TRITONBACKEND_ModelState, &state));
+  delete state;
+  return nullptr;
+}
+
+TRITONBACKEND_ISPEC TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceInitialize(TRITONBACKEND_ModelInstance* instance)
+{
+  ModelInstanceState* state = nullptr;
+  THOST_RETURN_IF_ERROR(ModelInstanceState::Create(instance, &state));
+  TRITONSERVER_Error* err =
+      TRITONBACKEND_ModelInstanceSetState(instance, state);
+  if (err != nullptr) {
+    delete state;
+  }
+  return err;
+}
+
+TRITONBACKEND_ISPEC TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceFinalize(TRITONBACKEND_ModelInstance* instance)
+{
+  ModelInstanceState* state = nullptr;
+  THOST_RETURN_IF_ERROR(
+      GetState(instance, TRITONBACKEND_ModelInstanceState, &state));
+  delete state;  // waits for the instance's response threads
+  return nullptr;
+}
+
+TRITONBACKEND_ISPEC TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceExecute(
+    TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request** requests,
+    const uint32_t request_count)
+{
+  ModelInstanceState* state = nullptr;
+  THOST_RETURN_IF_ERROR(
+      GetState(instance, TRITONBACKEND_ModelInstanceState, &state));
+  return state->Execute(requests, request_count);
+}
+
+}  // extern "C"

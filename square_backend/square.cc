@@ -1,0 +1,555 @@
+// square.cc: the "square" backend (libtriton_square.so), a decoupled model
+// that answers a request whose IN holds k with k responses, each OUT = k.
+//
+// Model: input IN (INT32, [1]) and output OUT (INT32, [1]); max_batch_size
+// is not checked, but every request must be batch-1 (IN of shape [1] or
+// [1,1]); OUT gets as many dimensions as IN, each 1.
+//
+// Optional parameters (string_value holding decimal digits; anything else
+// is logged and ignored), all 0 by default:
+//   CUSTOM_INFER_DELAY_NS   sleep before each response
+//   CUSTOM_OUTPUT_DELAY_NS  sleep after filling each response's output
+//   CUSTOM_CANCEL_DELAY_NS  sleep instead of the infer delay once cancelled
+//   CUSTOM_FAIL_COUNT       the last FAIL_COUNT responses before the empty
+//                           ones carry UNKNOWN "simulated failure"
+//   CUSTOM_EMPTY_COUNT      the last EMPTY_COUNT iterations send nothing
+// Each iteration reports response statistics. If the request is cancelled,
+// that iteration sends nothing, reports a CANCELLED error in its statistics
+// and ends the loop. Every request ends with a flags-only FINAL.
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend_util.hpp"
+
+namespace tritonhost { namespace backend { namespace square {
+
+// The parameters of one model; copied into each response thread.
+struct Parameters {
+  uint64_t infer_delay_ns = 0;
+  uint64_t output_delay_ns = 0;
+  uint64_t cancel_delay_ns = 0;
+  uint64_t fail_count = 0;
+  uint64_t empty_count = 0;
+};
+
+enum class Result { kSuccess, kFail, kEmpty };
+
+// Iteration e of n: success first, then FAIL_COUNT failures, then
+// EMPTY_COUNT empty iterations.
+static Result
+ResultFor(const Parameters& p, uint64_t e, uint64_t n)
+{
+  if (e + p.fail_count + p.empty_count < n) {
+    return Result::kSuccess;
+  }
+  return (e + p.empty_count < n) ? Result::kFail : Result::kEmpty;
+}
+
+static void
+SleepNs(uint64_t ns)
+{
+  if (ns > 0) {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+  }
+}
+
+//
+// ModelState: the validated configuration of one model.
+//
+class ModelState {
+ public:
+  static TRITONSERVER_Error* Create(
+      TRITONBACKEND_Model* model, ModelState** out);
+
+  const Parameters& Params() const { return params_; }
+
+ private:
+  TRITONSERVER_Error* Validate() const;
+  void ReadParameters();
+
+  std::string name_;
+  uint64_t version_ = 0;
+  ModelConfig config_;
+  Parameters params_;
+};
+
+TRITONSERVER_Error*
+ModelState::Create(TRITONBACKEND_Model* model, ModelState** out)
+{
+  std::unique_ptr<ModelState> state(new ModelState());
+  const char* name = nullptr;
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelName(model, &name));
+  state->name_ = name;
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelVersion(model, &state->version_));
+  THOST_LOG_MESSAGE(
+      TRITONSERVER_LOG_INFO, "TRITONBACKEND_ModelInitialize: " +
+                                 state->name_ + " (version " +
+                                 std::to_string(state->version_) + ")");
+  THOST_RETURN_IF_ERROR(ModelConfig::Read(model, &state->config_));
+  THOST_LOG_MESSAGE(
+      TRITONSERVER_LOG_INFO, "model configuration:\n" + state->config_.Json());
+  THOST_RETURN_IF_ERROR(state->Validate());
+  state->ReadParameters();
+  *out = state.release();
+  return nullptr;
+}
+
+static TRITONSERVER_Error*
+CheckTensor(
+    const TensorConfig& t, const std::string& kind, const std::string& name)
+{
+  THOST_RETURN_ERROR_IF_FALSE(
+      t.name == name, TRITONSERVER_ERROR_INVALID_ARG,
+      "square backend: expected " + kind + " tensor name to be " + name +
+          ", got '" + t.name + "'");
+  THOST_RETURN_ERROR_IF_FALSE(
+      t.dims == std::vector<int64_t>{1}, TRITONSERVER_ERROR_INVALID_ARG,
+      "square backend: expected " + name + " dims [1], got " +
+          ShapeToString(t.dims));
+  THOST_RETURN_ERROR_IF_FALSE(
+      t.data_type == "TYPE_INT32", TRITONSERVER_ERROR_INVALID_ARG,
+      "square backend: expected " + name + " data type TYPE_INT32, got '" +
+          t.data_type + "'");
+  return nullptr;
+}
+
+TRITONSERVER_Error*
+ModelState::Validate() const
+{
+  const auto& in = config_.Inputs();
+  const auto& out = config_.Outputs();
+  THOST_RETURN_ERROR_IF_FALSE(
+      in.size() == 1, TRITONSERVER_ERROR_INVALID_ARG,
+      "square backend: expected 1 input (IN), got " +
+          std::to_string(in.size()));
+  THOST_RETURN_ERROR_IF_FALSE(
+      out.size() == 1, TRITONSERVER_ERROR_INVALID_ARG,
+      "square backend: expected 1 output (OUT), got " +
+          std::to_string(out.size()));
+  THOST_RETURN_IF_ERROR(CheckTensor(in[0], "input", "IN"));
+  return CheckTensor(out[0], "output", "OUT");
+}
+
+// Parses a non-empty string of decimal digits that fits uint64_t.
+static bool
+ParseDecimal(const std::string& s, uint64_t* out)
+{
+  uint64_t v = 0;
+  if (s.empty()) {
+    return false;
+  }
+  for (char c : s) {
+    if (c < '0' || c > '9' || v > (UINT64_MAX - (c - '0')) / 10) {
+      return false;
+    }
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  *out = v;
+  return true;
+}
+
+void
+ModelState::ReadParameters()
+{
+  const std::pair<const char*, uint64_t*> known[] = {
+      {"CUSTOM_INFER_DELAY_NS", &params_.infer_delay_ns},
+      {"CUSTOM_OUTPUT_DELAY_NS", &params_.output_delay_ns},
+      {"CUSTOM_CANCEL_DELAY_NS", &params_.cancel_delay_ns},
+      {"CUSTOM_FAIL_COUNT", &params_.fail_count},
+      {"CUSTOM_EMPTY_COUNT", &params_.empty_count},
+  };
+  const auto& given = config_.Parameters();
+  for (const auto& [key, value] : known) {
+    auto it = given.find(key);
+    if (it != given.end() && !ParseDecimal(it->second, value)) {
+      THOST_LOG_MESSAGE(
+          TRITONSERVER_LOG_WARN, "square backend: ignoring parameter " +
+                                     std::string(key) + " = '" + it->second +
+                                     "': not a decimal number");
+    }
+  }
+}
+
+//
+// ModelInstanceState: one instance, and the response threads it started.
+//
+class ModelInstanceState {
+ public:
+  static TRITONSERVER_Error* Create(
+      TRITONBACKEND_ModelInstance* instance, ModelInstanceState** out);
+  // Waits until every response thread of this instance has finished.
+  ~ModelInstanceState();
+
+  TRITONSERVER_Error* Execute(
+      TRITONBACKEND_Request** requests, uint32_t request_count);
+
+ private:
+  ModelInstanceState(TRITONBACKEND_ModelInstance* instance, Parameters params)
+      : instance_(instance), params_(params)
+  {
+  }
+  TRITONSERVER_Error* ProcessRequest(TRITONBACKEND_Request* request);
+  TRITONSERVER_Error* StartResponseThread(
+      ResponseFactoryPtr factory, uint32_t n, uint32_t dims_count);
+  void ResponseThread(
+      ResponseFactoryPtr factory, uint32_t n, uint32_t dims_count);
+  TRITONSERVER_Error* ReportResponseStatistics(
+      TRITONBACKEND_ResponseFactory* factory, uint64_t response_start_ns,
+      uint64_t compute_output_start_ns, uint64_t response_end_ns,
+      TRITONSERVER_Error* error) const;
+
+  TRITONBACKEND_ModelInstance* instance_;
+  const Parameters params_;
+  std::string name_;
+  ThreadTracker threads_;
+};
+
+TRITONSERVER_Error*
+ModelInstanceState::Create(
+    TRITONBACKEND_ModelInstance* instance, ModelInstanceState** out)
+{
+  TRITONBACKEND_Model* model = nullptr;
+  void* model_state = nullptr;
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceModel(instance, &model));
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelState(model, &model_state));
+  THOST_RETURN_ERROR_IF_FALSE(
+      model_state != nullptr, TRITONSERVER_ERROR_INTERNAL,
+      "square backend: model state missing; was ModelInitialize called?");
+  std::unique_ptr<ModelInstanceState> state(new ModelInstanceState(
+      instance, static_cast<ModelState*>(model_state)->Params()));
+
+  const char* name = nullptr;
+  TRITONSERVER_InstanceGroupKind kind = TRITONSERVER_INSTANCEGROUPKIND_CPU;
+  int32_t device_id = 0;
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceName(instance, &name));
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceKind(instance, &kind));
+  THOST_RETURN_IF_ERROR(
+      TRITONBACKEND_ModelInstanceDeviceId(instance, &device_id));
+  state->name_ = name;
+  THOST_LOG_MESSAGE(
+      TRITONSERVER_LOG_INFO,
+      "TRITONBACKEND_ModelInstanceInitialize: " + state->name_ + " (" +
+          TRITONSERVER_InstanceGroupKindString(kind) + " device " +
+          std::to_string(device_id) + ")");
+  *out = state.release();
+  return nullptr;
+}
+
+ModelInstanceState::~ModelInstanceState()
+{
+  threads_.WaitIdle(std::chrono::milliseconds(10));
+}
+
+// Sends one FINAL response carrying 'err' for a request that has no
+// factory yet, then deletes 'err'.
+static void
+RespondWithError(TRITONBACKEND_Request* request, TRITONSERVER_Error* err)
+{
+  TRITONBACKEND_Response* response = nullptr;
+  THOST_LOG_IF_ERROR(
+      TRITONBACKEND_ResponseNew(&response, request),
+      "failed to create error response");
+  if (response != nullptr) {
+    THOST_LOG_IF_ERROR(
+        TRITONBACKEND_ResponseSend(
+            response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, err),
+        "failed to send error response");
+  }
+  TRITONSERVER_ErrorDelete(err);
+}
+
+TRITONSERVER_Error*
+ModelInstanceState::Execute(
+    TRITONBACKEND_Request** requests, uint32_t request_count)
+{
+  for (uint32_t r = 0; r < request_count; ++r) {
+    TRITONSERVER_Error* err = ProcessRequest(requests[r]);
+    if (err != nullptr) {
+      RespondWithError(requests[r], err);
+    }
+  }
+  // The response threads hold factories, so the requests can go now.
+  for (uint32_t r = 0; r < request_count; ++r) {
+    THOST_LOG_IF_ERROR(
+        TRITONBACKEND_RequestRelease(
+            requests[r], TRITONSERVER_REQUEST_RELEASE_ALL),
+        "failed to release request");
+  }
+  return nullptr;
+}
+
+TRITONSERVER_Error*
+ModelInstanceState::ProcessRequest(TRITONBACKEND_Request* request)
+{
+  TRITONBACKEND_Input* in = nullptr;
+  const int64_t* shape = nullptr;
+  uint32_t dims_count = 0;
+  uint64_t byte_size = 0;
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_RequestInput(request, "IN", &in));
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_InputProperties(
+      in, nullptr, nullptr, &shape, &dims_count, &byte_size, nullptr));
+  THOST_RETURN_ERROR_IF_FALSE(
+      (dims_count == 1 || dims_count == 2) && shape[0] == 1 &&
+          shape[dims_count - 1] == 1,
+      TRITONSERVER_ERROR_INVALID_ARG,
+      "unexpected shape for IN input: " + ShapeToString(shape, dims_count) +
+          ", expected [1] or [1,1]");
+
+  int32_t value = 0;
+  size_t size = sizeof(value);
+  THOST_RETURN_IF_ERROR(
+      ReadInputTensor(request, "IN", reinterpret_cast<char*>(&value), &size));
+  THOST_RETURN_ERROR_IF_FALSE(
+      size == sizeof(value), TRITONSERVER_ERROR_INVALID_ARG,
+      "unexpected size for IN input: " + std::to_string(size) +
+          " bytes, expected 4");
+  THOST_RETURN_ERROR_IF_FALSE(
+      value >= 0, TRITONSERVER_ERROR_INVALID_ARG,
+      "IN must not be negative, got " + std::to_string(value));
+
+  TRITONBACKEND_ResponseFactory* factory = nullptr;
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ResponseFactoryNew(&factory, request));
+  return StartResponseThread(
+      ResponseFactoryPtr(factory), static_cast<uint32_t>(value), dims_count);
+}
+
+TRITONSERVER_Error*
+ModelInstanceState::StartResponseThread(
+    ResponseFactoryPtr factory, uint32_t n, uint32_t dims_count)
+{
+  threads_.Starting();
+  try {
+    std::thread([this, factory = std::move(factory), n, dims_count]() mutable {
+      ThreadTracker::Scope done(&threads_);
+      // Moved out so it is deleted before 'done' lets Finalize go on.
+      ResponseThread(std::move(factory), n, dims_count);
+    }).detach();
+  }
+  catch (const std::exception& e) {
+    threads_.Finished();  // the factory went with the lambda
+    return MakeError(
+        TRITONSERVER_ERROR_INTERNAL,
+        std::string("failed to start response thread: ") + e.what());
+  }
+  return nullptr;
+}
+
+// Creates a response with OUT = value (shape dims_count x 1). On error the
+// half-built response, if any, stays in *response for the caller to end.
+static TRITONSERVER_Error*
+BuildResponse(
+    TRITONBACKEND_ResponseFactory* factory, int32_t value, uint32_t dims_count,
+    TRITONBACKEND_Response** response)
+{
+  const std::vector<int64_t> shape(dims_count, 1);
+  TRITONBACKEND_Output* out = nullptr;
+  void* buffer = nullptr;
+  TRITONSERVER_MemoryType memory_type = TRITONSERVER_MEMORY_CPU;
+  int64_t memory_type_id = 0;
+  THOST_RETURN_IF_ERROR(
+      TRITONBACKEND_ResponseNewFromFactory(response, factory));
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ResponseOutput(
+      *response, &out, "OUT", TRITONSERVER_TYPE_INT32, shape.data(),
+      dims_count));
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_OutputBuffer(
+      out, &buffer, sizeof(int32_t), &memory_type, &memory_type_id));
+  THOST_RETURN_ERROR_IF_FALSE(
+      memory_type != TRITONSERVER_MEMORY_GPU, TRITONSERVER_ERROR_INTERNAL,
+      "failed to create output buffer in CPU memory");
+  std::memcpy(buffer, &value, sizeof(value));
+  return nullptr;
+}
+
+// Ends the request's stream with 'err' (a FINAL error response, on
+// 'response' if the caller has one) and deletes 'err'.
+static void
+SendFinalError(
+    TRITONBACKEND_ResponseFactory* factory, TRITONBACKEND_Response* response,
+    TRITONSERVER_Error* err)
+{
+  if (response == nullptr) {
+    THOST_LOG_IF_ERROR(
+        TRITONBACKEND_ResponseNewFromFactory(&response, factory),
+        "failed to create error response");
+  }
+  if (response != nullptr) {
+    THOST_LOG_IF_ERROR(
+        TRITONBACKEND_ResponseSend(
+            response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, err),
+        "failed to send error response");
+  }
+  TRITONSERVER_ErrorDelete(err);
+}
+
+void
+ModelInstanceState::ResponseThread(
+    ResponseFactoryPtr factory, uint32_t n, uint32_t dims_count)
+{
+  for (uint32_t e = 0; e < n; ++e) {
+    const uint64_t response_start_ns = NowNs();
+    bool cancelled = false;
+    TRITONSERVER_Error* err =
+        TRITONBACKEND_ResponseFactoryIsCancelled(factory.get(), &cancelled);
+    if (err != nullptr) {
+      return SendFinalError(factory.get(), nullptr, err);
+    }
+    SleepNs(cancelled ? params_.cancel_delay_ns : params_.infer_delay_ns);
+
+    const Result result = ResultFor(params_, e, n);
+    uint64_t compute_output_start_ns = 0;
+    TRITONBACKEND_Response* response = nullptr;
+    if (!cancelled && result != Result::kEmpty) {
+      compute_output_start_ns = NowNs();
+      err = BuildResponse(
+          factory.get(), static_cast<int32_t>(n), dims_count, &response);
+      if (err != nullptr) {
+        return SendFinalError(factory.get(), response, err);
+      }
+      SleepNs(params_.output_delay_ns);
+    }
+    const uint64_t response_end_ns = NowNs();
+
+    ErrorPtr error;
+    if (cancelled) {
+      error.reset(MakeError(TRITONSERVER_ERROR_CANCELLED, "cancelled"));
+    } else if (result == Result::kFail) {
+      error.reset(MakeError(TRITONSERVER_ERROR_UNKNOWN, "simulated failure"));
+    }
+    if (response != nullptr) {
+      THOST_LOG_IF_ERROR(
+          TRITONBACKEND_ResponseSend(response, 0 /* flags */, error.get()),
+          "failed to send response");
+    }
+    err = ReportResponseStatistics(
+        factory.get(), response_start_ns, compute_output_start_ns,
+        response_end_ns, error.get());
+    if (err != nullptr) {
+      return SendFinalError(factory.get(), nullptr, err);
+    }
+    THOST_LOG_MESSAGE(
+        TRITONSERVER_LOG_VERBOSE, "finished response " + std::to_string(e + 1) +
+                                      " of " + std::to_string(n) +
+                                      (cancelled ? " (cancelled)" : ""));
+    if (cancelled) {
+      break;
+    }
+  }
+  if (n == 0) {
+    THOST_LOG_MESSAGE(
+        TRITONSERVER_LOG_VERBOSE, "IN is zero, no responses sent");
+  }
+  THOST_LOG_IF_ERROR(
+      TRITONBACKEND_ResponseFactorySendFlags(
+          factory.get(), TRITONSERVER_RESPONSE_COMPLETE_FINAL),
+      "failed to send final flags");
+}
+
+TRITONSERVER_Error*
+ModelInstanceState::ReportResponseStatistics(
+    TRITONBACKEND_ResponseFactory* factory, uint64_t response_start_ns,
+    uint64_t compute_output_start_ns, uint64_t response_end_ns,
+    TRITONSERVER_Error* error) const
+{
+  TRITONBACKEND_ModelInstanceResponseStatistics* raw = nullptr;
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceResponseStatisticsNew(&raw));
+  ResponseStatisticsPtr stats(raw);
+  THOST_RETURN_IF_ERROR(
+      TRITONBACKEND_ModelInstanceResponseStatisticsSetModelInstance(
+          stats.get(), instance_));
+  THOST_RETURN_IF_ERROR(
+      TRITONBACKEND_ModelInstanceResponseStatisticsSetResponseFactory(
+          stats.get(), factory));
+  THOST_RETURN_IF_ERROR(
+      TRITONBACKEND_ModelInstanceResponseStatisticsSetResponseStart(
+          stats.get(), response_start_ns));
+  THOST_RETURN_IF_ERROR(
+      TRITONBACKEND_ModelInstanceResponseStatisticsSetComputeOutputStart(
+          stats.get(), compute_output_start_ns));
+  THOST_RETURN_IF_ERROR(
+      TRITONBACKEND_ModelInstanceResponseStatisticsSetResponseEnd(
+          stats.get(), response_end_ns));
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceResponseStatisticsSetError(
+      stats.get(), error));
+  return TRITONBACKEND_ModelInstanceReportResponseStatistics(stats.get());
+}
+
+// Fetches the state an entry point stored earlier.
+template <typename T, typename Handle>
+static TRITONSERVER_Error*
+GetState(
+    Handle* handle, TRITONSERVER_Error* (*getter)(Handle*, void**), T** out)
+{
+  void* state = nullptr;
+  THOST_RETURN_IF_ERROR(getter(handle, &state));
+  *out = static_cast<T*>(state);
+  return nullptr;
+}
+
+}}}  // namespace tritonhost::backend::square
+
+//
+// Entry points.
+//
+using tritonhost::backend::square::GetState;
+using tritonhost::backend::square::ModelInstanceState;
+using tritonhost::backend::square::ModelState;
+
+extern "C" {
+
+TRITONBACKEND_ISPEC TRITONSERVER_Error*
+TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model)
+{
+  ModelState* state = nullptr;
+  THOST_RETURN_IF_ERROR(ModelState::Create(model, &state));
+  TRITONSERVER_Error* err = TRITONBACKEND_ModelSetState(model, state);
+  if (err != nullptr) {
+    delete state;
+  }
+  return err;
+}
+
+TRITONBACKEND_ISPEC TRITONSERVER_Error*
+TRITONBACKEND_ModelFinalize(TRITONBACKEND_Model* model)
+{
+  ModelState* state = nullptr;
+  THOST_RETURN_IF_ERROR(GetState(model, TRITONBACKEND_ModelState, &state));
+  delete state;
+  return nullptr;
+}
+
+TRITONBACKEND_ISPEC TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceInitialize(TRITONBACKEND_ModelInstance* instance)
+{
+  ModelInstanceState* state = nullptr;
+  THOST_RETURN_IF_ERROR(ModelInstanceState::Create(instance, &state));
+  TRITONSERVER_Error* err =
+      TRITONBACKEND_ModelInstanceSetState(instance, state);
+  if (err != nullptr) {
+    delete state;
+  }
+  return err;
+}
+
+TRITONBACKEND_ISPEC TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceFinalize(TRITONBACKEND_ModelInstance* instance)
+{
+  ModelInstanceState* state = nullptr;
+  THOST_RETURN_IF_ERROR(
+      GetState(instance, TRITONBACKEND_ModelInstanceState, &state));
+  delete state;  // waits for the instance's response threads
+  return nullptr;
+}
+
+TRITONBACKEND_ISPEC TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceExecute(
+    TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request** requests,
+    const uint32_t request_count)
+{
+  ModelInstanceState* state = nullptr;
+  THOST_RETURN_IF_ERROR(
+      GetState(instance, TRITONBACKEND_ModelInstanceState, &state));
+  return state->Execute(requests, request_count);
+}
+
+}  // extern "C"
