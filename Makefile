@@ -1,0 +1,54 @@
+# tritonhost: `make help` lists the tasks.
+
+GO        ?= go
+BIN_DIR   ?= bin
+BACKENDS_DIR ?= backends
+BUILD_DIR ?= build
+GRPC_PORT ?= 8001
+VERBOSE   ?= 0
+
+include mk/backends.mk
+
+TRITONHOST := $(BIN_DIR)/tritonhost
+GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' 2>/dev/null) \
+              $(wildcard abi/*.c abi/*.h include/triton/core/*.h) go.mod go.sum
+
+.DEFAULT_GOAL := all
+
+.PHONY: all
+all: $(TRITONHOST) backends ## build the server and every backend
+
+.PHONY: backends
+backends: $(BACKEND_LIBS) ## build the repeat, square and identity backends into backends/
+
+$(TRITONHOST): $(GO_SOURCES)
+	@mkdir -p $(BIN_DIR)
+	$(GO) build -o $@ ./cmd/tritonhost
+
+.PHONY: serve
+serve: all ## build everything and serve examples/models on localhost:8001
+	$(TRITONHOST) serve --model-repository examples/models --backend-directory $(BACKENDS_DIR) \
+		--grpc-address 127.0.0.1 --grpc-port $(GRPC_PORT) --log-verbose $(VERBOSE)
+
+.PHONY: test
+test: all ## run every test, with the race detector, then the cgo boundary under cgocheck2
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./abi/... ./loader/...
+
+.PHONY: bench
+bench: all ## run the benchmarks
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+.PHONY: proto
+proto: ## regenerate the Go code of proto/*.proto (needs protoc, protoc-gen-go, protoc-gen-go-grpc)
+	protoc --proto_path=proto --go_out=. --go_opt=module=tritonhost proto/model_config.proto
+
+.PHONY: clean
+clean: ## remove build outputs
+	rm -rf $(BIN_DIR) $(BUILD_DIR) $(BACKENDS_DIR)
+
+.PHONY: help
+help: ## list the tasks
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^[^:]*:([a-z-]+):.*## /\1\t/; s/^([a-z-]+):.*## /\1\t/' | \
+		awk -F'\t' '{ printf "  make %-10s %s\n", $$1, $$2 }'
