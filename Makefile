@@ -42,7 +42,8 @@ bench: all ## run the benchmarks
 
 .PHONY: proto
 proto: ## regenerate the Go code of proto/*.proto (needs protoc, protoc-gen-go, protoc-gen-go-grpc)
-	protoc --proto_path=proto --go_out=. --go_opt=module=tritonhost proto/model_config.proto
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" protoc --proto_path=proto --go_out=. --go_opt=module=tritonhost \
+		--go-grpc_out=. --go-grpc_opt=module=tritonhost proto/model_config.proto proto/grpc_service.proto
 
 .PHONY: clean
 clean: ## remove build outputs
