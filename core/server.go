@@ -263,6 +263,28 @@ func (s *Server) Model(name string, version int64) (*Model, error) {
 	return best, nil
 }
 
+// Versions returns the loaded versions of a model, ascending; nil if the
+// model is unknown or has none loaded.
+func (s *Server) Versions(name string) []int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e := s.models[name]
+	if e == nil {
+		return nil
+	}
+	var out []int64
+	for v, m := range e.versions {
+		if m.State() == StateReady {
+			out = append(out, v)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// Logger returns the server's logger.
+func (s *Server) Logger() *serverlog.Logger { return s.log }
+
 // Infer validates req and queues it. Validation errors (unknown model or
 // version, bad inputs) are returned at once and fn is never called.
 // Otherwise Infer returns nil and fn receives every response, the last with

@@ -39,6 +39,7 @@ type Logger struct {
 	verbose atomic.Int32
 	off     [3]atomic.Bool // Info, Warning, Error switched off
 	now     func() time.Time
+	iso8601 atomic.Bool
 	watchMu sync.Mutex
 	watch   []func()
 }
@@ -63,6 +64,33 @@ func Discard() *Logger {
 func (l *Logger) SetVerbose(n int) {
 	l.verbose.Store(int32(n))
 	l.changed()
+}
+
+// Format is a log line format, as Triton's --log-format.
+type Format string
+
+// Log formats.
+const (
+	FormatDefault Format = "default"
+	FormatISO8601 Format = "ISO8601"
+)
+
+// SetFormat selects the line format.
+func (l *Logger) SetFormat(f Format) { l.iso8601.Store(f == FormatISO8601) }
+
+// CurrentFormat returns the line format.
+func (l *Logger) CurrentFormat() Format {
+	if l.iso8601.Load() {
+		return FormatISO8601
+	}
+	return FormatDefault
+}
+
+// SetOutput replaces the writer lines go to.
+func (l *Logger) SetOutput(w io.Writer) {
+	l.mu.Lock()
+	l.w = w
+	l.mu.Unlock()
 }
 
 // OnChange registers f to run after every change of the enabled levels, so a
@@ -120,9 +148,14 @@ func (l *Logger) Log(level Level, file string, line int, msg string) {
 	}
 	t := l.now()
 	buf := make([]byte, 0, 64+len(file)+len(msg))
-	buf = append(buf, letter)
-	buf = t.AppendFormat(buf, "0102 15:04:05.000000")
-	buf = append(buf, ' ')
+	if l.iso8601.Load() {
+		buf = t.UTC().AppendFormat(buf, "2006-01-02T15:04:05Z")
+		buf = append(buf, ' ', letter, ' ')
+	} else {
+		buf = append(buf, letter)
+		buf = t.AppendFormat(buf, "0102 15:04:05.000000")
+		buf = append(buf, ' ')
+	}
 	buf = append(buf, l.pid...)
 	buf = append(buf, ' ')
 	buf = append(buf, filepath.Base(file)...)

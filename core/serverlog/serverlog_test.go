@@ -63,3 +63,15 @@ func TestVerbosefLevels(t *testing.T) {
 		t.Fatalf("unexpected output %q", out)
 	}
 }
+
+func TestISO8601Format(t *testing.T) {
+	var buf bytes.Buffer
+	l := New(&buf)
+	l.now = func() time.Time { return time.Date(2026, 11, 22, 9, 8, 7, 0, time.UTC) }
+	l.pid = "7"
+	l.SetFormat(FormatISO8601)
+	l.Log(Error, "x.go", 3, "boom")
+	if got, want := buf.String(), "2026-11-22T09:08:07Z E 7 x.go:3] boom\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,15 @@
+// Command tritonhost serves Triton-style C backends over Triton's gRPC
+// protocol, and talks to such a server from the command line.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if err := newRootCommand().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "tritonhost:", err)
+		os.Exit(1)
+	}
+}

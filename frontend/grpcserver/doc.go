@@ -1,0 +1,15 @@
+// Package grpcserver serves a core.Server over Triton's gRPC protocol,
+// inference.GRPCInferenceService, wire-compatible with Triton's
+// grpc_service.proto, so Triton's own clients and tools work unchanged.
+//
+// ModelInfer serves models that send one response per request.
+// ModelStreamInfer serves every model, and is the only way to reach a
+// decoupled one: each response carries the request's id and the response
+// parameter triton_final_response; errors for one request travel as
+// error_message and the stream stays open for the others.
+//
+// A stream has one reader goroutine (Recv, decode, submit) and sends only
+// from its handler goroutine, through a bounded queue that backend threads
+// push into: when the client reads slowly, backends wait instead of memory
+// growing. When the stream ends, its pending requests are cancelled.
+package grpcserver

@@ -1,0 +1,331 @@
+package grpcserver
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	"tritonhost/core"
+	pb "tritonhost/frontend/inferencepb"
+)
+
+// DefaultMaxMessageBytes is the default limit on one gRPC message, sent or
+// received: room for 64 MiB tensors several times over. Triton itself allows
+// up to 2 GiB.
+const DefaultMaxMessageBytes = 256 << 20
+
+// Options configure a Service.
+type Options struct {
+	// ServerName and ServerVersion are what ServerMetadata reports.
+	ServerName    string
+	ServerVersion string
+	// MaxMessageBytes bounds a gRPC message in both directions (default
+	// DefaultMaxMessageBytes; up to math.MaxInt32).
+	MaxMessageBytes int
+	// StreamQueue is how many responses a stream buffers before backends
+	// producing its responses wait (default 256).
+	StreamQueue int
+	// StrictReadiness makes ServerReady true only when every model loaded
+	// (Triton's --strict-readiness); otherwise a live server is ready.
+	StrictReadiness bool
+}
+
+// Service implements inference.GRPCInferenceService over a core.Server.
+type Service struct {
+	pb.UnimplementedGRPCInferenceServiceServer
+	core   *core.Server
+	opts   Options
+	health *health.Server
+
+	drainOnce sync.Once
+	draining  chan struct{} // closed when the server starts shutting down
+
+	logMu   sync.Mutex
+	logFile string   // current log file ("" for standard error)
+	logOut  *os.File // open log file, if any
+}
+
+var _ pb.GRPCInferenceServiceServer = (*Service)(nil)
+
+// New returns a service over srv.
+func New(srv *core.Server, opts Options) *Service {
+	if opts.ServerName == "" {
+		opts.ServerName = "tritonhost"
+	}
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	opts.MaxMessageBytes = min(opts.MaxMessageBytes, math.MaxInt32)
+	if opts.StreamQueue <= 0 {
+		opts.StreamQueue = 256
+	}
+	return &Service{core: srv, opts: opts, health: health.NewServer(), draining: make(chan struct{})}
+}
+
+// NewGRPCServer returns a grpc.Server with the service, gRPC health checking
+// and server reflection registered, and the message size limits applied.
+func (s *Service) NewGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
+	opts := append([]grpc.ServerOption{
+		grpc.MaxRecvMsgSize(s.opts.MaxMessageBytes),
+		grpc.MaxSendMsgSize(s.opts.MaxMessageBytes),
+	}, extra...)
+	g := grpc.NewServer(opts...)
+	pb.RegisterGRPCInferenceServiceServer(g, s)
+	healthpb.RegisterHealthServer(g, s.health)
+	reflection.Register(g)
+	return g
+}
+
+// Drain starts a graceful shutdown: health checks report NOT_SERVING, new
+// requests are refused with UNAVAILABLE, and each stream ends once its
+// pending requests have completed.
+func (s *Service) Drain() {
+	s.drainOnce.Do(func() {
+		s.health.Shutdown()
+		close(s.draining)
+	})
+}
+
+func (s *Service) isDraining() bool {
+	select {
+	case <-s.draining:
+		return true
+	default:
+		return false
+	}
+}
+
+// ServerLive reports whether the server is up.
+func (s *Service) ServerLive(context.Context, *pb.ServerLiveRequest) (*pb.ServerLiveResponse, error) {
+	return &pb.ServerLiveResponse{Live: s.core.Live() && !s.isDraining()}, nil
+}
+
+// ServerReady reports whether every model loaded and the server accepts
+// requests.
+func (s *Service) ServerReady(context.Context, *pb.ServerReadyRequest) (*pb.ServerReadyResponse, error) {
+	ready := s.core.Live()
+	if s.opts.StrictReadiness {
+		ready = s.core.Ready()
+	}
+	return &pb.ServerReadyResponse{Ready: ready && !s.isDraining()}, nil
+}
+
+// ModelReady reports whether a model version can take requests.
+func (s *Service) ModelReady(_ context.Context, req *pb.ModelReadyRequest) (*pb.ModelReadyResponse, error) {
+	m, err := s.model(req.GetName(), req.GetVersion())
+	if err != nil {
+		if core.CodeOf(err) == core.CodeInvalidArg {
+			return nil, toStatus(err)
+		}
+		return &pb.ModelReadyResponse{Ready: false}, nil
+	}
+	return &pb.ModelReadyResponse{Ready: m.State() == core.StateReady && !s.isDraining()}, nil
+}
+
+// ServerMetadata reports the server's name, version and protocol extensions.
+func (s *Service) ServerMetadata(context.Context, *pb.ServerMetadataRequest) (*pb.ServerMetadataResponse, error) {
+	return &pb.ServerMetadataResponse{
+		Name:       s.opts.ServerName,
+		Version:    s.opts.ServerVersion,
+		Extensions: []string{"model_configuration", "model_repository", "model_repository(unload_dependents)", "statistics", "parameters", "logging"},
+	}, nil
+}
+
+// model resolves a model name and a version string ("" for the newest).
+func (s *Service) model(name, version string) (*core.Model, error) {
+	if name == "" {
+		return nil, core.Errorf(core.CodeInvalidArg, "a model name is required")
+	}
+	var v int64
+	if version != "" {
+		n, err := strconv.ParseInt(version, 10, 64)
+		if err != nil || n < 1 {
+			return nil, core.Errorf(core.CodeInvalidArg, "model %q: version %q is not a positive integer", name, version)
+		}
+		v = n
+	}
+	return s.core.Model(name, v)
+}
+
+// ModelMetadata reports a model's versions and tensor signatures; batching
+// models show the batch dimension as -1.
+func (s *Service) ModelMetadata(_ context.Context, req *pb.ModelMetadataRequest) (*pb.ModelMetadataResponse, error) {
+	m, err := s.model(req.GetName(), req.GetVersion())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	cfg := m.Config()
+	resp := &pb.ModelMetadataResponse{Name: m.Name(), Platform: cfg.GetPlatform()}
+	if resp.Platform == "" {
+		resp.Platform = cfg.GetBackend()
+	}
+	for _, v := range s.core.Versions(m.Name()) {
+		resp.Versions = append(resp.Versions, strconv.FormatInt(v, 10))
+	}
+	shape := func(dims []int64) []int64 {
+		if cfg.GetMaxBatchSize() > 0 {
+			return append([]int64{-1}, dims...)
+		}
+		return dims
+	}
+	for _, in := range cfg.GetInput() {
+		resp.Inputs = append(resp.Inputs, &pb.ModelMetadataResponse_TensorMetadata{
+			Name: in.GetName(), Datatype: core.DataType(in.GetDataType()).String(), Shape: shape(in.GetDims())})
+	}
+	for _, out := range cfg.GetOutput() {
+		resp.Outputs = append(resp.Outputs, &pb.ModelMetadataResponse_TensorMetadata{
+			Name: out.GetName(), Datatype: core.DataType(out.GetDataType()).String(), Shape: shape(out.GetDims())})
+	}
+	return resp, nil
+}
+
+// ModelConfig returns a model's configuration as loaded (normalized, and
+// completed by its backend).
+func (s *Service) ModelConfig(_ context.Context, req *pb.ModelConfigRequest) (*pb.ModelConfigResponse, error) {
+	m, err := s.model(req.GetName(), req.GetVersion())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.ModelConfigResponse{Config: m.Config()}, nil
+}
+
+// ModelStatistics reports the statistics the core and the backends
+// recorded, for one model (and version) or all.
+func (s *Service) ModelStatistics(_ context.Context, req *pb.ModelStatisticsRequest) (*pb.ModelStatisticsResponse, error) {
+	var version int64
+	if v := req.GetVersion(); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return nil, status.Errorf(codes.InvalidArgument, "model %q: version %q is not a positive integer", req.GetName(), v)
+		}
+		version = n
+	}
+	stats, err := s.core.Statistics(req.GetName(), version)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp := &pb.ModelStatisticsResponse{}
+	for _, st := range stats {
+		resp.ModelStats = append(resp.ModelStats, encodeStatistics(st))
+	}
+	return resp, nil
+}
+
+func duration(d core.Duration) *pb.StatisticDuration {
+	return &pb.StatisticDuration{Count: d.Count, Ns: d.Ns}
+}
+
+func encodeStatistics(st core.ModelStatistics) *pb.ModelStatistics {
+	inf := st.Inference
+	out := &pb.ModelStatistics{
+		Name:           st.Name,
+		Version:        strconv.FormatInt(st.Version, 10),
+		LastInference:  st.LastInference,
+		InferenceCount: st.InferenceCount,
+		ExecutionCount: st.ExecutionCount,
+		InferenceStats: &pb.InferStatistics{
+			Success: duration(inf.Success), Fail: duration(inf.Fail), Queue: duration(inf.Queue),
+			ComputeInput: duration(inf.ComputeInput), ComputeInfer: duration(inf.ComputeInfer),
+			ComputeOutput: duration(inf.ComputeOutput), CacheHit: duration(inf.CacheHit), CacheMiss: duration(inf.CacheMiss),
+		},
+		ResponseStats: map[string]*pb.InferResponseStatistics{},
+	}
+	for _, b := range st.Batches {
+		out.BatchStats = append(out.BatchStats, &pb.InferBatchStatistics{BatchSize: b.BatchSize,
+			ComputeInput: duration(b.ComputeInput), ComputeInfer: duration(b.ComputeInfer), ComputeOutput: duration(b.ComputeOutput)})
+	}
+	for k, r := range st.Responses {
+		out.ResponseStats[k] = &pb.InferResponseStatistics{
+			ComputeInfer: duration(r.ComputeInfer), ComputeOutput: duration(r.ComputeOutput),
+			Success: duration(r.Success), Fail: duration(r.Fail), EmptyResponse: duration(r.EmptyResponse), Cancel: duration(r.Cancel)}
+	}
+	return out
+}
+
+// RepositoryIndex lists the models of the repositories and their state.
+func (s *Service) RepositoryIndex(_ context.Context, req *pb.RepositoryIndexRequest) (*pb.RepositoryIndexResponse, error) {
+	if req.GetRepositoryName() != "" {
+		return nil, status.Errorf(codes.Unimplemented, "repository_name %q: naming a repository is not supported; leave it empty", req.GetRepositoryName())
+	}
+	resp := &pb.RepositoryIndexResponse{}
+	for _, st := range s.core.RepositoryIndex() {
+		if req.GetReady() && st.State != core.StateReady {
+			continue
+		}
+		resp.Models = append(resp.Models, &pb.RepositoryIndexResponse_ModelIndex{
+			Name: st.Name, Version: st.Version, State: st.State.String(), Reason: st.Reason})
+	}
+	return resp, nil
+}
+
+// RepositoryModelLoad loads or reloads a model (explicit model control).
+func (s *Service) RepositoryModelLoad(_ context.Context, req *pb.RepositoryModelLoadRequest) (*pb.RepositoryModelLoadResponse, error) {
+	if len(req.GetParameters()) > 0 {
+		return nil, status.Errorf(codes.Unimplemented, "model %q: load parameters (config overrides, model files) are not supported", req.GetModelName())
+	}
+	if err := s.core.LoadModel(req.GetModelName()); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.RepositoryModelLoadResponse{}, nil
+}
+
+// RepositoryModelUnload unloads a model (explicit model control).
+func (s *Service) RepositoryModelUnload(ctx context.Context, req *pb.RepositoryModelUnloadRequest) (*pb.RepositoryModelUnloadResponse, error) {
+	if err := s.core.UnloadModel(ctx, req.GetModelName()); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.RepositoryModelUnloadResponse{}, nil
+}
+
+func unimplemented(rpc, why string) error {
+	return status.Errorf(codes.Unimplemented, "%s is not supported by this server yet: %s", rpc, why)
+}
+
+// SystemSharedMemoryStatus is not supported yet.
+func (s *Service) SystemSharedMemoryStatus(context.Context, *pb.SystemSharedMemoryStatusRequest) (*pb.SystemSharedMemoryStatusResponse, error) {
+	return nil, unimplemented("SystemSharedMemoryStatus", "send tensors in the request instead of shared memory")
+}
+
+// SystemSharedMemoryRegister is not supported yet.
+func (s *Service) SystemSharedMemoryRegister(context.Context, *pb.SystemSharedMemoryRegisterRequest) (*pb.SystemSharedMemoryRegisterResponse, error) {
+	return nil, unimplemented("SystemSharedMemoryRegister", "send tensors in the request instead of shared memory")
+}
+
+// SystemSharedMemoryUnregister is not supported yet.
+func (s *Service) SystemSharedMemoryUnregister(context.Context, *pb.SystemSharedMemoryUnregisterRequest) (*pb.SystemSharedMemoryUnregisterResponse, error) {
+	return nil, unimplemented("SystemSharedMemoryUnregister", "send tensors in the request instead of shared memory")
+}
+
+// CudaSharedMemoryStatus is not supported yet.
+func (s *Service) CudaSharedMemoryStatus(context.Context, *pb.CudaSharedMemoryStatusRequest) (*pb.CudaSharedMemoryStatusResponse, error) {
+	return nil, unimplemented("CudaSharedMemoryStatus", "CUDA shared memory needs the GPU support")
+}
+
+// CudaSharedMemoryRegister is not supported yet.
+func (s *Service) CudaSharedMemoryRegister(context.Context, *pb.CudaSharedMemoryRegisterRequest) (*pb.CudaSharedMemoryRegisterResponse, error) {
+	return nil, unimplemented("CudaSharedMemoryRegister", "CUDA shared memory needs the GPU support")
+}
+
+// CudaSharedMemoryUnregister is not supported yet.
+func (s *Service) CudaSharedMemoryUnregister(context.Context, *pb.CudaSharedMemoryUnregisterRequest) (*pb.CudaSharedMemoryUnregisterResponse, error) {
+	return nil, unimplemented("CudaSharedMemoryUnregister", "CUDA shared memory needs the GPU support")
+}
+
+// TraceSetting is not supported yet.
+func (s *Service) TraceSetting(context.Context, *pb.TraceSettingRequest) (*pb.TraceSettingResponse, error) {
+	return nil, unimplemented("TraceSetting", "request tracing is not available")
+}
+
+func errorf(code codes.Code, format string, args ...any) error {
+	return status.Error(code, fmt.Sprintf(format, args...))
+}
