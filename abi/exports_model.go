@@ -62,25 +62,14 @@ func thostReportBatchStatistics(instKey, batchSize, execStart, computeStart, com
 	return nil
 }
 
-//export thostReportResponseStatistics
-func thostReportResponseStatistics(instKey, reqKey, start, computeOutputStart, end C.uint64_t, hasError C.bool, code C.int) (ret *C.TRITONSERVER_Error) {
+//export thostResponseStatistics
+func thostResponseStatistics(reqKey C.uint64_t, stats *C.struct_thost_rstat, nstats C.uint32_t) (ret *C.TRITONSERVER_Error) {
 	defer recoverError("TRITONBACKEND_ModelInstanceReportResponseStatistics", &ret)
-	inst, ok := instances.get(uint64(instKey))
-	if !ok {
-		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ModelInstanceReportResponseStatistics: the instance is no longer known to the server")
-	}
 	st, ok := requests.get(uint64(reqKey))
 	if !ok {
 		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ModelInstanceReportResponseStatistics: the factory's request is no longer known to the server")
 	}
-	outcome := core.ResponseSucceeded
-	switch {
-	case bool(hasError) && core.Code(code) == core.CodeCancelled:
-		outcome = core.ResponseCancelled
-	case bool(hasError):
-		outcome = core.ResponseFailed
-	}
-	inst.ReportResponseStatistics(st.req.Responder(), uint64(start), uint64(computeOutputStart), uint64(end), outcome)
+	st.recordStats(stats, nstats)
 	return nil
 }
 

@@ -41,11 +41,12 @@ func thostRequestRelease(blk *C.TRITONBACKEND_Request, flags C.uint32_t) (ret *C
 }
 
 //export thostRequestContextDone
-func thostRequestContextDone(key C.uint64_t) {
+func thostRequestContextDone(key C.uint64_t, stats *C.struct_thost_rstat, nstats C.uint32_t) {
 	st, ok := requests.take(uint64(key))
 	if !ok {
 		return
 	}
+	st.recordStats(stats, nstats)
 	st.mu.Lock()
 	st.dead = true
 	failed := st.executeFailed
@@ -60,17 +61,18 @@ func thostRequestContextDone(key C.uint64_t) {
 }
 
 //export thostResponseSend
-func thostResponseSend(resp *C.TRITONBACKEND_Response, flags C.uint32_t, cerr *C.TRITONSERVER_Error) (ret *C.TRITONSERVER_Error) {
+func thostResponseSend(resp *C.TRITONBACKEND_Response, flags C.uint32_t, cerr *C.TRITONSERVER_Error, stats *C.struct_thost_rstat, nstats C.uint32_t) (ret *C.TRITONSERVER_Error) {
 	defer recoverError("TRITONBACKEND_ResponseSend", &ret)
 	st, ok := requests.get(uint64(resp.ctx.key))
 	if !ok {
 		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ResponseSend: the response's request is no longer known to the server")
 	}
+	st.recordStats(stats, nstats)
 	f := uint32(flags)
 	if f&^core.ResponseCompleteFinal != 0 {
 		return cErrorf(core.CodeInvalidArg, "TRITONBACKEND_ResponseSend: unknown send flags %#x", f)
 	}
-	r := convertResponse(resp)
+	r := convertResponse(resp, st.req.RequestedOutputs())
 	if cerr != nil {
 		r.Outputs = nil
 		r.Err = core.Errorf(core.Code(cerr.code), "%s", errorMessage(cerr))
@@ -79,12 +81,13 @@ func thostResponseSend(resp *C.TRITONBACKEND_Response, flags C.uint32_t, cerr *C
 }
 
 //export thostSendFlags
-func thostSendFlags(key C.uint64_t, flags C.uint32_t) (ret *C.TRITONSERVER_Error) {
+func thostSendFlags(key C.uint64_t, flags C.uint32_t, stats *C.struct_thost_rstat, nstats C.uint32_t) (ret *C.TRITONSERVER_Error) {
 	defer recoverError("TRITONBACKEND_ResponseFactorySendFlags", &ret)
 	st, ok := requests.get(uint64(key))
 	if !ok {
 		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ResponseFactorySendFlags: the factory's request is no longer known to the server")
 	}
+	st.recordStats(stats, nstats)
 	f := uint32(flags)
 	if f&^core.ResponseCompleteFinal != 0 {
 		return cErrorf(core.CodeInvalidArg, "TRITONBACKEND_ResponseFactorySendFlags: unknown send flags %#x", f)
@@ -95,40 +98,55 @@ func thostSendFlags(key C.uint64_t, flags C.uint32_t) (ret *C.TRITONSERVER_Error
 	return cError(st.req.Responder().SendFinal())
 }
 
-// convertResponse copies a C response into Go memory: the outputs' data go
-// into one allocation. The C response is freed by the caller afterwards.
-func convertResponse(resp *C.TRITONBACKEND_Response) *core.Response {
-	n := int(resp.output_count)
-	r := &core.Response{}
-	if n > 0 {
+// responseBlock holds a converted response with room for the common case
+// (two outputs, eight dimensions, 64 bytes of data) in one allocation.
+type responseBlock struct {
+	resp    core.Response
+	outputs [2]core.Output
+	shapes  [8]int64
+	data    [64]byte
+}
+
+// convertResponse copies a C response into Go memory; the C response is
+// freed by the caller afterwards. Output names are taken from names (the
+// request's outputs) when they match, so a response allocates no strings.
+func convertResponse(resp *C.TRITONBACKEND_Response, names []string) *core.Response {
+	blk := &responseBlock{}
+	r := &blk.resp
+	if n := int(resp.output_count); n > 0 {
 		outs := unsafe.Slice(resp.outputs, n)
-		total := 0
+		total, dims := 0, 0
 		for _, o := range outs {
 			if o.has_buffer {
 				total += int(o.byte_size)
 			}
+			dims += int(o.dims_count)
 		}
-		data := make([]byte, total)
-		r.Outputs = make([]core.Output, n)
-		off := 0
-		for i, o := range outs {
-			dims := int(o.dims_count)
-			shape := make([]int64, dims)
-			if dims > 0 {
-				copy(shape, unsafe.Slice((*int64)(unsafe.Pointer(o.shape)), dims))
-			}
-			size := 0
+		data := blk.data[:0:len(blk.data)]
+		if total > len(blk.data) {
+			data = make([]byte, 0, total)
+		}
+		shapes := blk.shapes[:0:len(blk.shapes)]
+		if dims > len(blk.shapes) {
+			shapes = make([]int64, 0, dims)
+		}
+		r.Outputs = blk.outputs[:0:len(blk.outputs)]
+		if n > len(blk.outputs) {
+			r.Outputs = make([]core.Output, 0, n)
+		}
+		for _, o := range outs {
+			start := len(shapes)
+			shapes = append(shapes, unsafe.Slice((*int64)(unsafe.Pointer(o.shape)), int(o.dims_count))...)
+			off := len(data)
 			if o.has_buffer {
-				size = int(o.byte_size)
-				copy(data[off:off+size], unsafe.Slice((*byte)(o.buffer), size))
+				data = append(data, unsafe.Slice((*byte)(o.buffer), int(o.byte_size))...)
 			}
-			r.Outputs[i] = core.Output{
-				Name:     C.GoString(o.name),
+			r.Outputs = append(r.Outputs, core.Output{
+				Name:     internName(names, o.name),
 				DataType: core.DataType(o.datatype),
-				Shape:    shape,
-				Data:     data[off : off+size : off+size],
-			}
-			off += size
+				Shape:    shapes[start:len(shapes):len(shapes)],
+				Data:     data[off:len(data):len(data)],
+			})
 		}
 	}
 	if pc := int(resp.param_count); pc > 0 {
@@ -149,4 +167,22 @@ func convertResponse(resp *C.TRITONBACKEND_Response) *core.Response {
 		}
 	}
 	return r
+}
+
+// internName returns the string of names equal to the C string c, or a new
+// string when none is.
+func internName(names []string, c *C.char) string {
+	p := unsafe.Pointer(c)
+next:
+	for _, n := range names {
+		for i := 0; i < len(n); i++ {
+			if *(*byte)(unsafe.Add(p, i)) != n[i] {
+				continue next
+			}
+		}
+		if *(*byte)(unsafe.Add(p, len(n))) == 0 {
+			return n
+		}
+	}
+	return C.GoString(c)
 }

@@ -134,6 +134,22 @@ struct TRITONBACKEND_ModelInstance {
   char** profiles;
 };
 
+// A response-statistics report waiting to reach Go.
+struct thost_rstat {
+  uint64_t instance_key;
+  uint64_t start;
+  uint64_t compute_output_start;
+  uint64_t end;
+  int32_t has_error;
+  int32_t error_code;
+};
+
+// Reports buffered per request before they ride along with the request's
+// next crossing into Go (a send, a final flag, the context's end), so a
+// decoupled backend that reports statistics for every response does not
+// pay a second crossing per response.
+#define THOST_PENDING_RSTATS 16
+
 // Per-request context shared by the request block, its factories and its
 // unsent responses. When the last reference goes, the Go side learns that
 // the backend has let go of the request.
@@ -141,6 +157,9 @@ struct thost_reqctx {
   uint64_t key;        // Go request table key
   int32_t refs;        // atomic
   int32_t cancelled;   // atomic, set by Go when the client cancels
+  pthread_mutex_t mu;  // guards pending
+  uint32_t npending;
+  struct thost_rstat pending[THOST_PENDING_RSTATS];
 };
 
 struct thost_buffer {
@@ -214,8 +233,9 @@ struct TRITONBACKEND_Response {
   uint32_t param_count;
   uint32_t param_cap;
   struct thost_reqctx* ctx;
-  struct TRITONBACKEND_Output** outputs;
+  struct TRITONBACKEND_Output** outputs;  // inline_outputs until more are needed
   struct TRITONSERVER_Parameter* params;
+  struct TRITONBACKEND_Output* inline_outputs[2];
 };
 
 struct TRITONBACKEND_ModelInstanceResponseStatistics {
@@ -258,6 +278,7 @@ void thost_message_free(TRITONSERVER_Message* msg);
 char* thost_strndup(const char* s, size_t n);
 
 struct thost_reqctx* thost_reqctx_new(uint64_t key);
+uint32_t thost_reqctx_take_stats(struct thost_reqctx* ctx, struct thost_rstat* out);
 void thost_reqctx_ref(struct thost_reqctx* ctx);
 void thost_reqctx_unref(struct thost_reqctx* ctx);
 void thost_request_free(TRITONBACKEND_Request* req);

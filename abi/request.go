@@ -67,6 +67,36 @@ func stateFor(r *core.Request, backend *Backend) *requestState {
 	return st
 }
 
+// recordStats hands response-statistics reports that the C side buffered
+// for this request to the instances that made them. Reports of instances
+// already finalized are dropped.
+func (st *requestState) recordStats(recs *C.struct_thost_rstat, n C.uint32_t) {
+	if n == 0 {
+		return
+	}
+	p := st.req.Responder()
+	var inst *core.Instance
+	var instKey C.uint64_t
+	for _, r := range unsafe.Slice(recs, int(n)) {
+		if inst == nil || r.instance_key != instKey {
+			var ok bool
+			if inst, ok = instances.get(uint64(r.instance_key)); !ok {
+				inst = nil
+				continue
+			}
+			instKey = r.instance_key
+		}
+		outcome := core.ResponseSucceeded
+		switch {
+		case r.has_error != 0 && core.Code(r.error_code) == core.CodeCancelled:
+			outcome = core.ResponseCancelled
+		case r.has_error != 0:
+			outcome = core.ResponseFailed
+		}
+		inst.ReportResponseStatistics(p, uint64(r.start), uint64(r.compute_output_start), uint64(r.end), outcome)
+	}
+}
+
 func (st *requestState) markCancelled() {
 	st.mu.Lock()
 	defer st.mu.Unlock()

@@ -15,15 +15,29 @@ struct thost_reqctx* thost_reqctx_new(uint64_t key) {
   if (ctx == NULL) return NULL;
   ctx->key = key;
   ctx->refs = 1;
+  pthread_mutex_init(&ctx->mu, NULL);
   thost_count(THOST_COUNT_CONTEXT, 1);
   return ctx;
+}
+
+// Moves the buffered statistics reports into out (THOST_PENDING_RSTATS
+// entries) and returns how many there were.
+uint32_t thost_reqctx_take_stats(struct thost_reqctx* ctx, struct thost_rstat* out) {
+  pthread_mutex_lock(&ctx->mu);
+  uint32_t n = ctx->npending;
+  if (n > 0) memcpy(out, ctx->pending, n * sizeof(*out));
+  ctx->npending = 0;
+  pthread_mutex_unlock(&ctx->mu);
+  return n;
 }
 
 void thost_reqctx_ref(struct thost_reqctx* ctx) { __atomic_add_fetch(&ctx->refs, 1, __ATOMIC_RELAXED); }
 
 void thost_reqctx_unref(struct thost_reqctx* ctx) {
   if (__atomic_sub_fetch(&ctx->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
-  thostRequestContextDone(ctx->key);
+  // Last reference: nobody else can touch pending any more.
+  thostRequestContextDone(ctx->key, ctx->pending, ctx->npending);
+  pthread_mutex_destroy(&ctx->mu);
   thost_count(THOST_COUNT_CONTEXT, -1);
   free(ctx);
 }

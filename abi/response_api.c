@@ -41,7 +41,9 @@ TRITONSERVER_Error* TRITONBACKEND_ResponseFactoryDelete(TRITONBACKEND_ResponseFa
 TRITONSERVER_Error* TRITONBACKEND_ResponseFactorySendFlags(
     TRITONBACKEND_ResponseFactory* factory, const uint32_t send_flags) {
   CHECK_FACTORY(factory);
-  return thostSendFlags(factory->ctx->key, send_flags);
+  struct thost_rstat stats[THOST_PENDING_RSTATS];
+  uint32_t n = thost_reqctx_take_stats(factory->ctx, stats);
+  return thostSendFlags(factory->ctx->key, send_flags, stats, n);
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ResponseFactoryIsCancelled(
@@ -61,6 +63,8 @@ static TRITONSERVER_Error* response_new(TRITONBACKEND_Response** response, struc
   if (r == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
   r->magic = THOST_MAGIC_RESPONSE;
   r->ctx = ctx;
+  r->outputs = r->inline_outputs;
+  r->output_cap = sizeof(r->inline_outputs) / sizeof(r->inline_outputs[0]);
   thost_reqctx_ref(ctx);
   thost_count(THOST_COUNT_RESPONSE, 1);
   *response = r;
@@ -74,7 +78,7 @@ static void response_free(TRITONBACKEND_Response* r) {
     out->magic = THOST_MAGIC_DEAD;
     free(out);
   }
-  free(r->outputs);
+  if (r->outputs != r->inline_outputs) free(r->outputs);
   for (uint32_t i = 0; i < r->param_count; i++) {
     free(r->params[i].name);
     free(r->params[i].s);
@@ -110,7 +114,9 @@ TRITONSERVER_Error* TRITONBACKEND_ResponseSend(
     TRITONBACKEND_Response* response, const uint32_t send_flags, TRITONSERVER_Error* error) {
   CHECK_RESPONSE(response);
   // Ownership passes to the host whatever the outcome.
-  TRITONSERVER_Error* err = thostResponseSend(response, send_flags, error);
+  struct thost_rstat stats[THOST_PENDING_RSTATS];
+  uint32_t n = thost_reqctx_take_stats(response->ctx, stats);
+  TRITONSERVER_Error* err = thostResponseSend(response, send_flags, error, stats, n);
   response_free(response);
   return err;
 }
@@ -188,9 +194,11 @@ TRITONSERVER_Error* TRITONBACKEND_ResponseOutput(
     }
   }
   if (response->output_count == response->output_cap) {
-    uint32_t cap = response->output_cap ? response->output_cap * 2 : 2;
-    TRITONBACKEND_Output** outs = realloc(response->outputs, cap * sizeof(*outs));
+    uint32_t cap = response->output_cap * 2;
+    TRITONBACKEND_Output** outs = malloc(cap * sizeof(*outs));
     if (outs == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+    memcpy(outs, response->outputs, response->output_count * sizeof(*outs));
+    if (response->outputs != response->inline_outputs) free(response->outputs);
     response->outputs = outs;
     response->output_cap = cap;
   }
@@ -345,6 +353,25 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportResponseStatistics(
   THOST_CHECK_HANDLE(response_statistics->instance, THOST_MAGIC_INSTANCE, "model instance in response statistics");
   CHECK_FACTORY(response_statistics->factory);
   TRITONBACKEND_ModelInstanceResponseStatistics* s = response_statistics;
-  return thostReportResponseStatistics(s->instance->key, s->factory->ctx->key, s->response_start,
-                                       s->compute_output_start, s->response_end, s->has_error, (int)s->error_code);
+  struct thost_reqctx* ctx = s->factory->ctx;
+  struct thost_rstat flush[THOST_PENDING_RSTATS];
+  uint32_t nflush = 0;
+  pthread_mutex_lock(&ctx->mu);
+  if (ctx->npending == THOST_PENDING_RSTATS) {
+    nflush = ctx->npending;
+    memcpy(flush, ctx->pending, sizeof(flush));
+    ctx->npending = 0;
+  }
+  struct thost_rstat* r = &ctx->pending[ctx->npending++];
+  r->instance_key = s->instance->key;
+  r->start = s->response_start;
+  r->compute_output_start = s->compute_output_start;
+  r->end = s->response_end;
+  r->has_error = s->has_error;
+  r->error_code = (int32_t)s->error_code;
+  pthread_mutex_unlock(&ctx->mu);
+  // Usually the reports ride along with the request's next send; a full
+  // buffer goes to Go now.
+  if (nflush > 0) return thostResponseStatistics(ctx->key, flush, nflush);
+  return NULL;
 }

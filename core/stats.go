@@ -53,7 +53,7 @@ type statsRecorder struct {
 	mu        sync.Mutex
 	s         ModelStatistics
 	batches   map[uint64]*BatchStatistics
-	responses map[uint64]*ResponseStatistics
+	responses []ResponseStatistics // by response index (dense from 0)
 }
 
 // span returns end-start, or 0 when the timestamps are out of order.
@@ -112,14 +112,10 @@ const (
 func (st *statsRecorder) response(index, start, computeOutputStart, end uint64, outcome ResponseOutcome) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.responses == nil {
-		st.responses = make(map[uint64]*ResponseStatistics)
+	if index >= uint64(len(st.responses)) {
+		st.responses = append(st.responses, make([]ResponseStatistics, int(index)+1-len(st.responses))...)
 	}
-	r := st.responses[index]
-	if r == nil {
-		r = &ResponseStatistics{}
-		st.responses[index] = r
-	}
+	r := &st.responses[index]
 	total := span(start, end)
 	switch {
 	case outcome == ResponseCancelled:
@@ -151,7 +147,7 @@ func (st *statsRecorder) snapshot(name string, version int64) ModelStatistics {
 	sort.Slice(s.Batches, func(i, j int) bool { return s.Batches[i].BatchSize < s.Batches[j].BatchSize })
 	s.Responses = make(map[string]ResponseStatistics, len(st.responses))
 	for i, r := range st.responses {
-		s.Responses[strconv.FormatUint(i, 10)] = *r
+		s.Responses[strconv.Itoa(i)] = r
 	}
 	return s
 }

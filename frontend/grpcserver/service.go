@@ -78,9 +78,10 @@ func (s *Service) NewGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 	opts := append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.opts.MaxMessageBytes),
 		grpc.MaxSendMsgSize(s.opts.MaxMessageBytes),
+		grpc.ForceServerCodecV2(newWireCodec()),
 	}, extra...)
 	g := grpc.NewServer(opts...)
-	pb.RegisterGRPCInferenceServiceServer(g, s)
+	g.RegisterService(serviceDesc(), s)
 	healthpb.RegisterHealthServer(g, s.health)
 	reflection.Register(g)
 	return g

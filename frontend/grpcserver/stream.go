@@ -2,7 +2,6 @@ package grpcserver
 
 import (
 	"context"
-	"strconv"
 	"sync/atomic"
 
 	"google.golang.org/grpc"
@@ -13,54 +12,58 @@ import (
 	pb "tritonhost/frontend/inferencepb"
 )
 
-// streamRequest is what a stream remembers of one request to render its
+// streamRequest is what a stream remembers of one request to encode its
 // responses.
 type streamRequest struct {
-	id         string
-	model      string
-	version    string
+	header     responseHeader
 	emptyFinal bool
 }
 
-// streamEvent is one thing to tell the client: a response (possibly
-// final), a flags-only final, or a request refused before it ran.
+// streamEvent is one message for the client, already encoded (nil when the
+// event sends nothing), and whether it is the request's last event.
 type streamEvent struct {
-	req   *streamRequest
-	resp  *core.Response
-	final bool
-	err   error // refused: always the request's last event
+	msg  *encodedMessage
+	last bool
 }
 
 // inferStream is the state of one ModelStreamInfer call.
 type inferStream struct {
 	svc        *Service
+	stream     grpc.ServerStream
 	ctx        context.Context // ends when the handler returns: cancels pending requests
-	queue      chan streamEvent
+	queue      *sendQueue
 	readerDone chan struct{}
 	pending    atomic.Int64 // requests read whose last event is not sent yet
 }
 
-// ModelStreamInfer serves a bidirectional stream of requests and
-// responses, for decoupled and ordinary models alike.
+// ModelStreamInfer serves a bidirectional stream of requests and responses,
+// for decoupled and ordinary models alike. (The RPC goes through
+// modelStreamInferWire; this method exists for the generated interface.)
 func (s *Service) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelInferRequest, pb.ModelStreamInferResponse]) error {
+	return s.modelStreamInferWire(stream)
+}
+
+// modelStreamInferWire is the ModelStreamInfer RPC handler.
+func (s *Service) modelStreamInferWire(stream grpc.ServerStream) error {
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
 	st := &inferStream{
 		svc:        s,
+		stream:     stream,
 		ctx:        ctx,
-		queue:      make(chan streamEvent, s.opts.StreamQueue),
+		queue:      newSendQueue(s.opts.StreamQueue),
 		readerDone: make(chan struct{}),
 	}
-	go st.read(stream)
-	return st.write(stream)
+	go st.read()
+	return st.write()
 }
 
 // read receives requests until the client half-closes or the stream ends.
-func (st *inferStream) read(stream grpc.BidiStreamingServer[pb.ModelInferRequest, pb.ModelStreamInferResponse]) {
+func (st *inferStream) read() {
 	defer close(st.readerDone)
 	for {
-		req, err := stream.Recv()
-		if err != nil {
+		req := new(pb.ModelInferRequest)
+		if err := st.stream.RecvMsg(req); err != nil {
 			return // io.EOF: the client sent everything; otherwise the stream is gone
 		}
 		st.pending.Add(1)
@@ -68,47 +71,66 @@ func (st *inferStream) read(stream grpc.BidiStreamingServer[pb.ModelInferRequest
 	}
 }
 
-// submit starts one request; its responses come back through push.
+// submit starts one request; its responses come back through respond.
 func (st *inferStream) submit(req *pb.ModelInferRequest) {
-	sr := &streamRequest{id: req.GetId(), model: req.GetModelName(), version: req.GetModelVersion()}
+	sr := &streamRequest{header: responseHeader{model: req.GetModelName(), version: req.GetModelVersion(), id: req.GetId()}}
 	if st.svc.isDraining() {
-		st.push(streamEvent{req: sr, err: core.Errorf(core.CodeUnavailable, "server is shutting down")})
+		st.refuse(sr, core.Errorf(core.CodeUnavailable, "server is shutting down"))
 		return
 	}
 	ir, opts, err := decodeRequest(req)
 	if err != nil {
-		st.push(streamEvent{req: sr, err: err})
+		st.refuse(sr, err)
 		return
 	}
 	sr.emptyFinal = opts.emptyFinal
 	m, err := st.svc.core.Model(ir.Model, ir.Version)
 	if err != nil {
-		st.push(streamEvent{req: sr, err: err})
+		st.refuse(sr, err)
 		return
 	}
 	ir.Version = m.Version()
-	sr.version = strconv.FormatInt(ir.Version, 10)
-	err = st.svc.core.Infer(st.ctx, ir, func(resp *core.Response, final bool) {
-		st.push(streamEvent{req: sr, resp: resp, final: final})
-	})
+	sr.header.version = versionString(ir.Version)
+	err = st.svc.core.Infer(st.ctx, ir, func(resp *core.Response, final bool) { st.respond(sr, resp, final) })
 	if err != nil {
-		st.push(streamEvent{req: sr, err: err})
+		st.refuse(sr, err)
 	}
+}
+
+// respond encodes a response on the goroutine or backend thread that
+// produced it and queues it. A flags-only final is sent as an empty
+// response only if the request asked for one.
+func (st *inferStream) respond(sr *streamRequest, resp *core.Response, last bool) {
+	fin := notFinal
+	if last {
+		fin = isFinal
+	}
+	var msg *encodedMessage
+	switch {
+	case resp != nil && resp.Err != nil:
+		msg = encodeResponse(sr.header, nil, fin, true, resp.Err.Error())
+	case resp != nil:
+		msg = encodeResponse(sr.header, resp, fin, true, "")
+	case sr.emptyFinal:
+		msg = encodeResponse(sr.header, nil, isFinal, true, "")
+	}
+	st.push(streamEvent{msg: msg, last: last})
+}
+
+// refuse reports a request that could not start: its error is its last
+// message.
+func (st *inferStream) refuse(sr *streamRequest, err error) {
+	st.push(streamEvent{msg: encodeResponse(sr.header, nil, isFinal, true, err.Error()), last: true})
 }
 
 // push queues an event for the client; it waits while the queue is full,
 // and drops the event once the stream has ended.
-func (st *inferStream) push(ev streamEvent) {
-	select {
-	case st.queue <- ev:
-	case <-st.ctx.Done():
-	}
-}
+func (st *inferStream) push(ev streamEvent) { st.queue.push(ev, st.ctx.Done()) }
 
 // write is the stream's only sender. It ends when the client has sent
 // everything and every request completed, when the server drains and
 // nothing is pending, or when the stream breaks.
-func (st *inferStream) write(stream grpc.BidiStreamingServer[pb.ModelInferRequest, pb.ModelStreamInferResponse]) error {
+func (st *inferStream) write() error {
 	readerDone := st.readerDone
 	draining := st.svc.draining
 	for {
@@ -120,16 +142,22 @@ func (st *inferStream) write(stream grpc.BidiStreamingServer[pb.ModelInferReques
 				return status.Error(codes.Unavailable, "server is shutting down")
 			}
 		}
-		select {
-		case ev := <-st.queue:
-			if ev.final || ev.err != nil {
-				st.pending.Add(-1)
-			}
-			if msg := render(ev); msg != nil {
-				if err := stream.Send(msg); err != nil {
-					return err
+		if batch := st.queue.take(); len(batch) > 0 {
+			for _, ev := range batch {
+				if ev.last {
+					st.pending.Add(-1)
+				}
+				if ev.msg != nil {
+					if err := st.stream.SendMsg(ev.msg); err != nil {
+						return err
+					}
 				}
 			}
+			st.queue.recycle(batch)
+			continue
+		}
+		select {
+		case <-st.queue.ready:
 		case <-readerDone:
 			readerDone = nil
 		case <-draining:
@@ -137,42 +165,5 @@ func (st *inferStream) write(stream grpc.BidiStreamingServer[pb.ModelInferReques
 		case <-st.ctx.Done():
 			return status.FromContextError(st.ctx.Err()).Err()
 		}
-	}
-}
-
-// render turns an event into the message Triton sends for it, or nil when
-// nothing is sent (a flags-only final without the empty-final opt-in).
-func render(ev streamEvent) *pb.ModelStreamInferResponse {
-	final := ev.final || ev.err != nil
-	switch {
-	case ev.err != nil || (ev.resp != nil && ev.resp.Err != nil):
-		err := ev.err
-		if err == nil {
-			err = ev.resp.Err
-		}
-		return &pb.ModelStreamInferResponse{
-			ErrorMessage:  err.Error(),
-			InferResponse: header(ev.req, final),
-		}
-	case ev.resp != nil:
-		r := encodeResponse(ev.resp)
-		if r.Parameters == nil {
-			r.Parameters = make(map[string]*pb.InferParameter, 1)
-		}
-		r.Parameters[paramFinalResponse] = boolParam(final)
-		return &pb.ModelStreamInferResponse{InferResponse: r}
-	case ev.req.emptyFinal:
-		return &pb.ModelStreamInferResponse{InferResponse: header(ev.req, true)}
-	}
-	return nil
-}
-
-// header is a response with only the request's identity and final flag.
-func header(req *streamRequest, final bool) *pb.ModelInferResponse {
-	return &pb.ModelInferResponse{
-		ModelName:    req.model,
-		ModelVersion: req.version,
-		Id:           req.id,
-		Parameters:   map[string]*pb.InferParameter{paramFinalResponse: boolParam(final)},
 	}
 }

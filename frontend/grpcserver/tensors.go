@@ -246,9 +246,11 @@ func countContents(c *pb.InferTensorContents) int {
 		len(c.Uint64Contents) + len(c.Fp32Contents) + len(c.Fp64Contents) + len(c.BytesContents)
 }
 
-// encodeResponse renders a core response; output contents go to
-// raw_output_contents in output order, sharing the response's memory.
-func encodeResponse(r *core.Response) *pb.ModelInferResponse {
+// responseMessage renders a core response as a ModelInferResponse struct
+// (for Go callers of Service.ModelInfer; the RPC path encodes directly, see
+// wire.go). Output contents go to raw_output_contents in output order,
+// sharing the response's memory.
+func responseMessage(r *core.Response) *pb.ModelInferResponse {
 	out := &pb.ModelInferResponse{
 		ModelName:    r.Model,
 		ModelVersion: strconv.FormatInt(r.Version, 10),
@@ -286,8 +288,4 @@ func encodeParameter(p core.Parameter) *pb.InferParameter {
 		return &pb.InferParameter{ParameterChoice: &pb.InferParameter_StringParam{StringParam: string(p.Bytes)}}
 	}
 	return &pb.InferParameter{ParameterChoice: &pb.InferParameter_StringParam{StringParam: p.String}}
-}
-
-func boolParam(v bool) *pb.InferParameter {
-	return &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: v}}
 }

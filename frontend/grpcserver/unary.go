@@ -11,8 +11,29 @@ import (
 )
 
 // ModelInfer runs one request on a model that sends one response per
-// request. Decoupled models are refused: they need ModelStreamInfer.
+// request. Decoupled models are refused: they need ModelStreamInfer. (The
+// RPC itself goes through modelInferWire, which encodes the response
+// directly; this method serves Go callers.)
 func (s *Service) ModelInfer(ctx context.Context, req *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
+	resp, err := s.infer(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return responseMessage(resp), nil
+}
+
+// modelInferWire is the ModelInfer RPC handler: the response goes on the
+// wire without an intermediate message struct.
+func (s *Service) modelInferWire(ctx context.Context, req *pb.ModelInferRequest) (*encodedMessage, error) {
+	resp, err := s.infer(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return encodeResponse(responseHeader{resp.Model, versionString(resp.Version), resp.ID}, resp, noFinalParam, false, ""), nil
+}
+
+// infer runs one unary request and returns its single response.
+func (s *Service) infer(ctx context.Context, req *pb.ModelInferRequest) (*core.Response, error) {
 	if s.isDraining() {
 		return nil, status.Error(codes.Unavailable, "server is shutting down")
 	}
@@ -46,7 +67,7 @@ func (s *Service) ModelInfer(ctx context.Context, req *pb.ModelInferRequest) (*p
 		if resp.Err != nil {
 			return nil, toStatus(resp.Err)
 		}
-		return encodeResponse(resp), nil
+		return resp, nil
 	case <-ctx.Done():
 		return nil, status.FromContextError(ctx.Err()).Err()
 	}

@@ -1,0 +1,7 @@
+// Package bench measures tritonhost over its gRPC protocol against the
+// ceiling of the same stack: a plain grpc-go server (echoserver) on the
+// same machine. Both servers run as child processes; one client, which
+// counts frames without decoding them, drives both in the same run, so the
+// ratio is the cost of everything tritonhost does between the wire and the
+// backend. Run with `make bench` or `go test -run '^$' -bench . ./bench/`.
+package bench

@@ -1,0 +1,126 @@
+package bench
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+
+	"tritonhost/client"
+	pb "tritonhost/frontend/inferencepb"
+)
+
+const squareK = 10000
+
+// squareFrame is the size of one of square's streamed responses on the
+// wire, which the ceiling's messages match.
+func squareFrame() int {
+	r := &pb.ModelStreamInferResponse{InferResponse: &pb.ModelInferResponse{
+		ModelName: "square_int32", ModelVersion: "1", Id: "0",
+		Parameters:        map[string]*pb.InferParameter{client.FinalResponseParam: {ParameterChoice: &pb.InferParameter_BoolParam{}}},
+		Outputs:           []*pb.ModelInferResponse_InferOutputTensor{{Name: "OUT", Datatype: "INT32", Shape: []int64{1}}},
+		RawOutputContents: [][]byte{{0x10, 0x27, 0, 0}},
+	}}
+	return proto.Size(r)
+}
+
+// streamRound sends one request on a new stream and counts frames until
+// want arrived; it returns how long that took.
+func streamRound(b *testing.B, conn *grpc.ClientConn, method string, req []byte, want int) time.Duration {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	desc := &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}
+	s, err := conn.NewStream(ctx, desc, method)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	if err := s.SendMsg(&req); err != nil {
+		b.Fatal(err)
+	}
+	for n := 0; n < want; n++ {
+		var frame []byte
+		if err := s.RecvMsg(&frame); err != nil {
+			b.Fatalf("after %d of %d frames: %v", n, want, err)
+		}
+	}
+	elapsed := time.Since(start)
+	s.CloseSend()
+	return elapsed
+}
+
+// echoRound sends n frames of frame on a new EchoStream (from a second
+// goroutine, pipelined) and receives the n echoes; it returns how long that
+// took.
+func echoRound(b *testing.B, conn *grpc.ClientConn, frame []byte, n int) time.Duration {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, "/bench.Echo/EchoStream")
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	sent := make(chan error, 1)
+	go func() {
+		for range n {
+			if err := s.SendMsg(&frame); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- s.CloseSend()
+	}()
+	for i := 0; i < n; i++ {
+		var got []byte
+		if err := s.RecvMsg(&got); err != nil {
+			b.Fatalf("after %d of %d echoes: %v", i, n, err)
+		}
+	}
+	elapsed := time.Since(start)
+	if err := <-sent; err != nil {
+		b.Fatal(err)
+	}
+	return elapsed
+}
+
+// BenchmarkStreamResponses: square with k = 10000 on one stream (10000
+// responses and an empty final), in the same run as two ceilings on one
+// plain grpc-go stream with frames of the same size: an echo stream (the
+// client sends 10001 frames and the server sends each back) and a fanout
+// (the server alone sends 10001 frames). One op is one round of each.
+func BenchmarkStreamResponses(b *testing.B) {
+	triton, echo := startTritonhost(b), startEcho(b)
+	req, err := client.Request{Model: "square_int32", ID: "0", Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, squareK)},
+		Params: map[string]any{client.EmptyFinalParam: true}}.Message()
+	if err != nil {
+		b.Fatal(err)
+	}
+	tritonReq, _ := proto.Marshal(req)
+	fan := make([]byte, 16)
+	binary.LittleEndian.PutUint64(fan, squareK+1)
+	binary.LittleEndian.PutUint64(fan[8:], uint64(squareFrame()-3)) // BytesValue adds a tag and a 2-byte length
+	fanReq, _ := proto.Marshal(wrapBytes(fan))
+	frame, _ := proto.Marshal(wrapBytes(make([]byte, squareFrame()-3)))
+
+	// Warm all up (connections, backend threads, allocator).
+	streamRound(b, triton.conn, "/inference.GRPCInferenceService/ModelStreamInfer", tritonReq, squareK+1)
+	streamRound(b, echo.conn, "/bench.Echo/Fanout", fanReq, squareK+1)
+	echoRound(b, echo.conn, frame, squareK+1)
+	var ours, echoed, fanned time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		ours += streamRound(b, triton.conn, "/inference.GRPCInferenceService/ModelStreamInfer", tritonReq, squareK+1)
+		echoed += echoRound(b, echo.conn, frame, squareK+1)
+		fanned += streamRound(b, echo.conn, "/bench.Echo/Fanout", fanReq, squareK+1)
+	}
+	n := float64(b.N) * (squareK + 1)
+	rate := n / ours.Seconds()
+	report(b, "square k=10000 on one stream vs echo stream", "responses/s", rate, n/echoed.Seconds())
+	b.ReportMetric(rate/(n/fanned.Seconds()), "ratio-vs-fanout")
+	fmt.Printf("square k=10000 on one stream vs server-push fanout: tritonhost %.0f responses/s, fanout %.0f responses/s, ratio %.2f\n",
+		rate, n/fanned.Seconds(), rate/(n/fanned.Seconds()))
+}

@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"tritonhost/client"
+)
+
+const (
+	concurrency = 16
+	unaryWindow = 2 * time.Second
+)
+
+func wrapBytes(b []byte) *wrapperspb.BytesValue { return &wrapperspb.BytesValue{Value: b} }
+
+// unaryRate runs concurrency clients calling method with req for the
+// window and returns the completed calls per second.
+func unaryRate(b *testing.B, conn *grpc.ClientConn, method string, req []byte) float64 {
+	var calls atomic.Int64
+	ctx, cancel := context.WithTimeout(context.Background(), unaryWindow)
+	defer cancel()
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range concurrency {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				var resp []byte
+				if err := conn.Invoke(context.Background(), method, &req, &resp); err != nil {
+					b.Error(err)
+					return
+				}
+				calls.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	return float64(calls.Load()) / time.Since(start).Seconds()
+}
+
+// BenchmarkUnaryRequests: identity_int32 (16 INT32 elements) through
+// ModelInfer from 16 concurrent clients, against a plain unary echo of a
+// message of the same size. One op is a 2-second window of each.
+func BenchmarkUnaryRequests(b *testing.B) {
+	triton, echo := startTritonhost(b), startEcho(b)
+	vals := make([]int32, 16)
+	msg, err := client.Request{Model: "identity_int32", Inputs: []client.Tensor{client.Int32s("INPUT0", []int64{16}, vals...)}}.Message()
+	if err != nil {
+		b.Fatal(err)
+	}
+	tritonReq, _ := proto.Marshal(msg)
+	echoReq, _ := proto.Marshal(wrapBytes(make([]byte, len(tritonReq)-2)))
+
+	unaryRate(b, triton.conn, "/inference.GRPCInferenceService/ModelInfer", tritonReq)
+	var ours, ceiling float64
+	b.ResetTimer()
+	for b.Loop() {
+		ours += unaryRate(b, triton.conn, "/inference.GRPCInferenceService/ModelInfer", tritonReq)
+		ceiling += unaryRate(b, echo.conn, "/bench.Echo/Echo", echoReq)
+	}
+	report(b, "identity unary at concurrency 16", "requests/s", ours/float64(b.N), ceiling/float64(b.N))
+}

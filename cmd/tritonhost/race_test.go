@@ -1,0 +1,6 @@
+//go:build race
+
+package main
+
+// raceEnabled makes the integration tests build the server with -race too.
+const raceEnabled = true

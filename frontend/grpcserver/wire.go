@@ -1,0 +1,274 @@
+package grpcserver
+
+import (
+	"math"
+	"strconv"
+
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"tritonhost/core"
+)
+
+// Responses are the hot path of the server: a decoupled model may send
+// hundreds of thousands per second on one stream. Rather than building
+// ModelInferResponse structs and letting protobuf size and marshal them on
+// the stream's single sending goroutine, a response is encoded straight to
+// wire bytes by whichever goroutine or backend thread produced it, and the
+// codec passes those bytes through. The encoding is exactly protobuf's (a
+// test decodes it with proto.Unmarshal and compares).
+
+// Field numbers of the messages encoded here (grpc_service.proto).
+const (
+	fStreamErrorMessage  = 1 // ModelStreamInferResponse.error_message
+	fStreamInferResponse = 2 // ModelStreamInferResponse.infer_response
+	fRespModelName       = 1 // ModelInferResponse.model_name
+	fRespModelVersion    = 2 // ModelInferResponse.model_version
+	fRespID              = 3 // ModelInferResponse.id
+	fRespParameters      = 4 // ModelInferResponse.parameters (map)
+	fRespOutputs         = 5 // ModelInferResponse.outputs
+	fRespRawOutput       = 6 // ModelInferResponse.raw_output_contents
+	fTensorName          = 1 // InferOutputTensor.name
+	fTensorDatatype      = 2 // InferOutputTensor.datatype
+	fTensorShape         = 3 // InferOutputTensor.shape (packed)
+	fMapKey              = 1
+	fMapValue            = 2
+	fParamBool           = 1 // InferParameter.bool_param
+	fParamInt64          = 2 // InferParameter.int64_param
+	fParamString         = 3 // InferParameter.string_param
+	fParamDouble         = 4 // InferParameter.double_param
+)
+
+// inlineOutputBytes: output contents up to this size are copied into the
+// message; larger ones are referenced where they are.
+const inlineOutputBytes = 4096
+
+// encodedMessage is a message already in wire form: the codec sends its
+// buffers as they are. Small messages live entirely inside it (one
+// allocation per message).
+type encodedMessage struct {
+	bufs  mem.BufferSlice
+	head  mem.SliceBuffer
+	one   [1]mem.Buffer
+	small [192]byte
+}
+
+// single makes buf the message's only buffer.
+func (m *encodedMessage) single(buf []byte) *encodedMessage {
+	m.head = buf
+	m.one[0] = &m.head
+	m.bufs = m.one[:]
+	return m
+}
+
+// wireCodec is the server's codec: protobuf, except that encodedMessage
+// values pass through. It keeps the name "proto", so clients see no
+// difference.
+type wireCodec struct{ proto encoding.CodecV2 }
+
+func newWireCodec() wireCodec { return wireCodec{proto: encoding.GetCodecV2(proto.Name)} }
+
+func (c wireCodec) Marshal(v any) (mem.BufferSlice, error) {
+	if m, ok := v.(*encodedMessage); ok {
+		return m.bufs, nil
+	}
+	return c.proto.Marshal(v)
+}
+
+func (c wireCodec) Unmarshal(data mem.BufferSlice, v any) error { return c.proto.Unmarshal(data, v) }
+
+func (wireCodec) Name() string { return proto.Name }
+
+// final says whether and how a response carries triton_final_response.
+type final int
+
+const (
+	noFinalParam final = iota // unary responses: no parameter
+	notFinal                  // triton_final_response = false
+	isFinal                   // triton_final_response = true
+)
+
+// responseHeader is what every encoded response starts with.
+type responseHeader struct {
+	model, version, id string
+}
+
+// encodeResponse encodes a ModelInferResponse, or, when streamed, a
+// ModelStreamInferResponse around it (with errMsg as error_message when not
+// empty). r may be nil for a response without outputs.
+func encodeResponse(h responseHeader, r *core.Response, fin final, streamed bool, errMsg string) *encodedMessage {
+	var params []core.Parameter
+	var outputs []core.Output
+	if r != nil {
+		params, outputs = r.Parameters, r.Outputs
+	}
+	// Sizes first, so each buffer is allocated once.
+	inner := strSize(fRespModelName, h.model) + strSize(fRespModelVersion, h.version) + strSize(fRespID, h.id)
+	for _, p := range params {
+		inner += lenSize(fRespParameters, paramEntrySize(p.Name, p))
+	}
+	if fin != noFinalParam {
+		inner += lenSize(fRespParameters, paramEntrySize(paramFinalResponse, core.BoolParam("", fin == isFinal)))
+	}
+	for i := range outputs {
+		inner += lenSize(fRespOutputs, tensorSize(&outputs[i]))
+		inner += lenSize(fRespRawOutput, len(outputs[i].Data))
+	}
+	total := inner
+	if streamed {
+		total = strSize(fStreamErrorMessage, errMsg) + lenSize(fStreamInferResponse, inner)
+	}
+	large := 0
+	for i := range outputs {
+		if len(outputs[i].Data) > inlineOutputBytes {
+			large++
+		}
+	}
+
+	m := &encodedMessage{}
+	buf := m.small[:0]
+	if total > len(m.small) {
+		buf = make([]byte, 0, total)
+	}
+	if streamed {
+		buf = appendStr(buf, fStreamErrorMessage, errMsg)
+		buf = protowire.AppendTag(buf, fStreamInferResponse, protowire.BytesType)
+		buf = protowire.AppendVarint(buf, uint64(inner))
+	}
+	buf = appendStr(buf, fRespModelName, h.model)
+	buf = appendStr(buf, fRespModelVersion, h.version)
+	buf = appendStr(buf, fRespID, h.id)
+	for _, p := range params {
+		buf = appendParamEntry(buf, p.Name, p)
+	}
+	if fin != noFinalParam {
+		buf = appendParamEntry(buf, paramFinalResponse, core.BoolParam("", fin == isFinal))
+	}
+	for i := range outputs {
+		buf = appendTensor(buf, &outputs[i])
+	}
+	if large == 0 {
+		for i := range outputs {
+			buf = protowire.AppendTag(buf, fRespRawOutput, protowire.BytesType)
+			buf = protowire.AppendBytes(buf, outputs[i].Data)
+		}
+		return m.single(buf)
+	}
+	bufs := make(mem.BufferSlice, 0, 2*large+1)
+	for i := range outputs {
+		data := outputs[i].Data
+		buf = protowire.AppendTag(buf, fRespRawOutput, protowire.BytesType)
+		if len(data) <= inlineOutputBytes {
+			buf = protowire.AppendBytes(buf, data)
+			continue
+		}
+		buf = protowire.AppendVarint(buf, uint64(len(data)))
+		bufs = append(bufs, mem.SliceBuffer(buf), mem.SliceBuffer(data))
+		buf = buf[len(buf):]
+	}
+	if len(buf) > 0 {
+		bufs = append(bufs, mem.SliceBuffer(buf))
+	}
+	m.bufs = bufs
+	return m
+}
+
+func strSize(num protowire.Number, s string) int {
+	if s == "" {
+		return 0
+	}
+	return protowire.SizeTag(num) + protowire.SizeBytes(len(s))
+}
+
+func appendStr(b []byte, num protowire.Number, s string) []byte {
+	if s == "" {
+		return b
+	}
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	return protowire.AppendString(b, s)
+}
+
+// lenSize is the size of a length-delimited field of n bytes (always
+// present: repeated elements and map entries are written even when empty).
+func lenSize(num protowire.Number, n int) int {
+	return protowire.SizeTag(num) + protowire.SizeBytes(n)
+}
+
+func paramValueSize(p core.Parameter) int {
+	switch p.Type {
+	case core.ParamBool:
+		return protowire.SizeTag(fParamBool) + 1
+	case core.ParamInt:
+		return protowire.SizeTag(fParamInt64) + protowire.SizeVarint(uint64(p.Int))
+	case core.ParamDouble:
+		return protowire.SizeTag(fParamDouble) + 8
+	case core.ParamBytes:
+		return lenSize(fParamString, len(p.Bytes))
+	}
+	return lenSize(fParamString, len(p.String))
+}
+
+func paramEntrySize(key string, p core.Parameter) int {
+	return strSize(fMapKey, key) + lenSize(fMapValue, paramValueSize(p))
+}
+
+func appendParamEntry(b []byte, key string, p core.Parameter) []byte {
+	b = protowire.AppendTag(b, fRespParameters, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(paramEntrySize(key, p)))
+	b = appendStr(b, fMapKey, key)
+	b = protowire.AppendTag(b, fMapValue, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(paramValueSize(p)))
+	switch p.Type {
+	case core.ParamBool:
+		b = protowire.AppendTag(b, fParamBool, protowire.VarintType)
+		b = protowire.AppendVarint(b, protowire.EncodeBool(p.Bool))
+	case core.ParamInt:
+		b = protowire.AppendTag(b, fParamInt64, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(p.Int))
+	case core.ParamDouble:
+		b = protowire.AppendTag(b, fParamDouble, protowire.Fixed64Type)
+		b = protowire.AppendFixed64(b, math.Float64bits(p.Double))
+	case core.ParamBytes:
+		b = protowire.AppendTag(b, fParamString, protowire.BytesType)
+		b = protowire.AppendBytes(b, p.Bytes)
+	default:
+		b = protowire.AppendTag(b, fParamString, protowire.BytesType)
+		b = protowire.AppendString(b, p.String)
+	}
+	return b
+}
+
+func shapeSize(shape []int64) int {
+	n := 0
+	for _, d := range shape {
+		n += protowire.SizeVarint(uint64(d))
+	}
+	return n
+}
+
+func tensorSize(o *core.Output) int {
+	n := strSize(fTensorName, o.Name) + strSize(fTensorDatatype, o.DataType.String())
+	if len(o.Shape) > 0 {
+		n += lenSize(fTensorShape, shapeSize(o.Shape))
+	}
+	return n
+}
+
+func appendTensor(b []byte, o *core.Output) []byte {
+	b = protowire.AppendTag(b, fRespOutputs, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(tensorSize(o)))
+	b = appendStr(b, fTensorName, o.Name)
+	b = appendStr(b, fTensorDatatype, o.DataType.String())
+	if len(o.Shape) > 0 {
+		b = protowire.AppendTag(b, fTensorShape, protowire.BytesType)
+		b = protowire.AppendVarint(b, uint64(shapeSize(o.Shape)))
+		for _, d := range o.Shape {
+			b = protowire.AppendVarint(b, uint64(d))
+		}
+	}
+	return b
+}
+
+func versionString(v int64) string { return strconv.FormatInt(v, 10) }
