@@ -51,7 +51,7 @@ type Model struct {
 
 	backend   BackendModel
 	instances []*Instance
-	sched     *scheduler
+	sched     requestScheduler
 	stats     statsRecorder
 	state     atomic.Int32
 }

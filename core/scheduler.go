@@ -7,6 +7,24 @@ import (
 	"time"
 )
 
+// requestScheduler decides which instance executes which requests, and when.
+// A model version has one; it is chosen from the configuration by
+// newScheduler. Implementations run Execute for an instance from a single
+// goroutine, never concurrently for one instance.
+type requestScheduler interface {
+	// enqueue accepts a request (stamping its queueStart) or refuses it
+	// with CodeUnavailable.
+	enqueue(r *Request) error
+	// start launches the instances' goroutines.
+	start()
+	// stop refuses new requests and returns once every queued request has
+	// run (or, when ctx ends first, failed) and every execution returned.
+	stop(ctx context.Context)
+}
+
+// newScheduler picks the scheduler the configuration asks for.
+func newScheduler(m *Model) requestScheduler { return newQueueScheduler(m) }
+
 // scheduler queues the requests of one model version and hands them to the
 // model's instances, each of which runs in its own goroutine, so Execute is
 // never called concurrently for one instance. One worker at a time (the one
@@ -33,7 +51,10 @@ type scheduler struct {
 	delay     time.Duration
 }
 
-func newScheduler(m *Model) *scheduler {
+// newQueueScheduler returns the default scheduler: one queue, and dynamic
+// batching when the configuration has dynamic_batching and the model
+// batches.
+func newQueueScheduler(m *Model) *scheduler {
 	s := &scheduler{
 		model:   m,
 		wake:    make(chan struct{}, 1),
