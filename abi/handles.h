@@ -39,6 +39,7 @@ enum {
   THOST_MAGIC_RSTATS = 0x52535441,
   THOST_MAGIC_MEMMGR = 0x4d454d4d,
   THOST_MAGIC_STATE = 0x53544154,
+  THOST_MAGIC_TRACE = 0x54524143,
   THOST_MAGIC_DEAD = 0x44454144,
 };
 
@@ -150,6 +151,18 @@ struct thost_rstat {
 // pay a second crossing per response.
 #define THOST_PENDING_RSTATS 16
 
+// The trace of a traced request, inside its request block (so it lives
+// until the request is released).
+struct TRITONSERVER_InferenceTrace {
+  uint32_t magic;
+  uint64_t request_key;  // the request context key, to report activities
+  uint64_t id;
+  uint64_t parent_id;
+  int64_t model_version;
+  const char* model_name;
+  const char* request_id;
+};
+
 // Per-request context shared by the request block, its factories and its
 // unsent responses. When the last reference goes, the Go side learns that
 // the backend has let go of the request.
@@ -202,8 +215,10 @@ struct TRITONBACKEND_Request {
   const char* id;
   const char* correlation_id_string;  // NULL when the id is numeric
   uint64_t correlation_id;
+  uint64_t timeout_us;                 // 0: none
   struct thost_reqctx* ctx;
   TRITONBACKEND_ModelInstance* instance;
+  TRITONSERVER_InferenceTrace* trace;  // NULL when the request is not traced
 };
 
 struct TRITONBACKEND_ResponseFactory {
@@ -247,6 +262,13 @@ struct TRITONBACKEND_ModelInstanceResponseStatistics {
   uint64_t response_end;
   bool has_error;
   TRITONSERVER_Error_Code error_code;
+};
+
+// One memory-usage entry as reported to Go.
+struct thost_usage {
+  int32_t memory_type;
+  int64_t memory_type_id;
+  uint64_t byte_size;
 };
 
 // Live-object counters for leak checks (atomic).

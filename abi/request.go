@@ -140,6 +140,7 @@ func (st *requestState) buildBlock(r *core.Request, inst *Instance) *C.TRITONBAC
 	params := r.Parameters()
 	cid := r.CorrelationID()
 
+	trace := r.Trace()
 	size := align8(C.sizeof_struct_TRITONBACKEND_Request) +
 		align8(uintptr(len(inputs))*C.sizeof_struct_TRITONBACKEND_Input) +
 		align8(uintptr(len(outputs))*unsafe.Sizeof(uintptr(0))) +
@@ -156,6 +157,9 @@ func (st *requestState) buildBlock(r *core.Request, inst *Instance) *C.TRITONBAC
 	for i := range params {
 		size += strSize(params[i].Name) + strSize(params[i].String)
 	}
+	if trace != nil {
+		size += align8(C.sizeof_struct_TRITONSERVER_InferenceTrace) + strSize(trace.Model) + strSize(trace.RequestID)
+	}
 
 	a := arena{base: C.malloc(C.size_t(size))}
 	C.memset(a.base, 0, C.size_t(size))
@@ -164,6 +168,7 @@ func (st *requestState) buildBlock(r *core.Request, inst *Instance) *C.TRITONBAC
 	blk.ctx = st.ctx
 	blk.instance = inst.c
 	blk.flags = C.uint32_t(r.Flags())
+	blk.timeout_us = C.uint64_t(r.Timeout().Microseconds())
 	blk.id = a.cstring(r.ID())
 	if cid.IsString {
 		blk.correlation_id_string = a.cstring(cid.String)
@@ -242,6 +247,17 @@ func (st *requestState) buildBlock(r *core.Request, inst *Instance) *C.TRITONBAC
 				cp.value = b
 			}
 		}
+	}
+	if trace != nil {
+		t := (*C.struct_TRITONSERVER_InferenceTrace)(a.alloc(C.sizeof_struct_TRITONSERVER_InferenceTrace))
+		t.magic = C.THOST_MAGIC_TRACE
+		t.request_key = C.uint64_t(st.key)
+		t.id = C.uint64_t(trace.ID)
+		t.parent_id = C.uint64_t(trace.ParentID)
+		t.model_version = C.int64_t(trace.Version)
+		t.model_name = a.cstring(trace.Model)
+		t.request_id = a.cstring(trace.RequestID)
+		blk.trace = t
 	}
 	C.thost_count(C.THOST_COUNT_REQUEST, 1)
 	return blk

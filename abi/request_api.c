@@ -202,7 +202,7 @@ TRITONSERVER_Error* TRITONBACKEND_RequestOutputBufferProperties(
 TRITONSERVER_Error* TRITONBACKEND_RequestTrace(TRITONBACKEND_Request* request, TRITONSERVER_InferenceTrace** trace) {
   CHECK_REQUEST(request);
   THOST_CHECK_ARG(trace != NULL, "trace is NULL");
-  *trace = NULL;  // the request is not traced
+  *trace = request->trace;  // NULL when the request is not traced
   return NULL;
 }
 

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"sync"
 
 	"tritonhost/core/configpb"
 )
@@ -56,6 +57,7 @@ type Instance struct {
 	hostPolicy string
 	group      *configpb.ModelInstanceGroup
 	backend    BackendInstance
+	deviceLock *sync.Mutex // shared by the instances of a device when the backend is device-blocking
 }
 
 // Model returns the model version the instance belongs to.
@@ -85,7 +87,15 @@ func (i *Instance) Group() *configpb.ModelInstanceGroup { return i.group }
 
 // ReportStatistics records the outcome of one request executed by this
 // instance. Timestamps are Nanotime values; failures ignore them.
+// A traced request gets its compute activities from these timestamps, as
+// in Triton.
 func (i *Instance) ReportStatistics(r *Request, success bool, execStart, computeStart, computeEnd, execEnd uint64) {
+	if t := r.trace; t != nil && success {
+		t.Report(TraceComputeStart, execStart)
+		t.Report(TraceComputeInputEnd, computeStart)
+		t.Report(TraceComputeOutputStart, computeEnd)
+		t.Report(TraceComputeEnd, execEnd)
+	}
 	if success {
 		i.model.stats.success(r.batchSize, r.requestStart, r.queueStart, execStart, computeStart, computeEnd, execEnd)
 	} else {
@@ -107,6 +117,10 @@ func (i *Instance) ReportResponseStatistics(p *Responder, start, computeOutputSt
 // execute runs one batch on the backend; an error return fails every request
 // the backend did not release.
 func (i *Instance) execute(batch []*Request) {
+	if i.deviceLock != nil {
+		i.deviceLock.Lock()
+		defer i.deviceLock.Unlock()
+	}
 	err := i.backend.Execute(batch)
 	if err == nil {
 		return

@@ -3,6 +3,7 @@ package core
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Request release flags, as TRITONSERVER_RequestReleaseFlag.
@@ -35,7 +36,9 @@ type Request struct {
 	finished   atomic.Bool
 	onFinished func(*Request)
 	stopCancel func() bool
-	backend    any // data the backend layer attaches (SetBackendData)
+	backend    any    // data the backend layer attaches (SetBackendData)
+	trace      *Trace // nil unless the Tracer sampled the request
+	tracer     Tracer
 }
 
 // Model returns the model version the request runs on.
@@ -52,6 +55,9 @@ func (r *Request) Flags() uint32 { return r.client.Flags }
 
 // Priority returns the request's priority (0: the model's default).
 func (r *Request) Priority() uint64 { return r.client.Priority }
+
+// Timeout returns the client's timeout for the request (0: none).
+func (r *Request) Timeout() time.Duration { return r.client.Timeout }
 
 // Parameters returns the request parameters the client sent.
 func (r *Request) Parameters() []Parameter { return r.client.Parameters }
@@ -150,6 +156,10 @@ func (r *Request) finalDelivered() {
 func (r *Request) finish() {
 	if r.finished.Swap(true) {
 		return
+	}
+	if r.trace != nil {
+		r.traceEvent(TraceRequestEnd)
+		r.tracer.Finish(r.trace)
 	}
 	if r.stopCancel != nil {
 		r.stopCancel()

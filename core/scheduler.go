@@ -66,6 +66,7 @@ func newQueueScheduler(m *Model) *scheduler {
 			s.workers = append(s.workers, inst)
 		}
 	}
+	shareDeviceLocks(m)
 	if db := m.cfg.GetDynamicBatching(); db != nil && m.maxBatch > 0 {
 		s.batching = true
 		s.maxBatch = uint64(m.maxBatch)
@@ -108,6 +109,9 @@ func (s *scheduler) enqueue(r *Request) error {
 		return Errorf(CodeUnavailable, "model %q version %d: queue is full (max_queue_size %d)", m.name, m.version, s.maxQueue)
 	}
 	r.queueStart = Nanotime()
+	if r.trace != nil {
+		r.trace.Report(TraceQueueStart, r.queueStart)
+	}
 	s.queue = append(s.queue, r)
 	s.mu.Unlock()
 	s.signal()
@@ -299,6 +303,28 @@ func batchable(a, b *Request) bool {
 		}
 	}
 	return true
+}
+
+// shareDeviceLocks gives the instances of one device a common lock when the
+// backend chose TRITONBACKEND_EXECUTION_DEVICE_BLOCKING: then only one
+// execution runs on a device at a time, as with Triton's per-device thread.
+func shareDeviceLocks(m *Model) {
+	db, ok := m.backend.(interface{ DeviceBlocking() bool })
+	if !ok || !db.DeviceBlocking() {
+		return
+	}
+	type device struct {
+		kind InstanceKind
+		id   int32
+	}
+	locks := map[device]*sync.Mutex{}
+	for _, inst := range m.instances {
+		d := device{inst.kind, inst.deviceID}
+		if locks[d] == nil {
+			locks[d] = &sync.Mutex{}
+		}
+		inst.deviceLock = locks[d]
+	}
 }
 
 func (r *Request) expired() bool { return r.deadline != 0 && Nanotime() > r.deadline }

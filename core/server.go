@@ -31,6 +31,8 @@ type Options struct {
 	StartupModels        []string
 	// LoadConcurrency bounds how many models load at once (default 4).
 	LoadConcurrency int
+	// Tracer, if set, picks requests to trace and receives their traces.
+	Tracer Tracer
 }
 
 // Server hosts the models of a repository and runs inference on them. All
@@ -142,7 +144,7 @@ func (s *Server) loadEntry(name, dir string) error {
 }
 
 func (s *Server) loadVersions(e *modelEntry) error {
-	cfg, err := readModelConfig(e.name, e.dir, s.opts.GPUs)
+	raw, cfg, err := readModelConfig(e.name, e.dir, s.opts.GPUs)
 	if err != nil {
 		e.status = []VersionStatus{{Name: e.name, State: StateUnavailable, Reason: err.Error()}}
 		return err
@@ -155,7 +157,7 @@ func (s *Server) loadVersions(e *modelEntry) error {
 	var errs []error
 	for _, v := range versions {
 		st := VersionStatus{Name: e.name, Version: strconv.FormatInt(v, 10)}
-		m, err := newModel(e.name, v, e.dir, cloneConfig(cfg), s.opts.GPUs, s.log)
+		m, err := newModel(e.name, v, e.dir, raw, cloneConfig(cfg), s.opts.GPUs, s.log)
 		if err == nil {
 			s.log.Infof("loading: %s:%d", e.name, v)
 			err = m.load(s.opts.Backends)
@@ -305,6 +307,10 @@ func (s *Server) Infer(ctx context.Context, req *InferenceRequest, fn ResponseFu
 	r, err := m.newRequest(req, fn)
 	if err != nil {
 		return err
+	}
+	if t := s.opts.Tracer; t != nil && t.Sample(m.name, m.version) {
+		r.tracer, r.trace = t, newTrace(m, req.ID)
+		r.trace.Report(TraceRequestStart, r.requestStart)
 	}
 	s.inflight.add()
 	r.onFinished = func(*Request) { s.inflight.done() }

@@ -45,6 +45,9 @@ type ModelStatistics struct {
 	Batches        []BatchStatistics // ascending batch size
 	// Responses maps the response index ("0", "1", ...) to its statistics.
 	Responses map[string]ResponseStatistics
+	// MemoryUsage is what the model and its instances report holding, summed
+	// per memory type and device.
+	MemoryUsage []MemoryUsage
 }
 
 // statsRecorder accumulates a model version's statistics; backends report

@@ -130,7 +130,7 @@ func (s *Service) ModelReady(_ context.Context, req *pb.ModelReadyRequest) (*pb.
 		}
 		return &pb.ModelReadyResponse{Ready: false}, nil
 	}
-	return &pb.ModelReadyResponse{Ready: m.State() == core.StateReady && !s.isDraining()}, nil
+	return &pb.ModelReadyResponse{Ready: m.Ready() == nil && !s.isDraining()}, nil
 }
 
 // ServerMetadata reports the server's name, version and protocol extensions.
@@ -244,6 +244,9 @@ func encodeStatistics(st core.ModelStatistics) *pb.ModelStatistics {
 	for _, b := range st.Batches {
 		out.BatchStats = append(out.BatchStats, &pb.InferBatchStatistics{BatchSize: b.BatchSize,
 			ComputeInput: duration(b.ComputeInput), ComputeInfer: duration(b.ComputeInfer), ComputeOutput: duration(b.ComputeOutput)})
+	}
+	for _, u := range st.MemoryUsage {
+		out.MemoryUsage = append(out.MemoryUsage, &pb.MemoryUsage{Type: u.Type.String(), Id: u.ID, ByteSize: u.ByteSize})
 	}
 	for k, r := range st.Responses {
 		out.ResponseStats[k] = &pb.InferResponseStatistics{
