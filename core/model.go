@@ -42,6 +42,7 @@ type Model struct {
 	// model (auto-complete through SetConfig); it is frozen once loaded.
 	cfgMu     sync.Mutex
 	frozen    bool
+	raw       *configpb.ModelConfig // as written in config.pbtxt
 	cfg       *configpb.ModelConfig
 	cfgJSON   []byte
 	decoupled bool
@@ -53,11 +54,12 @@ type Model struct {
 	instances []*Instance
 	sched     requestScheduler
 	stats     statsRecorder
+	memory    memoryUsage
 	state     atomic.Int32
 }
 
-func newModel(name string, version int64, dir string, cfg *configpb.ModelConfig, gpus []int, log *serverlog.Logger) (*Model, error) {
-	m := &Model{name: name, version: version, dir: dir, gpus: gpus, log: log}
+func newModel(name string, version int64, dir string, raw, cfg *configpb.ModelConfig, gpus []int, log *serverlog.Logger) (*Model, error) {
+	m := &Model{name: name, version: version, dir: dir, gpus: gpus, log: log, raw: raw}
 	if err := m.applyConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -108,7 +110,11 @@ func (m *Model) Instances() []*Instance { return m.instances }
 func (m *Model) State() ModelState { return ModelState(m.state.Load()) }
 
 // Statistics returns a snapshot of the version's statistics.
-func (m *Model) Statistics() ModelStatistics { return m.stats.snapshot(m.name, m.version) }
+func (m *Model) Statistics() ModelStatistics {
+	s := m.stats.snapshot(m.name, m.version)
+	s.MemoryUsage = m.memory.total()
+	return s
+}
 
 // SetConfig replaces the configuration while the backend initializes the
 // model (Triton's auto-complete). The new configuration is normalized and
@@ -121,6 +127,38 @@ func (m *Model) SetConfig(cfg *configpb.ModelConfig) error {
 		return Errorf(CodeInvalidArg, "model %q: set config: %w", m.name, err)
 	}
 	return m.applyConfig(cfg)
+}
+
+// SetPreferredInstanceGroups re-derives the instance groups with the groups
+// the backend prefers (TRITONBACKEND_BackendAttributeAddPreferredInstanceGroup):
+// they seed a configuration that names no instance_group, and fill in the
+// GPUs and counts that groups of the same kind leave unset, as in Triton.
+// The backend provider calls it before the model initializes.
+func (m *Model) SetPreferredInstanceGroups(groups []*configpb.ModelInstanceGroup) error {
+	if len(groups) == 0 || m.raw == nil {
+		return nil
+	}
+	cfg, err := normalizedConfig(m.raw, modelconfig.Defaults{ModelName: m.name, GPUs: m.gpus, PreferredGroups: groups})
+	if err != nil {
+		return Errorf(CodeInvalidArg, "model %q: with the backend's preferred instance groups: %w", m.name, err)
+	}
+	return m.applyConfig(cfg)
+}
+
+// Ready reports whether the version takes requests: it is loaded and every
+// instance whose backend can tell (TRITONBACKEND_ModelInstanceReady) says so.
+func (m *Model) Ready() error {
+	if st := m.State(); st != StateReady {
+		return Errorf(CodeUnavailable, "model %q version %d is %s", m.name, m.version, st)
+	}
+	for _, inst := range m.instances {
+		if rc, ok := inst.backend.(interface{ Ready() error }); ok {
+			if err := rc.Ready(); err != nil {
+				return Errorf(CodeUnavailable, "model %q version %d instance %q is not ready: %w", m.name, m.version, inst.name, err)
+			}
+		}
+	}
+	return nil
 }
 
 func (m *Model) applyConfig(cfg *configpb.ModelConfig) error {

@@ -47,18 +47,29 @@ func isDir(path string) bool {
 	return err == nil && st.IsDir()
 }
 
-// readModelConfig reads, normalizes and validates a model's configuration.
-func readModelConfig(name, dir string, gpus []int) (*configpb.ModelConfig, error) {
+// readModelConfig reads a model's configuration and returns it as written
+// and normalized and validated.
+func readModelConfig(name, dir string, gpus []int) (raw, cfg *configpb.ModelConfig, err error) {
 	path := filepath.Join(dir, ConfigFileName)
-	cfg, err := modelconfig.ReadFile(path)
+	raw, err = modelconfig.ReadFile(path)
 	if err != nil {
-		return nil, Errorf(CodeInvalidArg, "model %q: %w", name, err)
+		return nil, nil, Errorf(CodeInvalidArg, "model %q: %w", name, err)
 	}
-	if err := modelconfig.Normalize(cfg, modelconfig.Defaults{ModelName: name, GPUs: gpus}); err != nil {
-		return nil, Errorf(CodeInvalidArg, "model %q: %s: %w", name, path, err)
+	cfg, err = normalizedConfig(raw, modelconfig.Defaults{ModelName: name, GPUs: gpus})
+	if err != nil {
+		return nil, nil, Errorf(CodeInvalidArg, "model %q: %s: %w", name, path, err)
+	}
+	return raw, cfg, nil
+}
+
+// normalizedConfig returns a normalized, validated copy of raw.
+func normalizedConfig(raw *configpb.ModelConfig, d modelconfig.Defaults) (*configpb.ModelConfig, error) {
+	cfg := cloneConfig(raw)
+	if err := modelconfig.Normalize(cfg, d); err != nil {
+		return nil, err
 	}
 	if err := modelconfig.Validate(cfg); err != nil {
-		return nil, Errorf(CodeInvalidArg, "model %q: %s: %w", name, path, err)
+		return nil, err
 	}
 	return cfg, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"tritonhost/abi"
 	"tritonhost/core"
+	"tritonhost/core/configpb"
 	"tritonhost/core/serverlog"
 )
 
@@ -179,6 +180,10 @@ func (p *Provider) LoadModel(m *core.Model) (core.BackendModel, error) {
 	if err != nil {
 		return nil, core.Errorf(core.CodeUnavailable, "model %q: %w", m.Name(), err)
 	}
+	if err := m.SetPreferredInstanceGroups(preferredGroups(lib.attrs.PreferredGroups())); err != nil {
+		p.release(lib)
+		return nil, err
+	}
 	am := abi.NewModel(m, lib.backend, !p.opts.DisableAutoComplete)
 	if lib.ep.modelInit != nil {
 		if err := abi.CallModel(lib.ep.modelInit, am); err != nil {
@@ -188,6 +193,29 @@ func (p *Provider) LoadModel(m *core.Model) (core.BackendModel, error) {
 		}
 	}
 	return &sharedModel{p: p, lib: lib, m: m, am: am}, nil
+}
+
+// preferredGroups turns a backend's preferred instance groups into
+// configuration instance groups.
+func preferredGroups(groups []abi.PreferredGroup) []*configpb.ModelInstanceGroup {
+	var out []*configpb.ModelInstanceGroup
+	for _, g := range groups {
+		kind := configpb.ModelInstanceGroup_KIND_AUTO
+		switch g.Kind {
+		case core.KindCPU:
+			kind = configpb.ModelInstanceGroup_KIND_CPU
+		case core.KindGPU:
+			kind = configpb.ModelInstanceGroup_KIND_GPU
+		case core.KindModel:
+			kind = configpb.ModelInstanceGroup_KIND_MODEL
+		}
+		cg := &configpb.ModelInstanceGroup{Kind: kind, Count: int32(min(g.Count, 1<<30))}
+		for _, id := range g.DeviceIDs {
+			cg.Gpus = append(cg.Gpus, int32(id))
+		}
+		out = append(out, cg)
+	}
+	return out
 }
 
 func (p *Provider) retireModel(lib *library, am *abi.Model) {
@@ -237,6 +265,10 @@ func (sm *sharedModel) NewInstance(inst *core.Instance) (core.BackendInstance, e
 	}
 	return &sharedInstance{sm: sm, ai: ai}, nil
 }
+
+// DeviceBlocking reports whether the backend chose
+// TRITONBACKEND_EXECUTION_DEVICE_BLOCKING.
+func (sm *sharedModel) DeviceBlocking() bool { return sm.lib.backend.DeviceBlocking() }
 
 // ParallelInstanceLoading reports the backend's attribute.
 func (sm *sharedModel) ParallelInstanceLoading() bool { return sm.lib.attrs.ParallelInstanceLoading() }

@@ -154,3 +154,18 @@ func SharedLibrary(t testing.TB, name string, sources ...string) string {
 	}
 	return out
 }
+
+// CopyFile copies src to dst, creating dst's directory.
+func CopyFile(t testing.TB, src, dst string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
