@@ -127,6 +127,15 @@ func (s *scheduler) signal() {
 
 // nextBatch waits for work and returns the next batch, or nil once the
 // scheduler is closed and drained, or aborted.
+//
+// With dynamic batching, requests join the oldest one in queue order while
+// they are compatible with it (see batchable) and fit in max_batch_size.
+// Until the delay expires a batch grows to the largest preferred batch size
+// at most (preferred sizes default to max_batch_size). If what is queued adds
+// up to a preferred size, or fills that limit, it goes at once; otherwise the
+// longest run that adds up to a preferred size goes at once; otherwise the
+// batcher waits up to max_queue_delay_microseconds for more and then sends
+// what it has, up to max_batch_size.
 func (s *scheduler) nextBatch() []*Request {
 	select {
 	case <-s.token:
@@ -136,14 +145,12 @@ func (s *scheduler) nextBatch() []*Request {
 	defer func() { s.token <- struct{}{} }()
 
 	first := s.waitFirst()
-	if first == nil || !s.batching {
-		if first == nil {
-			return nil
-		}
+	if first == nil {
+		return nil
+	}
+	if !s.batching {
 		return []*Request{first}
 	}
-	batch := []*Request{first}
-	size := first.batchSize
 	deadline := time.Now().Add(s.delay)
 	var timer *time.Timer
 	defer func() {
@@ -151,46 +158,79 @@ func (s *scheduler) nextBatch() []*Request {
 			timer.Stop()
 		}
 	}()
-	for size < s.maxBatch {
-		var dead []*Request
-		full := false
+	for {
+		flush := s.delay == 0 || !time.Now().Before(deadline)
 		s.mu.Lock()
-		for size < s.maxBatch && s.head < len(s.queue) {
-			r := s.queue[s.head]
-			if r.Cancelled() || r.expired() {
-				dead = append(dead, s.popLocked())
-				continue
-			}
-			if size+r.batchSize > s.maxBatch || !batchable(first, r) {
-				full = true
-				break
-			}
-			batch = append(batch, s.popLocked())
-			size += r.batchSize
-		}
-		closed := s.closed
+		flush = flush || s.closed
+		batch, dead := s.gatherLocked(first, flush)
 		s.mu.Unlock()
 		s.failDead(dead)
-		if full || closed || s.delay == 0 || slices.Contains(s.preferred, size) {
-			break
-		}
-		wait := time.Until(deadline)
-		if wait <= 0 {
-			break
+		if batch != nil {
+			return batch
 		}
 		if timer == nil {
-			timer = time.NewTimer(wait)
+			timer = time.NewTimer(time.Until(deadline))
 		} else {
-			timer.Reset(wait)
+			timer.Reset(time.Until(deadline))
 		}
 		select {
 		case <-s.wake:
 		case <-timer.C:
 		case <-s.aborted:
+			return []*Request{first}
 		}
 	}
-	return batch
 }
+
+// gatherLocked decides the batch that first heads, taking the requests it
+// picks off the queue; it returns nil when the batcher should wait. Dead
+// requests met on the way are removed and returned to be failed.
+func (s *scheduler) gatherLocked(first *Request, flush bool) (batch, dead []*Request) {
+	limit := s.maxBatch // until the delay expires, a batch grows no larger than the largest preferred size
+	if !flush && len(s.preferred) > 0 {
+		limit = min(limit, slices.Max(s.preferred))
+	}
+	size := first.batchSize
+	run, best := 0, -1 // queued requests that fit; how many of them end on a preferred size
+	if s.preferredSize(size) {
+		best = 0
+	}
+	for i := s.head; i < len(s.queue); {
+		r := s.queue[i]
+		if r.Cancelled() || r.expired() {
+			dead = append(dead, r)
+			s.queue = slices.Delete(s.queue, i, i+1)
+			continue
+		}
+		if size+r.batchSize > limit || !batchable(first, r) {
+			break
+		}
+		size += r.batchSize
+		run++
+		i++
+		if s.preferredSize(size) {
+			best = run
+		}
+	}
+	take := -1
+	switch {
+	case best == run, flush, size >= limit:
+		take = run
+	case best >= 0:
+		take = best
+	}
+	if take < 0 {
+		return nil, dead
+	}
+	batch = make([]*Request, 0, take+1)
+	batch = append(batch, first)
+	for range take {
+		batch = append(batch, s.popLocked())
+	}
+	return batch, dead
+}
+
+func (s *scheduler) preferredSize(size uint64) bool { return slices.Contains(s.preferred, size) }
 
 // waitFirst returns the oldest live request, waiting for one; nil once the
 // scheduler is closed and empty, or aborted.
