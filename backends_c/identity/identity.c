@@ -145,6 +145,7 @@ instance_fill(identity_instance* st, TRITONBACKEND_ModelInstance* instance)
         name, TRITONSERVER_InstanceGroupKindString(kind));
   }
   st->instance = instance;
+  st->device_id = device_id;
   st->model = model_state;
   st->name = identity_strdup(name);
   if (st->name == NULL) {

@@ -25,11 +25,13 @@ typedef struct identity_model {
   uint64_t version;
   int64_t max_batch_size;    /* > 0: the first dim of each input is a batch */
   uint64_t execute_delay_ms; /* parameter execute_delay_ms, 0 if absent */
+  uint64_t delay_multiplier; /* parameter instance_wise_delay_multiplier, 0 if absent */
 } identity_model;
 
 /* Per instance. */
 typedef struct identity_instance {
   TRITONBACKEND_ModelInstance* instance;
+  int32_t device_id;
   const identity_model* model; /* owned by the model; outlives instances */
   char* name;
 } identity_instance;

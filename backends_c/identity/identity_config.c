@@ -4,7 +4,8 @@
  *   - inputs are named INPUT<n> and outputs OUTPUT<n> (n decimal), as many
  *     outputs as inputs, and each OUTPUT<n> has an INPUT<n> with the same
  *     data_type and the same dims (reshape.shape where a reshape is given);
- *   - parameter execute_delay_ms, if given, is a decimal number.
+ *   - parameters execute_delay_ms and instance_wise_delay_multiplier, if
+ *     given, are decimal numbers.
  * Fields absent from the JSON read as their protobuf defaults.
  */
 #include <stdio.h>
@@ -282,6 +283,10 @@ fill_model(identity_model* m, TRITONBACKEND_Model* model)
   }
   if (err == NULL) {
     err = get_decimal_parameter(root, "execute_delay_ms", &m->execute_delay_ms);
+  }
+  if (err == NULL) {
+    err = get_decimal_parameter(
+        root, "instance_wise_delay_multiplier", &m->delay_multiplier);
   }
   thost_json_free(root);
   return err;

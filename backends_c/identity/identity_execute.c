@@ -113,7 +113,14 @@ add_output(
 
   TRITONBACKEND_Input* input = NULL;
   TRITONSERVER_Error* err = find_input(request, input_name, &input);
-  if (err == NULL && input != NULL) {
+  if (err == NULL && input == NULL) {
+    /* As Triton's identity: a requested output needs its input. A request
+     * that names no outputs asks for all of them, so leaving out an
+     * optional input means naming the outputs that are wanted. */
+    err = identity_error(
+        TRITONSERVER_ERROR_UNSUPPORTED, "failed to get input '%s'", input_name);
+  }
+  if (err == NULL) {
     TRITONSERVER_DataType datatype = TRITONSERVER_TYPE_INVALID;
     const int64_t* shape = NULL;
     uint32_t dims_count = 0, buffer_count = 0;
@@ -202,6 +209,19 @@ respond(
   if (err == NULL) {
     err = fill_response(request, response);
   }
+  if (err == NULL) {
+    /* Response parameters, as Triton's identity attaches to show them. */
+    IDENTITY_LOG_IF_ERROR(
+        TRITONBACKEND_ResponseSetStringParameter(
+            response, "param0", "an example string parameter"),
+        "failed to set a string parameter");
+    IDENTITY_LOG_IF_ERROR(
+        TRITONBACKEND_ResponseSetIntParameter(response, "param1", 42),
+        "failed to set an integer parameter");
+    IDENTITY_LOG_IF_ERROR(
+        TRITONBACKEND_ResponseSetBoolParameter(response, "param2", false),
+        "failed to set a boolean parameter");
+  }
   if (response != NULL) {
     /* On error, outputs already added are dropped with the response. */
     IDENTITY_LOG_IF_ERROR(
@@ -221,10 +241,17 @@ identity_execute(
     identity_instance* instance, TRITONBACKEND_Request** requests,
     uint32_t request_count)
 {
-  const uint64_t exec_start_ns = now_ns();
+  /* The delay comes before the execution's timestamps, as in Triton's
+   * identity: it shows as queue time. With instance_wise_delay_multiplier
+   * set, instances on device d wait d times as long. */
   if (instance->model->execute_delay_ms > 0) {
-    sleep_ms(instance->model->execute_delay_ms);
+    uint64_t multiplier = 1;
+    if (instance->model->delay_multiplier > 0 && instance->device_id > 1) {
+      multiplier = (uint64_t)instance->device_id;
+    }
+    sleep_ms(instance->model->execute_delay_ms * multiplier);
   }
+  const uint64_t exec_start_ns = now_ns();
   const uint64_t compute_start_ns = now_ns();
   uint64_t total_batch_size = 0;
   for (uint32_t r = 0; r < request_count; r++) {
