@@ -254,8 +254,8 @@ TRITONBACKEND_DECLSPEC TRITONSERVER_Error* TRITONBACKEND_OutputBufferAttributes(
 // released.
 // ---------------------------------------------------------------------------
 
-// Stores in *id the id the client gave the request, or NULL if it gave none.
-// The string belongs to the request.
+// Stores in *id the id the client gave the request, or an empty string if it
+// gave none. The string belongs to the request.
 TRITONBACKEND_DECLSPEC TRITONSERVER_Error* TRITONBACKEND_RequestId(
     TRITONBACKEND_Request* request, const char** id);
 
@@ -611,7 +611,7 @@ TRITONBACKEND_DECLSPEC TRITONSERVER_Error* TRITONBACKEND_ModelRepository(
 
 // Stores in *model_config a new message holding the model configuration as
 // JSON, in the format of 'config_version' (only version 1 exists; any other
-// value fails with TRITONSERVER_ERROR_UNSUPPORTED). The caller owns the
+// value fails with TRITONSERVER_ERROR_INVALID_ARG). The caller owns the
 // message and must delete it with TRITONSERVER_MessageDelete. Usable from
 // TRITONBACKEND_ModelInitialize on.
 TRITONBACKEND_DECLSPEC TRITONSERVER_Error* TRITONBACKEND_ModelConfig(
@@ -628,8 +628,9 @@ TRITONBACKEND_ModelAutoCompleteConfig(
 // Replaces the model configuration with 'model_config' (JSON in the format
 // of 'config_version', which must be 1). Only inputs, outputs, max batch
 // size and, if none was set, the scheduling choice are taken from it; other
-// changes are ignored. Allowed only inside TRITONBACKEND_ModelInitialize
-// when auto-completion is on; fails elsewhere. Does not take ownership of
+// changes are ignored. Meant for TRITONBACKEND_ModelInitialize when
+// TRITONBACKEND_ModelAutoCompleteConfig says so; fails with
+// TRITONSERVER_ERROR_UNSUPPORTED once the model has loaded. Does not take ownership of
 // the message: the caller deletes it. Read the configuration again with
 // TRITONBACKEND_ModelConfig to see what the host made of it.
 TRITONBACKEND_DECLSPEC TRITONSERVER_Error* TRITONBACKEND_ModelSetConfig(

@@ -757,6 +757,11 @@ TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_MetricObserve(
 TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_GetMetricKind(
     struct TRITONSERVER_Metric* metric, TRITONSERVER_MetricKind* kind);
 
+// Stores in *kind the kind of 'family'.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_GetMetricFamilyKind(
+    struct TRITONSERVER_MetricFamily* family, TRITONSERVER_MetricKind* kind);
+
 #ifdef __cplusplus
 }
 #endif
