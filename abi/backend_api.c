@@ -182,8 +182,8 @@ TRITONSERVER_Error* TRITONBACKEND_ModelConfig(
     TRITONBACKEND_Model* model, const uint32_t config_version, TRITONSERVER_Message** model_config) {
   THOST_CHECK_HANDLE(model, THOST_MAGIC_MODEL, "model");
   THOST_CHECK_ARG(model_config != NULL, "model_config is NULL");
-  if (config_version != 1) {
-    return thost_errorf(TRITONSERVER_ERROR_UNSUPPORTED,
+  if (config_version != 1) {  // INVALID_ARG, as Triton's ModelConfigToJson / JsonToModelConfig
+    return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
                         "model configuration version %u is not supported, only version 1 is", config_version);
   }
   pthread_mutex_lock(&model->config_mu);
@@ -203,8 +203,8 @@ TRITONSERVER_Error* TRITONBACKEND_ModelSetConfig(
     TRITONBACKEND_Model* model, const uint32_t config_version, TRITONSERVER_Message* model_config) {
   THOST_CHECK_HANDLE(model, THOST_MAGIC_MODEL, "model");
   THOST_CHECK_HANDLE(model_config, THOST_MAGIC_MESSAGE, "model_config message");
-  if (config_version != 1) {
-    return thost_errorf(TRITONSERVER_ERROR_UNSUPPORTED,
+  if (config_version != 1) {  // INVALID_ARG, as Triton's ModelConfigToJson / JsonToModelConfig
+    return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
                         "model configuration version %u is not supported, only version 1 is", config_version);
   }
   return thostModelSetConfig(model, model_config->json, model_config->len);

@@ -10,9 +10,14 @@ import "C"
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"unsafe"
 
+	"google.golang.org/protobuf/proto"
+
 	"tritonhost/core"
+	"tritonhost/core/configpb"
 	"tritonhost/core/modelconfig"
 	"tritonhost/core/serverlog"
 )
@@ -24,9 +29,13 @@ func thostModelSetConfig(model *C.TRITONBACKEND_Model, js *C.char, n C.size_t) (
 	if !ok {
 		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ModelSetConfig: the model is no longer known to the server")
 	}
-	cfg, err := modelconfig.FromJSON(unsafe.Slice((*byte)(unsafe.Pointer(js)), int(n)))
+	update, err := modelconfig.FromJSON(unsafe.Slice((*byte)(unsafe.Pointer(js)), int(n)))
 	if err != nil {
 		return cErrorf(core.CodeInvalidArg, "TRITONBACKEND_ModelSetConfig: model %q: %v", m.Name(), err)
+	}
+	cfg, err := mergeConfig(m.Config(), update)
+	if err != nil {
+		return cErrorf(core.CodeInternal, "TRITONBACKEND_ModelSetConfig: model %q: %v", m.Name(), err)
 	}
 	if err := m.SetConfig(cfg); err != nil {
 		return cError(err)
@@ -34,6 +43,29 @@ func thostModelSetConfig(model *C.TRITONBACKEND_Model, js *C.char, n C.size_t) (
 	out := m.ConfigJSON()
 	C.thost_model_set_config_json(model, (*C.char)(unsafe.Pointer(unsafe.SliceData(out))), C.size_t(len(out)))
 	return nil
+}
+
+// mergeConfig applies what a backend may change through
+// TRITONBACKEND_ModelSetConfig to a copy of the current configuration, as
+// Triton's TritonModel::UpdateModelConfig does: max_batch_size, input and
+// output are taken from the update; its scheduling choice only if the
+// model has none (a different one is an error); its decoupled setting if it
+// has a transaction policy. Everything else in the update is ignored.
+func mergeConfig(cur, update *configpb.ModelConfig) (*configpb.ModelConfig, error) {
+	cfg := proto.Clone(cur).(*configpb.ModelConfig)
+	cfg.MaxBatchSize = update.GetMaxBatchSize()
+	cfg.Input = update.GetInput()
+	cfg.Output = update.GetOutput()
+	switch have, want := cfg.GetSchedulingChoice(), update.GetSchedulingChoice(); {
+	case have == nil:
+		cfg.SchedulingChoice = want
+	case reflect.TypeOf(have) != reflect.TypeOf(want):
+		return nil, fmt.Errorf("cannot change the scheduling choice from %T to %T when auto-completing", have, want)
+	}
+	if p := update.GetModelTransactionPolicy(); p != nil {
+		cfg.ModelTransactionPolicy = &configpb.ModelTransactionPolicy{Decoupled: p.GetDecoupled()}
+	}
+	return cfg, nil
 }
 
 //export thostReportStatistics

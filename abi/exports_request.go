@@ -26,6 +26,14 @@ func thostRequestRelease(blk *C.TRITONBACKEND_Request, flags C.uint32_t) (ret *C
 	if f == 0 || f&^(core.ReleaseAll|core.ReleaseReschedule) != 0 {
 		return cErrorf(core.CodeInvalidArg, "TRITONBACKEND_RequestRelease: unknown release flags %#x", f)
 	}
+	// The one refusal of core.Request.Release for a request the backend
+	// holds: it must be checked before the block is taken away, because on
+	// an error the backend keeps the request.
+	reschedule := f&core.ReleaseReschedule != 0
+	if reschedule && st.req.Responder().Done() {
+		return cErrorf(core.CodeInvalidArg, "TRITONBACKEND_RequestRelease: request %q of model %q already received its final response and cannot be rescheduled; release it with TRITONSERVER_REQUEST_RELEASE_ALL",
+			st.req.ID(), st.req.Model().Name())
+	}
 	st.mu.Lock()
 	if st.block != blk {
 		st.mu.Unlock()
@@ -36,6 +44,12 @@ func thostRequestRelease(blk *C.TRITONBACKEND_Request, flags C.uint32_t) (ret *C
 	st.mu.Unlock()
 	if err := st.req.Release(f); err != nil {
 		logger.Load().Errorf("release request %q of model %q: %v", st.req.ID(), st.req.Model().Name(), err)
+		if reschedule {
+			// The final response arrived between the check above and now:
+			// the request is complete, so give it back for good rather
+			// than leave it unreleased.
+			_ = st.req.Release(core.ReleaseAll)
+		}
 	}
 	return nil
 }

@@ -218,6 +218,7 @@ struct TRITONBACKEND_Request {
   uint64_t timeout_us;                 // 0: none
   struct thost_reqctx* ctx;
   TRITONBACKEND_ModelInstance* instance;
+  struct TRITONBACKEND_State* states;  // implicit states not yet updated (state.h), guarded by ctx->mu
   TRITONSERVER_InferenceTrace* trace;  // NULL when the request is not traced
 };
 
@@ -304,6 +305,7 @@ uint32_t thost_reqctx_take_stats(struct thost_reqctx* ctx, struct thost_rstat* o
 void thost_reqctx_ref(struct thost_reqctx* ctx);
 void thost_reqctx_unref(struct thost_reqctx* ctx);
 void thost_request_free(TRITONBACKEND_Request* req);
+void thost_request_free_states(TRITONBACKEND_Request* req);  // state.c
 
 void thost_log_set_enabled(int level, bool on);
 void thost_model_set_config_json(TRITONBACKEND_Model* model, const char* json, size_t len);

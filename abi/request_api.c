@@ -42,10 +42,27 @@ void thost_reqctx_unref(struct thost_reqctx* ctx) {
   free(ctx);
 }
 
+// Handles the backend gives back (request blocks here; factories, responses
+// and response statistics in response_api.c) are marked dead and wait in this
+// ring for THOST_QUARANTINE more frees before their memory is returned. A
+// backend that releases or deletes a handle twice, or uses it right after,
+// then reads the dead magic number and gets INVALID_ARG, instead of reading
+// freed or reused memory. Lock-free: every pointer put in the ring is taken
+// out, and freed, by exactly one later exchange.
+#define THOST_QUARANTINE 256
+static void* thost_quarantine[THOST_QUARANTINE];
+static uint32_t thost_quarantine_next;
+
+void thost_quarantine_free(void* dead) {
+  uint32_t slot = __atomic_fetch_add(&thost_quarantine_next, 1, __ATOMIC_RELAXED) % THOST_QUARANTINE;
+  free(__atomic_exchange_n(&thost_quarantine[slot], dead, __ATOMIC_ACQ_REL));
+}
+
 void thost_request_free(TRITONBACKEND_Request* req) {
   struct thost_reqctx* ctx = req->ctx;
+  thost_request_free_states(req);
   req->magic = THOST_MAGIC_DEAD;
-  free(req);
+  thost_quarantine_free(req);
   thost_count(THOST_COUNT_REQUEST, -1);
   thost_reqctx_unref(ctx);
 }
@@ -191,8 +208,8 @@ TRITONSERVER_Error* TRITONBACKEND_RequestOutputBufferProperties(
     TRITONBACKEND_Request* request, const char* name, size_t* byte_size, TRITONSERVER_MemoryType* memory_type,
     int64_t* memory_type_id) {
   CHECK_REQUEST(request);
-  THOST_CHECK_ARG(name != NULL && memory_type != NULL && memory_type_id != NULL,
-                  "name, memory_type or memory_type_id is NULL");
+  THOST_CHECK_ARG(memory_type != NULL && memory_type_id != NULL, "memory_type or memory_type_id is NULL");
+  (void)name;       // may be NULL (not yet known), as the header allows
   (void)byte_size;  // the size hint does not change where outputs go: host memory
   *memory_type = TRITONSERVER_MEMORY_CPU;
   *memory_type_id = 0;

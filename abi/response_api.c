@@ -10,6 +10,10 @@
 #include "_cgo_export.h"
 #include "handles.h"
 
+// Frees a dead handle after a delay (request_api.c), so that a second delete
+// of it is refused instead of touching freed memory.
+void thost_quarantine_free(void* dead);
+
 // ---- Factories ------------------------------------------------------------------
 
 #define CHECK_FACTORY(f) THOST_CHECK_HANDLE(f, THOST_MAGIC_FACTORY, "response factory")
@@ -32,7 +36,7 @@ TRITONSERVER_Error* TRITONBACKEND_ResponseFactoryDelete(TRITONBACKEND_ResponseFa
   CHECK_FACTORY(factory);
   struct thost_reqctx* ctx = factory->ctx;
   factory->magic = THOST_MAGIC_DEAD;
-  free(factory);
+  thost_quarantine_free(factory);
   thost_count(THOST_COUNT_FACTORY, -1);
   thost_reqctx_unref(ctx);
   return NULL;
@@ -86,7 +90,7 @@ static void response_free(TRITONBACKEND_Response* r) {
   free(r->params);
   struct thost_reqctx* ctx = r->ctx;
   r->magic = THOST_MAGIC_DEAD;
-  free(r);
+  thost_quarantine_free(r);
   thost_count(THOST_COUNT_RESPONSE, -1);
   thost_reqctx_unref(ctx);
 }
@@ -252,10 +256,8 @@ TRITONSERVER_Error* TRITONBACKEND_OutputBufferAttributes(
     TRITONBACKEND_Output* output, TRITONSERVER_BufferAttributes** buffer_attributes) {
   THOST_CHECK_HANDLE(output, THOST_MAGIC_OUTPUT, "output");
   THOST_CHECK_ARG(buffer_attributes != NULL, "buffer_attributes is NULL");
-  if (!output->has_buffer) {
-    return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
-                        "output '%s' has no buffer yet; call TRITONBACKEND_OutputBuffer first", output->name);
-  }
+  // Before TRITONBACKEND_OutputBuffer the attributes describe no buffer (CPU,
+  // id 0, size 0); Triton hands them out then too.
   *buffer_attributes = &output->attrs;
   return NULL;
 }
@@ -296,7 +298,7 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsDelete(
     TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics) {
   CHECK_RSTATS(response_statistics);
   response_statistics->magic = THOST_MAGIC_DEAD;
-  free(response_statistics);
+  thost_quarantine_free(response_statistics);
   thost_count(THOST_COUNT_RSTATS, -1);
   return NULL;
 }

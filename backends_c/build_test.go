@@ -34,7 +34,21 @@ var backendLibs = []struct {
 		needsStub: true,
 	},
 	{
+		name:      "addsub",
+		exports:   modelEntryPoints,
+		needsStub: true,
+	},
+	{
 		name: "identity",
+		exports: append([]string{
+			"TRITONBACKEND_Finalize",
+			"TRITONBACKEND_GetBackendAttribute",
+			"TRITONBACKEND_Initialize",
+		}, modelEntryPoints...),
+		needsStub: false,
+	},
+	{
+		name: "conformance",
 		exports: append([]string{
 			"TRITONBACKEND_Finalize",
 			"TRITONBACKEND_GetBackendAttribute",
@@ -247,7 +261,10 @@ func TestMakeIsIncremental(t *testing.T) {
 	}{
 		{"backends/repeat/repeat.d", []string{"tritonbackend.h", "tritonserver.h", "backend_util.hpp", "json.h"}},
 		{"backends/square/square.d", []string{"tritonbackend.h", "backend_util.hpp"}},
+		{"backends/addsub/addsub.d", []string{"tritonbackend.h", "backend_model.hpp", "request_batch.hpp"}},
+		{"backends/common/request_batch.d", []string{"request_batch.hpp", "backend_model_instance.hpp", "backend_io.hpp"}},
 		{"backends/identity/identity_execute.d", []string{"tritonbackend.h", "identity.h"}},
+		{"backends/conformance/checks_config.d", []string{"tritonserver.h", "conformance.h", "json.h"}},
 		{"backends/common/json.d", []string{"json.h"}},
 	}
 	for _, tc := range tests {

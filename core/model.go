@@ -203,14 +203,22 @@ func (m *Model) load(provider BackendProvider) error {
 	m.backend = bm
 	m.freezeConfig()
 	m.instances = instancesFromConfig(m, m.cfg)
-	if err := m.createInstances(bm); err != nil {
+	fail := func(err error) error {
 		if ferr := bm.Finalize(); ferr != nil {
 			m.log.Errorf("model %q version %d: finalize after failed load: %v", m.name, m.version, ferr)
 		}
 		m.state.Store(int32(StateUnavailable))
 		return err
 	}
-	m.sched = newScheduler(m)
+	if err := m.createInstances(bm); err != nil {
+		return fail(err)
+	}
+	sched, err := newScheduler(m)
+	if err != nil {
+		m.finalizeInstances()
+		return fail(err)
+	}
+	m.sched = sched
 	m.sched.start()
 	m.state.Store(int32(StateReady))
 	return nil
@@ -241,9 +249,15 @@ func (m *Model) createInstances(bm BackendModel) error {
 		}
 	}
 	err := errors.Join(errs...)
-	if err == nil {
-		return nil
+	if err != nil {
+		m.finalizeInstances()
 	}
+	return err
+}
+
+// finalizeInstances finalizes the instances created so far, after a load
+// failed.
+func (m *Model) finalizeInstances() {
 	for _, inst := range m.instances {
 		if inst.backend != nil {
 			if ferr := inst.backend.Finalize(); ferr != nil {
@@ -252,7 +266,6 @@ func (m *Model) createInstances(bm BackendModel) error {
 			inst.backend = nil
 		}
 	}
-	return err
 }
 
 // unload stops scheduling (queued requests are still executed unless ctx ends

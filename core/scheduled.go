@@ -28,6 +28,8 @@ type Request struct {
 	deadline     uint64 // Nanotime after which it may not start (0: none)
 	queueStart   uint64 // Nanotime when it last entered a queue
 
+	seq atomic.Pointer[seqTicket] // sequence batcher: the sequence it runs in, set at dispatch
+
 	// finishing: the request is finished once it is released for good and its
 	// final response was delivered, in either order.
 	mu         sync.Mutex

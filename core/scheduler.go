@@ -22,8 +22,18 @@ type requestScheduler interface {
 	stop(ctx context.Context)
 }
 
-// newScheduler picks the scheduler the configuration asks for.
-func newScheduler(m *Model) requestScheduler { return newQueueScheduler(m) }
+// newScheduler picks the scheduler the configuration asks for; an error
+// means the configuration cannot be served (the model does not load).
+func newScheduler(m *Model) (requestScheduler, error) {
+	if m.cfg.GetSequenceBatching() != nil {
+		s, err := newSequenceScheduler(m)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	return newQueueScheduler(m), nil
+}
 
 // scheduler queues the requests of one model version and hands them to the
 // model's instances, each of which runs in its own goroutine, so Execute is

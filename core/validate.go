@@ -22,6 +22,9 @@ func (m *Model) newRequest(req *InferenceRequest, fn ResponseFunc) (*Request, er
 	inputs := make([]Input, len(req.Inputs))
 	for i := range req.Inputs {
 		in := &req.Inputs[i]
+		if m.sequenceInput(in.Name) {
+			return nil, bad("input %q is provided by the sequence batcher (sequence_batching control_input or state); do not send it", in.Name)
+		}
 		cfg := m.inputs[in.Name]
 		if cfg == nil {
 			return nil, bad("unexpected input %q; the model's inputs are %s", in.Name, m.inputNames())
@@ -133,7 +136,7 @@ func checkByteSize(in *Input) error {
 func (m *Model) missingInputs(given []Input) []string {
 	var missing []string
 	for _, cfg := range m.cfg.GetInput() {
-		if cfg.GetOptional() {
+		if cfg.GetOptional() || m.sequenceInput(cfg.GetName()) {
 			continue
 		}
 		found := false

@@ -2,7 +2,11 @@
 #
 #   $(BACKENDS_DIR)/repeat/libtriton_repeat.so      C++17, repeat_backend/
 #   $(BACKENDS_DIR)/square/libtriton_square.so      C++17, square_backend/
+#   $(BACKENDS_DIR)/addsub/libtriton_addsub.so      C++17, backends_c/addsub/
+#                                                   + backends_c/common/*.cc
 #   $(BACKENDS_DIR)/identity/libtriton_identity.so  C11,   backends_c/identity/
+#   $(BACKENDS_DIR)/conformance/libtriton_conformance.so
+#                                                   C11,   backends_c/conformance/
 #
 # Included by the root Makefile, or run alone from anywhere:
 #   make -f mk/backends.mk [BACKENDS_DIR=dir] [BUILD_DIR=dir]
@@ -11,12 +15,12 @@
 #
 # Objects and dependency files go under $(BUILD_DIR)/backends; headers are
 # tracked through gcc's -MMD, so editing a header rebuilds what includes it.
-# Each library exports only TRITONBACKEND_* (linker version script). The two
+# Each library exports only TRITONBACKEND_* (linker version script). The
 # C++ backends are linked as Triton links its backends, against an empty
 # stub $(BUILD_DIR)/stub/libtritonserver.so, so they carry DT_NEEDED
-# libtritonserver.so; identity is linked without it and leaves the host
-# functions as plain undefined symbols. Both resolve against the host
-# process at dlopen time.
+# libtritonserver.so; identity and conformance are linked without it and
+# leave the host functions as plain undefined symbols. Both resolve against
+# the host process at dlopen time.
 
 # This file's path; taken before any include can change MAKEFILE_LIST.
 THOST_BACKENDS_MK := $(lastword $(MAKEFILE_LIST))
@@ -49,7 +53,9 @@ BACKEND_EXTRA_LDFLAGS ?=
 BACKEND_LIBS := \
 	$(BACKENDS_DIR)/repeat/libtriton_repeat.so \
 	$(BACKENDS_DIR)/square/libtriton_square.so \
-	$(BACKENDS_DIR)/identity/libtriton_identity.so
+	$(BACKENDS_DIR)/addsub/libtriton_addsub.so \
+	$(BACKENDS_DIR)/identity/libtriton_identity.so \
+	$(BACKENDS_DIR)/conformance/libtriton_conformance.so
 
 THOST_OBJ := $(BUILD_DIR)/backends
 THOST_STUB := $(BUILD_DIR)/stub/libtritonserver.so
@@ -72,10 +78,21 @@ THOST_NODELETE := -Wl,-z,nodelete
 THOST_JSON_OBJ := $(THOST_OBJ)/common/json.o
 THOST_REPEAT_OBJS := $(THOST_OBJ)/repeat/repeat.o $(THOST_JSON_OBJ)
 THOST_SQUARE_OBJS := $(THOST_OBJ)/square/square.o $(THOST_JSON_OBJ)
+THOST_ADDSUB_OBJS := $(THOST_OBJ)/addsub/addsub.o \
+	$(patsubst %,$(THOST_OBJ)/common/%.o,backend_model backend_model_instance backend_io request_batch) \
+	$(THOST_JSON_OBJ)
 THOST_IDENTITY_OBJS := \
 	$(patsubst %,$(THOST_OBJ)/identity/%.o,identity identity_config identity_execute messages) \
 	$(THOST_JSON_OBJ)
-THOST_ALL_OBJS := $(sort $(THOST_REPEAT_OBJS) $(THOST_SQUARE_OBJS) $(THOST_IDENTITY_OBJS))
+THOST_CONFORMANCE_OBJS := \
+	$(patsubst %,$(THOST_OBJ)/conformance/%.o,conformance kinds kind_main kind_thread \
+		kind_reschedule kind_cancel report checks_server checks_objects checks_backend \
+		checks_model checks_instance checks_config checks_request checks_input \
+		checks_response checks_statistics) \
+	$(THOST_JSON_OBJ)
+THOST_ALL_OBJS := $(sort $(THOST_REPEAT_OBJS) $(THOST_SQUARE_OBJS) $(THOST_IDENTITY_OBJS) \
+	$(THOST_CONFORMANCE_OBJS))
+THOST_ALL_OBJS := $(sort $(THOST_ALL_OBJS) $(THOST_ADDSUB_OBJS))
 
 .PHONY: backends clean-backends
 backends: $(BACKEND_LIBS)
@@ -90,7 +107,16 @@ $(BACKENDS_DIR)/square/libtriton_square.so: $(THOST_SQUARE_OBJS) $(THOST_STUB) $
 	@mkdir -p $(@D)
 	$(CXX) $(THOST_LDFLAGS) $(THOST_NODELETE) -o $@ $(filter %.o,$^) $(THOST_STUB_LIBS)
 
+# addsub starts no threads, so it needs no -z nodelete.
+$(BACKENDS_DIR)/addsub/libtriton_addsub.so: $(THOST_ADDSUB_OBJS) $(THOST_STUB) $(THOST_EXPORTS_MAP)
+	@mkdir -p $(@D)
+	$(CXX) $(THOST_LDFLAGS) -o $@ $(filter %.o,$^) $(THOST_STUB_LIBS)
+
 $(BACKENDS_DIR)/identity/libtriton_identity.so: $(THOST_IDENTITY_OBJS) $(THOST_EXPORTS_MAP)
+	@mkdir -p $(@D)
+	$(CC) $(THOST_LDFLAGS) -o $@ $(filter %.o,$^)
+
+$(BACKENDS_DIR)/conformance/libtriton_conformance.so: $(THOST_CONFORMANCE_OBJS) $(THOST_EXPORTS_MAP)
 	@mkdir -p $(@D)
 	$(CC) $(THOST_LDFLAGS) -o $@ $(filter %.o,$^)
 
@@ -105,7 +131,15 @@ $(THOST_OBJ)/common/%.o: $(THOST_SRC)backends_c/common/%.c $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)
 	$(CC) $(THOST_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
 
+$(THOST_OBJ)/common/%.o: $(THOST_SRC)backends_c/common/%.cc $(THOST_BACKENDS_MK)
+	@mkdir -p $(@D)
+	$(CXX) $(THOST_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
+
 $(THOST_OBJ)/identity/%.o: $(THOST_SRC)backends_c/identity/%.c $(THOST_BACKENDS_MK)
+	@mkdir -p $(@D)
+	$(CC) $(THOST_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
+
+$(THOST_OBJ)/conformance/%.o: $(THOST_SRC)backends_c/conformance/%.c $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)
 	$(CC) $(THOST_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
 
@@ -114,6 +148,10 @@ $(THOST_OBJ)/repeat/%.o: $(THOST_SRC)repeat_backend/%.cc $(THOST_BACKENDS_MK)
 	$(CXX) $(THOST_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
 
 $(THOST_OBJ)/square/%.o: $(THOST_SRC)square_backend/%.cc $(THOST_BACKENDS_MK)
+	@mkdir -p $(@D)
+	$(CXX) $(THOST_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
+
+$(THOST_OBJ)/addsub/%.o: $(THOST_SRC)backends_c/addsub/%.cc $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)
 	$(CXX) $(THOST_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
 

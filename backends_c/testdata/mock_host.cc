@@ -638,6 +638,34 @@ TRITONBACKEND_OutputBuffer(
   *memory_type_id = 0;
   return nullptr;
 }
+// Response parameters: the mock host accepts and drops them.
+TRITONSERVER_Error*
+TRITONBACKEND_ResponseSetStringParameter(
+    TRITONBACKEND_Response* response, const char* name, const char* value)
+{
+  return (response == nullptr || name == nullptr || value == nullptr)
+             ? TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INVALID_ARG, "NULL argument")
+             : nullptr;
+}
+
+TRITONSERVER_Error*
+TRITONBACKEND_ResponseSetIntParameter(
+    TRITONBACKEND_Response* response, const char* name, const int64_t)
+{
+  return (response == nullptr || name == nullptr)
+             ? TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INVALID_ARG, "NULL argument")
+             : nullptr;
+}
+
+TRITONSERVER_Error*
+TRITONBACKEND_ResponseSetBoolParameter(
+    TRITONBACKEND_Response* response, const char* name, const bool)
+{
+  return (response == nullptr || name == nullptr)
+             ? TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INVALID_ARG, "NULL argument")
+             : nullptr;
+}
+
 TRITONSERVER_Error*
 TRITONBACKEND_ResponseSend(
     TRITONBACKEND_Response* response, const uint32_t send_flags,
@@ -1054,12 +1082,18 @@ TestIdentity(const std::string& dir)
     AddInput(r.get(), "INPUT0", TRITONSERVER_TYPE_INT32, {3}, {Bytes(std::vector<int32_t>{1, -2}), Bytes(std::vector<int32_t>{3})});
     AddInput(r.get(), "INPUT1", TRITONSERVER_TYPE_BYTES, {1}, {bytes_in});
     r->outputs = {"OUTPUT0", "OUTPUT1"};
-    // Optional INPUT9 absent; OUTPUT0 asked for but INPUT0 only: second request.
+    // Second request: only INPUT0, and only OUTPUT0 asked for (optional
+    // inputs may be left out when their outputs are not requested).
     std::unique_ptr<TRITONBACKEND_Request> r2(new TRITONBACKEND_Request());
     AddInput(r2.get(), "INPUT0", TRITONSERVER_TYPE_INT32, {0}, {});
-    r2->outputs = {"OUTPUT1", "OUTPUT0"};
+    r2->outputs = {"OUTPUT0"};
+    // Third request: OUTPUT1 asked for without INPUT1, which Triton's
+    // identity answers with an UNSUPPORTED error.
+    std::unique_ptr<TRITONBACKEND_Request> r3(new TRITONBACKEND_Request());
+    AddInput(r3.get(), "INPUT0", TRITONSERVER_TYPE_INT32, {1}, {Bytes(std::vector<int32_t>{7})});
+    r3->outputs = {"OUTPUT0", "OUTPUT1"};
     g_batch_stats.clear();
-    CHECK_EQ(m.Execute({r.get(), r2.get()}), -1);
+    CHECK_EQ(m.Execute({r.get(), r2.get(), r3.get()}), -1);
     for (auto* req : {r.get(), r2.get()}) {
       CHECK(req->stream->released && req->stream->final);
       CHECK_EQ(req->stream->events.size(), size_t(1));
@@ -1067,6 +1101,10 @@ TestIdentity(const std::string& dir)
       CHECK(req->stream->request_stats.size() == 1 && req->stream->request_stats[0].success &&
             !req->stream->request_stats[0].after_release);
     }
+    CHECK(r3->stream->released && r3->stream->final && r3->stream->events.size() == 1);
+    CHECK(r3->stream->events[0].error && r3->stream->events[0].code == TRITONSERVER_ERROR_UNSUPPORTED &&
+          r3->stream->events[0].msg.find("INPUT1") != std::string::npos);
+    CHECK(r3->stream->request_stats.size() == 1 && !r3->stream->request_stats[0].success);
     const auto& outs = r->stream->events.at(0).outputs;
     CHECK_EQ(outs.size(), size_t(2));
     CHECK(outs.at("OUTPUT0").data == Bytes(std::vector<int32_t>{1, -2, 3}));
@@ -1076,7 +1114,7 @@ TestIdentity(const std::string& dir)
     const auto& outs2 = r2->stream->events.at(0).outputs;
     CHECK(outs2.size() == 1 && outs2.at("OUTPUT0").data.empty() &&
           outs2.at("OUTPUT0").shape == std::vector<int64_t>{0});
-    CHECK(g_batch_stats.size() == 1 && g_batch_stats[0].batch_size == 2);
+    CHECK(g_batch_stats.size() == 1 && g_batch_stats[0].batch_size == 3);
   });
 
   Scenario("identity counts the batch dimension and honours execute_delay_ms", [&] {

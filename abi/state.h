@@ -1,0 +1,35 @@
+// Implicit sequence state (TRITONBACKEND_State): the object behind the
+// handle that TRITONBACKEND_StateNew returns. Include after handles.h.
+#ifndef TRITONHOST_ABI_STATE_H
+#define TRITONHOST_ABI_STATE_H
+
+#include "handles.h"
+
+// The next value of one state, being written by a backend for the next
+// request of its sequence. One allocation holds the struct, its shape and
+// its name; the data buffer (TRITONBACKEND_StateBuffer) is separate, in C
+// memory.
+//
+// Ownership: a state belongs to the request block it was created on and
+// sits on that block's list (TRITONBACKEND_Request.states, guarded by the
+// request context's mu) until TRITONBACKEND_StateUpdate hands its value to
+// the server and frees it, or the block is freed (RequestRelease, or a
+// failed Execute) and frees it with every state still on the list. Either
+// way the handle is invalid afterwards. THOST_COUNT_STATE counts live ones.
+//
+// Threads: the list is safe for concurrent StateNew/StateUpdate on one
+// request; one state is used by one thread at a time, as the API requires.
+struct TRITONBACKEND_State {
+  uint32_t magic;
+  TRITONSERVER_DataType datatype;
+  uint32_t dims_count;
+  bool has_buffer;
+  TRITONBACKEND_Request* request;   // the block it belongs to
+  struct TRITONBACKEND_State* next;  // the block's list
+  const char* name;                  // the state output name, in this allocation
+  const int64_t* shape;              // dims_count entries, in this allocation
+  void* buffer;                      // malloc'd by StateBuffer; NULL before
+  TRITONSERVER_BufferAttributes attrs;
+};
+
+#endif  // TRITONHOST_ABI_STATE_H

@@ -1,0 +1,62 @@
+// backend_model_instance.cc: BackendModelInstance::Init.
+#include "backend_model_instance.hpp"
+
+namespace tritonhost { namespace backend {
+
+std::string
+BackendModelInstance::MessagePrefix() const
+{
+  return model_->MessagePrefix() + "instance '" + name_ + "': ";
+}
+
+TRITONSERVER_Error*
+BackendModelInstance::Init()
+{
+  const char* name = nullptr;
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceName(instance_, &name));
+  name_ = name;  // copied: the host's string lives as long as the instance
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceKind(instance_, &kind_));
+  THOST_RETURN_IF_ERROR(
+      TRITONBACKEND_ModelInstanceDeviceId(instance_, &device_id_));
+  THOST_RETURN_IF_ERROR(ReadHostPolicyName());
+  THOST_LOG_MESSAGE(
+      TRITONSERVER_LOG_INFO,
+      MessagePrefix() + "initializing (" +
+          TRITONSERVER_InstanceGroupKindString(kind_) + " device " +
+          std::to_string(device_id_) + ", host policy '" + host_policy_name_ +
+          "')");
+  return nullptr;
+}
+
+TRITONSERVER_Error*
+BackendModelInstance::ReadHostPolicyName()
+{
+  // The message belongs to the host: serialized, parsed, never deleted.
+  TRITONSERVER_Message* policy = nullptr;
+  THOST_RETURN_IF_ERROR(
+      TRITONBACKEND_ModelInstanceHostPolicy(instance_, &policy));
+  const char* json = nullptr;
+  size_t size = 0;
+  THOST_RETURN_IF_ERROR(
+      TRITONSERVER_MessageSerializeToJson(policy, &json, &size));
+
+  thost_json_value* raw = nullptr;
+  thost_json_error jerr;
+  if (thost_json_parse(json, size, &raw, &jerr) != THOST_JSON_OK) {
+    return MakeError(
+        TRITONSERVER_ERROR_INTERNAL,
+        MessagePrefix() + "host policy is not valid JSON: " + jerr.message);
+  }
+  JsonPtr root(raw);
+  THOST_RETURN_ERROR_IF_FALSE(
+      root->type == THOST_JSON_OBJECT && thost_json_count(root.get()) == 1,
+      TRITONSERVER_ERROR_INTERNAL,
+      MessagePrefix() +
+          "host policy must be a JSON object of exactly one member, got " +
+          std::string(json, size));
+  const thost_json_member* member = thost_json_member_at(root.get(), 0);
+  host_policy_name_.assign(member->key.data, member->key.len);
+  return nullptr;
+}
+
+}}  // namespace tritonhost::backend

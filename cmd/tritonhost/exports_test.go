@@ -1,0 +1,73 @@
+package main
+
+import (
+	"debug/elf"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"tritonhost/include"
+)
+
+// cgoRuntimeSymbol matches what the Go toolchain and the C runtime export
+// from any cgo binary linked with -rdynamic; everything else exported must
+// be API.
+var cgoRuntimeSymbol = regexp.MustCompile(`^(_cgo_|x_cgo_|x_crosscall|_cgoexp_|crosscall|_IO_stdin_used$|__bss_start$|__data_start$|data_start$|_edata$|_end$|_start$|main$|fatalf$)`)
+
+// raceRuntimeSymbol matches what the race detector's runtime adds to a
+// binary built with -race.
+var raceRuntimeSymbol = regexp.MustCompile(`__tsan|__sanitizer|__interceptor|__ubsan|__asan|^__cxa|^__dso|^__libc`)
+
+func TestBinaryExportsExactlyTheHeaderAPI(t *testing.T) {
+	f, err := elf.Open(serverBinary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported := map[string]bool{}
+	for _, s := range syms {
+		if s.Section == elf.SHN_UNDEF || elf.ST_BIND(s.Info) == elf.STB_LOCAL {
+			continue
+		}
+		exported[s.Name] = elf.ST_TYPE(s.Info) == elf.STT_FUNC
+	}
+	fns, err := include.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[string]bool{}
+	var missing []string
+	for _, fn := range fns {
+		declared[fn.Name] = true
+		isFunc, ok := exported[fn.Name]
+		switch {
+		case fn.EntryPoint && ok:
+			t.Errorf("%s is a backend entry point but the server exports it", fn.Name)
+		case !fn.EntryPoint && !ok:
+			missing = append(missing, fn.Name)
+		case !fn.EntryPoint && !isFunc:
+			t.Errorf("%s is exported but not as a function", fn.Name)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("%d declared host function(s) are not exported: %s", len(missing), strings.Join(missing, ", "))
+	}
+	var stray []string
+	for name := range exported {
+		if declared[name] || cgoRuntimeSymbol.MatchString(name) || (raceEnabled && raceRuntimeSymbol.MatchString(name)) {
+			continue
+		}
+		stray = append(stray, name)
+	}
+	sort.Strings(stray)
+	if len(stray) > 0 {
+		t.Errorf("the binary exports symbols the headers do not declare (a backend could bind to them): %s", strings.Join(stray, ", "))
+	}
+	host, _ := include.HostFunctions()
+	t.Logf("%d host functions declared; %d symbols exported", len(host), len(exported))
+}

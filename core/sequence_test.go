@@ -1,0 +1,494 @@
+package core_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"tritonhost/core"
+)
+
+// TestSequenceRequestsRunInOrderOnTheirInstance interleaves eight sequences
+// over two instances (one slot each, so six wait in the backlog): every
+// request of a sequence runs on one instance, in order, and the running
+// sums kept in implicit state stay apart.
+func TestSequenceRequestsRunInOrderOnTheirInstance(t *testing.T) {
+	b := &accBackend{}
+	srv := seqServer(t, accConfig(0, stateBatching, `instance_group [ { count: 2 kind: KIND_CPU } ]`), b, nil)
+	const seqs, steps = 8, 5
+	var replies [seqs][steps]*reply
+	for step := range steps {
+		for s := range seqs {
+			replies[s][step] = send(t, srv, 0, seqReq{
+				id: fmt.Sprintf("s%d-%d", s, step), corr: uintID(uint64(100 + s)),
+				flags: startEnd(step == 0, step == steps-1), value: int32(s*10 + step),
+			})
+		}
+	}
+	for s := range seqs {
+		var sum int32
+		for step := range steps {
+			sum += int32(s*10 + step)
+			if got := outputOf(t, replies[s][step].wait(t)); got != sum {
+				t.Errorf("sequence %d step %d: running sum %d, want %d", s, step, got, sum)
+			}
+		}
+	}
+	order := map[uint64][]string{}
+	inst := map[uint64]string{}
+	for _, e := range b.recorded() {
+		id := e.corrID.Uint
+		order[id] = append(order[id], e.id)
+		if inst[id] == "" {
+			inst[id] = e.instance
+		} else if inst[id] != e.instance {
+			t.Errorf("sequence %d ran on %s and %s", id, inst[id], e.instance)
+		}
+	}
+	for s := range seqs {
+		var want []string
+		for step := range steps {
+			want = append(want, fmt.Sprintf("s%d-%d", s, step))
+		}
+		if got := order[uint64(100+s)]; strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("sequence %d ran %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestSequenceControlInputs checks the values and shapes of START, END,
+// READY and CORRID as the backend sees them, for each kind of value and
+// with and without a batch dimension.
+func TestSequenceControlInputs(t *testing.T) {
+	controls := `control_input [
+  { name: "START" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 7, 9 ] } ] },
+  { name: "END" control [ { kind: CONTROL_SEQUENCE_END fp32_false_true: [ 0.5, 1.5 ] } ] },
+  { name: "READY" control [ { kind: CONTROL_SEQUENCE_READY bool_false_true: [ false, true ] } ] },
+  { name: "CORRID" control [ { kind: CONTROL_SEQUENCE_CORRID data_type: %s } ] }
+]`
+	for _, tt := range []struct {
+		name     string
+		maxBatch int
+		corrType string
+		corr     core.CorrelationID
+		want     any
+	}{
+		{"uint64 id, no batching", 0, "TYPE_UINT64", uintID(1<<40 + 5), uint64(1<<40 + 5)},
+		{"uint32 id, batching", 4, "TYPE_UINT32", uintID(1<<40 + 5), uint32(5)},
+		{"int64 id", 0, "TYPE_INT64", uintID(77), int64(77)},
+		{"string id", 2, "TYPE_STRING", strID("conversation-a"), "conversation-a"},
+		{"numeric id as string", 0, "TYPE_STRING", uintID(42), "42"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &accBackend{}
+			cfg := accConfig(tt.maxBatch, fmt.Sprintf(controls, tt.corrType), "")
+			srv := seqServer(t, cfg, b, nil)
+			steps := []struct {
+				id         string
+				flags      uint32
+				start, end any
+			}{
+				{"first", startEnd(true, false), int32(9), float32(0.5)},
+				{"middle", 0, int32(7), float32(0.5)},
+				{"last", startEnd(false, true), int32(7), float32(1.5)},
+				{"only", startEnd(true, true), int32(9), float32(1.5)},
+			}
+			for _, st := range steps {
+				send(t, srv, tt.maxBatch, seqReq{id: st.id, corr: tt.corr, flags: st.flags, value: 1}).wait(t)
+				e := b.byID(t, st.id)
+				for name, want := range map[string]any{"START": st.start, "END": st.end, "READY": true, "CORRID": tt.want} {
+					if got := e.inputs[name]; got != want {
+						t.Errorf("%s: %s = %v (%T), want %v (%T)", st.id, name, got, got, want, want)
+					}
+					if got, want := fmt.Sprint(e.shapes[name]), fmt.Sprint(shapeFor(tt.maxBatch)); got != want {
+						t.Errorf("%s: %s has shape %s, want %s", st.id, name, got, want)
+					}
+				}
+				if _, ok := e.inputs["INPUT"]; !ok || len(e.inputs) != 5 {
+					t.Errorf("%s: backend saw inputs %v, want INPUT and the four controls", st.id, e.inputs)
+				}
+			}
+		})
+	}
+}
+
+// TestSequenceRefusesRequestsOutsideASequence checks the errors Infer
+// returns at once, before anything runs.
+func TestSequenceRefusesRequestsOutsideASequence(t *testing.T) {
+	batching := stateBatching + `
+control_input [ { name: "START" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] },
+                { name: "CORRID" control [ { kind: CONTROL_SEQUENCE_CORRID data_type: TYPE_UINT64 } ] } ]`
+	b := &accBackend{}
+	srv := seqServer(t, accConfig(4, batching, ""), b, nil)
+	send(t, srv, 4, seqReq{id: "a0", corr: uintID(5), flags: startEnd(true, false), value: 1}).wait(t)
+	send(t, srv, 4, seqReq{id: "a1", corr: uintID(5), flags: startEnd(false, true), value: 1}).wait(t)
+
+	infer := func(req *core.InferenceRequest) error {
+		return srv.Infer(context.Background(), req, func(*core.Response, bool) { t.Errorf("request %q got a response", req.ID) })
+	}
+	in := func(name string, shape []int64) core.Input {
+		return core.NewInput(name, core.TypeInt32, shape, make([]byte, 4*core.ElementCount(shape)))
+	}
+	for _, tt := range []struct {
+		name string
+		req  *core.InferenceRequest
+		want []string
+	}{
+		{"no correlation id", &core.InferenceRequest{ID: "x", Flags: core.RequestFlagSequenceStart, Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
+			[]string{`model "acc"`, "must specify a non-zero or non-empty correlation ID"}},
+		{"empty string id", &core.InferenceRequest{ID: "x", CorrelationID: strID(""), Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
+			[]string{"non-empty correlation ID"}},
+		{"unknown sequence", &core.InferenceRequest{ID: "x", CorrelationID: uintID(6), Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
+			[]string{"sequence 6", `model "acc"`, "must specify the START flag"}},
+		{"after END", &core.InferenceRequest{ID: "x", CorrelationID: uintID(5), Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
+			[]string{"sequence 5", "START flag"}},
+		{"batch of two", &core.InferenceRequest{ID: "x", CorrelationID: uintID(7), Flags: core.RequestFlagSequenceStart, Inputs: []core.Input{in("INPUT", []int64{2, 1})}},
+			[]string{`model "acc"`, "batch-size 1"}},
+		{"string id, integer CORRID", &core.InferenceRequest{ID: "x", CorrelationID: strID("s"), Flags: core.RequestFlagSequenceStart, Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
+			[]string{`"CORRID"`, "unsigned integer correlation ID"}},
+		{"client sends a control", &core.InferenceRequest{ID: "x", CorrelationID: uintID(8), Flags: core.RequestFlagSequenceStart,
+			Inputs: []core.Input{in("INPUT", []int64{1, 1}), in("START", []int64{1, 1})}}, []string{`"START"`, "sequence batcher"}},
+		{"client sends the state", &core.InferenceRequest{ID: "x", CorrelationID: uintID(8), Flags: core.RequestFlagSequenceStart,
+			Inputs: []core.Input{in("INPUT", []int64{1, 1}), in("STATE_IN", []int64{1, 1})}}, []string{`"STATE_IN"`, "sequence batcher"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.req.Model = "acc"
+			err := infer(tt.req)
+			if core.CodeOf(err) != core.CodeInvalidArg {
+				t.Fatalf("Infer: %v (code %v), want INVALID_ARG", err, core.CodeOf(err))
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+	if n := len(b.recorded()); n != 2 {
+		t.Errorf("%d executions, want only the two of sequence 5", n)
+	}
+}
+
+// TestSequenceStartResetsState checks implicit state: START gives the
+// initial state (zeros, or initial_state), every request sees the state the
+// previous one wrote, and a START on a running sequence starts over.
+func TestSequenceStartResetsState(t *testing.T) {
+	withFile := `state [ { input_name: "STATE_IN" output_name: "STATE_OUT" data_type: TYPE_INT32 dims: [ -1 ]
+  initial_state: { data_type: TYPE_INT32 dims: [ 1 ] data_file: "hundred" name: "from file" } } ]`
+	for _, tt := range []struct {
+		name     string
+		maxBatch int
+		batching string
+		initial  int32
+	}{
+		{"zeros", 0, stateBatching, 0},
+		{"from file, batching", 2, withFile, 100},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &accBackend{}
+			srv := seqServer(t, accConfig(tt.maxBatch, tt.batching, ""), b, map[string][]byte{"initial_state/hundred": int32Bytes(100)})
+			run := func(id string, flags uint32, v int32) int32 {
+				return outputOf(t, send(t, srv, tt.maxBatch, seqReq{id: id, corr: strID("x"), flags: flags, value: v}).wait(t))
+			}
+			for _, step := range []struct {
+				id    string
+				flags uint32
+				value int32
+				want  int32
+			}{
+				{"a", startEnd(true, false), 1, tt.initial + 1},
+				{"b", 0, 2, tt.initial + 3},
+				{"c", startEnd(true, false), 5, tt.initial + 5}, // START again: the state starts over
+				{"d", startEnd(false, true), 1, tt.initial + 6},
+				{"e", startEnd(true, true), 3, tt.initial + 3},
+			} {
+				if got := run(step.id, step.flags, step.value); got != step.want {
+					t.Errorf("%s: output %d, want %d", step.id, got, step.want)
+				}
+			}
+			if e := b.byID(t, "a"); fmt.Sprint(e.shapes["STATE_IN"]) != fmt.Sprint(shapeFor(tt.maxBatch)) {
+				t.Errorf("initial state shape %v, want %v", e.shapes["STATE_IN"], shapeFor(tt.maxBatch))
+			}
+			for _, e := range b.recorded() {
+				if e.err != nil {
+					t.Errorf("%s: UpdateState: %v", e.id, e.err)
+				}
+			}
+		})
+	}
+}
+
+// TestSequenceUpdateStateChecksTheName checks UpdateState and
+// CheckStateOutput: only configured state outputs, only on models with
+// state.
+func TestSequenceUpdateStateChecksTheName(t *testing.T) {
+	var got []error
+	b := &accBackend{}
+	srv := seqServer(t, accConfig(0, stateBatching, ""), b, nil)
+	send(t, srv, 0, seqReq{id: "a", corr: uintID(1), flags: startEnd(true, true), value: 1}).wait(t)
+	if e := b.byID(t, "a"); e.err != nil {
+		t.Errorf("UpdateState of a configured state: %v", e.err)
+	}
+	var captured *core.Request
+	hook := &hookBackend{fn: func(r *core.Request) {
+		captured = r
+		got = append(got,
+			r.CheckStateOutput("STATE_OUT"),
+			r.CheckStateOutput("NOPE"),
+			r.UpdateState("NOPE", core.TypeInt32, []int64{1}, int32Bytes(1)),
+			r.UpdateState("STATE_OUT", core.TypeInt32, []int64{2}, int32Bytes(1)),
+			r.UpdateState("STATE_OUT", core.TypeInt32, []int64{1}, int32Bytes(1)),
+		)
+	}}
+	srv2 := hookServer(t, accConfig(0, stateBatching, ""), hook)
+	r := &reply{done: make(chan struct{})}
+	if err := srv2.Infer(context.Background(), &core.InferenceRequest{Model: "acc", ID: "h", CorrelationID: uintID(3), Flags: core.RequestFlagSequenceStart,
+		Inputs: []core.Input{core.NewInput("INPUT", core.TypeInt32, []int64{1}, int32Bytes(1))}}, r.fn); err != nil {
+		t.Fatal(err)
+	}
+	r.wait(t)
+	if captured == nil || len(got) != 5 {
+		t.Fatalf("hook did not run: %v", got)
+	}
+	want := []string{"", `state "NOPE" is not a valid state name for model "acc"`, "not a valid state name", "needs 8", ""}
+	for i, w := range want {
+		switch {
+		case w == "" && got[i] != nil:
+			t.Errorf("call %d: %v, want success", i, got[i])
+		case w != "" && (got[i] == nil || !strings.Contains(got[i].Error(), w) || core.CodeOf(got[i]) != core.CodeInvalidArg):
+			t.Errorf("call %d: %v, want INVALID_ARG mentioning %q", i, got[i], w)
+		}
+	}
+
+	noState := hookServer(t, accConfig(0, "", ""), &hookBackend{fn: func(r *core.Request) {
+		if err := r.CheckStateOutput("STATE_OUT"); err == nil || !strings.Contains(err.Error(), `State configuration is missing for model "acc"`) {
+			t.Errorf("CheckStateOutput without state: %v", err)
+		}
+	}})
+	r = &reply{done: make(chan struct{})}
+	if err := noState.Infer(context.Background(), &core.InferenceRequest{Model: "acc", ID: "n", CorrelationID: uintID(3), Flags: core.RequestFlagSequenceStart,
+		Inputs: []core.Input{core.NewInput("INPUT", core.TypeInt32, []int64{1}, int32Bytes(1))}}, r.fn); err != nil {
+		t.Fatal(err)
+	}
+	r.wait(t)
+}
+
+// TestSequenceIdleTimeoutFreesTheSlot: a sequence that sends nothing for
+// max_sequence_idle_microseconds loses its slot (the backlogged sequence
+// gets it) and its state; its next request needs START again.
+func TestSequenceIdleTimeoutFreesTheSlot(t *testing.T) {
+	b := &accBackend{}
+	srv := seqServer(t, accConfig(0, stateBatching+"\nmax_sequence_idle_microseconds: 100000", ""), b, nil)
+	send(t, srv, 0, seqReq{id: "a0", corr: uintID(1), flags: startEnd(true, false), value: 5}).wait(t)
+	start := time.Now()
+	b2 := send(t, srv, 0, seqReq{id: "b0", corr: uintID(2), flags: startEnd(true, false), value: 1})
+	if got := outputOf(t, b2.wait(t)); got != 1 {
+		t.Errorf("backlogged sequence: output %d, want 1", got)
+	}
+	if waited := time.Since(start); waited < 80*time.Millisecond {
+		t.Errorf("backlogged sequence ran after %v, before the idle timeout of the first freed the only slot", waited)
+	}
+	_, err := trySend(srv, 0, seqReq{id: "a1", corr: uintID(1), value: 1})
+	if core.CodeOf(err) != core.CodeInvalidArg || !strings.Contains(err.Error(), "START") {
+		t.Errorf("request of a timed-out sequence: %v, want INVALID_ARG asking for START", err)
+	}
+	// Sequence 2 holds the slot now; it ends, and sequence 1 restarts from zero.
+	send(t, srv, 0, seqReq{id: "b1", corr: uintID(2), flags: startEnd(false, true), value: 1}).wait(t)
+	if got := outputOf(t, send(t, srv, 0, seqReq{id: "a2", corr: uintID(1), flags: startEnd(true, true), value: 3}).wait(t)); got != 3 {
+		t.Errorf("restarted sequence: output %d, want 3 (the old state is gone)", got)
+	}
+}
+
+// TestSequenceBatchesSlotsTogether: with max_batch_size 2 an instance has
+// two slots; requests of two sequences run in one batch, a third sequence
+// waits for a slot.
+func TestSequenceBatchesSlotsTogether(t *testing.T) {
+	for _, strategy := range []string{"direct { }", "oldest { max_candidate_sequences: 2 }"} {
+		t.Run(strings.Fields(strategy)[0], func(t *testing.T) {
+			gate, release := newGate()
+			b := &accBackend{gate: gate, hold: map[string]bool{"block": true}, started: make(chan string, 16)}
+			srv := seqServer(t, accConfig(2, strategy+"\n"+stateBatching, ""), b, nil)
+			t.Cleanup(release)
+			// "block" occupies the instance; meanwhile two sequences queue up.
+			blk := send(t, srv, 2, seqReq{id: "block", corr: uintID(9), flags: startEnd(true, true)})
+			<-b.started
+			x := send(t, srv, 2, seqReq{id: "x", corr: uintID(1), flags: startEnd(true, true), value: 1})
+			y := send(t, srv, 2, seqReq{id: "y", corr: uintID(2), flags: startEnd(true, false), value: 2})
+			z := send(t, srv, 2, seqReq{id: "z", corr: uintID(3), flags: startEnd(true, true), value: 3})
+			release()
+			for _, r := range []*reply{blk, x, y, z} {
+				r.wait(t)
+			}
+			ex, ey, ez := b.byID(t, "x"), b.byID(t, "y"), b.byID(t, "z")
+			if ex.batch != ey.batch || ex.size != 2 {
+				t.Errorf("x and y ran in batches %d (size %d) and %d, want one batch of 2", ex.batch, ex.size, ey.batch)
+			}
+			if ez.batch <= ex.batch {
+				t.Errorf("z ran in batch %d, want after x's %d (it waited for a slot)", ez.batch, ex.batch)
+			}
+			send(t, srv, 2, seqReq{id: "y1", corr: uintID(2), flags: startEnd(false, true), value: 2}).wait(t)
+		})
+	}
+}
+
+// TestSequenceCancellationEndsTheSequence: cancelling a queued request
+// fails it and every later request of its sequence with CANCELLED, at once;
+// earlier ones still run; the sequence then needs START again. A cancelled
+// sequence in the backlog goes too.
+func TestSequenceCancellationEndsTheSequence(t *testing.T) {
+	gate, release := newGate()
+	b := &accBackend{gate: gate, hold: map[string]bool{"a0": true}, started: make(chan string, 16)}
+	srv := seqServer(t, accConfig(0, stateBatching, ""), b, nil)
+	t.Cleanup(release)
+	a0 := send(t, srv, 0, seqReq{id: "a0", corr: uintID(1), flags: startEnd(true, false), value: 1})
+	<-b.started
+	a1 := send(t, srv, 0, seqReq{id: "a1", corr: uintID(1), value: 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	a2 := send(t, srv, 0, seqReq{id: "a2", corr: uintID(1), value: 3, ctx: ctx})
+	a3 := send(t, srv, 0, seqReq{id: "a3", corr: uintID(1), flags: startEnd(false, true), value: 4})
+	bctx, bcancel := context.WithCancel(context.Background())
+	bl := send(t, srv, 0, seqReq{id: "b0", corr: uintID(2), flags: startEnd(true, false), ctx: bctx})
+	cancel()
+	bcancel()
+	for id, r := range map[string]*reply{"a2": a2, "a3": a3, "b0": bl} {
+		resp := r.wait(t)
+		if core.CodeOf(resp.Err) != core.CodeCancelled {
+			t.Errorf("%s: %v, want CANCELLED", id, resp.Err)
+		}
+	}
+	select {
+	case <-a1.done:
+		t.Error("a1 completed while a0 still runs")
+	default:
+	}
+	release()
+	if got := outputOf(t, a0.wait(t)); got != 1 {
+		t.Errorf("a0: %d, want 1", got)
+	}
+	if got := outputOf(t, a1.wait(t)); got != 3 {
+		t.Errorf("a1 (before the cancelled request): %d, want 3", got)
+	}
+	if _, err := trySend(srv, 0, seqReq{id: "a4", corr: uintID(1), value: 1}); core.CodeOf(err) != core.CodeInvalidArg {
+		t.Errorf("request after the cancelled sequence: %v, want INVALID_ARG", err)
+	}
+	for _, e := range b.recorded() {
+		if e.id == "a2" || e.id == "a3" || e.id == "b0" {
+			t.Errorf("cancelled request %s reached the backend", e.id)
+		}
+	}
+	// The slot is free again.
+	send(t, srv, 0, seqReq{id: "c0", corr: uintID(3), flags: startEnd(true, true), value: 1}).wait(t)
+}
+
+// TestSequenceStopCompletesEveryRequestOnce: a model unloaded while a
+// request executes, others of its sequence are queued and another sequence
+// waits in the backlog: stop gives up at its deadline, the running request
+// completes, every queued one fails with UNAVAILABLE, each exactly once.
+func TestSequenceStopCompletesEveryRequestOnce(t *testing.T) {
+	gate, release := newGate()
+	b := &accBackend{gate: gate, hold: map[string]bool{"a0": true}, started: make(chan string, 16)}
+	repoSrv := seqServer(t, accConfig(0, stateBatching, ""), b, nil)
+	t.Cleanup(release)
+	var replies []*reply
+	replies = append(replies, send(t, repoSrv, 0, seqReq{id: "a0", corr: uintID(1), flags: startEnd(true, false), value: 1}))
+	<-b.started
+	replies = append(replies,
+		send(t, repoSrv, 0, seqReq{id: "a1", corr: uintID(1), value: 1}),
+		send(t, repoSrv, 0, seqReq{id: "b0", corr: uintID(2), flags: startEnd(true, false), value: 1}),
+		send(t, repoSrv, 0, seqReq{id: "b1", corr: uintID(2), flags: startEnd(false, true), value: 1}),
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		time.Sleep(300 * time.Millisecond)
+		release()
+	})
+	if err := repoSrv.Stop(ctx); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	wg.Wait()
+	if got := outputOf(t, replies[0].wait(t)); got != 1 {
+		t.Errorf("a0: %d, want 1", got)
+	}
+	for _, r := range replies[1:] {
+		resp := r.wait(t)
+		if core.CodeOf(resp.Err) != core.CodeUnavailable || !strings.Contains(resp.Err.Error(), "unloaded") {
+			t.Errorf("%s: %v, want UNAVAILABLE (unloaded)", resp.ID, resp.Err)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	for _, r := range replies {
+		r.mu.Lock()
+		if r.finals != 1 {
+			t.Errorf("a request got %d finals", r.finals)
+		}
+		r.mu.Unlock()
+	}
+}
+
+// TestSequenceUnloadDrainsTheBacklog: unloading lets queued sequences run,
+// giving the slot of an idle sequence to the backlog at once instead of
+// after its idle timeout.
+func TestSequenceUnloadDrainsTheBacklog(t *testing.T) {
+	b := &accBackend{}
+	srv := seqServerWith(t, accConfig(0, stateBatching+"\nmax_sequence_idle_microseconds: 60000000", ""), b, nil, func(o *core.Options) {
+		o.ExplicitModelControl, o.StartupModels = true, []string{"*"}
+	})
+	send(t, srv, 0, seqReq{id: "a0", corr: uintID(1), flags: startEnd(true, false), value: 1}).wait(t)
+	bl := send(t, srv, 0, seqReq{id: "b0", corr: uintID(2), flags: startEnd(true, false), value: 2})
+	select {
+	case <-bl.done:
+		t.Fatal("the backlogged sequence ran while the only slot was taken")
+	case <-time.After(50 * time.Millisecond):
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := srv.UnloadModel(ctx, "acc"); err != nil {
+		t.Fatalf("UnloadModel: %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("unload took %v: it waited for the idle timeout", took)
+	}
+	if got := outputOf(t, bl.wait(t)); got != 2 {
+		t.Errorf("b0: %d, want 2", got)
+	}
+}
+
+// hookBackend runs fn on every request, then answers it.
+type hookBackend struct {
+	fn func(r *core.Request)
+}
+
+func (b *hookBackend) LoadModel(*core.Model) (core.BackendModel, error) { return b, nil }
+func (b *hookBackend) Close() error                                     { return nil }
+func (b *hookBackend) NewInstance(*core.Instance) (core.BackendInstance, error) {
+	return b, nil
+}
+func (b *hookBackend) ParallelInstanceLoading() bool { return false }
+func (b *hookBackend) Finalize() error               { return nil }
+func (b *hookBackend) Execute(batch []*core.Request) error {
+	for _, r := range batch {
+		b.fn(r)
+		_ = r.Responder().Send(&core.Response{}, true)
+		_ = r.Release(core.ReleaseAll)
+	}
+	return nil
+}
+
+func hookServer(t *testing.T, config string, b *hookBackend) *core.Server {
+	t.Helper()
+	return seqServerWith(t, config, b, nil)
+}
+
+// newGate returns a gate for accBackend and the function that opens it
+// (once). Tests also register it as a cleanup after starting the server,
+// so it runs before the server stops and a failing test does not hang.
+func newGate() (chan struct{}, func()) {
+	gate := make(chan struct{})
+	return gate, sync.OnceFunc(func() { close(gate) })
+}
