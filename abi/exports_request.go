@@ -67,7 +67,10 @@ func thostRequestContextDone(key C.uint64_t, stats *C.struct_thost_rstat, nstats
 	st.mu.Unlock()
 	st.backend.live.Add(-1)
 	r := st.req
-	if !failed && r.Released() && !r.Responder().Done() {
+	// Only the request's newest context speaks for it: an older one, of an
+	// execution the backend rescheduled, may end while a newer execution
+	// runs. Released comes first: once it is true no newer context appears.
+	if !failed && r.Released() && r.BackendData() == any(st) && !r.Responder().Done() {
 		r.Responder().Fail(core.Errorf(core.CodeInternal,
 			"model %q released request %q and dropped every response factory without sending a final response",
 			r.Model().Name(), r.ID()))

@@ -41,8 +41,7 @@ var requests table[*requestState]
 func stateFor(r *core.Request, backend *Backend) *requestState {
 	if st, ok := r.BackendData().(*requestState); ok {
 		st.mu.Lock()
-		if !st.dead {
-			C.thost_reqctx_ref(st.ctx)
+		if !st.dead && st.tryRef() {
 			st.mu.Unlock()
 			return st
 		}
@@ -65,6 +64,23 @@ func stateFor(r *core.Request, backend *Backend) *requestState {
 		st.markCancelled()
 	}
 	return st
+}
+
+// tryRef adds a reference to st's context unless the last one is already
+// gone. dead alone cannot tell: the C side drops the last reference before
+// thostRequestContextDone marks st dead, and then frees the context, so a
+// reference taken in between would revive a context about to be freed.
+func (st *requestState) tryRef() bool {
+	refs := (*int32)(unsafe.Pointer(&st.ctx.refs))
+	for {
+		n := atomic.LoadInt32(refs)
+		if n == 0 {
+			return false
+		}
+		if atomic.CompareAndSwapInt32(refs, n, n+1) {
+			return true
+		}
+	}
 }
 
 // recordStats hands response-statistics reports that the C side buffered
