@@ -291,6 +291,14 @@ func (m *Model) unload(ctx context.Context) error {
 	return nil
 }
 
+// requeue takes back a request its backend rescheduled.
+func (m *Model) requeue(r *Request) error {
+	if m.sched == nil {
+		return Errorf(CodeUnavailable, "model %q version %d is not ready", m.name, m.version)
+	}
+	return m.sched.requeue(r)
+}
+
 func (m *Model) enqueue(r *Request) error {
 	if m.sched == nil || m.State() != StateReady && m.State() != StateUnloading {
 		return Errorf(CodeUnavailable, "model %q version %d is not ready", m.name, m.version)

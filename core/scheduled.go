@@ -121,7 +121,7 @@ func (r *Request) Release(flags uint32) error {
 		if r.responder.Done() {
 			return Errorf(CodeInvalidArg, "request %q of model %q cannot be rescheduled after its final response", r.ID(), r.model.name)
 		}
-		if err := r.model.enqueue(r); err != nil {
+		if err := r.model.requeue(r); err != nil {
 			r.responder.Fail(err)
 			r.markReleased()
 		}

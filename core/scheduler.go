@@ -15,6 +15,11 @@ type requestScheduler interface {
 	// enqueue accepts a request (stamping its queueStart) or refuses it
 	// with CodeUnavailable.
 	enqueue(r *Request) error
+	// requeue takes back a request the backend released with
+	// ReleaseReschedule. Unlike enqueue it is accepted while the scheduler
+	// stops, until its workers have finished: a request already accepted
+	// runs again rather than failing because its model unloads.
+	requeue(r *Request) error
 	// start launches the instances' goroutines.
 	start()
 	// stop refuses new requests and returns once every queued request has
@@ -44,10 +49,11 @@ type scheduler struct {
 	model   *Model
 	workers []*Instance
 
-	mu     sync.Mutex
-	queue  []*Request
-	head   int
-	closed bool
+	mu      sync.Mutex
+	queue   []*Request
+	head    int
+	closed  bool // no new requests
+	drained bool // the workers have finished: nothing more runs
 
 	wake    chan struct{} // capacity 1: a request arrived or the queue closed
 	token   chan struct{} // capacity 1: held by the worker forming a batch
@@ -122,6 +128,19 @@ func (s *scheduler) enqueue(r *Request) error {
 	if r.trace != nil {
 		r.trace.Report(TraceQueueStart, r.queueStart)
 	}
+	s.queue = append(s.queue, r)
+	s.mu.Unlock()
+	s.signal()
+	return nil
+}
+
+func (s *scheduler) requeue(r *Request) error {
+	s.mu.Lock()
+	if s.drained {
+		s.mu.Unlock()
+		return Errorf(CodeUnavailable, "model %q version %d was unloaded before request %q could run again", s.model.name, s.model.version, r.ID())
+	}
+	r.queueStart = Nanotime()
 	s.queue = append(s.queue, r)
 	s.mu.Unlock()
 	s.signal()
@@ -317,6 +336,7 @@ func (s *scheduler) stop(ctx context.Context) {
 		<-done
 	}
 	s.mu.Lock()
+	s.drained = true
 	left := slices.Clone(s.queue[s.head:])
 	s.queue, s.head = nil, 0
 	s.mu.Unlock()

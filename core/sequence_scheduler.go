@@ -36,6 +36,7 @@ type sequenceScheduler struct {
 
 	mu      sync.Mutex
 	closed  bool
+	drained bool // the lanes have finished: a rescheduled request cannot run again
 	started bool
 	bound   map[CorrelationID]*sequence // sequences in a slot that take more requests
 	waiting map[CorrelationID]*sequence // sequences in the backlog that take more requests
@@ -120,7 +121,7 @@ func (s *sequenceScheduler) start() {
 func (s *sequenceScheduler) enqueue(r *Request) error {
 	m := s.model
 	if t := r.seq.Load(); t != nil {
-		return s.requeue(r, t.seq)
+		return s.requeueIn(r, t.seq)
 	}
 	if r.batchSize > 1 {
 		return Errorf(CodeInvalidArg, "inference request to model %q must specify batch-size 1 due to requirements of sequence batcher", m.name)
@@ -186,14 +187,22 @@ func (s *sequenceScheduler) enqueue(r *Request) error {
 	return nil
 }
 
-// requeue puts a request the backend released with ReleaseReschedule back
-// at the head of its sequence, to run again next.
-func (s *sequenceScheduler) requeue(r *Request, seq *sequence) error {
+func (s *sequenceScheduler) requeue(r *Request) error {
+	if t := r.seq.Load(); t != nil {
+		return s.requeueIn(r, t.seq)
+	}
+	return s.enqueue(r)
+}
+
+// requeueIn puts a request the backend released with ReleaseReschedule back
+// at the head of its sequence, to run again next; while the scheduler stops
+// it is still accepted, until the lanes have finished.
+func (s *sequenceScheduler) requeueIn(r *Request, seq *sequence) error {
 	m := s.model
 	s.mu.Lock()
-	if s.closed {
+	if s.drained {
 		s.mu.Unlock()
-		return Errorf(CodeUnavailable, "model %q version %d is unloading", m.name, m.version)
+		return Errorf(CodeUnavailable, "model %q version %d was unloaded before request %q could run again", m.name, m.version, r.ID())
 	}
 	if seq.lane == nil {
 		s.mu.Unlock()
@@ -238,6 +247,7 @@ func (s *sequenceScheduler) stop(ctx context.Context) {
 		<-s.reaperDone
 	}
 	s.mu.Lock()
+	s.drained = true
 	var left []*Request
 	for _, l := range s.lanes {
 		for i, seq := range l.slots {
