@@ -40,6 +40,23 @@ func newScheduler(m *Model) (requestScheduler, error) {
 	return newQueueScheduler(m), nil
 }
 
+// The errors schedulers give when they cannot take or run a request.
+func errUnloading(m *Model) error {
+	return Errorf(CodeUnavailable, "model %q version %d is unloading", m.name, m.version)
+}
+
+func errNoInstance(m *Model) error {
+	return Errorf(CodeUnavailable, "model %q version %d has no active instance", m.name, m.version)
+}
+
+func errUnloadedBefore(m *Model, r *Request) error {
+	return Errorf(CodeUnavailable, "model %q version %d was unloaded before request %q ran", m.name, m.version, r.ID())
+}
+
+func errUnloadedBeforeRerun(m *Model, r *Request) error {
+	return Errorf(CodeUnavailable, "model %q version %d was unloaded before request %q could run again", m.name, m.version, r.ID())
+}
+
 // scheduler queues the requests of one model version and hands them to the
 // model's instances, each of which runs in its own goroutine, so Execute is
 // never called concurrently for one instance. One worker at a time (the one
@@ -116,10 +133,10 @@ func (s *scheduler) enqueue(r *Request) error {
 	switch {
 	case s.closed:
 		s.mu.Unlock()
-		return Errorf(CodeUnavailable, "model %q version %d is unloading", m.name, m.version)
+		return errUnloading(m)
 	case len(s.workers) == 0:
 		s.mu.Unlock()
-		return Errorf(CodeUnavailable, "model %q version %d has no active instance", m.name, m.version)
+		return errNoInstance(m)
 	case s.maxQueue > 0 && len(s.queue)-s.head >= s.maxQueue:
 		s.mu.Unlock()
 		return Errorf(CodeUnavailable, "model %q version %d: queue is full (max_queue_size %d)", m.name, m.version, s.maxQueue)
@@ -138,7 +155,7 @@ func (s *scheduler) requeue(r *Request) error {
 	s.mu.Lock()
 	if s.drained {
 		s.mu.Unlock()
-		return Errorf(CodeUnavailable, "model %q version %d was unloaded before request %q could run again", s.model.name, s.model.version, r.ID())
+		return errUnloadedBeforeRerun(s.model, r)
 	}
 	r.queueStart = Nanotime()
 	s.queue = append(s.queue, r)
@@ -342,7 +359,7 @@ func (s *scheduler) stop(ctx context.Context) {
 	s.mu.Unlock()
 	for _, r := range left {
 		s.model.stats.failure(r.requestStart, Nanotime())
-		r.failAndRelease(Errorf(CodeUnavailable, "model %q version %d was unloaded before request %q ran", s.model.name, s.model.version, r.ID()))
+		r.failAndRelease(errUnloadedBefore(s.model, r))
 	}
 }
 

@@ -145,10 +145,10 @@ func (s *sequenceScheduler) enqueue(r *Request) error {
 	switch {
 	case s.closed:
 		s.mu.Unlock()
-		return Errorf(CodeUnavailable, "model %q version %d is unloading", m.name, m.version)
+		return errUnloading(m)
 	case len(s.lanes) == 0:
 		s.mu.Unlock()
-		return Errorf(CodeUnavailable, "model %q version %d has no active instance", m.name, m.version)
+		return errNoInstance(m)
 	}
 	seq := s.bound[id]
 	if seq == nil {
@@ -202,7 +202,7 @@ func (s *sequenceScheduler) requeueIn(r *Request, seq *sequence) error {
 	s.mu.Lock()
 	if s.drained {
 		s.mu.Unlock()
-		return Errorf(CodeUnavailable, "model %q version %d was unloaded before request %q could run again", m.name, m.version, r.ID())
+		return errUnloadedBeforeRerun(m, r)
 	}
 	if seq.lane == nil {
 		s.mu.Unlock()
@@ -269,6 +269,6 @@ func (s *sequenceScheduler) stop(ctx context.Context) {
 	m := s.model
 	for _, r := range left {
 		m.stats.failure(r.requestStart, Nanotime())
-		r.failAndRelease(Errorf(CodeUnavailable, "model %q version %d was unloaded before request %q ran", m.name, m.version, r.ID()))
+		r.failAndRelease(errUnloadedBefore(m, r))
 	}
 }
