@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "backend_model.hpp"
+#include "backend_model_instance.hpp"
 #include "backend_util.hpp"
 
 namespace tritonhost { namespace backend { namespace square {
@@ -474,24 +476,14 @@ ModelInstanceState::ReportResponseStatistics(
   return TRITONBACKEND_ModelInstanceReportResponseStatistics(stats.get());
 }
 
-// Fetches the state an entry point stored earlier.
-template <typename T, typename Handle>
-static TRITONSERVER_Error*
-GetState(
-    Handle* handle, TRITONSERVER_Error* (*getter)(Handle*, void**), T** out)
-{
-  void* state = nullptr;
-  THOST_RETURN_IF_ERROR(getter(handle, &state));
-  *out = static_cast<T*>(state);
-  return nullptr;
-}
 
 }}}  // namespace tritonhost::backend::square
 
 //
 // Entry points.
 //
-using tritonhost::backend::square::GetState;
+using tritonhost::backend::GetInstanceState;
+using tritonhost::backend::GetModelState;
 using tritonhost::backend::square::ModelInstanceState;
 using tritonhost::backend::square::ModelState;
 
@@ -513,7 +505,7 @@ TRITONBACKEND_ISPEC TRITONSERVER_Error*
 TRITONBACKEND_ModelFinalize(TRITONBACKEND_Model* model)
 {
   ModelState* state = nullptr;
-  THOST_RETURN_IF_ERROR(GetState(model, TRITONBACKEND_ModelState, &state));
+  THOST_RETURN_IF_ERROR(GetModelState(model, &state));
   delete state;
   return nullptr;
 }
@@ -535,8 +527,7 @@ TRITONBACKEND_ISPEC TRITONSERVER_Error*
 TRITONBACKEND_ModelInstanceFinalize(TRITONBACKEND_ModelInstance* instance)
 {
   ModelInstanceState* state = nullptr;
-  THOST_RETURN_IF_ERROR(
-      GetState(instance, TRITONBACKEND_ModelInstanceState, &state));
+  THOST_RETURN_IF_ERROR(GetInstanceState(instance, &state));
   delete state;  // waits for the instance's response threads
   return nullptr;
 }
@@ -547,8 +538,7 @@ TRITONBACKEND_ModelInstanceExecute(
     const uint32_t request_count)
 {
   ModelInstanceState* state = nullptr;
-  THOST_RETURN_IF_ERROR(
-      GetState(instance, TRITONBACKEND_ModelInstanceState, &state));
+  THOST_RETURN_IF_ERROR(GetInstanceState(instance, &state));
   return state->Execute(requests, request_count);
 }
 
