@@ -22,35 +22,25 @@ func thostRequestRelease(blk *C.TRITONBACKEND_Request, flags C.uint32_t) (ret *C
 	if !ok {
 		return cErrorf(core.CodeNotFound, "TRITONBACKEND_RequestRelease: the request is no longer known to the server")
 	}
-	f := uint32(flags)
-	if f == 0 || f&^(core.ReleaseAll|core.ReleaseReschedule) != 0 {
-		return cErrorf(core.CodeInvalidArg, "TRITONBACKEND_RequestRelease: unknown release flags %#x", f)
-	}
-	// The one refusal of core.Request.Release for a request the backend
-	// holds: it must be checked before the block is taken away, because on
-	// an error the backend keeps the request.
-	reschedule := f&core.ReleaseReschedule != 0
-	if reschedule && st.req.Responder().Done() {
-		return cErrorf(core.CodeInvalidArg, "TRITONBACKEND_RequestRelease: request %q of model %q already received its final response and cannot be rescheduled; release it with TRITONSERVER_REQUEST_RELEASE_ALL",
-			st.req.ID(), st.req.Model().Name())
-	}
+	// The block is taken from the request before core decides, so that a
+	// rescheduled request's next execution finds none; if core refuses the
+	// release, the backend keeps the request and the block goes back.
 	st.mu.Lock()
 	if st.block != blk {
 		st.mu.Unlock()
 		return cErrorf(core.CodeInvalidArg, "TRITONBACKEND_RequestRelease: request %q was already released", st.req.ID())
 	}
 	st.block = nil
+	st.mu.Unlock()
+	if err := st.req.Release(uint32(flags)); err != nil {
+		st.mu.Lock()
+		st.block = blk
+		st.mu.Unlock()
+		return cError(err)
+	}
+	st.mu.Lock()
 	st.pinner.Unpin()
 	st.mu.Unlock()
-	if err := st.req.Release(f); err != nil {
-		logger.Load().Errorf("release request %q of model %q: %v", st.req.ID(), st.req.Model().Name(), err)
-		if reschedule {
-			// The final response arrived between the check above and now:
-			// the request is complete, so give it back for good rather
-			// than leave it unreleased.
-			_ = st.req.Release(core.ReleaseAll)
-		}
-	}
 	return nil
 }
 
@@ -89,7 +79,7 @@ func thostResponseSend(resp *C.TRITONBACKEND_Response, flags C.uint32_t, cerr *C
 	if f&^core.ResponseCompleteFinal != 0 {
 		return cErrorf(core.CodeInvalidArg, "TRITONBACKEND_ResponseSend: unknown send flags %#x", f)
 	}
-	r := convertResponse(resp, st.req.RequestedOutputs())
+	r := convertResponse(resp, st.req.Responder(), st.req.RequestedOutputs())
 	if cerr != nil {
 		r.Outputs = nil
 		r.Err = core.Errorf(core.Code(cerr.code), "%s", errorMessage(cerr))
@@ -125,19 +115,30 @@ type responseBlock struct {
 }
 
 // convertResponse copies a C response into Go memory; the C response is
-// freed by the caller afterwards. Output names are taken from names (the
-// request's outputs) when they match, so a response allocates no strings.
-func convertResponse(resp *C.TRITONBACKEND_Response, names []string) *core.Response {
+// freed by the caller afterwards. Outputs the client did not request are
+// skipped before anything of them is copied. Output names are taken from
+// names (the request's outputs) when they match, so a response allocates no
+// strings.
+func convertResponse(resp *C.TRITONBACKEND_Response, p *core.Responder, names []string) *core.Response {
 	blk := &responseBlock{}
 	r := &blk.resp
 	if n := int(resp.output_count); n > 0 {
 		outs := unsafe.Slice(resp.outputs, n)
+		// The name of each output, and whether the client requested it.
+		var nameBuf [8]string
+		var keepBuf [8]bool
+		outNames, keep := nameBuf[:0], keepBuf[:0]
 		total, dims := 0, 0
 		for _, o := range outs {
-			if o.has_buffer {
-				total += int(o.byte_size)
+			name := internName(names, o.name)
+			wanted := p.Requested(name)
+			if wanted {
+				if o.has_buffer {
+					total += int(o.byte_size)
+				}
+				dims += int(o.dims_count)
 			}
-			dims += int(o.dims_count)
+			outNames, keep = append(outNames, name), append(keep, wanted)
 		}
 		data := blk.data[:0:len(blk.data)]
 		if total > len(blk.data) {
@@ -151,7 +152,10 @@ func convertResponse(resp *C.TRITONBACKEND_Response, names []string) *core.Respo
 		if n > len(blk.outputs) {
 			r.Outputs = make([]core.Output, 0, n)
 		}
-		for _, o := range outs {
+		for i, o := range outs {
+			if !keep[i] {
+				continue
+			}
 			start := len(shapes)
 			shapes = append(shapes, unsafe.Slice((*int64)(unsafe.Pointer(o.shape)), int(o.dims_count))...)
 			off := len(data)
@@ -159,7 +163,7 @@ func convertResponse(resp *C.TRITONBACKEND_Response, names []string) *core.Respo
 				data = append(data, unsafe.Slice((*byte)(o.buffer), int(o.byte_size))...)
 			}
 			r.Outputs = append(r.Outputs, core.Output{
-				Name:     internName(names, o.name),
+				Name:     outNames[i],
 				DataType: core.DataType(o.datatype),
 				Shape:    shapes[start:len(shapes):len(shapes)],
 				Data:     data[off:len(data):len(data)],

@@ -13,20 +13,20 @@ import (
 	"tritonhost/core/serverlog"
 )
 
-// ModelState is the readiness of a model version, as the repository index
+// ModelReadiness is the readiness of a model version, as the repository index
 // reports it.
-type ModelState int
+type ModelReadiness int
 
-// Model states.
+// Readiness values.
 const (
-	StateUnavailable ModelState = iota
-	StateLoading
-	StateReady
-	StateUnloading
+	ModelUnavailable ModelReadiness = iota
+	ModelLoading
+	ModelReady
+	ModelUnloading
 )
 
-// String returns the state as Triton's repository index spells it.
-func (s ModelState) String() string {
+// String returns the readiness as Triton's repository index spells it.
+func (s ModelReadiness) String() string {
 	return [...]string{"UNAVAILABLE", "LOADING", "READY", "UNLOADING"}[s]
 }
 
@@ -55,7 +55,7 @@ type Model struct {
 	sched     requestScheduler
 	stats     statsRecorder
 	memory    memoryUsage
-	state     atomic.Int32
+	readiness atomic.Int32
 }
 
 func newModel(name string, version int64, dir string, raw, cfg *configpb.ModelConfig, gpus []int, log *serverlog.Logger) (*Model, error) {
@@ -106,8 +106,8 @@ func (m *Model) MaxBatchSize() int64 { return m.maxBatch }
 // Instances returns the model's instances.
 func (m *Model) Instances() []*Instance { return m.instances }
 
-// State returns the version's readiness.
-func (m *Model) State() ModelState { return ModelState(m.state.Load()) }
+// Readiness returns whether the version is loading, ready, unloading or unavailable.
+func (m *Model) Readiness() ModelReadiness { return ModelReadiness(m.readiness.Load()) }
 
 // Statistics returns a snapshot of the version's statistics.
 func (m *Model) Statistics() ModelStatistics {
@@ -148,7 +148,7 @@ func (m *Model) SetPreferredInstanceGroups(groups []*configpb.ModelInstanceGroup
 // Ready reports whether the version takes requests: it is loaded and every
 // instance whose backend can tell (TRITONBACKEND_ModelInstanceReady) says so.
 func (m *Model) Ready() error {
-	if st := m.State(); st != StateReady {
+	if st := m.Readiness(); st != ModelReady {
 		return Errorf(CodeUnavailable, "model %q version %d is %s", m.name, m.version, st)
 	}
 	for _, inst := range m.instances {
@@ -194,10 +194,10 @@ func (m *Model) freezeConfig() {
 // load initializes the model in its backend, creates its instances and
 // starts scheduling. On failure everything created is finalized again.
 func (m *Model) load(provider BackendProvider) error {
-	m.state.Store(int32(StateLoading))
+	m.readiness.Store(int32(ModelLoading))
 	bm, err := provider.LoadModel(m)
 	if err != nil {
-		m.state.Store(int32(StateUnavailable))
+		m.readiness.Store(int32(ModelUnavailable))
 		return err
 	}
 	m.backend = bm
@@ -207,7 +207,7 @@ func (m *Model) load(provider BackendProvider) error {
 		if ferr := bm.Finalize(); ferr != nil {
 			m.log.Errorf("model %q version %d: finalize after failed load: %v", m.name, m.version, ferr)
 		}
-		m.state.Store(int32(StateUnavailable))
+		m.readiness.Store(int32(ModelUnavailable))
 		return err
 	}
 	if err := m.createInstances(bm); err != nil {
@@ -220,7 +220,7 @@ func (m *Model) load(provider BackendProvider) error {
 	}
 	m.sched = sched
 	m.sched.start()
-	m.state.Store(int32(StateReady))
+	m.readiness.Store(int32(ModelReady))
 	return nil
 }
 
@@ -271,7 +271,7 @@ func (m *Model) finalizeInstances() {
 // unload stops scheduling (queued requests are still executed unless ctx ends
 // first), then finalizes the instances and the model.
 func (m *Model) unload(ctx context.Context) error {
-	if !m.state.CompareAndSwap(int32(StateReady), int32(StateUnloading)) {
+	if !m.readiness.CompareAndSwap(int32(ModelReady), int32(ModelUnloading)) {
 		return nil
 	}
 	m.sched.stop(ctx)
@@ -284,7 +284,7 @@ func (m *Model) unload(ctx context.Context) error {
 	if err := m.backend.Finalize(); err != nil {
 		errs = append(errs, fmt.Errorf("finalize model: %w", err))
 	}
-	m.state.Store(int32(StateUnavailable))
+	m.readiness.Store(int32(ModelUnavailable))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("unload model %q version %d: %w", m.name, m.version, err)
 	}
@@ -300,34 +300,10 @@ func (m *Model) requeue(r *Request) error {
 }
 
 func (m *Model) enqueue(r *Request) error {
-	if m.sched == nil || m.State() != StateReady && m.State() != StateUnloading {
+	if m.sched == nil || m.Readiness() != ModelReady && m.Readiness() != ModelUnloading {
 		return Errorf(CodeUnavailable, "model %q version %d is not ready", m.name, m.version)
 	}
 	return m.sched.enqueue(r)
-}
-
-// shapeOutputs drops outputs the client did not request, checks the rest
-// against the configuration and gives outputs with a reshape their
-// configured shape.
-func (m *Model) shapeOutputs(resp *Response, requested map[string]bool) error {
-	kept := resp.Outputs[:0]
-	for _, out := range resp.Outputs {
-		if requested != nil && !requested[out.Name] {
-			continue
-		}
-		if len(m.outputs) > 0 {
-			cfg := m.outputs[out.Name]
-			if cfg == nil {
-				return Errorf(CodeInvalidArg, "model %q sent output %q, which its configuration does not declare", m.name, out.Name)
-			}
-			if cfg.GetReshape() != nil {
-				out.Shape = unreshape(out.Shape, m.maxBatch > 0, cfg.GetReshape().GetShape(), cfg.GetDims())
-			}
-		}
-		kept = append(kept, out)
-	}
-	resp.Outputs = kept
-	return nil
 }
 
 // reshape maps a client shape (config dims, with -1 wildcards) onto the

@@ -1,73 +1,184 @@
 package core
 
-import "time"
-
-// CorrelationID identifies the sequence a request belongs to; Triton allows
-// an unsigned integer or a string. The zero value means "none".
-type CorrelationID struct {
-	Uint     uint64
-	String   string
-	IsString bool
-}
-
-// Request flags, as TRITONSERVER_RequestFlag.
-const (
-	RequestFlagSequenceStart uint32 = 1
-	RequestFlagSequenceEnd   uint32 = 2
+import (
+	"sync"
+	"sync/atomic"
+	"time"
 )
 
-// InferenceRequest is what a client submits to Server.Infer.
-type InferenceRequest struct {
-	Model         string
-	Version       int64 // 0 (or negative) selects the newest ready version
-	ID            string
-	CorrelationID CorrelationID
-	Flags         uint32
-	Priority      uint64
-	Timeout       time.Duration // 0: no timeout
-	Inputs        []Input
-	// Outputs names the outputs the client wants; empty means all of them.
-	Outputs    []string
-	Parameters []Parameter
-}
-
-// ParameterType is the type of a Parameter's value, numbered as
-// TRITONSERVER_ParameterType.
-type ParameterType int
-
-// Parameter value types.
+// Request release flags, as TRITONSERVER_RequestReleaseFlag.
 const (
-	ParamString ParameterType = 0
-	ParamInt    ParameterType = 1
-	ParamBool   ParameterType = 2
-	ParamDouble ParameterType = 3
-	ParamBytes  ParameterType = 4
+	ReleaseAll        uint32 = 1
+	ReleaseReschedule uint32 = 2
 )
 
-// Parameter is a named request or response parameter. Only the field matching
-// Type is meaningful.
-type Parameter struct {
-	Name   string
-	Type   ParameterType
-	String string
-	Int    int64
-	Bool   bool
-	Double float64
-	Bytes  []byte
+// Request is an accepted, validated inference request as schedulers and
+// backends see it. Its inputs carry the shapes the backend sees (with the
+// configuration's reshape applied). The backend owns it from a successful
+// Execute until it calls Release; its Responder outlives it.
+type Request struct {
+	model     *Model
+	client    *InferenceRequest
+	inputs    []Input
+	outputs   []string
+	batchSize uint64
+	responder *Responder
+
+	requestStart uint64 // Nanotime when Infer accepted it
+	deadline     uint64 // Nanotime after which it may not start (0: none)
+	queueStart   uint64 // Nanotime when it last entered a queue
+
+	seq atomic.Pointer[seqTicket] // sequence batcher: the sequence it runs in, set at dispatch
+
+	// finishing: the request is finished once it is released for good and its
+	// final response was delivered, in either order.
+	mu         sync.Mutex
+	released   bool
+	finalSeen  bool
+	finished   atomic.Bool
+	onFinished func(*Request)
+	stopCancel func() bool
+	backend    any    // data the backend layer attaches (SetBackendData)
+	trace      *Trace // nil unless the Tracer sampled the request
+	tracer     Tracer
 }
 
-// StringParam, IntParam, BoolParam and DoubleParam build parameters.
-func StringParam(name, v string) Parameter {
-	return Parameter{Name: name, Type: ParamString, String: v}
+// Model returns the model version the request runs on.
+func (r *Request) Model() *Model { return r.model }
+
+// ID returns the client's request id ("" when none was given).
+func (r *Request) ID() string { return r.client.ID }
+
+// CorrelationID returns the sequence correlation id.
+func (r *Request) CorrelationID() CorrelationID { return r.client.CorrelationID }
+
+// Flags returns the request flags (sequence start/end).
+func (r *Request) Flags() uint32 { return r.client.Flags }
+
+// Priority returns the request's priority (0: the model's default).
+func (r *Request) Priority() uint64 { return r.client.Priority }
+
+// Timeout returns the client's timeout for the request (0: none).
+func (r *Request) Timeout() time.Duration { return r.client.Timeout }
+
+// Parameters returns the request parameters the client sent.
+func (r *Request) Parameters() []Parameter { return r.client.Parameters }
+
+// Inputs returns the inputs with backend-visible shapes. The slice and its
+// buffers must not be modified.
+func (r *Request) Inputs() []Input { return r.inputs }
+
+// RequestedOutputs returns the outputs to produce: those the client named, or
+// every output of the model configuration when it named none.
+func (r *Request) RequestedOutputs() []string { return r.outputs }
+
+// BatchSize returns the request's batch size: its first dimension when the
+// model batches, 1 otherwise.
+func (r *Request) BatchSize() uint64 { return r.batchSize }
+
+// Responder returns the object that delivers this request's responses.
+func (r *Request) Responder() *Responder { return r.responder }
+
+// Cancelled reports whether the client cancelled the request.
+func (r *Request) Cancelled() bool { return r.responder.Cancelled() }
+
+// BackendData returns what the backend layer attached with SetBackendData.
+func (r *Request) BackendData() any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.backend
 }
 
-// IntParam builds an integer parameter.
-func IntParam(name string, v int64) Parameter { return Parameter{Name: name, Type: ParamInt, Int: v} }
+// SetBackendData attaches data of the backend layer to the request (the abi
+// package keeps its C handles there). Core never looks at it.
+func (r *Request) SetBackendData(v any) {
+	r.mu.Lock()
+	r.backend = v
+	r.mu.Unlock()
+}
 
-// BoolParam builds a boolean parameter.
-func BoolParam(name string, v bool) Parameter { return Parameter{Name: name, Type: ParamBool, Bool: v} }
+// Released reports whether the backend released the request for good.
+func (r *Request) Released() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.released
+}
 
-// DoubleParam builds a floating-point parameter.
-func DoubleParam(name string, v float64) Parameter {
-	return Parameter{Name: name, Type: ParamDouble, Double: v}
+// Release gives the request back to the server. With ReleaseAll the backend
+// is done with it; with ReleaseReschedule it goes back into the model's queue
+// to be executed again. Releasing twice fails with CodeInvalidArg.
+func (r *Request) Release(flags uint32) error {
+	if flags == 0 || flags&^(ReleaseAll|ReleaseReschedule) != 0 {
+		return Errorf(CodeInvalidArg, "request %q of model %q: unknown release flags %#x", r.ID(), r.model.name, flags)
+	}
+	r.mu.Lock()
+	if r.released {
+		r.mu.Unlock()
+		return Errorf(CodeInvalidArg, "request %q of model %q was already released", r.ID(), r.model.name)
+	}
+	if flags&ReleaseReschedule != 0 {
+		r.mu.Unlock()
+		if r.responder.Done() {
+			return Errorf(CodeInvalidArg, "request %q of model %q cannot be rescheduled after its final response", r.ID(), r.model.name)
+		}
+		if err := r.model.requeue(r); err != nil {
+			r.responder.Fail(err)
+			r.markReleased()
+		}
+		return nil
+	}
+	r.mu.Unlock()
+	r.markReleased()
+	return nil
+}
+
+// markReleased records the final release and finishes the request if its
+// final response was already delivered.
+func (r *Request) markReleased() {
+	r.mu.Lock()
+	r.released = true
+	done := r.finalSeen
+	r.mu.Unlock()
+	if done {
+		r.finish()
+	}
+}
+
+// finalDelivered is the Responder's hook after the final response.
+func (r *Request) finalDelivered() {
+	r.mu.Lock()
+	r.finalSeen = true
+	done := r.released
+	r.mu.Unlock()
+	if done {
+		r.finish()
+	}
+}
+
+func (r *Request) finish() {
+	if r.finished.Swap(true) {
+		return
+	}
+	if r.trace != nil {
+		r.traceEvent(TraceRequestEnd)
+		r.tracer.Finish(r.trace)
+	}
+	if r.stopCancel != nil {
+		r.stopCancel()
+	}
+	if r.onFinished != nil {
+		r.onFinished(r)
+	}
+}
+
+// failAndRelease completes a request the backend never owned (or gave back
+// with an error) and releases it.
+func (r *Request) failAndRelease(err error) {
+	r.responder.Fail(err)
+	r.mu.Lock()
+	already := r.released
+	r.mu.Unlock()
+	if !already {
+		r.markReleased()
+	}
 }

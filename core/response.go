@@ -5,11 +5,10 @@ import (
 	"sync/atomic"
 )
 
-// Response is one response to an inference request.
+// Response is one response to an inference request. It carries no request
+// identity: the ResponseFunc it is handed to belongs to one request, and the
+// caller of Server.Infer knows which.
 type Response struct {
-	Model      string
-	Version    int64
-	ID         string
 	Outputs    []Output
 	Parameters []Parameter
 	// Err is set for an error response; such a response carries no outputs.
@@ -45,10 +44,11 @@ type Responder struct {
 	done      bool
 	onFinal   func()
 
-	cancelled   atomic.Bool
-	onCancel    atomic.Pointer[func()]
-	cancelFired atomic.Bool
-	statsIndex  atomic.Uint64
+	cancelled  atomic.Bool
+	hookMu     sync.Mutex
+	hooks      map[uint64]func() // OnCancel hooks not yet run or removed
+	nextHook   uint64
+	statsIndex atomic.Uint64
 }
 
 func newResponder(m *Model, id string, requested []string, fn ResponseFunc) *Responder {
@@ -65,6 +65,11 @@ func newResponder(m *Model, id string, requested []string, fn ResponseFunc) *Res
 // Model returns the model the request was sent to.
 func (p *Responder) Model() *Model { return p.model }
 
+// Requested reports whether the client asked for the output name: it named
+// it, or it named no output at all. Send drops the outputs it did not ask
+// for; a backend layer that copies outputs can ask first and skip them.
+func (p *Responder) Requested(name string) bool { return p.requested == nil || p.requested[name] }
+
 // Send delivers a response produced by the backend, final if final is set.
 // Outputs the client did not ask for are dropped, outputs with a reshape in
 // the model configuration get their configured shape back, and an output the
@@ -75,12 +80,11 @@ func (p *Responder) Model() *Model { return p.model }
 func (p *Responder) Send(resp *Response, final bool) error {
 	var sendErr error
 	if resp.Err == nil {
-		sendErr = p.model.shapeOutputs(resp, p.requested)
+		sendErr = p.shapeOutputs(resp)
 		if sendErr != nil {
 			resp = &Response{Err: sendErr}
 		}
 	}
-	p.stamp(resp)
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -100,6 +104,31 @@ func (p *Responder) Send(resp *Response, final bool) error {
 	}
 	p.deliverLocked(resp, final)
 	return sendErr
+}
+
+// shapeOutputs drops outputs the client did not request, checks the rest
+// against the configuration and gives outputs with a reshape their
+// configured shape.
+func (p *Responder) shapeOutputs(resp *Response) error {
+	m := p.model
+	kept := resp.Outputs[:0]
+	for _, out := range resp.Outputs {
+		if !p.Requested(out.Name) {
+			continue
+		}
+		if len(m.outputs) > 0 {
+			cfg := m.outputs[out.Name]
+			if cfg == nil {
+				return Errorf(CodeInvalidArg, "model %q sent output %q, which its configuration does not declare", m.name, out.Name)
+			}
+			if cfg.GetReshape() != nil {
+				out.Shape = unreshape(out.Shape, m.maxBatch > 0, cfg.GetReshape().GetShape(), cfg.GetDims())
+			}
+		}
+		kept = append(kept, out)
+	}
+	resp.Outputs = kept
+	return nil
 }
 
 // SendFinal completes the request without a response (a flags-only FINAL).
@@ -147,12 +176,27 @@ func (p *Responder) Done() bool {
 // Cancelled reports whether the client cancelled the request.
 func (p *Responder) Cancelled() bool { return p.cancelled.Load() }
 
-// OnCancel registers f to run once when the client cancels the request (at
-// once if it already did). A later call replaces an earlier hook.
-func (p *Responder) OnCancel(f func()) {
-	p.onCancel.Store(&f)
-	if p.cancelled.Load() && p.cancelFired.CompareAndSwap(false, true) {
+// OnCancel registers f to run once when the client cancels the request, or
+// at once if it already did. Hooks add up: each layer that cares registers
+// its own. The returned function removes the hook if it has not run yet.
+func (p *Responder) OnCancel(f func()) (remove func()) {
+	p.hookMu.Lock()
+	if p.cancelled.Load() {
+		p.hookMu.Unlock()
 		f()
+		return func() {}
+	}
+	if p.hooks == nil {
+		p.hooks = make(map[uint64]func(), 2)
+	}
+	id := p.nextHook
+	p.nextHook++
+	p.hooks[id] = f
+	p.hookMu.Unlock()
+	return func() {
+		p.hookMu.Lock()
+		delete(p.hooks, id)
+		p.hookMu.Unlock()
 	}
 }
 
@@ -160,13 +204,18 @@ func (p *Responder) OnCancel(f func()) {
 // statistics of this request are recorded.
 func (p *Responder) NextResponseIndex() uint64 { return p.statsIndex.Add(1) - 1 }
 
-// cancel marks the request cancelled and runs the cancel hook once.
+// cancel marks the request cancelled and runs every cancel hook once.
 func (p *Responder) cancel() {
+	p.hookMu.Lock()
 	if p.cancelled.Swap(true) {
+		p.hookMu.Unlock()
 		return
 	}
-	if f := p.onCancel.Load(); f != nil && p.cancelFired.CompareAndSwap(false, true) {
-		(*f)()
+	hooks := p.hooks
+	p.hooks = nil
+	p.hookMu.Unlock()
+	for _, f := range hooks {
+		f()
 	}
 }
 
@@ -183,17 +232,7 @@ func (p *Responder) deliverLocked(resp *Response, final bool) {
 	}
 }
 
-func (p *Responder) stamp(resp *Response) {
-	resp.Model = p.model.name
-	resp.Version = p.model.version
-	resp.ID = p.id
-}
-
-func (p *Responder) errorResponse(err error) *Response {
-	r := &Response{Err: err}
-	p.stamp(r)
-	return r
-}
+func (p *Responder) errorResponse(err error) *Response { return &Response{Err: err} }
 
 func (p *Responder) closedError() error {
 	return Errorf(CodeNotFound, "request %q of model %q already received its final response", p.id, p.model.name)

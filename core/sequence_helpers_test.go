@@ -328,13 +328,13 @@ func trySend(srv *core.Server, maxBatch int, q seqReq) (*reply, error) {
 func outputOf(t *testing.T, resp *core.Response) int32 {
 	t.Helper()
 	if resp.Err != nil {
-		t.Fatalf("response %q: %v", resp.ID, resp.Err)
+		t.Fatalf("response: %v", resp.Err)
 	}
 	for _, o := range resp.Outputs {
 		if o.Name == "OUTPUT" && len(o.Data) == 4 {
 			return int32(binary.LittleEndian.Uint32(o.Data))
 		}
 	}
-	t.Fatalf("response %q has no INT32 OUTPUT: %+v", resp.ID, resp)
+	t.Fatalf("response has no INT32 OUTPUT: %+v", resp)
 	return 0
 }

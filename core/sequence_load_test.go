@@ -30,7 +30,7 @@ func TestSequenceModelWithMissingInitialStateFileDoesNotLoad(t *testing.T) {
 		t.Fatal("a sequence model whose initial_state file is missing loaded")
 	}
 	st := srv.RepositoryIndex()
-	if len(st) != 1 || st[0].State != core.StateUnavailable || !strings.Contains(st[0].Reason, "missing") || !strings.Contains(st[0].Reason, `"acc"`) {
+	if len(st) != 1 || st[0].Readiness != core.ModelUnavailable || !strings.Contains(st[0].Reason, "missing") || !strings.Contains(st[0].Reason, `"acc"`) {
 		t.Errorf("repository index %+v: want the model unavailable, naming it and the missing file", st)
 	}
 }

@@ -414,10 +414,10 @@ func TestSequenceStopCompletesEveryRequestOnce(t *testing.T) {
 	if got := outputOf(t, replies[0].wait(t)); got != 1 {
 		t.Errorf("a0: %d, want 1", got)
 	}
-	for _, r := range replies[1:] {
+	for i, r := range replies[1:] {
 		resp := r.wait(t)
 		if core.CodeOf(resp.Err) != core.CodeUnavailable || !strings.Contains(resp.Err.Error(), "unloaded") {
-			t.Errorf("%s: %v, want UNAVAILABLE (unloaded)", resp.ID, resp.Err)
+			t.Errorf("reply %d: %v, want UNAVAILABLE (unloaded)", i+1, resp.Err)
 		}
 	}
 	time.Sleep(20 * time.Millisecond)

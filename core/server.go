@@ -60,10 +60,10 @@ type modelEntry struct {
 
 // VersionStatus is one line of the repository index.
 type VersionStatus struct {
-	Name    string
-	Version string // "" when no version could be determined
-	State   ModelState
-	Reason  string
+	Name      string
+	Version   string // "" when no version could be determined
+	Readiness ModelReadiness
+	Reason    string
 }
 
 // NewServer scans the repositories and loads the models (all of them, or
@@ -86,7 +86,7 @@ func NewServer(opts Options) (*Server, error) {
 		return nil, err
 	}
 	for name, err := range dupes {
-		s.models[name] = &modelEntry{name: name, err: err, status: []VersionStatus{{Name: name, State: StateUnavailable, Reason: err.Error()}}}
+		s.models[name] = &modelEntry{name: name, err: err, status: []VersionStatus{{Name: name, Readiness: ModelUnavailable, Reason: err.Error()}}}
 		s.log.Errorf("%v", err)
 		delete(dirs, name)
 	}
@@ -146,12 +146,12 @@ func (s *Server) loadEntry(name, dir string) error {
 func (s *Server) loadVersions(e *modelEntry) error {
 	raw, cfg, err := readModelConfig(e.name, e.dir, s.opts.GPUs)
 	if err != nil {
-		e.status = []VersionStatus{{Name: e.name, State: StateUnavailable, Reason: err.Error()}}
+		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
 		return err
 	}
 	versions, err := modelVersions(e.name, e.dir, cfg)
 	if err != nil {
-		e.status = []VersionStatus{{Name: e.name, State: StateUnavailable, Reason: err.Error()}}
+		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
 		return err
 	}
 	var errs []error
@@ -165,10 +165,10 @@ func (s *Server) loadVersions(e *modelEntry) error {
 		if err != nil {
 			err = fmt.Errorf("version %d: %w", v, err)
 			errs = append(errs, err)
-			st.State, st.Reason = StateUnavailable, err.Error()
+			st.Readiness, st.Reason = ModelUnavailable, err.Error()
 		} else {
 			e.versions[v] = m
-			st.State = StateReady
+			st.Readiness = ModelReady
 			s.log.Infof("successfully loaded '%s' version %d", e.name, v)
 		}
 		e.status = append(e.status, st)
@@ -251,7 +251,7 @@ func (s *Server) Model(name string, version int64) (*Model, error) {
 	}
 	var best *Model
 	for _, m := range e.versions {
-		if m.State() == StateReady && (best == nil || m.version > best.version) {
+		if m.Readiness() == ModelReady && (best == nil || m.version > best.version) {
 			best = m
 		}
 	}
@@ -276,7 +276,7 @@ func (s *Server) Versions(name string) []int64 {
 	}
 	var out []int64
 	for v, m := range e.versions {
-		if m.State() == StateReady {
+		if m.Readiness() == ModelReady {
 			out = append(out, v)
 		}
 	}
@@ -287,22 +287,32 @@ func (s *Server) Versions(name string) []int64 {
 // Logger returns the server's logger.
 func (s *Server) Logger() *serverlog.Logger { return s.log }
 
-// Infer validates req and queues it. Validation errors (unknown model or
-// version, bad inputs) are returned at once and fn is never called.
-// Otherwise Infer returns nil and fn receives every response, the last with
-// final set (see ResponseFunc). Cancelling ctx cancels the request: queued, it
-// completes with a CodeCancelled error; inside a backend, the backend sees
+// Infer resolves the model version req names and submits req to it: it is
+// Model followed by Submit. Validation errors (unknown model or version, bad
+// inputs) are returned at once and fn is never called. Otherwise Infer
+// returns nil and fn receives every response, the last with final set (see
+// ResponseFunc). Cancelling ctx cancels the request: queued, it completes
+// with a CodeCancelled error; inside a backend, the backend sees
 // TRITONBACKEND_RequestIsCancelled / ResponseFactoryIsCancelled.
 func (s *Server) Infer(ctx context.Context, req *InferenceRequest, fn ResponseFunc) error {
+	m, err := s.Model(req.Model, req.Version)
+	if err != nil {
+		return err
+	}
+	return s.Submit(ctx, m, req, fn)
+}
+
+// Submit validates req against m, a version that Model returned, and queues
+// it there; req.Model and req.Version are not looked at again. A frontend
+// that needs the version before any response can arrive (to label the
+// responses) resolves it once with Model and then submits with Submit.
+// Errors and fn behave as for Infer.
+func (s *Server) Submit(ctx context.Context, m *Model, req *InferenceRequest, fn ResponseFunc) error {
 	if fn == nil {
 		return Errorf(CodeInvalidArg, "infer: a response function is required")
 	}
 	if s.stopping.Load() {
 		return Errorf(CodeUnavailable, "server is shutting down")
-	}
-	m, err := s.Model(req.Model, req.Version)
-	if err != nil {
-		return err
 	}
 	r, err := m.newRequest(req, fn)
 	if err != nil {
@@ -317,7 +327,7 @@ func (s *Server) Infer(ctx context.Context, req *InferenceRequest, fn ResponseFu
 	if ctx.Done() != nil {
 		if ctx.Err() != nil {
 			s.inflight.done()
-			return Errorf(CodeCancelled, "request %q to model %q: %w", req.ID, req.Model, ctx.Err())
+			return Errorf(CodeCancelled, "request %q to model %q: %w", req.ID, m.name, ctx.Err())
 		}
 		r.stopCancel = context.AfterFunc(ctx, r.responder.cancel)
 	}
@@ -361,12 +371,12 @@ func (s *Server) RepositoryIndex() []VersionStatus {
 	var out []VersionStatus
 	for _, e := range s.models {
 		if len(e.status) == 0 {
-			out = append(out, VersionStatus{Name: e.name, State: StateUnavailable, Reason: "not loaded"})
+			out = append(out, VersionStatus{Name: e.name, Readiness: ModelUnavailable, Reason: "not loaded"})
 		}
 		for _, st := range e.status {
 			if v, err := strconv.ParseInt(st.Version, 10, 64); err == nil {
 				if m := e.versions[v]; m != nil {
-					st.State = m.State()
+					st.Readiness = m.Readiness()
 				}
 			}
 			out = append(out, st)

@@ -287,14 +287,14 @@ func TestAddSubRefusesBadConfigsAtLoad(t *testing.T) {
 	for _, st := range srv.RepositoryIndex() {
 		index[st.Name] = st
 	}
-	if st := index["good"]; st.State != core.StateReady {
-		t.Errorf("good: state %v (%s), want READY", st.State, st.Reason)
+	if st := index["good"]; st.Readiness != core.ModelReady {
+		t.Errorf("good: state %v (%s), want READY", st.Readiness, st.Reason)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			st := index[tc.name]
-			if st.State != core.StateUnavailable {
-				t.Fatalf("state %v, want UNAVAILABLE", st.State)
+			if st.Readiness != core.ModelUnavailable {
+				t.Fatalf("state %v, want UNAVAILABLE", st.Readiness)
 			}
 			for _, w := range append([]string{"addsub backend: model '" + tc.name + "'", "configuration field"}, tc.want...) {
 				if !strings.Contains(st.Reason, w) {

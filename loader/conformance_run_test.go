@@ -133,7 +133,7 @@ func (run *conformanceRun) add(t *testing.T, resp *core.Response) {
 		}
 		elems, err := core.DecodeBytes(out.Data)
 		if err != nil {
-			t.Fatalf("response %q: output %s: %v", resp.ID, out.Name, err)
+			t.Fatalf("response output %s: %v", out.Name, err)
 		}
 		for _, e := range elems {
 			line := string(e)

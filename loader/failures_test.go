@@ -55,8 +55,8 @@ func TestBrokenBackendsLeaveOtherModelsServing(t *testing.T) {
 		"no_library":       {"libtriton_does_not_exist.so", "not found"},
 	} {
 		st := index[name]
-		if st.State != core.StateUnavailable {
-			t.Errorf("%s: state %v, want UNAVAILABLE", name, st.State)
+		if st.Readiness != core.ModelUnavailable {
+			t.Errorf("%s: state %v, want UNAVAILABLE", name, st.Readiness)
 		}
 		for _, w := range want {
 			if !strings.Contains(st.Reason, w) {
@@ -70,8 +70,8 @@ func TestBrokenBackendsLeaveOtherModelsServing(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"identity_int32", "fails_execute"} {
-		if st := index[name]; st.State != core.StateReady {
-			t.Errorf("%s: state %v (%s), want READY", name, st.State, st.Reason)
+		if st := index[name]; st.Readiness != core.ModelReady {
+			t.Errorf("%s: state %v (%s), want READY", name, st.Readiness, st.Reason)
 		}
 	}
 

@@ -122,9 +122,9 @@ func checkSum(t *testing.T, events []event, want int32) {
 	}
 	resp := events[0].resp
 	if resp.Err != nil {
-		t.Fatalf("request %s: %v", resp.ID, resp.Err)
+		t.Fatalf("request: %v", resp.Err)
 	}
 	if got := scalarInt32(t, resp, "OUTPUT"); got != want {
-		t.Errorf("request %s: OUTPUT = %d, want %d", resp.ID, got, want)
+		t.Errorf("OUTPUT = %d, want %d", got, want)
 	}
 }

@@ -405,9 +405,6 @@ func (r *stressRequest) onResponse(resp *core.Response, final bool) {
 }
 
 func (r *stressRequest) check(resp *core.Response) {
-	if resp.ID != strconv.Itoa(int(r.seq)) {
-		r.problem("response for request id %q", resp.ID)
-	}
 	if resp.Err != nil {
 		if core.CodeOf(resp.Err) == core.CodeCancelled && !r.cancelErr && !r.hostCancelled &&
 			(r.cancelNow || r.cancelAfter > 0 && r.next >= r.cancelAfter) {

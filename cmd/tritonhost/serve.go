@@ -196,7 +196,7 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		return err
 	}
 	for _, st := range srv.RepositoryIndex() {
-		log.Infof("model %q version %q: %s %s", st.Name, st.Version, st.State, st.Reason)
+		log.Infof("model %q version %q: %s %s", st.Name, st.Version, st.Readiness, st.Reason)
 	}
 	if o.ExitOnError && !srv.Ready() {
 		_ = srv.Stop(context.Background())

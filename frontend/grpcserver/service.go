@@ -263,11 +263,11 @@ func (s *Service) RepositoryIndex(_ context.Context, req *pb.RepositoryIndexRequ
 	}
 	resp := &pb.RepositoryIndexResponse{}
 	for _, st := range s.core.RepositoryIndex() {
-		if req.GetReady() && st.State != core.StateReady {
+		if req.GetReady() && st.Readiness != core.ModelReady {
 			continue
 		}
 		resp.Models = append(resp.Models, &pb.RepositoryIndexResponse_ModelIndex{
-			Name: st.Name, Version: st.Version, State: st.State.String(), Reason: st.Reason})
+			Name: st.Name, Version: st.Version, State: st.Readiness.String(), Reason: st.Reason})
 	}
 	return resp, nil
 }

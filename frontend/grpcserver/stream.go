@@ -89,9 +89,8 @@ func (st *inferStream) submit(req *pb.ModelInferRequest) {
 		st.refuse(sr, err)
 		return
 	}
-	ir.Version = m.Version()
-	sr.header.version = versionString(ir.Version)
-	err = st.svc.core.Infer(st.ctx, ir, func(resp *core.Response, final bool) { st.respond(sr, resp, final) })
+	sr.header.version = versionString(m.Version())
+	err = st.svc.core.Submit(st.ctx, m, ir, func(resp *core.Response, final bool) { st.respond(sr, resp, final) })
 	if err != nil {
 		st.refuse(sr, err)
 	}

@@ -250,12 +250,8 @@ func countContents(c *pb.InferTensorContents) int {
 // (for Go callers of Service.ModelInfer; the RPC path encodes directly, see
 // wire.go). Output contents go to raw_output_contents in output order,
 // sharing the response's memory.
-func responseMessage(r *core.Response) *pb.ModelInferResponse {
-	out := &pb.ModelInferResponse{
-		ModelName:    r.Model,
-		ModelVersion: strconv.FormatInt(r.Version, 10),
-		Id:           r.ID,
-	}
+func responseMessage(h responseHeader, r *core.Response) *pb.ModelInferResponse {
+	out := &pb.ModelInferResponse{ModelName: h.model, ModelVersion: h.version, Id: h.id}
 	if len(r.Outputs) > 0 {
 		tensors := make([]pb.ModelInferResponse_InferOutputTensor, len(r.Outputs))
 		out.Outputs = make([]*pb.ModelInferResponse_InferOutputTensor, len(r.Outputs))

@@ -15,60 +15,62 @@ import (
 // RPC itself goes through modelInferWire, which encodes the response
 // directly; this method serves Go callers.)
 func (s *Service) ModelInfer(ctx context.Context, req *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
-	resp, err := s.infer(ctx, req)
+	resp, h, err := s.infer(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	return responseMessage(resp), nil
+	return responseMessage(h, resp), nil
 }
 
 // modelInferWire is the ModelInfer RPC handler: the response goes on the
 // wire without an intermediate message struct.
 func (s *Service) modelInferWire(ctx context.Context, req *pb.ModelInferRequest) (*encodedMessage, error) {
-	resp, err := s.infer(ctx, req)
+	resp, h, err := s.infer(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	return encodeResponse(responseHeader{resp.Model, versionString(resp.Version), resp.ID}, resp, noFinalParam, false, ""), nil
+	return encodeResponse(h, resp, noFinalParam, false, ""), nil
 }
 
-// infer runs one unary request and returns its single response.
-func (s *Service) infer(ctx context.Context, req *pb.ModelInferRequest) (*core.Response, error) {
+// infer runs one unary request and returns its single response with the
+// header that labels it.
+func (s *Service) infer(ctx context.Context, req *pb.ModelInferRequest) (*core.Response, responseHeader, error) {
+	var h responseHeader
 	if s.isDraining() {
-		return nil, status.Error(codes.Unavailable, "server is shutting down")
+		return nil, h, status.Error(codes.Unavailable, "server is shutting down")
 	}
 	ir, _, err := decodeRequest(req)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, h, toStatus(err)
 	}
 	m, err := s.core.Model(ir.Model, ir.Version)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, h, toStatus(err)
 	}
 	if m.Decoupled() {
-		return nil, status.Errorf(codes.Unimplemented,
+		return nil, h, status.Errorf(codes.Unimplemented,
 			"model %q is decoupled (model_transaction_policy { decoupled: true }) and may send any number of responses; the ModelInfer RPC takes exactly one, use ModelStreamInfer", m.Name())
 	}
-	ir.Version = m.Version()
+	h = responseHeader{model: m.Name(), version: versionString(m.Version()), id: ir.ID}
 	done := make(chan *core.Response, 1)
-	err = s.core.Infer(ctx, ir, func(resp *core.Response, final bool) {
+	err = s.core.Submit(ctx, m, ir, func(resp *core.Response, final bool) {
 		if final {
 			done <- resp
 		}
 	})
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, h, toStatus(err)
 	}
 	select {
 	case resp := <-done:
 		if resp == nil {
-			return nil, status.Errorf(codes.Internal, "model %q completed request %q without a response", m.Name(), ir.ID)
+			return nil, h, status.Errorf(codes.Internal, "model %q completed request %q without a response", m.Name(), ir.ID)
 		}
 		if resp.Err != nil {
-			return nil, toStatus(resp.Err)
+			return nil, h, toStatus(resp.Err)
 		}
-		return resp, nil
+		return resp, h, nil
 	case <-ctx.Done():
-		return nil, status.FromContextError(ctx.Err()).Err()
+		return nil, h, status.FromContextError(ctx.Err()).Err()
 	}
 }

@@ -1,0 +1,73 @@
+package core
+
+import "time"
+
+// CorrelationID identifies the sequence a request belongs to; Triton allows
+// an unsigned integer or a string. The zero value means "none".
+type CorrelationID struct {
+	Uint     uint64
+	String   string
+	IsString bool
+}
+
+// Request flags, as TRITONSERVER_RequestFlag.
+const (
+	RequestFlagSequenceStart uint32 = 1
+	RequestFlagSequenceEnd   uint32 = 2
+)
+
+// InferenceRequest is what a client submits to Server.Infer.
+type InferenceRequest struct {
+	Model         string
+	Version       int64 // 0 (or negative) selects the newest ready version
+	ID            string
+	CorrelationID CorrelationID
+	Flags         uint32
+	Priority      uint64
+	Timeout       time.Duration // 0: no timeout
+	Inputs        []Input
+	// Outputs names the outputs the client wants; empty means all of them.
+	Outputs    []string
+	Parameters []Parameter
+}
+
+// ParameterType is the type of a Parameter's value, numbered as
+// TRITONSERVER_ParameterType.
+type ParameterType int
+
+// Parameter value types.
+const (
+	ParamString ParameterType = 0
+	ParamInt    ParameterType = 1
+	ParamBool   ParameterType = 2
+	ParamDouble ParameterType = 3
+	ParamBytes  ParameterType = 4
+)
+
+// Parameter is a named request or response parameter. Only the field matching
+// Type is meaningful.
+type Parameter struct {
+	Name   string
+	Type   ParameterType
+	String string
+	Int    int64
+	Bool   bool
+	Double float64
+	Bytes  []byte
+}
+
+// StringParam, IntParam, BoolParam and DoubleParam build parameters.
+func StringParam(name, v string) Parameter {
+	return Parameter{Name: name, Type: ParamString, String: v}
+}
+
+// IntParam builds an integer parameter.
+func IntParam(name string, v int64) Parameter { return Parameter{Name: name, Type: ParamInt, Int: v} }
+
+// BoolParam builds a boolean parameter.
+func BoolParam(name string, v bool) Parameter { return Parameter{Name: name, Type: ParamBool, Bool: v} }
+
+// DoubleParam builds a floating-point parameter.
+func DoubleParam(name string, v float64) Parameter {
+	return Parameter{Name: name, Type: ParamDouble, Double: v}
+}
