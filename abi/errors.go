@@ -45,6 +45,16 @@ func takeError(e *C.TRITONSERVER_Error) error {
 	return err
 }
 
+// recoverLog logs a panic in an exported function that returns nothing to
+// the backend, instead of crashing the process.
+func recoverLog(what string) {
+	if p := recover(); p != nil {
+		if l := logger.Load(); l != nil {
+			l.Errorf("%s: recovered from panic: %v", what, p)
+		}
+	}
+}
+
 // recoverError turns a panic in an exported function into an INTERNAL error
 // for the calling backend instead of crashing the process.
 func recoverError(fn string, ret **C.TRITONSERVER_Error) {

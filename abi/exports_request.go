@@ -46,6 +46,7 @@ func thostRequestRelease(blk *C.TRITONBACKEND_Request, flags C.uint32_t) (ret *C
 
 //export thostRequestContextDone
 func thostRequestContextDone(key C.uint64_t, stats *C.struct_thost_rstat, nstats C.uint32_t) {
+	defer recoverLog("request context end")
 	st, ok := requests.take(uint64(key))
 	if !ok {
 		return
@@ -53,18 +54,9 @@ func thostRequestContextDone(key C.uint64_t, stats *C.struct_thost_rstat, nstats
 	st.recordStats(stats, nstats)
 	st.mu.Lock()
 	st.dead = true
-	failed := st.executeFailed
 	st.mu.Unlock()
 	st.backend.live.Add(-1)
-	r := st.req
-	// Only the request's newest context speaks for it: an older one, of an
-	// execution the backend rescheduled, may end while a newer execution
-	// runs. Released comes first: once it is true no newer context appears.
-	if !failed && r.Released() && r.BackendData() == any(st) && !r.Responder().Done() {
-		r.Responder().Fail(core.Errorf(core.CodeInternal,
-			"model %q released request %q and dropped every response factory without sending a final response",
-			r.Model().Name(), r.ID()))
-	}
+	st.req.Drop()
 }
 
 //export thostResponseSend

@@ -313,7 +313,6 @@ func (i *Instance) Execute(fn unsafe.Pointer, batch []*core.Request) error {
 		st.mu.Lock()
 		held := st.block == i.scratch[k]
 		if held {
-			st.executeFailed = true
 			st.block = nil
 			st.pinner.Unpin()
 		}

@@ -29,7 +29,6 @@ type requestState struct {
 	ctx           *C.struct_thost_reqctx
 	block         *C.TRITONBACKEND_Request // the block the backend holds now, if any
 	pinner        runtime.Pinner           // pins block's input buffers
-	executeFailed bool                     // Execute returned an error: the core completes it
 	dead          bool                     // context freed
 }
 
@@ -48,6 +47,7 @@ func stateFor(r *core.Request, backend *Backend) *requestState {
 		st.mu.Unlock()
 	}
 	st := &requestState{req: r, backend: backend}
+	r.Hold() // until the context ends: thostRequestContextDone drops it
 	backend.live.Add(1)
 	st.key = requests.add(st)
 	st.ctx = C.thost_reqctx_new(C.uint64_t(st.key))

@@ -35,6 +35,7 @@ type Request struct {
 	mu         sync.Mutex
 	released   bool
 	finalSeen  bool
+	holds      int // Hold calls not yet matched by Drop
 	finished   atomic.Bool
 	onFinished func(*Request)
 	stopCancel func() bool
@@ -106,7 +107,14 @@ func (r *Request) Released() bool {
 
 // Release gives the request back to the server. With ReleaseAll the backend
 // is done with it; with ReleaseReschedule it goes back into the model's queue
-// to be executed again. Releasing twice fails with CodeInvalidArg.
+// to be executed again. Unknown flags, a second release, and rescheduling a
+// request that received its final response fail with CodeInvalidArg, and the
+// backend keeps the request.
+//
+// A backend that answers after releasing holds the request's responder with
+// Hold first. A request released for good with no hold left and no final
+// response has been abandoned: it fails with CodeInternal, so its client is
+// answered.
 func (r *Request) Release(flags uint32) error {
 	if flags == 0 || flags&^(ReleaseAll|ReleaseReschedule) != 0 {
 		return Errorf(CodeInvalidArg, "request %q of model %q: unknown release flags %#x", r.ID(), r.model.name, flags)
@@ -119,7 +127,7 @@ func (r *Request) Release(flags uint32) error {
 	if flags&ReleaseReschedule != 0 {
 		r.mu.Unlock()
 		if r.responder.Done() {
-			return Errorf(CodeInvalidArg, "request %q of model %q cannot be rescheduled after its final response", r.ID(), r.model.name)
+			return Errorf(CodeInvalidArg, "request %q of model %q already received its final response and cannot be rescheduled; release it with TRITONSERVER_REQUEST_RELEASE_ALL", r.ID(), r.model.name)
 		}
 		if err := r.model.requeue(r); err != nil {
 			r.responder.Fail(err)
@@ -132,15 +140,48 @@ func (r *Request) Release(flags uint32) error {
 	return nil
 }
 
+// Hold records that the backend keeps a way to answer the request after
+// releasing it (in the C API, a response factory or an unsent response).
+// Every Hold is matched by one Drop.
+func (r *Request) Hold() {
+	r.mu.Lock()
+	r.holds++
+	r.mu.Unlock()
+}
+
+// Drop ends a Hold. The last Drop of a request released for good that
+// received no final response fails it (see Release).
+func (r *Request) Drop() {
+	r.mu.Lock()
+	r.holds--
+	abandoned := r.abandonedLocked()
+	r.mu.Unlock()
+	if abandoned {
+		r.abandon()
+	}
+}
+
+func (r *Request) abandonedLocked() bool { return r.released && r.holds == 0 && !r.finalSeen }
+
+func (r *Request) abandon() {
+	r.responder.Fail(Errorf(CodeInternal,
+		"model %q released request %q and dropped every response factory without sending a final response",
+		r.model.name, r.ID()))
+}
+
 // markReleased records the final release and finishes the request if its
-// final response was already delivered.
+// final response was already delivered, or fails it if it was abandoned.
 func (r *Request) markReleased() {
 	r.mu.Lock()
 	r.released = true
 	done := r.finalSeen
+	abandoned := r.abandonedLocked()
 	r.mu.Unlock()
-	if done {
+	switch {
+	case done:
 		r.finish()
+	case abandoned:
+		r.abandon()
 	}
 }
 
