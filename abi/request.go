@@ -25,11 +25,11 @@ type requestState struct {
 	req     *core.Request
 	backend *Backend
 
-	mu            sync.Mutex
-	ctx           *C.struct_thost_reqctx
-	block         *C.TRITONBACKEND_Request // the block the backend holds now, if any
-	pinner        runtime.Pinner           // pins block's input buffers
-	dead          bool                     // context freed
+	mu     sync.Mutex
+	ctx    *C.struct_thost_reqctx
+	block  *C.TRITONBACKEND_Request // the block the backend holds now, if any
+	pinner runtime.Pinner           // pins block's input buffers
+	dead   bool                     // context freed
 }
 
 var requests table[*requestState]
