@@ -11,7 +11,7 @@ include mk/backends.mk
 
 TRITONHOST := $(BIN_DIR)/tritonhost
 GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' 2>/dev/null) \
-              $(wildcard abi/*.c abi/*.h include/triton/core/*.h) go.mod go.sum
+              $(wildcard abi/*.c abi/*.h abi/*.so include/triton/core/*.h) go.mod go.sum
 
 .DEFAULT_GOAL := all
 
@@ -31,10 +31,11 @@ serve: all ## build everything and serve examples/models on localhost:8001
 		--grpc-address 127.0.0.1 --grpc-port $(GRPC_PORT) --log-verbose $(VERBOSE)
 
 .PHONY: test
-test: all ## run every test, with the race detector, then the cgo boundary under cgocheck2
+test: all ## run every test: pure-Go packages without cgo, everything with the race detector, abi under cgocheck2
 	$(GO) vet ./...
+	CGO_ENABLED=0 $(GO) test -count=1 ./core/... ./frontend/... ./loader/...
 	$(GO) test -race -count=1 ./...
-	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./abi/... ./loader/...
+	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./abi/...
 
 .PHONY: bench
 bench: all ## run the benchmarks

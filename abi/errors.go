@@ -1,10 +1,10 @@
 package abi
 
 /*
-#include "handles.h"
+#include "objects.h"
 
-static TRITONSERVER_Error* thost_go_error(int code, _GoString_ msg) {
-  return thost_error_new_n((TRITONSERVER_Error_Code)code, _GoStringPtr(msg), _GoStringLen(msg));
+static TRITONSERVER_Error* thost_go_error(int code, const char* msg, size_t len) {
+  return thost_error_new_n((TRITONSERVER_Error_Code)code, msg, len);
 }
 */
 import "C"
@@ -13,6 +13,7 @@ import (
 	"fmt"
 
 	"tritonhost/core"
+	"tritonhost/core/serverlog"
 )
 
 // cError turns a Go error into a new TRITONSERVER_Error for a backend (which
@@ -21,12 +22,16 @@ func cError(err error) *C.TRITONSERVER_Error {
 	if err == nil {
 		return nil
 	}
-	return C.thost_go_error(C.int(core.CodeOf(err)), err.Error())
+	return newCError(core.CodeOf(err), err.Error())
 }
 
 // cErrorf formats a new TRITONSERVER_Error.
 func cErrorf(code core.Code, format string, args ...any) *C.TRITONSERVER_Error {
-	return C.thost_go_error(C.int(code), fmt.Sprintf(format, args...))
+	return newCError(code, fmt.Sprintf(format, args...))
+}
+
+func newCError(code core.Code, msg string) *C.TRITONSERVER_Error {
+	return C.thost_go_error(C.int(code), cstr(msg), C.size_t(len(msg)))
 }
 
 // errorMessage returns the message of a C error without taking it.
@@ -45,23 +50,31 @@ func takeError(e *C.TRITONSERVER_Error) error {
 	return err
 }
 
-// recoverLog logs a panic in an exported function that returns nothing to
-// the backend, instead of crashing the process.
-func recoverLog(what string) {
-	if p := recover(); p != nil {
-		if l := logger.Load(); l != nil {
-			l.Errorf("%s: recovered from panic: %v", what, p)
-		}
-	}
-}
-
 // recoverError turns a panic in an exported function into an INTERNAL error
-// for the calling backend instead of crashing the process.
+// for the calling backend instead of crashing the process. Deferred first
+// in every export that returns an error.
 func recoverError(fn string, ret **C.TRITONSERVER_Error) {
 	if p := recover(); p != nil {
 		*ret = cErrorf(core.CodeInternal, "%s: internal error in the server: %v", fn, p)
-		if l := logger.Load(); l != nil {
-			l.Errorf("%s: recovered from panic: %v", fn, p)
-		}
+		newestLogger().Errorf("%s: recovered from panic: %v", fn, p)
 	}
+}
+
+// recoverLog logs a panic in an exported function that returns nothing to
+// the backend, instead of crashing the process.
+func recoverLog(fn string) {
+	if p := recover(); p != nil {
+		newestLogger().Errorf("%s: recovered from panic: %v", fn, p)
+	}
+}
+
+// newestLogger is the logger of the newest open host, for failures that
+// cannot be pinned on one.
+func newestLogger() *serverlog.Logger {
+	hostRegistry.mu.Lock()
+	defer hostRegistry.mu.Unlock()
+	if n := len(hostRegistry.open); n > 0 {
+		return hostRegistry.open[n-1].log
+	}
+	return serverlog.Discard()
 }

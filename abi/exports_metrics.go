@@ -21,40 +21,63 @@ import (
 
 var errSeriesAlloc = errors.New("out of memory for the series")
 
-//export thostMetricFamilyNew
-func thostMetricFamilyNew(kind C.int, name, description *C.char, key *C.uint64_t) (ret *C.TRITONSERVER_Error) {
-	defer recoverError("TRITONSERVER_MetricFamilyNew", &ret)
-	reg := Metrics()
-	f, err := reg.Register(C.GoString(name), C.GoString(description), metrics.Kind(kind))
-	if err != nil {
-		return cErrorf(core.CodeInvalidArg, "TRITONSERVER_MetricFamilyNew: %v", err)
+// hostOrError returns the Host of a C server, or an error for the backend
+// calling fn once it is closed.
+func hostOrError(host *C.struct_thost_host, fn string) (*Host, *C.TRITONSERVER_Error) {
+	if h := hostOf(host); h != nil {
+		return h, nil
 	}
-	*key = C.uint64_t(metricFamilies.add(familyHandle{reg: reg, fam: f}))
+	return nil, cErrorf(core.CodeUnavailable, "%s: the server has stopped", fn)
+}
+
+//export thostMetricFamilyNew
+func thostMetricFamilyNew(host *C.struct_thost_host, kind C.int, name, description *C.char, key *C.uint64_t) (ret *C.TRITONSERVER_Error) {
+	const fn = "TRITONSERVER_MetricFamilyNew"
+	defer recoverError(fn, &ret)
+	h, cerr := hostOrError(host, fn)
+	if cerr != nil {
+		return cerr
+	}
+	f, err := h.metrics.Register(C.GoString(name), C.GoString(description), metrics.Kind(kind))
+	if err != nil {
+		return cErrorf(core.CodeInvalidArg, "%s: %v", fn, err)
+	}
+	*key = C.uint64_t(h.families.add(familyHandle{fam: f}))
 	return nil
 }
 
 //export thostMetricFamilyDelete
-func thostMetricFamilyDelete(key C.uint64_t) {
-	if h, ok := metricFamilies.take(uint64(key)); ok {
-		h.reg.Unregister(h.fam)
+func thostMetricFamilyDelete(host *C.struct_thost_host, key C.uint64_t) {
+	defer recoverLog("TRITONSERVER_MetricFamilyDelete")
+	h := hostOf(host)
+	if h == nil {
+		return
+	}
+	if fh, ok := h.families.take(uint64(key)); ok {
+		h.metrics.Unregister(fh.fam)
 	}
 }
 
 //export thostMetricNew
-func thostMetricNew(famKey C.uint64_t, labels **C.TRITONSERVER_Parameter, nlabels C.uint64_t,
-	args *C.TRITONSERVER_MetricArgs, key *C.uint64_t, series **C.struct_thost_series) (ret *C.TRITONSERVER_Error) {
-	defer recoverError("TRITONSERVER_MetricNew", &ret)
-	fh, ok := metricFamilies.get(uint64(famKey))
+func thostMetricNew(host *C.struct_thost_host, famKey C.uint64_t, labels **C.TRITONSERVER_Parameter, nlabels C.uint64_t,
+	buckets *C.double, nbuckets C.uint64_t, key *C.uint64_t, series **C.struct_thost_series) (ret *C.TRITONSERVER_Error) {
+	const fn = "TRITONSERVER_MetricNew"
+	defer recoverError(fn, &ret)
+	h, cerr := hostOrError(host, fn)
+	if cerr != nil {
+		return cerr
+	}
+	fh, ok := h.families.get(uint64(famKey))
 	if !ok {
-		return cErrorf(core.CodeInternal, "TRITONSERVER_MetricNew: the metric family is no longer known to the server")
+		return cErrorf(core.CodeInternal, "%s: the metric family is no longer known to the server", fn)
 	}
 	kind := fh.fam.Kind()
-	var bounds []float64 // a histogram's buckets, in args (C memory)
-	if kind == metrics.KindHistogram && args != nil {
-		bounds = unsafe.Slice((*float64)(unsafe.Pointer(args.buckets)), int(args.bucket_count))
+	var bounds []float64 // a histogram's buckets, in C memory
+	if kind == metrics.KindHistogram {
+		bounds = unsafe.Slice((*float64)(unsafe.Pointer(buckets)), int(nbuckets))
 	}
 	s, err := fh.fam.Add(labelsFromC(labels, nlabels), func() (metrics.Collector, error) {
-		c := C.thost_series_new(C.int(kind), (*C.double)(unsafe.SliceData(bounds)), C.uint64_t(len(bounds)))
+		c := C.thost_series_new(host, C.int(kind), (*C.double)(unsafe.SliceData(bounds)), C.uint64_t(len(bounds)))
 		if c == nil {
 			return nil, errSeriesAlloc
 		}
@@ -62,18 +85,18 @@ func thostMetricNew(famKey C.uint64_t, labels **C.TRITONSERVER_Parameter, nlabel
 	})
 	switch {
 	case errors.Is(err, errSeriesAlloc):
-		return cErrorf(core.CodeInternal, "TRITONSERVER_MetricNew: %v", err)
+		return cErrorf(core.CodeInternal, "%s: %v", fn, err)
 	case err != nil:
-		return cErrorf(core.CodeInvalidArg, "TRITONSERVER_MetricNew: %v", err)
+		return cErrorf(core.CodeInvalidArg, "%s: %v", fn, err)
 	}
 	cs := s.Collector().(*cSeries)
 	if !slices.Equal(cs.bounds, bounds) {
 		// Triton (prometheus-cpp) also keeps the first metric's buckets.
-		logger.Load().Warnf("TRITONSERVER_MetricNewWithArgs: histogram %s%v already exists with buckets %v: "+
+		h.log.Warnf("TRITONSERVER_MetricNewWithArgs: histogram %s%v already exists with buckets %v: "+
 			"the new metric shares it, not buckets %v", fh.fam.Name(), s.Labels(), cs.bounds, bounds)
 	}
 	*series = cs.c
-	*key = C.uint64_t(metricHandles.add(metricHandle{fam: fh.fam, series: s}))
+	*key = C.uint64_t(h.metricHandles.add(metricHandle{fam: fh.fam, series: s}))
 	return nil
 }
 
@@ -97,15 +120,20 @@ func labelsFromC(labels **C.TRITONSERVER_Parameter, n C.uint64_t) []metrics.Labe
 }
 
 //export thostMetricDelete
-func thostMetricDelete(key C.uint64_t) (ret *C.TRITONSERVER_Error) {
-	defer recoverError("TRITONSERVER_MetricDelete", &ret)
-	h, ok := metricHandles.take(uint64(key))
-	if !ok {
-		return cErrorf(core.CodeInternal, "TRITONSERVER_MetricDelete: the metric is no longer known to the server")
+func thostMetricDelete(host *C.struct_thost_host, key C.uint64_t) (ret *C.TRITONSERVER_Error) {
+	const fn = "TRITONSERVER_MetricDelete"
+	defer recoverError(fn, &ret)
+	h, cerr := hostOrError(host, fn)
+	if cerr != nil {
+		return cerr
 	}
-	if h.fam.Remove(h.series) {
+	mh, ok := h.metricHandles.take(uint64(key))
+	if !ok {
+		return cErrorf(core.CodeInternal, "%s: the metric is no longer known to the server", fn)
+	}
+	if mh.fam.Remove(mh.series) {
 		// Remove waited for any gathering in progress; nothing reads it now.
-		C.thost_series_free(h.series.Collector().(*cSeries).c)
+		C.thost_series_free(mh.series.Collector().(*cSeries).c)
 	}
 	return nil
 }

@@ -4,7 +4,7 @@ package abi
 // statistics, logging and JSON (//export); see exports_request.go.
 
 /*
-#include "handles.h"
+#include "objects.h"
 */
 import "C"
 
@@ -23,26 +23,49 @@ import (
 )
 
 //export thostModelSetConfig
-func thostModelSetConfig(model *C.TRITONBACKEND_Model, js *C.char, n C.size_t) (ret *C.TRITONSERVER_Error) {
-	defer recoverError("TRITONBACKEND_ModelSetConfig", &ret)
-	m, ok := models.get(uint64(model.key))
-	if !ok {
-		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ModelSetConfig: the model is no longer known to the server")
+func thostModelSetConfig(model *C.struct_thost_model, js *C.char, n C.size_t) (ret *C.TRITONSERVER_Error) {
+	const fn = "TRITONBACKEND_ModelSetConfig"
+	defer recoverError(fn, &ret)
+	m, cerr := modelOf(model, fn)
+	if cerr != nil {
+		return cerr
 	}
 	update, err := modelconfig.FromJSON(unsafe.Slice((*byte)(unsafe.Pointer(js)), int(n)))
 	if err != nil {
-		return cErrorf(core.CodeInvalidArg, "TRITONBACKEND_ModelSetConfig: model %q: %v", m.Name(), err)
+		return cErrorf(core.CodeInvalidArg, "%s: model %q: %v", fn, m.Name(), err)
 	}
 	cfg, err := mergeConfig(m.Config(), update)
 	if err != nil {
-		return cErrorf(core.CodeInternal, "TRITONBACKEND_ModelSetConfig: model %q: %v", m.Name(), err)
+		return cErrorf(core.CodeInternal, "%s: model %q: %v", fn, m.Name(), err)
 	}
 	if err := m.SetConfig(cfg); err != nil {
 		return cError(err)
 	}
 	out := m.ConfigJSON()
-	C.thost_model_set_config_json(model, (*C.char)(unsafe.Pointer(unsafe.SliceData(out))), C.size_t(len(out)))
+	C.thost_model_set_config_json(model, cbytes(out), C.size_t(len(out)))
 	return nil
+}
+
+// modelOf returns the core model of a model handle's object, or an error for
+// the backend calling fn.
+func modelOf(model *C.struct_thost_model, fn string) (*core.Model, *C.TRITONSERVER_Error) {
+	if h := hostOf(model.backend.host); h != nil {
+		if m, ok := h.models.get(uint64(model.key)); ok {
+			return m, nil
+		}
+	}
+	return nil, cErrorf(core.CodeNotFound, "%s: the model is no longer known to the server", fn)
+}
+
+// instanceOf returns the core instance of an instance handle's object, or an
+// error for the backend calling fn.
+func instanceOf(inst *C.struct_thost_instance, fn string) (*core.Instance, *C.TRITONSERVER_Error) {
+	if h := hostOf(inst.model.backend.host); h != nil {
+		if i, ok := h.instances.get(uint64(inst.key)); ok {
+			return i, nil
+		}
+	}
+	return nil, cErrorf(core.CodeNotFound, "%s: the instance is no longer known to the server", fn)
 }
 
 // mergeConfig applies what a backend may change through
@@ -69,48 +92,55 @@ func mergeConfig(cur, update *configpb.ModelConfig) (*configpb.ModelConfig, erro
 }
 
 //export thostReportStatistics
-func thostReportStatistics(instKey, reqKey C.uint64_t, success C.bool, execStart, computeStart, computeEnd, execEnd C.uint64_t) (ret *C.TRITONSERVER_Error) {
-	defer recoverError("TRITONBACKEND_ModelInstanceReportStatistics", &ret)
-	inst, ok := instances.get(uint64(instKey))
-	if !ok {
-		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ModelInstanceReportStatistics: the instance is no longer known to the server")
+func thostReportStatistics(inst *C.struct_thost_instance, ctx *C.struct_thost_reqctx, success C.bool, execStart, computeStart, computeEnd, execEnd C.uint64_t) (ret *C.TRITONSERVER_Error) {
+	const fn = "TRITONBACKEND_ModelInstanceReportStatistics"
+	defer recoverError(fn, &ret)
+	i, cerr := instanceOf(inst, fn)
+	if cerr != nil {
+		return cerr
 	}
-	st, ok := requests.get(uint64(reqKey))
-	if !ok {
-		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ModelInstanceReportStatistics: the request is no longer known to the server")
+	st, cerr := requestOf(ctx, fn)
+	if cerr != nil {
+		return cerr
 	}
-	inst.ReportStatistics(st.req, bool(success), uint64(execStart), uint64(computeStart), uint64(computeEnd), uint64(execEnd))
+	i.ReportStatistics(st.req, bool(success), uint64(execStart), uint64(computeStart), uint64(computeEnd), uint64(execEnd))
 	return nil
 }
 
 //export thostReportBatchStatistics
-func thostReportBatchStatistics(instKey, batchSize, execStart, computeStart, computeEnd, execEnd C.uint64_t) (ret *C.TRITONSERVER_Error) {
-	defer recoverError("TRITONBACKEND_ModelInstanceReportBatchStatistics", &ret)
-	inst, ok := instances.get(uint64(instKey))
-	if !ok {
-		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ModelInstanceReportBatchStatistics: the instance is no longer known to the server")
+func thostReportBatchStatistics(inst *C.struct_thost_instance, batchSize, execStart, computeStart, computeEnd, execEnd C.uint64_t) (ret *C.TRITONSERVER_Error) {
+	const fn = "TRITONBACKEND_ModelInstanceReportBatchStatistics"
+	defer recoverError(fn, &ret)
+	i, cerr := instanceOf(inst, fn)
+	if cerr != nil {
+		return cerr
 	}
-	inst.ReportBatchStatistics(uint64(batchSize), uint64(execStart), uint64(computeStart), uint64(computeEnd), uint64(execEnd))
+	i.ReportBatchStatistics(uint64(batchSize), uint64(execStart), uint64(computeStart), uint64(computeEnd), uint64(execEnd))
 	return nil
 }
 
 //export thostResponseStatistics
-func thostResponseStatistics(reqKey C.uint64_t, stats *C.struct_thost_rstat, nstats C.uint32_t) (ret *C.TRITONSERVER_Error) {
-	defer recoverError("TRITONBACKEND_ModelInstanceReportResponseStatistics", &ret)
-	st, ok := requests.get(uint64(reqKey))
-	if !ok {
-		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ModelInstanceReportResponseStatistics: the factory's request is no longer known to the server")
+func thostResponseStatistics(ctx *C.struct_thost_reqctx, stats *C.struct_thost_rstat, nstats C.uint32_t) (ret *C.TRITONSERVER_Error) {
+	const fn = "TRITONBACKEND_ModelInstanceReportResponseStatistics"
+	defer recoverError(fn, &ret)
+	st, cerr := requestOf(ctx, fn)
+	if cerr != nil {
+		return cerr
 	}
 	st.recordStats(stats, nstats)
 	return nil
 }
 
 //export thostLog
-func thostLog(level C.int, file *C.char, line C.int, msg *C.char) {
-	logger.Load().Log(serverlog.Level(level), C.GoString(file), int(line), C.GoString(msg))
+func thostLog(host *C.struct_thost_host, level C.int, file *C.char, line C.int, msg *C.char) {
+	defer recoverLog("TRITONSERVER_LogMessage")
+	if h := hostOf(host); h != nil {
+		h.log.Log(serverlog.Level(level), C.GoString(file), int(line), C.GoString(msg))
+	}
 }
 
 //export thostJSONValid
-func thostJSONValid(data *C.char, n C.size_t) C.bool {
+func thostJSONValid(data *C.char, n C.size_t) (valid C.bool) {
+	defer recoverLog("TRITONSERVER_MessageNewFromSerializedJson")
 	return C.bool(json.Valid(unsafe.Slice((*byte)(unsafe.Pointer(data)), int(n))))
 }

@@ -5,7 +5,7 @@ package abi
 // file with //export, so the C code lives in the *.c files and other Go files.
 
 /*
-#include "handles.h"
+#include "objects.h"
 */
 import "C"
 
@@ -15,12 +15,27 @@ import (
 	"tritonhost/core"
 )
 
-//export thostRequestRelease
-func thostRequestRelease(blk *C.TRITONBACKEND_Request, flags C.uint32_t) (ret *C.TRITONSERVER_Error) {
-	defer recoverError("TRITONBACKEND_RequestRelease", &ret)
-	st, ok := requests.get(uint64(blk.ctx.key))
+// requestOf returns the held request of a request context, or an error for
+// the backend calling fn.
+func requestOf(ctx *C.struct_thost_reqctx, fn string) (*heldRequest, *C.TRITONSERVER_Error) {
+	h := hostOf(ctx.host)
+	if h == nil {
+		return nil, cErrorf(core.CodeNotFound, "%s: the server of the request has stopped", fn)
+	}
+	st, ok := h.requests.get(uint64(ctx.key))
 	if !ok {
-		return cErrorf(core.CodeNotFound, "TRITONBACKEND_RequestRelease: the request is no longer known to the server")
+		return nil, cErrorf(core.CodeNotFound, "%s: the request is no longer known to the server", fn)
+	}
+	return st, nil
+}
+
+//export thostRequestRelease
+func thostRequestRelease(blk *C.struct_thost_request, flags C.uint32_t) (ret *C.TRITONSERVER_Error) {
+	const fn = "TRITONBACKEND_RequestRelease"
+	defer recoverError(fn, &ret)
+	st, cerr := requestOf(blk.ctx, fn)
+	if cerr != nil {
+		return cerr
 	}
 	// The block is taken from the request before core decides, so that a
 	// rescheduled request's next execution finds none; if core refuses the
@@ -28,7 +43,7 @@ func thostRequestRelease(blk *C.TRITONBACKEND_Request, flags C.uint32_t) (ret *C
 	st.mu.Lock()
 	if st.block != blk {
 		st.mu.Unlock()
-		return cErrorf(core.CodeInvalidArg, "TRITONBACKEND_RequestRelease: request %q was already released", st.req.ID())
+		return cErrorf(core.CodeInvalidArg, "%s: request %q was already released", fn, st.req.ID())
 	}
 	st.block = nil
 	st.mu.Unlock()
@@ -45,9 +60,13 @@ func thostRequestRelease(blk *C.TRITONBACKEND_Request, flags C.uint32_t) (ret *C
 }
 
 //export thostRequestContextDone
-func thostRequestContextDone(key C.uint64_t, stats *C.struct_thost_rstat, nstats C.uint32_t) {
+func thostRequestContextDone(ctx *C.struct_thost_reqctx, stats *C.struct_thost_rstat, nstats C.uint32_t) {
 	defer recoverLog("request context end")
-	st, ok := requests.take(uint64(key))
+	h := hostOf(ctx.host)
+	if h == nil {
+		return
+	}
+	st, ok := h.requests.take(uint64(ctx.key))
 	if !ok {
 		return
 	}
@@ -55,41 +74,45 @@ func thostRequestContextDone(key C.uint64_t, stats *C.struct_thost_rstat, nstats
 	st.mu.Lock()
 	st.dead = true
 	st.mu.Unlock()
-	st.backend.live.Add(-1)
+	st.lib.held.Add(-1)
 	st.req.Drop()
 }
 
 //export thostResponseSend
-func thostResponseSend(resp *C.TRITONBACKEND_Response, flags C.uint32_t, cerr *C.TRITONSERVER_Error, stats *C.struct_thost_rstat, nstats C.uint32_t) (ret *C.TRITONSERVER_Error) {
-	defer recoverError("TRITONBACKEND_ResponseSend", &ret)
-	st, ok := requests.get(uint64(resp.ctx.key))
-	if !ok {
-		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ResponseSend: the response's request is no longer known to the server")
+func thostResponseSend(resp *C.struct_thost_response, flags C.uint32_t, cerr *C.TRITONSERVER_Error, stats *C.struct_thost_rstat, nstats C.uint32_t) (ret *C.TRITONSERVER_Error) {
+	const fn = "TRITONBACKEND_ResponseSend"
+	defer recoverError(fn, &ret)
+	st, lookupErr := requestOf(resp.ctx, fn)
+	if lookupErr != nil {
+		return lookupErr
 	}
 	st.recordStats(stats, nstats)
 	f := uint32(flags)
 	if f&^core.ResponseCompleteFinal != 0 {
-		return cErrorf(core.CodeInvalidArg, "TRITONBACKEND_ResponseSend: unknown send flags %#x", f)
+		return cErrorf(core.CodeInvalidArg, "%s: unknown send flags %#x", fn, f)
 	}
-	r := convertResponse(resp, st.req.Responder(), st.req.RequestedOutputs())
+	p := st.req.Responder()
+	var r *core.Response
 	if cerr != nil {
-		r.Outputs = nil
-		r.Err = core.Errorf(core.Code(cerr.code), "%s", errorMessage(cerr))
+		r = &core.Response{Err: core.Errorf(core.Code(cerr.code), "%s", errorMessage(cerr))}
+	} else {
+		r = convertResponse(resp, p, st.req.RequestedOutputs())
 	}
-	return cError(st.req.Responder().Send(r, f&core.ResponseCompleteFinal != 0))
+	return cError(p.Send(r, f&core.ResponseCompleteFinal != 0))
 }
 
 //export thostSendFlags
-func thostSendFlags(key C.uint64_t, flags C.uint32_t, stats *C.struct_thost_rstat, nstats C.uint32_t) (ret *C.TRITONSERVER_Error) {
-	defer recoverError("TRITONBACKEND_ResponseFactorySendFlags", &ret)
-	st, ok := requests.get(uint64(key))
-	if !ok {
-		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ResponseFactorySendFlags: the factory's request is no longer known to the server")
+func thostSendFlags(ctx *C.struct_thost_reqctx, flags C.uint32_t, stats *C.struct_thost_rstat, nstats C.uint32_t) (ret *C.TRITONSERVER_Error) {
+	const fn = "TRITONBACKEND_ResponseFactorySendFlags"
+	defer recoverError(fn, &ret)
+	st, cerr := requestOf(ctx, fn)
+	if cerr != nil {
+		return cerr
 	}
 	st.recordStats(stats, nstats)
 	f := uint32(flags)
 	if f&^core.ResponseCompleteFinal != 0 {
-		return cErrorf(core.CodeInvalidArg, "TRITONBACKEND_ResponseFactorySendFlags: unknown send flags %#x", f)
+		return cErrorf(core.CodeInvalidArg, "%s: unknown send flags %#x", fn, f)
 	}
 	if f&core.ResponseCompleteFinal == 0 {
 		return nil
@@ -111,7 +134,7 @@ type responseBlock struct {
 // skipped before anything of them is copied. Output names are taken from
 // names (the request's outputs) when they match, so a response allocates no
 // strings.
-func convertResponse(resp *C.TRITONBACKEND_Response, p *core.Responder, names []string) *core.Response {
+func convertResponse(resp *C.struct_thost_response, p *core.Responder, names []string) *core.Response {
 	blk := &responseBlock{}
 	r := &blk.resp
 	if n := int(resp.output_count); n > 0 {

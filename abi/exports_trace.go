@@ -4,18 +4,22 @@ package abi
 // (//export); see exports_request.go.
 
 /*
-#include "handles.h"
+#include "objects.h"
 */
 import "C"
 
 import "tritonhost/core"
 
 //export thostTraceActivity
-func thostTraceActivity(reqKey C.uint64_t, timestamp C.uint64_t, name *C.char) (ret *C.TRITONSERVER_Error) {
-	defer recoverError("TRITONSERVER_InferenceTraceReportActivity", &ret)
-	st, ok := requests.get(uint64(reqKey))
-	if !ok || st.req.Trace() == nil {
-		return cErrorf(core.CodeNotFound, "TRITONSERVER_InferenceTraceReportActivity: the traced request is no longer known to the server")
+func thostTraceActivity(ctx *C.struct_thost_reqctx, timestamp C.uint64_t, name *C.char) (ret *C.TRITONSERVER_Error) {
+	const fn = "TRITONSERVER_InferenceTraceReportActivity"
+	defer recoverError(fn, &ret)
+	st, cerr := requestOf(ctx, fn)
+	if cerr != nil {
+		return cerr
+	}
+	if st.req.Trace() == nil {
+		return cErrorf(core.CodeNotFound, "%s: the request is not traced", fn)
 	}
 	st.req.Trace().Report(C.GoString(name), uint64(timestamp))
 	return nil

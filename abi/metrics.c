@@ -15,16 +15,9 @@
 #include "_cgo_export.h"
 #include "metrics.h"
 
-static int64_t thost_metric_counts[THOST_METRIC_COUNT_MAX];
-
-static void thost_metric_count(int which, int64_t delta) {
-  __atomic_add_fetch(&thost_metric_counts[which], delta, __ATOMIC_RELAXED);
-}
-
-int64_t thost_metric_live(int which) {
-  if (which < 0 || which >= THOST_METRIC_COUNT_MAX) return 0;
-  return __atomic_load_n(&thost_metric_counts[which], __ATOMIC_RELAXED);
-}
+#define FAMILY(var, h) THOST_OBJECT(var, h, THOST_KIND_METRIC_FAMILY, "metric family")
+#define METRIC(var, h) THOST_OBJECT(var, h, THOST_KIND_METRIC, "metric")
+#define ARGS(var, h) THOST_OBJECT(var, h, THOST_KIND_METRIC_ARGS, "metric args")
 
 static const char* thost_metric_kind_name(TRITONSERVER_MetricKind kind) {
   switch (kind) {
@@ -56,9 +49,10 @@ static void thost_series_add(struct thost_series* s, double delta) {
   }
 }
 
-struct thost_series* thost_series_new(int kind, const double* bounds, uint64_t n) {
+struct thost_series* thost_series_new(struct thost_host* host, int kind, const double* bounds, uint64_t n) {
   struct thost_series* s = calloc(1, sizeof(*s));
   if (s == NULL) return NULL;
+  s->host = host;
   s->kind = (TRITONSERVER_MetricKind)kind;
   if (kind == TRITONSERVER_METRIC_KIND_HISTOGRAM) {
     s->bucket_count = n;
@@ -73,7 +67,7 @@ struct thost_series* thost_series_new(int kind, const double* bounds, uint64_t n
     if (n > 0) memcpy(s->bounds, bounds, n * sizeof(double));
     pthread_mutex_init(&s->mu, NULL);
   }
-  thost_metric_count(THOST_METRIC_COUNT_SERIES, 1);
+  thost_count(host, THOST_COUNT_SERIES, 1);
   return s;
 }
 
@@ -84,8 +78,8 @@ void thost_series_free(struct thost_series* s) {
     free(s->bounds);
     free(s->counts);
   }
+  thost_count(s->host, THOST_COUNT_SERIES, -1);
   free(s);
-  thost_metric_count(THOST_METRIC_COUNT_SERIES, -1);
 }
 
 void thost_series_read(struct thost_series* s, double* value, double* sum, uint64_t* counts) {
@@ -100,6 +94,8 @@ void thost_series_read(struct thost_series* s, double* value, double* sum, uint6
 }
 
 // ---- Families -------------------------------------------------------------
+// A family is registered with the calling thread's server (its arguments name
+// none): the one whose entry point or request the thread works for.
 
 TRITONSERVER_Error* TRITONSERVER_MetricFamilyNew(
     TRITONSERVER_MetricFamily** family, const TRITONSERVER_MetricKind kind, const char* name,
@@ -110,25 +106,34 @@ TRITONSERVER_Error* TRITONSERVER_MetricFamilyNew(
   if ((unsigned)kind > TRITONSERVER_METRIC_KIND_HISTOGRAM) {
     return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG, "%s: unsupported metric kind %d", __func__, (int)kind);
   }
-  TRITONSERVER_MetricFamily* f = calloc(1, sizeof(*f));
+  struct thost_host* host = thost_ambient_host();
+  if (host == NULL) return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "%s: no server is running", __func__);
+  struct thost_metric_family* f = calloc(1, sizeof(*f));
   if (f == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "%s: out of memory", __func__);
+  f->handle = thost_handle_new(THOST_KIND_METRIC_FAMILY, f);
+  if (f->handle == 0) {
+    free(f);
+    return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
+  }
   uint64_t key = 0;
-  TRITONSERVER_Error* err = thostMetricFamilyNew((int)kind, (char*)name, (char*)description, &key);
+  TRITONSERVER_Error* err = thostMetricFamilyNew(host, (int)kind, (char*)name, (char*)description, &key);
   if (err != NULL) {
+    thost_handle_free(f->handle);
     free(f);
     return err;
   }
-  f->magic = THOST_MAGIC_METRIC_FAMILY;
+  f->host = host;
   f->kind = kind;
   f->key = key;
-  thost_metric_count(THOST_METRIC_COUNT_FAMILY, 1);
-  *family = f;
+  thost_count(host, THOST_COUNT_METRIC_FAMILY, 1);
+  *family = THOST_AS_HANDLE(TRITONSERVER_MetricFamily, f->handle);
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONSERVER_MetricFamilyDelete(TRITONSERVER_MetricFamily* family) {
-  THOST_CHECK_HANDLE(family, THOST_MAGIC_METRIC_FAMILY, "metric family");
-  int64_t live = __atomic_load_n(&family->metrics, __ATOMIC_ACQUIRE);
+  struct thost_metric_family* f;
+  FAMILY(f, family);
+  int64_t live = __atomic_load_n(&f->metrics, __ATOMIC_ACQUIRE);
   if (live > 0) {
     // Triton: INTERNAL, and the family stays.
     return thost_errorf(TRITONSERVER_ERROR_INTERNAL,
@@ -136,10 +141,10 @@ TRITONSERVER_Error* TRITONSERVER_MetricFamilyDelete(TRITONSERVER_MetricFamily* f
                         "TRITONSERVER_MetricDelete on every metric of a family before deleting it",
                         __func__, (long long)live);
   }
-  thostMetricFamilyDelete(family->key);
-  family->magic = THOST_MAGIC_DEAD;
-  free(family);
-  thost_metric_count(THOST_METRIC_COUNT_FAMILY, -1);
+  thostMetricFamilyDelete(f->host, f->key);
+  thost_count(f->host, THOST_COUNT_METRIC_FAMILY, -1);
+  thost_handle_free(f->handle);
+  free(f);
   return NULL;
 }
 
@@ -147,17 +152,23 @@ TRITONSERVER_Error* TRITONSERVER_MetricFamilyDelete(TRITONSERVER_MetricFamily* f
 
 TRITONSERVER_Error* TRITONSERVER_MetricArgsNew(TRITONSERVER_MetricArgs** args) {
   THOST_CHECK_ARG(args != NULL, "args is NULL");
-  TRITONSERVER_MetricArgs* a = calloc(1, sizeof(*a));
+  struct thost_metric_args* a = calloc(1, sizeof(*a));
   if (a == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "%s: out of memory", __func__);
-  a->magic = THOST_MAGIC_METRIC_ARGS;
-  thost_metric_count(THOST_METRIC_COUNT_ARGS, 1);
-  *args = a;
+  a->handle = thost_handle_new(THOST_KIND_METRIC_ARGS, a);
+  if (a->handle == 0) {
+    free(a);
+    return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
+  }
+  a->host = thost_ambient_host();
+  thost_count(a->host, THOST_COUNT_METRIC_ARGS, 1);
+  *args = THOST_AS_HANDLE(TRITONSERVER_MetricArgs, a->handle);
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONSERVER_MetricArgsSetHistogram(
     TRITONSERVER_MetricArgs* args, const double* buckets, const uint64_t buckets_count) {
-  THOST_CHECK_HANDLE(args, THOST_MAGIC_METRIC_ARGS, "metric args");
+  struct thost_metric_args* a;
+  ARGS(a, args);
   THOST_CHECK_ARG(buckets != NULL || buckets_count == 0, "buckets is NULL");
   for (uint64_t i = 0; i < buckets_count; i++) {
     if (isnan(buckets[i])) {
@@ -178,10 +189,10 @@ TRITONSERVER_Error* TRITONSERVER_MetricArgsSetHistogram(
     if (copy == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "%s: out of memory", __func__);
     memcpy(copy, buckets, n * sizeof(double));
   }
-  free(args->buckets);
-  args->buckets = copy;
-  args->bucket_count = n;
-  args->histogram = true;
+  free(a->buckets);
+  a->buckets = copy;
+  a->bucket_count = n;
+  a->histogram = true;
   return NULL;
 }
 
@@ -189,11 +200,12 @@ TRITONSERVER_Error* TRITONSERVER_MetricArgsDelete(TRITONSERVER_MetricArgs* args)
   // NULL is accepted, as Triton (which deletes a null pointer) does: the
   // Python backend deletes the NULL args it used for counters and gauges.
   if (args == NULL) return NULL;
-  THOST_CHECK_HANDLE(args, THOST_MAGIC_METRIC_ARGS, "metric args");
-  free(args->buckets);
-  args->magic = THOST_MAGIC_DEAD;
-  free(args);
-  thost_metric_count(THOST_METRIC_COUNT_ARGS, -1);
+  struct thost_metric_args* a;
+  ARGS(a, args);
+  thost_count(a->host, THOST_COUNT_METRIC_ARGS, -1);
+  thost_handle_free(a->handle);
+  free(a->buckets);
+  free(a);
   return NULL;
 }
 
@@ -208,10 +220,12 @@ TRITONSERVER_Error* TRITONSERVER_MetricNew(
 TRITONSERVER_Error* TRITONSERVER_MetricNewWithArgs(
     TRITONSERVER_Metric** metric, TRITONSERVER_MetricFamily* family, const TRITONSERVER_Parameter** labels,
     const uint64_t label_count, const TRITONSERVER_MetricArgs* args) {
+  struct thost_metric_family* f;
+  struct thost_metric_args* a = NULL;
   THOST_CHECK_ARG(metric != NULL, "metric is NULL");
-  THOST_CHECK_HANDLE(family, THOST_MAGIC_METRIC_FAMILY, "metric family");
+  FAMILY(f, family);
   THOST_CHECK_ARG(labels != NULL || label_count == 0, "labels is NULL");
-  THOST_CHECK_ARG(args == NULL || args->magic == THOST_MAGIC_METRIC_ARGS, "invalid metric args");
+  if (args != NULL) ARGS(a, args);
   for (uint64_t i = 0; i < label_count; i++) {
     const TRITONSERVER_Parameter* p = labels[i];
     if (p == NULL) {
@@ -223,114 +237,127 @@ TRITONSERVER_Error* TRITONSERVER_MetricNewWithArgs(
                           __func__, p->name != NULL ? p->name : "");
     }
   }
-  switch (family->kind) {
+  switch (f->kind) {
     case TRITONSERVER_METRIC_KIND_COUNTER:
     case TRITONSERVER_METRIC_KIND_GAUGE:
-      if (args != NULL) {
+      if (a != NULL) {
         return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG, "%s: unexpected args for a %s metric", __func__,
-                            thost_metric_kind_name(family->kind));
+                            thost_metric_kind_name(f->kind));
       }
       break;
     case TRITONSERVER_METRIC_KIND_HISTOGRAM:
-      if (args == NULL) {
+      if (a == NULL) {
         return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
                             "%s: bucket boundaries not found: a histogram metric needs "
                             "TRITONSERVER_MetricNewWithArgs with TRITONSERVER_MetricArgsSetHistogram",
                             __func__);
       }
-      if (!args->histogram) {
+      if (!a->histogram) {
         return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG, "%s: metric args not set to histogram kind", __func__);
       }
       break;
   }
-  TRITONSERVER_Metric* m = calloc(1, sizeof(*m));
+  struct thost_metric* m = calloc(1, sizeof(*m));
   if (m == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "%s: out of memory", __func__);
-  TRITONSERVER_Error* err = thostMetricNew(family->key, (TRITONSERVER_Parameter**)labels, label_count,
-                                           (TRITONSERVER_MetricArgs*)args, &m->key, &m->series);
+  m->handle = thost_handle_new(THOST_KIND_METRIC, m);
+  if (m->handle == 0) {
+    free(m);
+    return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
+  }
+  TRITONSERVER_Error* err = thostMetricNew(f->host, f->key, (TRITONSERVER_Parameter**)labels, label_count,
+                                           a != NULL ? a->buckets : NULL, a != NULL ? a->bucket_count : 0,
+                                           &m->key, &m->series);
   if (err != NULL) {
+    thost_handle_free(m->handle);
     free(m);
     return err;
   }
-  m->magic = THOST_MAGIC_METRIC;
-  m->kind = family->kind;
-  m->family = family;
-  __atomic_add_fetch(&family->metrics, 1, __ATOMIC_RELEASE);
-  thost_metric_count(THOST_METRIC_COUNT_METRIC, 1);
-  *metric = m;
+  m->kind = f->kind;
+  m->family = f;
+  __atomic_add_fetch(&f->metrics, 1, __ATOMIC_RELEASE);
+  thost_count(f->host, THOST_COUNT_METRIC, 1);
+  *metric = THOST_AS_HANDLE(TRITONSERVER_Metric, m->handle);
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONSERVER_MetricDelete(TRITONSERVER_Metric* metric) {
-  THOST_CHECK_HANDLE(metric, THOST_MAGIC_METRIC, "metric");
-  TRITONSERVER_Error* err = thostMetricDelete(metric->key);
+  struct thost_metric* m;
+  METRIC(m, metric);
+  TRITONSERVER_Error* err = thostMetricDelete(m->family->host, m->key);
   if (err != NULL) return err;
-  __atomic_sub_fetch(&metric->family->metrics, 1, __ATOMIC_RELEASE);
-  metric->magic = THOST_MAGIC_DEAD;
-  free(metric);
-  thost_metric_count(THOST_METRIC_COUNT_METRIC, -1);
+  __atomic_sub_fetch(&m->family->metrics, 1, __ATOMIC_RELEASE);
+  thost_count(m->family->host, THOST_COUNT_METRIC, -1);
+  thost_handle_free(m->handle);
+  free(m);
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONSERVER_GetMetricKind(TRITONSERVER_Metric* metric, TRITONSERVER_MetricKind* kind) {
-  THOST_CHECK_HANDLE(metric, THOST_MAGIC_METRIC, "metric");
+  struct thost_metric* m;
+  METRIC(m, metric);
   THOST_CHECK_ARG(kind != NULL, "kind is NULL");
-  *kind = metric->kind;
+  *kind = m->kind;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONSERVER_GetMetricFamilyKind(TRITONSERVER_MetricFamily* family,
                                                      TRITONSERVER_MetricKind* kind) {
-  THOST_CHECK_HANDLE(family, THOST_MAGIC_METRIC_FAMILY, "metric family");
+  struct thost_metric_family* f;
+  FAMILY(f, family);
   THOST_CHECK_ARG(kind != NULL, "kind is NULL");
-  *kind = family->kind;
+  *kind = f->kind;
   return NULL;
 }
 
 // ---- Values (never cross into Go) -----------------------------------------
 
-static TRITONSERVER_Error* thost_metric_unsupported(const char* fn, TRITONSERVER_Metric* metric, const char* op) {
+static TRITONSERVER_Error* thost_metric_unsupported(const char* fn, struct thost_metric* m, const char* op) {
   return thost_errorf(TRITONSERVER_ERROR_UNSUPPORTED, "%s: a %s metric does not support %s", fn,
-                      thost_metric_kind_name(metric->kind), op);
+                      thost_metric_kind_name(m->kind), op);
 }
 
 TRITONSERVER_Error* TRITONSERVER_MetricValue(TRITONSERVER_Metric* metric, double* value) {
-  THOST_CHECK_HANDLE(metric, THOST_MAGIC_METRIC, "metric");
+  struct thost_metric* m;
+  METRIC(m, metric);
   THOST_CHECK_ARG(value != NULL, "value is NULL");
-  if (metric->kind == TRITONSERVER_METRIC_KIND_HISTOGRAM) return thost_metric_unsupported(__func__, metric, "Value");
-  *value = thost_bits_double(__atomic_load_n(&metric->series->value, __ATOMIC_RELAXED));
+  if (m->kind == TRITONSERVER_METRIC_KIND_HISTOGRAM) return thost_metric_unsupported(__func__, m, "Value");
+  *value = thost_bits_double(__atomic_load_n(&m->series->value, __ATOMIC_RELAXED));
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONSERVER_MetricIncrement(TRITONSERVER_Metric* metric, double value) {
-  THOST_CHECK_HANDLE(metric, THOST_MAGIC_METRIC, "metric");
-  switch (metric->kind) {
+  struct thost_metric* m;
+  METRIC(m, metric);
+  switch (m->kind) {
     case TRITONSERVER_METRIC_KIND_COUNTER:
       if (!(value >= 0.0)) {  // also refuses NaN, which would stick
         return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
                             "%s: a counter can only be incremented monotonically by non-negative values, not %g",
                             __func__, value);
       }
-      thost_series_add(metric->series, value);
+      thost_series_add(m->series, value);
       return NULL;
     case TRITONSERVER_METRIC_KIND_GAUGE:
-      thost_series_add(metric->series, value);
+      thost_series_add(m->series, value);
       return NULL;
     default:
-      return thost_metric_unsupported(__func__, metric, "Increment");
+      return thost_metric_unsupported(__func__, m, "Increment");
   }
 }
 
 TRITONSERVER_Error* TRITONSERVER_MetricSet(TRITONSERVER_Metric* metric, double value) {
-  THOST_CHECK_HANDLE(metric, THOST_MAGIC_METRIC, "metric");
-  if (metric->kind != TRITONSERVER_METRIC_KIND_GAUGE) return thost_metric_unsupported(__func__, metric, "Set");
-  __atomic_store_n(&metric->series->value, thost_double_bits(value), __ATOMIC_RELAXED);
+  struct thost_metric* m;
+  METRIC(m, metric);
+  if (m->kind != TRITONSERVER_METRIC_KIND_GAUGE) return thost_metric_unsupported(__func__, m, "Set");
+  __atomic_store_n(&m->series->value, thost_double_bits(value), __ATOMIC_RELAXED);
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONSERVER_MetricObserve(TRITONSERVER_Metric* metric, double value) {
-  THOST_CHECK_HANDLE(metric, THOST_MAGIC_METRIC, "metric");
-  if (metric->kind != TRITONSERVER_METRIC_KIND_HISTOGRAM) return thost_metric_unsupported(__func__, metric, "Observe");
-  struct thost_series* s = metric->series;
+  struct thost_metric* m;
+  METRIC(m, metric);
+  if (m->kind != TRITONSERVER_METRIC_KIND_HISTOGRAM) return thost_metric_unsupported(__func__, m, "Observe");
+  struct thost_series* s = m->series;
   // The first bucket whose bound is not below value (Prometheus' "le");
   // NaN lands in the +Inf bucket, as in prometheus-cpp.
   uint64_t lo = 0, hi = s->bucket_count;

@@ -1,11 +1,12 @@
 // TRITONSERVER_* and TRITONBACKEND_* helpers that need no handle: type
 // names and sizes, the API versions, and logging. Pure C except that an
 // enabled log message crosses into Go once.
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "_cgo_export.h"
-#include "handles.h"
+#include "objects.h"
 
 // ---- Names and sizes ------------------------------------------------------
 
@@ -101,18 +102,16 @@ TRITONSERVER_Error* TRITONBACKEND_ApiVersion(uint32_t* major, uint32_t* minor) {
 }
 
 // ---- Logging --------------------------------------------------------------
-
-// Which levels are on, mirrored from the Go logger so that disabled messages
-// never cross into Go. Index: TRITONSERVER_LogLevel.
-static int thost_log_on[4] = {1, 1, 1, 0};
-
-void thost_log_set_enabled(int level, bool on) {
-  if (level >= 0 && level < 4) __atomic_store_n(&thost_log_on[level], on ? 1 : 0, __ATOMIC_RELAXED);
-}
+// Which levels are on is mirrored from the server's Go logger into its C
+// side, so that disabled messages never cross into Go. The server is the
+// calling thread's (see thost_ambient_host); with none open, info, warnings
+// and errors go to standard error.
 
 bool TRITONSERVER_LogIsEnabled(TRITONSERVER_LogLevel level) {
   if ((unsigned)level >= 4) return false;
-  return __atomic_load_n(&thost_log_on[level], __ATOMIC_RELAXED) != 0;
+  struct thost_host* h = thost_ambient_host();
+  if (h == NULL) return level != TRITONSERVER_LOG_VERBOSE;
+  return __atomic_load_n(&h->log_on[level], __ATOMIC_RELAXED) != 0;
 }
 
 TRITONSERVER_Error* TRITONSERVER_LogMessage(
@@ -120,7 +119,14 @@ TRITONSERVER_Error* TRITONSERVER_LogMessage(
   if ((unsigned)level >= 4) {
     return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG, "TRITONSERVER_LogMessage: unknown log level %d", (int)level);
   }
-  if (!TRITONSERVER_LogIsEnabled(level)) return NULL;
-  thostLog((int)level, (char*)(filename ? filename : ""), line, (char*)(msg ? msg : ""));
+  struct thost_host* h = thost_ambient_host();
+  if (h == NULL) {
+    if (level != TRITONSERVER_LOG_VERBOSE) {
+      fprintf(stderr, "%s:%d] %s\n", filename ? filename : "", line, msg ? msg : "");
+    }
+    return NULL;
+  }
+  if (!__atomic_load_n(&h->log_on[level], __ATOMIC_RELAXED)) return NULL;
+  thostLog(h, (int)level, (char*)(filename ? filename : ""), line, (char*)(msg ? msg : ""));
   return NULL;
 }

@@ -1,22 +1,23 @@
 // TRITONBACKEND_* functions on requests and inputs. A request is one C block
-// that Go filled before Execute (request.go); every getter reads it without
+// that Go filled before Execute (execute.go); every getter reads it without
 // crossing into Go. RequestRelease hands the request back to Go and frees the
 // block. Valid from any thread between Execute and RequestRelease.
 #include <stdlib.h>
 #include <string.h>
 
 #include "_cgo_export.h"
-#include "handles.h"
+#include "objects.h"
 
 // ---- Request context ----------------------------------------------------------
 
-struct thost_reqctx* thost_reqctx_new(uint64_t key) {
+struct thost_reqctx* thost_reqctx_new(struct thost_host* host, uint64_t key) {
   struct thost_reqctx* ctx = calloc(1, sizeof(*ctx));
   if (ctx == NULL) return NULL;
   ctx->key = key;
+  ctx->host = host;
   ctx->refs = 1;
   pthread_mutex_init(&ctx->mu, NULL);
-  thost_count(THOST_COUNT_CONTEXT, 1);
+  thost_count(host, THOST_COUNT_CONTEXT, 1);
   return ctx;
 }
 
@@ -36,103 +37,125 @@ void thost_reqctx_ref(struct thost_reqctx* ctx) { __atomic_add_fetch(&ctx->refs,
 void thost_reqctx_unref(struct thost_reqctx* ctx) {
   if (__atomic_sub_fetch(&ctx->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
   // Last reference: nobody else can touch pending any more.
-  thostRequestContextDone(ctx->key, ctx->pending, ctx->npending);
+  thostRequestContextDone(ctx, ctx->pending, ctx->npending);
   pthread_mutex_destroy(&ctx->mu);
-  thost_count(THOST_COUNT_CONTEXT, -1);
+  thost_count(ctx->host, THOST_COUNT_CONTEXT, -1);
   free(ctx);
 }
 
-// Handles the backend gives back (request blocks here; factories, responses
-// and response statistics in response_api.c) are marked dead and wait in this
-// ring for THOST_QUARANTINE more frees before their memory is returned. A
-// backend that releases or deletes a handle twice, or uses it right after,
-// then reads the dead magic number and gets INVALID_ARG, instead of reading
-// freed or reused memory. Lock-free: every pointer put in the ring is taken
-// out, and freed, by exactly one later exchange.
-#define THOST_QUARANTINE 256
-static void* thost_quarantine[THOST_QUARANTINE];
-static uint32_t thost_quarantine_next;
-
-void thost_quarantine_free(void* dead) {
-  uint32_t slot = __atomic_fetch_add(&thost_quarantine_next, 1, __ATOMIC_RELAXED) % THOST_QUARANTINE;
-  free(__atomic_exchange_n(&thost_quarantine[slot], dead, __ATOMIC_ACQ_REL));
+// A zeroed block of size bytes (at least a struct thost_request) with its
+// handle, holding a reference on ctx; NULL when memory or handles run out.
+struct thost_request* thost_request_new(size_t size, struct thost_reqctx* ctx) {
+  struct thost_request* req = calloc(1, size);
+  if (req == NULL) return NULL;
+  req->handle = thost_handle_new(THOST_KIND_REQUEST, req);
+  if (req->handle == 0) {
+    free(req);
+    return NULL;
+  }
+  req->ctx = ctx;
+  thost_count(ctx->host, THOST_COUNT_REQUEST, 1);
+  return req;
 }
 
-void thost_request_free(TRITONBACKEND_Request* req) {
+// Frees a block and every handle made for what it holds, and drops its
+// reference on the request context.
+void thost_request_free(struct thost_request* req) {
   struct thost_reqctx* ctx = req->ctx;
   thost_request_free_states(req);
-  req->magic = THOST_MAGIC_DEAD;
-  thost_quarantine_free(req);
-  thost_count(THOST_COUNT_REQUEST, -1);
+  thost_handle_free(req->handle);
+  for (uint32_t i = 0; i < req->input_count; i++) {
+    struct thost_input* in = &req->inputs[i];
+    thost_handle_free(in->handle);
+    for (uint32_t k = 0; k < in->buffer_count; k++) thost_handle_free(in->buffers[k].attrs.handle);
+  }
+  if (req->trace != NULL) thost_handle_free(req->trace->handle);
+  free(req);
+  thost_count(ctx->host, THOST_COUNT_REQUEST, -1);
   thost_reqctx_unref(ctx);
 }
 
 // ---- Request ------------------------------------------------------------------
 
-#define CHECK_REQUEST(r) THOST_CHECK_HANDLE(r, THOST_MAGIC_REQUEST, "request")
+// Hands out the handle of an input, made on first use.
+static TRITONSERVER_Error* input_handle(struct thost_input* in, TRITONBACKEND_Input** out) {
+  uint64_t h = thost_handle_lazy(&in->handle, THOST_KIND_INPUT, in);
+  if (h == 0) return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "out of handles for input '%s'", in->name);
+  *out = THOST_AS_HANDLE(TRITONBACKEND_Input, h);
+  return NULL;
+}
+
+#define CHECK_REQUEST(var, h) THOST_OBJECT(var, h, THOST_KIND_REQUEST, "request")
 
 TRITONSERVER_Error* TRITONBACKEND_RequestId(TRITONBACKEND_Request* request, const char** id) {
-  CHECK_REQUEST(request);
+  struct thost_request* r;
+  CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(id != NULL, "id is NULL");
-  *id = request->id;
+  *id = r->id;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_RequestIsCancelled(TRITONBACKEND_Request* request, bool* is_cancelled) {
-  CHECK_REQUEST(request);
+  struct thost_request* r;
+  CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(is_cancelled != NULL, "is_cancelled is NULL");
-  *is_cancelled = __atomic_load_n(&request->ctx->cancelled, __ATOMIC_ACQUIRE) != 0;
+  *is_cancelled = __atomic_load_n(&r->ctx->cancelled, __ATOMIC_ACQUIRE) != 0;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_RequestCorrelationId(TRITONBACKEND_Request* request, uint64_t* id) {
-  CHECK_REQUEST(request);
+  struct thost_request* r;
+  CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(id != NULL, "id is NULL");
-  if (request->correlation_id_string != NULL) {
+  if (r->correlation_id_string != NULL) {
     return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
                         "[request id: %s] correlation ID in request is a string, not an unsigned integer",
-                        request->id[0] ? request->id : "<id_unknown>");
+                        r->id[0] ? r->id : "<id_unknown>");
   }
-  *id = request->correlation_id;
+  *id = r->correlation_id;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_RequestCorrelationIdString(TRITONBACKEND_Request* request, const char** id) {
-  CHECK_REQUEST(request);
+  struct thost_request* r;
+  CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(id != NULL, "id is NULL");
-  if (request->correlation_id_string == NULL) {
+  if (r->correlation_id_string == NULL) {
     return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
                         "[request id: %s] correlation ID in request is an unsigned integer, not a string",
-                        request->id[0] ? request->id : "<id_unknown>");
+                        r->id[0] ? r->id : "<id_unknown>");
   }
-  *id = request->correlation_id_string;
+  *id = r->correlation_id_string;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_RequestFlags(TRITONBACKEND_Request* request, uint32_t* flags) {
-  CHECK_REQUEST(request);
+  struct thost_request* r;
+  CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(flags != NULL, "flags is NULL");
-  *flags = request->flags;
+  *flags = r->flags;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_RequestParameterCount(TRITONBACKEND_Request* request, uint32_t* count) {
-  CHECK_REQUEST(request);
+  struct thost_request* r;
+  CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(count != NULL, "count is NULL");
-  *count = request->param_count;
+  *count = r->param_count;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_RequestParameter(
     TRITONBACKEND_Request* request, const uint32_t index, const char** key, TRITONSERVER_ParameterType* type,
     const void** vvalue) {
-  CHECK_REQUEST(request);
+  struct thost_request* r;
+  CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(key != NULL && type != NULL && vvalue != NULL, "key, type or vvalue is NULL");
-  if (index >= request->param_count) {
+  if (index >= r->param_count) {
     return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG, "parameter index %u is out of range, the request has %u",
-                        index, request->param_count);
+                        index, r->param_count);
   }
-  const struct thost_param* p = &request->params[index];
+  const struct thost_param* p = &r->params[index];
   *key = p->name;
   *type = p->type;
   *vvalue = p->value;
@@ -140,74 +163,79 @@ TRITONSERVER_Error* TRITONBACKEND_RequestParameter(
 }
 
 TRITONSERVER_Error* TRITONBACKEND_RequestInputCount(TRITONBACKEND_Request* request, uint32_t* count) {
-  CHECK_REQUEST(request);
+  struct thost_request* r;
+  CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(count != NULL, "count is NULL");
-  *count = request->input_count;
+  *count = r->input_count;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_RequestInputName(
     TRITONBACKEND_Request* request, const uint32_t index, const char** input_name) {
-  CHECK_REQUEST(request);
+  struct thost_request* r;
+  CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(input_name != NULL, "input_name is NULL");
-  if (index >= request->input_count) {
+  if (index >= r->input_count) {
     return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG, "input index %u is out of range, the request has %u inputs",
-                        index, request->input_count);
+                        index, r->input_count);
   }
-  *input_name = request->inputs[index].name;
+  *input_name = r->inputs[index].name;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_RequestInput(
     TRITONBACKEND_Request* request, const char* name, TRITONBACKEND_Input** input) {
-  CHECK_REQUEST(request);
+  struct thost_request* r;
+  CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(name != NULL && input != NULL, "name or input is NULL");
-  for (uint32_t i = 0; i < request->input_count; i++) {
-    if (strcmp(request->inputs[i].name, name) == 0) {
-      *input = &request->inputs[i];
-      return NULL;
+  for (uint32_t i = 0; i < r->input_count; i++) {
+    if (strcmp(r->inputs[i].name, name) == 0) {
+      return input_handle(&r->inputs[i], input);
     }
   }
   return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG, "[request id: %s] input '%s' does not exist in the request",
-                      request->id[0] ? request->id : "<id_unknown>", name);
+                      r->id[0] ? r->id : "<id_unknown>", name);
 }
 
 TRITONSERVER_Error* TRITONBACKEND_RequestInputByIndex(
     TRITONBACKEND_Request* request, const uint32_t index, TRITONBACKEND_Input** input) {
-  CHECK_REQUEST(request);
+  struct thost_request* r;
+  CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(input != NULL, "input is NULL");
-  if (index >= request->input_count) {
+  if (index >= r->input_count) {
     return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG, "input index %u is out of range, the request has %u inputs",
-                        index, request->input_count);
+                        index, r->input_count);
   }
-  *input = &request->inputs[index];
-  return NULL;
+  return input_handle(&r->inputs[index], input);
 }
 
 TRITONSERVER_Error* TRITONBACKEND_RequestOutputCount(TRITONBACKEND_Request* request, uint32_t* count) {
-  CHECK_REQUEST(request);
+  struct thost_request* r;
+  CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(count != NULL, "count is NULL");
-  *count = request->output_count;
+  *count = r->output_count;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_RequestOutputName(
     TRITONBACKEND_Request* request, const uint32_t index, const char** output_name) {
-  CHECK_REQUEST(request);
+  struct thost_request* r;
+  CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(output_name != NULL, "output_name is NULL");
-  if (index >= request->output_count) {
+  if (index >= r->output_count) {
     return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
                         "output index %u is out of range, the request asks for %u outputs", index,
-                        request->output_count);
+                        r->output_count);
   }
-  *output_name = request->output_names[index];
+  *output_name = r->output_names[index];
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_RequestOutputBufferProperties(
     TRITONBACKEND_Request* request, const char* name, size_t* byte_size, TRITONSERVER_MemoryType* memory_type,
     int64_t* memory_type_id) {
-  CHECK_REQUEST(request);
+  struct thost_request* r;
+  CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(memory_type != NULL && memory_type_id != NULL, "memory_type or memory_type_id is NULL");
   (void)name;       // may be NULL (not yet known), as the header allows
   (void)byte_size;  // the size hint does not change where outputs go: host memory
@@ -217,34 +245,42 @@ TRITONSERVER_Error* TRITONBACKEND_RequestOutputBufferProperties(
 }
 
 TRITONSERVER_Error* TRITONBACKEND_RequestTrace(TRITONBACKEND_Request* request, TRITONSERVER_InferenceTrace** trace) {
-  CHECK_REQUEST(request);
+  struct thost_request* r;
+  CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(trace != NULL, "trace is NULL");
-  *trace = request->trace;  // NULL when the request is not traced
+  *trace = NULL;  // when the request is not traced
+  if (r->trace == NULL) return NULL;
+  uint64_t h = thost_handle_lazy(&r->trace->handle, THOST_KIND_TRACE, r->trace);
+  if (h == 0) return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
+  *trace = THOST_AS_HANDLE(TRITONSERVER_InferenceTrace, h);
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_RequestRelease(TRITONBACKEND_Request* request, uint32_t release_flags) {
-  CHECK_REQUEST(request);
-  TRITONSERVER_Error* err = thostRequestRelease(request, release_flags);
+  struct thost_request* r;
+  CHECK_REQUEST(r, request);
+  thost_enter_host(r->ctx->host);
+  TRITONSERVER_Error* err = thostRequestRelease(r, release_flags);
   if (err != NULL) return err;  // the backend keeps the request
-  thost_request_free(request);
+  thost_request_free(r);
   return NULL;
 }
 
 // ---- Input --------------------------------------------------------------------
 
-#define CHECK_INPUT(in) THOST_CHECK_HANDLE(in, THOST_MAGIC_INPUT, "input")
+#define CHECK_INPUT(var, h) THOST_OBJECT(var, h, THOST_KIND_INPUT, "input")
 
 TRITONSERVER_Error* TRITONBACKEND_InputProperties(
     TRITONBACKEND_Input* input, const char** name, TRITONSERVER_DataType* datatype, const int64_t** shape,
     uint32_t* dims_count, uint64_t* byte_size, uint32_t* buffer_count) {
-  CHECK_INPUT(input);
-  if (name != NULL) *name = input->name;
-  if (datatype != NULL) *datatype = input->datatype;
-  if (shape != NULL) *shape = input->shape;
-  if (dims_count != NULL) *dims_count = input->dims_count;
-  if (byte_size != NULL) *byte_size = input->byte_size;
-  if (buffer_count != NULL) *buffer_count = input->buffer_count;
+  struct thost_input* in;
+  CHECK_INPUT(in, input);
+  if (name != NULL) *name = in->name;
+  if (datatype != NULL) *datatype = in->datatype;
+  if (shape != NULL) *shape = in->shape;
+  if (dims_count != NULL) *dims_count = in->dims_count;
+  if (byte_size != NULL) *byte_size = in->byte_size;
+  if (buffer_count != NULL) *buffer_count = in->buffer_count;
   return NULL;
 }
 
@@ -258,15 +294,16 @@ TRITONSERVER_Error* TRITONBACKEND_InputPropertiesForHostPolicy(
 TRITONSERVER_Error* TRITONBACKEND_InputBuffer(
     TRITONBACKEND_Input* input, const uint32_t index, const void** buffer, uint64_t* buffer_byte_size,
     TRITONSERVER_MemoryType* memory_type, int64_t* memory_type_id) {
-  CHECK_INPUT(input);
+  struct thost_input* in;
+  CHECK_INPUT(in, input);
   THOST_CHECK_ARG(buffer != NULL && buffer_byte_size != NULL && memory_type != NULL && memory_type_id != NULL,
                   "an output argument is NULL");
-  if (index >= input->buffer_count) {
+  if (index >= in->buffer_count) {
     return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
-                        "buffer index %u is out of range, input '%s' has %u buffers", index, input->name,
-                        input->buffer_count);
+                        "buffer index %u is out of range, input '%s' has %u buffers", index, in->name,
+                        in->buffer_count);
   }
-  const struct thost_buffer* b = &input->buffers[index];
+  const struct thost_buffer* b = &in->buffers[index];
   *buffer = b->base;
   *buffer_byte_size = b->attrs.byte_size;
   *memory_type = b->attrs.memory_type;
@@ -284,14 +321,18 @@ TRITONSERVER_Error* TRITONBACKEND_InputBufferForHostPolicy(
 TRITONSERVER_Error* TRITONBACKEND_InputBufferAttributes(
     TRITONBACKEND_Input* input, const uint32_t index, const void** buffer,
     TRITONSERVER_BufferAttributes** buffer_attributes) {
-  CHECK_INPUT(input);
+  struct thost_input* in;
+  CHECK_INPUT(in, input);
   THOST_CHECK_ARG(buffer != NULL && buffer_attributes != NULL, "buffer or buffer_attributes is NULL");
-  if (index >= input->buffer_count) {
+  if (index >= in->buffer_count) {
     return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
-                        "buffer index %u is out of range, input '%s' has %u buffers", index, input->name,
-                        input->buffer_count);
+                        "buffer index %u is out of range, input '%s' has %u buffers", index, in->name,
+                        in->buffer_count);
   }
-  *buffer = input->buffers[index].base;
-  *buffer_attributes = &input->buffers[index].attrs;
+  struct thost_buffer* b = &in->buffers[index];
+  uint64_t h = thost_handle_lazy(&b->attrs.handle, THOST_KIND_BUFFER_ATTRIBUTES, &b->attrs);
+  if (h == 0) return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
+  *buffer = b->base;
+  *buffer_attributes = THOST_AS_HANDLE(TRITONSERVER_BufferAttributes, h);
   return NULL;
 }

@@ -1,85 +1,97 @@
 // TRITONBACKEND_* functions on response factories and responses (outputs
 // are in output_api.c, response statistics in response_stats.c). A response
 // is built in C memory (outputs, buffers, parameters) and crosses into Go
-// once, in ResponseSend, which copies it out and frees it. Factories and responses hold a reference on their request's
-// context, so they stay usable after the request is released. Safe from any
-// thread; one response is built by one thread at a time.
+// once, in ResponseSend, which copies it out and frees it. Factories and
+// responses hold a reference on their request's context, so they stay usable
+// after the request is released. Safe from any thread; one response is built
+// by one thread at a time.
 #include <stdlib.h>
 #include <string.h>
 
 #include "_cgo_export.h"
-#include "handles.h"
+#include "objects.h"
 
-// Frees a dead handle after a delay (request_api.c), so that a second delete
-// of it is refused instead of touching freed memory.
-void thost_quarantine_free(void* dead);
+#define FACTORY(var, h) THOST_OBJECT(var, h, THOST_KIND_FACTORY, "response factory")
+#define RESPONSE(var, h) THOST_OBJECT(var, h, THOST_KIND_RESPONSE, "response")
 
 // ---- Factories ------------------------------------------------------------------
 
-#define CHECK_FACTORY(f) THOST_CHECK_HANDLE(f, THOST_MAGIC_FACTORY, "response factory")
-
 TRITONSERVER_Error* TRITONBACKEND_ResponseFactoryNew(
     TRITONBACKEND_ResponseFactory** factory, TRITONBACKEND_Request* request) {
+  struct thost_request* r;
   THOST_CHECK_ARG(factory != NULL, "factory is NULL");
-  THOST_CHECK_HANDLE(request, THOST_MAGIC_REQUEST, "request");
-  TRITONBACKEND_ResponseFactory* f = malloc(sizeof(*f));
+  THOST_OBJECT(r, request, THOST_KIND_REQUEST, "request");
+  struct thost_factory* f = malloc(sizeof(*f));
   if (f == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
-  f->magic = THOST_MAGIC_FACTORY;
-  f->ctx = request->ctx;
+  f->ctx = r->ctx;
+  f->handle = thost_handle_new(THOST_KIND_FACTORY, f);
+  if (f->handle == 0) {
+    free(f);
+    return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
+  }
+  thost_enter_host(f->ctx->host);
   thost_reqctx_ref(f->ctx);
-  thost_count(THOST_COUNT_FACTORY, 1);
-  *factory = f;
+  thost_count(f->ctx->host, THOST_COUNT_FACTORY, 1);
+  *factory = THOST_AS_HANDLE(TRITONBACKEND_ResponseFactory, f->handle);
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ResponseFactoryDelete(TRITONBACKEND_ResponseFactory* factory) {
-  CHECK_FACTORY(factory);
-  struct thost_reqctx* ctx = factory->ctx;
-  factory->magic = THOST_MAGIC_DEAD;
-  thost_quarantine_free(factory);
-  thost_count(THOST_COUNT_FACTORY, -1);
+  struct thost_factory* f;
+  FACTORY(f, factory);
+  struct thost_reqctx* ctx = f->ctx;
+  thost_handle_free(f->handle);
+  free(f);
+  thost_count(ctx->host, THOST_COUNT_FACTORY, -1);
   thost_reqctx_unref(ctx);
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ResponseFactorySendFlags(
     TRITONBACKEND_ResponseFactory* factory, const uint32_t send_flags) {
-  CHECK_FACTORY(factory);
+  struct thost_factory* f;
+  FACTORY(f, factory);
+  thost_enter_host(f->ctx->host);
   struct thost_rstat stats[THOST_PENDING_RSTATS];
-  uint32_t n = thost_reqctx_take_stats(factory->ctx, stats);
-  return thostSendFlags(factory->ctx->key, send_flags, stats, n);
+  uint32_t n = thost_reqctx_take_stats(f->ctx, stats);
+  return thostSendFlags(f->ctx, send_flags, stats, n);
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ResponseFactoryIsCancelled(
     TRITONBACKEND_ResponseFactory* factory, bool* is_cancelled) {
-  CHECK_FACTORY(factory);
+  struct thost_factory* f;
+  FACTORY(f, factory);
   THOST_CHECK_ARG(is_cancelled != NULL, "is_cancelled is NULL");
-  *is_cancelled = __atomic_load_n(&factory->ctx->cancelled, __ATOMIC_ACQUIRE) != 0;
+  *is_cancelled = __atomic_load_n(&f->ctx->cancelled, __ATOMIC_ACQUIRE) != 0;
   return NULL;
 }
 
 // ---- Responses ------------------------------------------------------------------
 
-#define CHECK_RESPONSE(r) THOST_CHECK_HANDLE(r, THOST_MAGIC_RESPONSE, "response")
-
 static TRITONSERVER_Error* response_new(TRITONBACKEND_Response** response, struct thost_reqctx* ctx) {
-  TRITONBACKEND_Response* r = calloc(1, sizeof(*r));
+  struct thost_response* r = calloc(1, sizeof(*r));
   if (r == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
-  r->magic = THOST_MAGIC_RESPONSE;
   r->ctx = ctx;
   r->outputs = r->inline_outputs;
   r->output_cap = sizeof(r->inline_outputs) / sizeof(r->inline_outputs[0]);
+  r->handle = thost_handle_new(THOST_KIND_RESPONSE, r);
+  if (r->handle == 0) {
+    free(r);
+    return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "out of handles for a response");
+  }
+  thost_enter_host(ctx->host);
   thost_reqctx_ref(ctx);
-  thost_count(THOST_COUNT_RESPONSE, 1);
-  *response = r;
+  thost_count(ctx->host, THOST_COUNT_RESPONSE, 1);
+  *response = THOST_AS_HANDLE(TRITONBACKEND_Response, r->handle);
   return NULL;
 }
 
-static void response_free(TRITONBACKEND_Response* r) {
+static void response_free(struct thost_response* r) {
   for (uint32_t i = 0; i < r->output_count; i++) {
-    TRITONBACKEND_Output* out = r->outputs[i];
+    struct thost_output* out = r->outputs[i];
     if (out->buffer != out->inline_data) free(out->buffer);
-    out->magic = THOST_MAGIC_DEAD;
+    thost_handle_free(out->handle);
+    thost_handle_free(out->attrs.handle);
     free(out);
   }
   if (r->outputs != r->inline_outputs) free(r->outputs);
@@ -89,52 +101,57 @@ static void response_free(TRITONBACKEND_Response* r) {
   }
   free(r->params);
   struct thost_reqctx* ctx = r->ctx;
-  r->magic = THOST_MAGIC_DEAD;
-  thost_quarantine_free(r);
-  thost_count(THOST_COUNT_RESPONSE, -1);
+  thost_handle_free(r->handle);
+  free(r);
+  thost_count(ctx->host, THOST_COUNT_RESPONSE, -1);
   thost_reqctx_unref(ctx);
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ResponseNew(TRITONBACKEND_Response** response, TRITONBACKEND_Request* request) {
+  struct thost_request* req;
   THOST_CHECK_ARG(response != NULL, "response is NULL");
-  THOST_CHECK_HANDLE(request, THOST_MAGIC_REQUEST, "request");
-  return response_new(response, request->ctx);
+  THOST_OBJECT(req, request, THOST_KIND_REQUEST, "request");
+  return response_new(response, req->ctx);
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ResponseNewFromFactory(
     TRITONBACKEND_Response** response, TRITONBACKEND_ResponseFactory* factory) {
+  struct thost_factory* f;
   THOST_CHECK_ARG(response != NULL, "response is NULL");
-  CHECK_FACTORY(factory);
-  return response_new(response, factory->ctx);
+  FACTORY(f, factory);
+  return response_new(response, f->ctx);
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ResponseDelete(TRITONBACKEND_Response* response) {
-  CHECK_RESPONSE(response);
-  response_free(response);
+  struct thost_response* r;
+  RESPONSE(r, response);
+  response_free(r);
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ResponseSend(
     TRITONBACKEND_Response* response, const uint32_t send_flags, TRITONSERVER_Error* error) {
-  CHECK_RESPONSE(response);
-  // Ownership passes to the host whatever the outcome.
+  struct thost_response* r;
+  RESPONSE(r, response);
+  // Ownership passes to the server whatever the outcome.
+  thost_enter_host(r->ctx->host);
   struct thost_rstat stats[THOST_PENDING_RSTATS];
-  uint32_t n = thost_reqctx_take_stats(response->ctx, stats);
-  TRITONSERVER_Error* err = thostResponseSend(response, send_flags, error, stats, n);
-  response_free(response);
+  uint32_t n = thost_reqctx_take_stats(r->ctx, stats);
+  TRITONSERVER_Error* err = thostResponseSend(r, send_flags, error, stats, n);
+  response_free(r);
   return err;
 }
 
-static TRITONSERVER_Error* add_param(TRITONBACKEND_Response* r, const char* name, TRITONSERVER_ParameterType type,
-                                     TRITONSERVER_Parameter** out) {
+static TRITONSERVER_Error* add_param(struct thost_response* r, const char* name, TRITONSERVER_ParameterType type,
+                                     struct TRITONSERVER_Parameter** out) {
   if (r->param_count == r->param_cap) {
     uint32_t cap = r->param_cap ? r->param_cap * 2 : 4;
-    TRITONSERVER_Parameter* p = realloc(r->params, cap * sizeof(*p));
+    struct TRITONSERVER_Parameter* p = realloc(r->params, cap * sizeof(*p));
     if (p == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
     r->params = p;
     r->param_cap = cap;
   }
-  TRITONSERVER_Parameter* p = &r->params[r->param_count];
+  struct TRITONSERVER_Parameter* p = &r->params[r->param_count];
   memset(p, 0, sizeof(*p));
   p->name = strdup(name);
   p->type = type;
@@ -145,40 +162,44 @@ static TRITONSERVER_Error* add_param(TRITONBACKEND_Response* r, const char* name
 
 TRITONSERVER_Error* TRITONBACKEND_ResponseSetStringParameter(
     TRITONBACKEND_Response* response, const char* name, const char* value) {
-  CHECK_RESPONSE(response);
+  struct thost_response* r;
+  RESPONSE(r, response);
   THOST_CHECK_ARG(name != NULL && value != NULL, "name or value is NULL");
-  TRITONSERVER_Parameter* p;
-  TRITONSERVER_Error* err = add_param(response, name, TRITONSERVER_PARAMETER_STRING, &p);
+  struct TRITONSERVER_Parameter* p;
+  TRITONSERVER_Error* err = add_param(r, name, TRITONSERVER_PARAMETER_STRING, &p);
   if (err == NULL) p->s = strdup(value);
   return err;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ResponseSetIntParameter(
     TRITONBACKEND_Response* response, const char* name, const int64_t value) {
-  CHECK_RESPONSE(response);
+  struct thost_response* r;
+  RESPONSE(r, response);
   THOST_CHECK_ARG(name != NULL, "name is NULL");
-  TRITONSERVER_Parameter* p;
-  TRITONSERVER_Error* err = add_param(response, name, TRITONSERVER_PARAMETER_INT, &p);
+  struct TRITONSERVER_Parameter* p;
+  TRITONSERVER_Error* err = add_param(r, name, TRITONSERVER_PARAMETER_INT, &p);
   if (err == NULL) p->i = value;
   return err;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ResponseSetBoolParameter(
     TRITONBACKEND_Response* response, const char* name, const bool value) {
-  CHECK_RESPONSE(response);
+  struct thost_response* r;
+  RESPONSE(r, response);
   THOST_CHECK_ARG(name != NULL, "name is NULL");
-  TRITONSERVER_Parameter* p;
-  TRITONSERVER_Error* err = add_param(response, name, TRITONSERVER_PARAMETER_BOOL, &p);
+  struct TRITONSERVER_Parameter* p;
+  TRITONSERVER_Error* err = add_param(r, name, TRITONSERVER_PARAMETER_BOOL, &p);
   if (err == NULL) p->b = value;
   return err;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ResponseSetDoubleParameter(
     TRITONBACKEND_Response* response, const char* name, const double value) {
-  CHECK_RESPONSE(response);
+  struct thost_response* r;
+  RESPONSE(r, response);
   THOST_CHECK_ARG(name != NULL, "name is NULL");
-  TRITONSERVER_Parameter* p;
-  TRITONSERVER_Error* err = add_param(response, name, TRITONSERVER_PARAMETER_DOUBLE, &p);
+  struct TRITONSERVER_Parameter* p;
+  TRITONSERVER_Error* err = add_param(r, name, TRITONSERVER_PARAMETER_DOUBLE, &p);
   if (err == NULL) p->d = value;
   return err;
 }

@@ -6,89 +6,100 @@
 #include <string.h>
 
 #include "_cgo_export.h"
-#include "handles.h"
+#include "objects.h"
 
-// Frees a dead handle after a delay (request_api.c), so that a second delete
-// of it is refused instead of touching freed memory.
-void thost_quarantine_free(void* dead);
-
-#define CHECK_FACTORY(f) THOST_CHECK_HANDLE(f, THOST_MAGIC_FACTORY, "response factory")
-
-#define CHECK_RSTATS(s) THOST_CHECK_HANDLE(s, THOST_MAGIC_RSTATS, "response statistics")
+#define RSTATS(var, h) THOST_OBJECT(var, h, THOST_KIND_RESPONSE_STATISTICS, "response statistics")
 
 TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsNew(
     TRITONBACKEND_ModelInstanceResponseStatistics** response_statistics) {
   THOST_CHECK_ARG(response_statistics != NULL, "response_statistics is NULL");
-  TRITONBACKEND_ModelInstanceResponseStatistics* s = calloc(1, sizeof(*s));
+  struct thost_response_statistics* s = calloc(1, sizeof(*s));
   if (s == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
-  s->magic = THOST_MAGIC_RSTATS;
-  thost_count(THOST_COUNT_RSTATS, 1);
-  *response_statistics = s;
+  s->handle = thost_handle_new(THOST_KIND_RESPONSE_STATISTICS, s);
+  if (s->handle == 0) {
+    free(s);
+    return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
+  }
+  s->host = thost_ambient_host();  // named by no argument: counted on the thread's server
+  thost_count(s->host, THOST_COUNT_RSTATS, 1);
+  *response_statistics = THOST_AS_HANDLE(TRITONBACKEND_ModelInstanceResponseStatistics, s->handle);
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsDelete(
     TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics) {
-  CHECK_RSTATS(response_statistics);
-  response_statistics->magic = THOST_MAGIC_DEAD;
-  thost_quarantine_free(response_statistics);
-  thost_count(THOST_COUNT_RSTATS, -1);
+  struct thost_response_statistics* s;
+  RSTATS(s, response_statistics);
+  thost_count(s->host, THOST_COUNT_RSTATS, -1);
+  thost_handle_free(s->handle);
+  free(s);
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsSetModelInstance(
     TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics, TRITONBACKEND_ModelInstance* model_instance) {
-  CHECK_RSTATS(response_statistics);
-  THOST_CHECK_HANDLE(model_instance, THOST_MAGIC_INSTANCE, "model instance");
-  response_statistics->instance = model_instance;
+  struct thost_response_statistics* s;
+  struct thost_instance* i;
+  RSTATS(s, response_statistics);
+  THOST_OBJECT(i, model_instance, THOST_KIND_INSTANCE, "model instance");
+  s->instance = i->handle;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsSetResponseFactory(
     TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics,
     TRITONBACKEND_ResponseFactory* response_factory) {
-  CHECK_RSTATS(response_statistics);
-  CHECK_FACTORY(response_factory);
-  response_statistics->factory = response_factory;
+  struct thost_response_statistics* s;
+  struct thost_factory* f;
+  RSTATS(s, response_statistics);
+  THOST_OBJECT(f, response_factory, THOST_KIND_FACTORY, "response factory");
+  s->factory = f->handle;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsSetResponseStart(
     TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics, uint64_t response_start) {
-  CHECK_RSTATS(response_statistics);
-  response_statistics->response_start = response_start;
+  struct thost_response_statistics* s;
+  RSTATS(s, response_statistics);
+  s->response_start = response_start;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsSetComputeOutputStart(
     TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics, uint64_t compute_output_start) {
-  CHECK_RSTATS(response_statistics);
-  response_statistics->compute_output_start = compute_output_start;
+  struct thost_response_statistics* s;
+  RSTATS(s, response_statistics);
+  s->compute_output_start = compute_output_start;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsSetResponseEnd(
     TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics, uint64_t response_end) {
-  CHECK_RSTATS(response_statistics);
-  response_statistics->response_end = response_end;
+  struct thost_response_statistics* s;
+  RSTATS(s, response_statistics);
+  s->response_end = response_end;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsSetError(
     TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics, TRITONSERVER_Error* error) {
-  CHECK_RSTATS(response_statistics);
-  response_statistics->has_error = error != NULL;
-  response_statistics->error_code = error != NULL ? error->code : TRITONSERVER_ERROR_UNKNOWN;
+  struct thost_response_statistics* s;
+  RSTATS(s, response_statistics);
+  s->has_error = error != NULL;
+  s->error_code = error != NULL ? error->code : TRITONSERVER_ERROR_UNKNOWN;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportResponseStatistics(
     TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics) {
-  CHECK_RSTATS(response_statistics);
-  THOST_CHECK_HANDLE(response_statistics->instance, THOST_MAGIC_INSTANCE, "model instance in response statistics");
-  CHECK_FACTORY(response_statistics->factory);
-  TRITONBACKEND_ModelInstanceResponseStatistics* s = response_statistics;
-  struct thost_reqctx* ctx = s->factory->ctx;
+  struct thost_response_statistics* s;
+  struct thost_instance* instance;
+  struct thost_factory* factory;
+  RSTATS(s, response_statistics);
+  // The instance and the factory must still be live when the report is made.
+  THOST_OBJECT(instance, (void*)(uintptr_t)s->instance, THOST_KIND_INSTANCE, "model instance in response statistics");
+  THOST_OBJECT(factory, (void*)(uintptr_t)s->factory, THOST_KIND_FACTORY, "response factory in response statistics");
+  struct thost_reqctx* ctx = factory->ctx;
   struct thost_rstat flush[THOST_PENDING_RSTATS];
   uint32_t nflush = 0;
   pthread_mutex_lock(&ctx->mu);
@@ -98,7 +109,7 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportResponseStatistics(
     ctx->npending = 0;
   }
   struct thost_rstat* r = &ctx->pending[ctx->npending++];
-  r->instance_key = s->instance->key;
+  r->instance_key = instance->key;
   r->start = s->response_start;
   r->compute_output_start = s->compute_output_start;
   r->end = s->response_end;
@@ -107,6 +118,6 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportResponseStatistics(
   pthread_mutex_unlock(&ctx->mu);
   // Usually the reports ride along with the request's next send; a full
   // buffer goes to Go now.
-  if (nflush > 0) return thostResponseStatistics(ctx->key, flush, nflush);
+  if (nflush > 0) return thostResponseStatistics(ctx, flush, nflush);
   return NULL;
 }

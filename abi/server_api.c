@@ -8,14 +8,12 @@
 #include <string.h>
 
 #include "_cgo_export.h"
-#include "handles.h"
-
-int64_t thost_live[THOST_COUNT_MAX];
+#include "objects.h"
 
 char* thost_strndup(const char* s, size_t n) {
   char* out = malloc(n + 1);
   if (out == NULL) return NULL;
-  memcpy(out, s, n);
+  if (n > 0) memcpy(out, s, n);
   out[n] = '\0';
   return out;
 }
@@ -74,22 +72,29 @@ const char* TRITONSERVER_ErrorMessage(TRITONSERVER_Error* error) {
 
 // ---- Messages -------------------------------------------------------------
 
-TRITONSERVER_Message* thost_message_new(const char* json, size_t len, bool host_owned) {
-  TRITONSERVER_Message* m = malloc(sizeof(*m) + len + 1);
+// A message made by the server for a backend to read (owner != NULL: the
+// backend config, a host policy; counted on owner and never deleted by the
+// backend), or for a backend to own (ModelConfig, MessageNewFromSerializedJson).
+struct thost_message* thost_message_new(const char* json, size_t len, struct thost_host* owner) {
+  struct thost_message* m = malloc(sizeof(*m) + len + 1);
   if (m == NULL) return NULL;
-  m->magic = THOST_MAGIC_MESSAGE;
-  m->host_owned = host_owned;
+  m->host = owner;
   m->len = len;
   if (len > 0) memcpy(m->json, json, len);
   m->json[len] = '\0';
-  if (host_owned) thost_count(THOST_COUNT_HOST_MESSAGE, 1);
+  m->handle = thost_handle_new(THOST_KIND_MESSAGE, m);
+  if (m->handle == 0) {
+    free(m);
+    return NULL;
+  }
+  thost_count(owner, THOST_COUNT_HOST_MESSAGE, 1);
   return m;
 }
 
-void thost_message_free(TRITONSERVER_Message* msg) {
+void thost_message_free(struct thost_message* msg) {
   if (msg == NULL) return;
-  if (msg->host_owned) thost_count(THOST_COUNT_HOST_MESSAGE, -1);
-  msg->magic = THOST_MAGIC_DEAD;
+  thost_count(msg->host, THOST_COUNT_HOST_MESSAGE, -1);
+  thost_handle_free(msg->handle);
   free(msg);
 }
 
@@ -101,26 +106,30 @@ TRITONSERVER_Error* TRITONSERVER_MessageNewFromSerializedJson(
     return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
                         "TRITONSERVER_MessageNewFromSerializedJson: %zu bytes are not valid JSON", byte_size);
   }
-  *message = thost_message_new(base, byte_size, false);
+  struct thost_message* m = thost_message_new(base, byte_size, NULL);
+  if (m == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "%s: out of memory", __func__);
+  *message = THOST_AS_HANDLE(TRITONSERVER_Message, m->handle);
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONSERVER_MessageDelete(TRITONSERVER_Message* message) {
-  THOST_CHECK_HANDLE(message, THOST_MAGIC_MESSAGE, "message");
-  if (message->host_owned) {
+  struct thost_message* m;
+  THOST_OBJECT(m, message, THOST_KIND_MESSAGE, "message");
+  if (m->host != NULL) {
     return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
                         "TRITONSERVER_MessageDelete: this message belongs to the server and must not be deleted");
   }
-  thost_message_free(message);
+  thost_message_free(m);
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONSERVER_MessageSerializeToJson(
     TRITONSERVER_Message* message, const char** base, size_t* byte_size) {
-  THOST_CHECK_HANDLE(message, THOST_MAGIC_MESSAGE, "message");
+  struct thost_message* m;
+  THOST_OBJECT(m, message, THOST_KIND_MESSAGE, "message");
   THOST_CHECK_ARG(base != NULL && byte_size != NULL, "base or byte_size is NULL");
-  *base = message->json;
-  *byte_size = message->len;
+  *base = m->json;
+  *byte_size = m->len;
   return NULL;
 }
 

@@ -1,7 +1,7 @@
 package abi
 
 /*
-#include "handles.h"
+#include "objects.h"
 */
 import "C"
 

@@ -1,9 +1,9 @@
 // Implicit sequence state (TRITONBACKEND_State): the object behind the
-// handle that TRITONBACKEND_StateNew returns. Include after handles.h.
+// handle that TRITONBACKEND_StateNew returns.
 #ifndef TRITONHOST_ABI_STATE_H
 #define TRITONHOST_ABI_STATE_H
 
-#include "handles.h"
+#include "objects.h"
 
 // The next value of one state, being written by a backend for the next
 // request of its sequence. One allocation holds the struct, its shape and
@@ -16,20 +16,21 @@
 // the server and frees it, or the block is freed (RequestRelease, or a
 // failed Execute) and frees it with every state still on the list. Either
 // way the handle is invalid afterwards. THOST_COUNT_STATE counts live ones.
+// Its buffer attributes get a handle on first use, freed with it.
 //
 // Threads: the list is safe for concurrent StateNew/StateUpdate on one
 // request; one state is used by one thread at a time, as the API requires.
-struct TRITONBACKEND_State {
-  uint32_t magic;
+struct thost_state {
+  uint64_t handle;
   TRITONSERVER_DataType datatype;
   uint32_t dims_count;
   bool has_buffer;
-  TRITONBACKEND_Request* request;   // the block it belongs to
-  struct TRITONBACKEND_State* next;  // the block's list
-  const char* name;                  // the state output name, in this allocation
-  const int64_t* shape;              // dims_count entries, in this allocation
-  void* buffer;                      // malloc'd by StateBuffer; NULL before
-  TRITONSERVER_BufferAttributes attrs;
+  struct thost_request* request;  // the block it belongs to
+  struct thost_state* next;       // the block's list
+  const char* name;               // the state output name, in this allocation
+  const int64_t* shape;           // dims_count entries, in this allocation
+  void* buffer;                   // malloc'd by StateBuffer; NULL before
+  struct thost_buffer_attributes attrs;
 };
 
 #endif  // TRITONHOST_ABI_STATE_H

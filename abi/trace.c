@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "_cgo_export.h"
-#include "handles.h"
+#include "objects.h"
 
-#define CHECK_TRACE(t) THOST_CHECK_HANDLE(t, THOST_MAGIC_TRACE, "trace (the request is not traced or was released)")
+#define TRACE(var, h) THOST_OBJECT(var, h, THOST_KIND_TRACE, "trace (the request is not traced or was released)")
 
 const char* TRITONSERVER_InferenceTraceLevelString(TRITONSERVER_InferenceTraceLevel level) {
   switch (level) {
@@ -40,43 +40,49 @@ const char* TRITONSERVER_InferenceTraceActivityString(TRITONSERVER_InferenceTrac
 
 TRITONSERVER_Error* TRITONSERVER_InferenceTraceReportActivity(TRITONSERVER_InferenceTrace* trace, uint64_t timestamp,
                                                               const char* activity_name) {
-  CHECK_TRACE(trace);
+  struct thost_trace* t;
+  TRACE(t, trace);
   THOST_CHECK_ARG(activity_name != NULL, "activity_name is NULL");
-  return thostTraceActivity(trace->request_key, timestamp, (char*)activity_name);
+  return thostTraceActivity(t->ctx, timestamp, (char*)activity_name);
 }
 
 TRITONSERVER_Error* TRITONSERVER_InferenceTraceId(TRITONSERVER_InferenceTrace* trace, uint64_t* id) {
-  CHECK_TRACE(trace);
+  struct thost_trace* t;
+  TRACE(t, trace);
   THOST_CHECK_ARG(id != NULL, "id is NULL");
-  *id = trace->id;
+  *id = t->id;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONSERVER_InferenceTraceParentId(TRITONSERVER_InferenceTrace* trace, uint64_t* parent_id) {
-  CHECK_TRACE(trace);
+  struct thost_trace* t;
+  TRACE(t, trace);
   THOST_CHECK_ARG(parent_id != NULL, "parent_id is NULL");
-  *parent_id = trace->parent_id;
+  *parent_id = t->parent_id;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONSERVER_InferenceTraceModelName(TRITONSERVER_InferenceTrace* trace, const char** model_name) {
-  CHECK_TRACE(trace);
+  struct thost_trace* t;
+  TRACE(t, trace);
   THOST_CHECK_ARG(model_name != NULL, "model_name is NULL");
-  *model_name = trace->model_name;
+  *model_name = t->model_name;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONSERVER_InferenceTraceModelVersion(TRITONSERVER_InferenceTrace* trace,
                                                             int64_t* model_version) {
-  CHECK_TRACE(trace);
+  struct thost_trace* t;
+  TRACE(t, trace);
   THOST_CHECK_ARG(model_version != NULL, "model_version is NULL");
-  *model_version = trace->model_version;
+  *model_version = t->model_version;
   return NULL;
 }
 
 TRITONSERVER_Error* TRITONSERVER_InferenceTraceRequestId(TRITONSERVER_InferenceTrace* trace, const char** request_id) {
-  CHECK_TRACE(trace);
+  struct thost_trace* t;
+  TRACE(t, trace);
   THOST_CHECK_ARG(request_id != NULL, "request_id is NULL");
-  *request_id = trace->request_id;
+  *request_id = t->request_id;
   return NULL;
 }

@@ -1,5 +1,8 @@
-// Package loader finds and loads Triton-style backend shared libraries and
-// implements core.BackendProvider over them.
+// Package loader finds Triton-style backend shared libraries, shares each
+// between the models that use it, and implements core.BackendProvider over
+// them. It is pure Go: opening a library and calling into it is the
+// business of an Opener, which package abi implements with dlopen and cgo;
+// tests use Go fakes.
 //
 // A model's backend library is libtriton_<backend>.so (or the file its
 // configuration's runtime names), searched in Triton's order:
@@ -8,20 +11,32 @@
 //	<repository>/<model>/
 //	<backend-directory>/<backend>/
 //
-// The lifecycle of a library, written once here:
-//  1. Before the first library, a stub named libtritonserver.so is loaded so
-//     that backends linked against Triton's stub (DT_NEEDED
-//     libtritonserver.so) load; the API functions themselves come from this
-//     executable's exports (package abi).
-//  2. dlopen(RTLD_NOW|RTLD_LOCAL); resolve the entry points. Only
-//     TRITONBACKEND_ModelInstanceExecute is required.
-//  3. TRITONBACKEND_Initialize (if exported), then
-//     TRITONBACKEND_GetBackendAttribute (if exported). A failure closes the
-//     library again; the model that asked fails to load, naming the file.
-//  4. Per model version: TRITONBACKEND_ModelInitialize; per instance:
-//     TRITONBACKEND_ModelInstanceInitialize; then executions.
-//  5. On unload: ModelInstanceFinalize per instance, then ModelFinalize.
-//  6. When no model uses the library: TRITONBACKEND_Finalize, then dlclose,
-//     but only once no request of its models is still held anywhere (a
-//     factory, an unsent response); otherwise the library stays mapped.
+// The lifecycle of a backend library, written once here (the Library, Model
+// and Instance interfaces name the calls):
+//
+//  1. Open, when a model first needs the library: the Opener loads it (with
+//     the libtritonserver.so stub that Triton-linked backends need), resolves
+//     the entry points, refusing a library without
+//     TRITONBACKEND_ModelInstanceExecute, and creates the backend's handle.
+//  2. Library.Initialize (TRITONBACKEND_Initialize), then
+//     Library.Attributes (TRITONBACKEND_GetBackendAttribute). If Initialize
+//     fails the library is closed; if Attributes fails it is finalized and
+//     closed. Either way the model that asked fails to load, naming the file.
+//  3. Per model version: Library.NewModel, then Model.Initialize
+//     (TRITONBACKEND_ModelInitialize); the backend may complete the model's
+//     configuration meanwhile. Per instance: Model.NewInstance, then
+//     Instance.Initialize. A failure retires what was created (the backend
+//     can no longer reach it) and the model does not load.
+//  4. Executions: Instance.Execute from the instance's goroutine only.
+//  5. On unload: Instance.Finalize and Instance.Retire per instance, then
+//     Model.Finalize and Model.Retire. Backends may still send responses
+//     from their own threads.
+//  6. When no model uses the library any more: Library.Finalize, then
+//     Library.Close, but only once the backend holds no request of its
+//     models (no request, factory or unsent response: HeldRequests is
+//     zero), waiting Options.CloseGrace for it. If it still holds some, the
+//     library stays loaded: its code may still run on the backend's threads.
+//
+// The same library file used by several models is opened once and shared;
+// Provider counts its users.
 package loader

@@ -3,13 +3,9 @@ package loader
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
-	"tritonhost/abi"
 	"tritonhost/core"
 	"tritonhost/core/configpb"
 	"tritonhost/core/serverlog"
@@ -17,6 +13,8 @@ import (
 
 // Options configure a Provider.
 type Options struct {
+	// Opener opens the libraries (abi.Host). Required.
+	Opener Opener
 	// BackendDirectory holds one directory per backend,
 	// <dir>/<backend>/libtriton_<backend>.so (Triton's --backend-directory).
 	BackendDirectory string
@@ -26,21 +24,22 @@ type Options struct {
 	// DisableAutoComplete is --disable-auto-complete-config: backends are
 	// told not to complete model configurations.
 	DisableAutoComplete bool
-	// Logger receives the loader's log and the backends' TRITONSERVER_LogMessage.
+	// Logger receives the loader's log (default: discarded).
 	Logger *serverlog.Logger
 	// CloseGrace is how long closing a library waits for its backend to let
 	// go of its last requests (default 10s).
 	CloseGrace time.Duration
 }
 
-// Provider implements core.BackendProvider for shared-library backends.
+// Provider implements core.BackendProvider for shared-library backends. It
+// is safe for concurrent use: opening one library does not block others.
 type Provider struct {
 	opts Options
 	log  *serverlog.Logger
 
-	mu   sync.Mutex
-	libs map[string]*library // by library path
-	open map[string]*sync.Mutex
+	mu    sync.Mutex
+	libs  map[string]*sharedLibrary // by path, while some model uses it
+	gates map[string]*sync.Mutex    // by path: serializes opening and closing it
 }
 
 var _ core.BackendProvider = (*Provider)(nil)
@@ -53,50 +52,156 @@ func New(opts Options) *Provider {
 	if opts.CloseGrace <= 0 {
 		opts.CloseGrace = 10 * time.Second
 	}
-	abi.SetLogger(opts.Logger)
-	return &Provider{opts: opts, log: opts.Logger, libs: map[string]*library{}, open: map[string]*sync.Mutex{}}
+	return &Provider{opts: opts, log: opts.Logger, libs: map[string]*sharedLibrary{}, gates: map[string]*sync.Mutex{}}
 }
 
-// LibraryFile returns the file name of a model's backend library: the
-// configuration's runtime if set, else libtriton_<backend>.so.
-func LibraryFile(backend, runtime string) string {
-	if runtime != "" {
-		return runtime
-	}
-	return "libtriton_" + backend + ".so"
+// sharedLibrary is an opened library and the count of model versions using
+// it (guarded by the Provider's mutex).
+type sharedLibrary struct {
+	Library
+	path, name string
+	attrs      Attributes
+	users      int
 }
 
-// findLibrary applies Triton's search order for a model's backend library.
-func (p *Provider) findLibrary(m *core.Model) (string, string, error) {
-	cfg := m.Config()
-	name := cfg.GetBackend()
-	if name == "" {
-		return "", "", core.Errorf(core.CodeInvalidArg, "model %q: the configuration names no backend (platform %q models are not supported)", m.Name(), cfg.GetPlatform())
+// LoadModel opens the model's backend library if needed (lifecycle steps 1
+// and 2) and initializes the model in it (step 3).
+func (p *Provider) LoadModel(m *core.Model) (core.BackendModel, error) {
+	path, name, err := findLibrary(m, p.opts.BackendDirectory)
+	if err != nil {
+		return nil, err
 	}
-	file := LibraryFile(name, cfg.GetRuntime())
-	if strings.ContainsRune(file, '/') {
-		return "", "", core.Errorf(core.CodeInvalidArg, "model %q: runtime %q must be a file name, not a path", m.Name(), file)
+	lib, err := p.acquire(path, name)
+	if err != nil {
+		return nil, core.Errorf(core.CodeUnavailable, "model %q: %w", m.Name(), err)
 	}
-	candidates := []string{
-		filepath.Join(m.VersionPath(), file),
-		filepath.Join(m.Path(), file),
+	if err := m.SetPreferredInstanceGroups(configGroups(lib.attrs.PreferredGroups)); err != nil {
+		p.release(lib)
+		return nil, err
 	}
-	if p.opts.BackendDirectory != "" {
-		candidates = append(candidates, filepath.Join(p.opts.BackendDirectory, name, file))
+	h, err := lib.NewModel(m, !p.opts.DisableAutoComplete)
+	if err != nil {
+		p.release(lib)
+		return nil, fmt.Errorf("model %q: %s: %w", m.Name(), path, err)
 	}
-	for _, c := range candidates {
-		if st, err := os.Stat(c); err == nil && !st.IsDir() {
-			abs, err := filepath.Abs(c)
-			if err != nil {
-				return "", "", core.Errorf(core.CodeInternal, "model %q: %w", m.Name(), err)
-			}
-			return abs, name, nil
+	if err := h.Initialize(); err != nil {
+		h.Retire()
+		p.release(lib)
+		return nil, fmt.Errorf("model %q: %s: TRITONBACKEND_ModelInitialize failed: %w", m.Name(), path, err)
+	}
+	return &libraryModel{p: p, lib: lib, m: m, h: h}, nil
+}
+
+// Close reports libraries still in use; each library is already closed when
+// its last model is finalized.
+func (p *Provider) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var errs []error
+	for path, lib := range p.libs {
+		errs = append(errs, fmt.Errorf("backend %q (%s) is still used by %d model(s)", lib.name, path, lib.users))
+	}
+	return errors.Join(errs...)
+}
+
+func (p *Provider) gate(path string) *sync.Mutex {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	g := p.gates[path]
+	if g == nil {
+		g = &sync.Mutex{}
+		p.gates[path] = g
+	}
+	return g
+}
+
+// acquire returns the library at path with one more user, opening and
+// initializing it first if no model uses it.
+func (p *Provider) acquire(path, name string) (*sharedLibrary, error) {
+	g := p.gate(path)
+	g.Lock()
+	defer g.Unlock()
+	p.mu.Lock()
+	lib := p.libs[path]
+	if lib != nil {
+		lib.users++
+	}
+	p.mu.Unlock()
+	if lib != nil {
+		return lib, nil
+	}
+	lib, err := p.open(path, name)
+	if err != nil {
+		return nil, err
+	}
+	p.log.Infof("loaded backend %q from %s", name, path)
+	p.mu.Lock()
+	lib.users = 1
+	p.libs[path] = lib
+	p.mu.Unlock()
+	return lib, nil
+}
+
+// open runs lifecycle steps 1 and 2.
+func (p *Provider) open(path, name string) (*sharedLibrary, error) {
+	l, err := p.opts.Opener.Open(path, name, p.backendConfig(name))
+	if err != nil {
+		return nil, fmt.Errorf("load backend library %s: %w", path, err)
+	}
+	if err := l.Initialize(); err != nil {
+		p.closeQuietly(l, path)
+		return nil, fmt.Errorf("backend library %s: TRITONBACKEND_Initialize failed: %w", path, err)
+	}
+	attrs, err := l.Attributes()
+	if err != nil {
+		if ferr := l.Finalize(); ferr != nil {
+			p.log.Errorf("backend %q (%s): TRITONBACKEND_Finalize failed: %v", name, path, ferr)
 		}
+		p.closeQuietly(l, path)
+		return nil, fmt.Errorf("backend library %s: TRITONBACKEND_GetBackendAttribute failed: %w", path, err)
 	}
-	return "", "", core.Errorf(core.CodeNotFound, "model %q: backend %q: %s not found in %s", m.Name(), name, file, strings.Join(candidates, ", "))
+	return &sharedLibrary{Library: l, path: path, name: name, attrs: attrs}, nil
 }
 
-func (p *Provider) cmdline(backend string) map[string]string {
+func (p *Provider) closeQuietly(l Library, path string) {
+	if err := l.Close(); err != nil {
+		p.log.Warnf("close backend library %s: %v", path, err)
+	}
+}
+
+// release drops a user; the last one closes the library (lifecycle step 6).
+func (p *Provider) release(lib *sharedLibrary) {
+	g := p.gate(lib.path)
+	g.Lock()
+	defer g.Unlock()
+	p.mu.Lock()
+	lib.users--
+	last := lib.users == 0
+	if last {
+		delete(p.libs, lib.path)
+	}
+	p.mu.Unlock()
+	if !last {
+		return
+	}
+	if err := lib.Finalize(); err != nil {
+		p.log.Errorf("backend %q (%s): TRITONBACKEND_Finalize failed: %v", lib.name, lib.path, err)
+	}
+	deadline := time.Now().Add(p.opts.CloseGrace)
+	for lib.HeldRequests() > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := lib.HeldRequests(); n > 0 {
+		p.log.Warnf("backend %q (%s) still holds %d request(s) after finalization; keeping the library loaded", lib.name, lib.path, n)
+		return
+	}
+	p.closeQuietly(lib, lib.path)
+	p.log.Infof("unloaded backend %q (%s)", lib.name, lib.path)
+}
+
+// backendConfig is the backend's --backend-config settings with Triton's
+// defaults, as TRITONBACKEND_BackendConfig hands them out under "cmdline".
+func (p *Provider) backendConfig(backend string) map[string]string {
 	out := map[string]string{
 		"auto-complete-config":   fmt.Sprint(!p.opts.DisableAutoComplete),
 		"backend-directory":      p.opts.BackendDirectory,
@@ -112,92 +217,9 @@ func (p *Provider) cmdline(backend string) map[string]string {
 	return out
 }
 
-// acquire returns the library at path, opening it on first use, and takes a
-// reference on it. Opening one library does not block others.
-func (p *Provider) acquire(path, name string) (*library, error) {
-	p.mu.Lock()
-	gate := p.open[path]
-	if gate == nil {
-		gate = &sync.Mutex{}
-		p.open[path] = gate
-	}
-	p.mu.Unlock()
-
-	gate.Lock()
-	defer gate.Unlock()
-	p.mu.Lock()
-	lib := p.libs[path]
-	if lib != nil {
-		lib.refs++
-		p.mu.Unlock()
-		return lib, nil
-	}
-	p.mu.Unlock()
-	lib, err := openLibrary(path, name, p.cmdline(name))
-	if err != nil {
-		return nil, err
-	}
-	p.log.Infof("loaded backend %q from %s", name, path)
-	p.mu.Lock()
-	lib.refs = 1
-	p.libs[path] = lib
-	p.mu.Unlock()
-	return lib, nil
-}
-
-// release drops a reference; the last one closes the library.
-func (p *Provider) release(lib *library) {
-	gate := p.gate(lib.path)
-	gate.Lock()
-	defer gate.Unlock()
-	p.mu.Lock()
-	lib.refs--
-	last := lib.refs == 0
-	if last {
-		delete(p.libs, lib.path)
-	}
-	p.mu.Unlock()
-	if last {
-		lib.close(p.log, p.opts.CloseGrace)
-		p.log.Infof("unloaded backend %q (%s)", lib.name, lib.path)
-	}
-}
-
-func (p *Provider) gate(path string) *sync.Mutex {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.open[path]
-}
-
-// LoadModel opens the model's backend library if needed and runs
-// TRITONBACKEND_ModelInitialize.
-func (p *Provider) LoadModel(m *core.Model) (core.BackendModel, error) {
-	path, name, err := p.findLibrary(m)
-	if err != nil {
-		return nil, err
-	}
-	lib, err := p.acquire(path, name)
-	if err != nil {
-		return nil, core.Errorf(core.CodeUnavailable, "model %q: %w", m.Name(), err)
-	}
-	if err := m.SetPreferredInstanceGroups(preferredGroups(lib.attrs.PreferredGroups())); err != nil {
-		p.release(lib)
-		return nil, err
-	}
-	am := abi.NewModel(m, lib.backend, !p.opts.DisableAutoComplete)
-	if lib.ep.modelInit != nil {
-		if err := abi.CallModel(lib.ep.modelInit, am); err != nil {
-			p.retireModel(lib, am)
-			p.release(lib)
-			return nil, fmt.Errorf("model %q: %s: TRITONBACKEND_ModelInitialize failed: %w", m.Name(), path, err)
-		}
-	}
-	return &sharedModel{p: p, lib: lib, m: m, am: am}, nil
-}
-
-// preferredGroups turns a backend's preferred instance groups into
+// configGroups turns a backend's preferred instance groups into
 // configuration instance groups.
-func preferredGroups(groups []abi.PreferredGroup) []*configpb.ModelInstanceGroup {
+func configGroups(groups []PreferredGroup) []*configpb.ModelInstanceGroup {
 	var out []*configpb.ModelInstanceGroup
 	for _, g := range groups {
 		kind := configpb.ModelInstanceGroup_KIND_AUTO
@@ -216,105 +238,4 @@ func preferredGroups(groups []abi.PreferredGroup) []*configpb.ModelInstanceGroup
 		out = append(out, cg)
 	}
 	return out
-}
-
-func (p *Provider) retireModel(lib *library, am *abi.Model) {
-	am.Retire()
-	p.mu.Lock()
-	lib.retiredModels = append(lib.retiredModels, am)
-	p.mu.Unlock()
-}
-
-func (p *Provider) retireInstance(lib *library, ai *abi.Instance) {
-	ai.Retire()
-	p.mu.Lock()
-	lib.retiredInsts = append(lib.retiredInsts, ai)
-	p.mu.Unlock()
-}
-
-// Close reports libraries still in use; each library is already closed when
-// its last model is finalized.
-func (p *Provider) Close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var errs []error
-	for path, lib := range p.libs {
-		errs = append(errs, fmt.Errorf("backend %q (%s) is still used by %d model(s)", lib.name, path, lib.refs))
-	}
-	return errors.Join(errs...)
-}
-
-// sharedModel is a model initialized in a shared-library backend.
-type sharedModel struct {
-	p   *Provider
-	lib *library
-	m   *core.Model
-	am  *abi.Model
-}
-
-var _ core.BackendModel = (*sharedModel)(nil)
-
-// NewInstance runs TRITONBACKEND_ModelInstanceInitialize.
-func (sm *sharedModel) NewInstance(inst *core.Instance) (core.BackendInstance, error) {
-	ai := abi.NewInstance(inst, sm.am)
-	if sm.lib.ep.instanceInit != nil {
-		if err := abi.CallInstance(sm.lib.ep.instanceInit, ai); err != nil {
-			sm.p.retireInstance(sm.lib, ai)
-			return nil, fmt.Errorf("%s: TRITONBACKEND_ModelInstanceInitialize failed: %w", sm.lib.path, err)
-		}
-	}
-	return &sharedInstance{sm: sm, ai: ai}, nil
-}
-
-// DeviceBlocking reports whether the backend chose
-// TRITONBACKEND_EXECUTION_DEVICE_BLOCKING.
-func (sm *sharedModel) DeviceBlocking() bool { return sm.lib.backend.DeviceBlocking() }
-
-// ParallelInstanceLoading reports the backend's attribute.
-func (sm *sharedModel) ParallelInstanceLoading() bool { return sm.lib.attrs.ParallelInstanceLoading() }
-
-// Finalize runs TRITONBACKEND_ModelFinalize and drops the library reference.
-func (sm *sharedModel) Finalize() error {
-	var err error
-	if sm.lib.ep.modelFini != nil {
-		if ferr := abi.CallModel(sm.lib.ep.modelFini, sm.am); ferr != nil {
-			err = fmt.Errorf("model %q: %s: TRITONBACKEND_ModelFinalize failed: %w", sm.m.Name(), sm.lib.path, ferr)
-		}
-	}
-	sm.p.retireModel(sm.lib, sm.am)
-	sm.p.release(sm.lib)
-	return err
-}
-
-// sharedInstance is a model instance in a shared-library backend.
-type sharedInstance struct {
-	sm *sharedModel
-	ai *abi.Instance
-}
-
-var _ core.BackendInstance = (*sharedInstance)(nil)
-
-// Execute runs TRITONBACKEND_ModelInstanceExecute.
-func (si *sharedInstance) Execute(batch []*core.Request) error {
-	return si.ai.Execute(si.sm.lib.ep.execute, batch)
-}
-
-// Ready runs TRITONBACKEND_ModelInstanceReady when the backend exports it.
-func (si *sharedInstance) Ready() error {
-	if si.sm.lib.ep.instanceReady == nil {
-		return nil
-	}
-	return abi.CallInstance(si.sm.lib.ep.instanceReady, si.ai)
-}
-
-// Finalize runs TRITONBACKEND_ModelInstanceFinalize.
-func (si *sharedInstance) Finalize() error {
-	var err error
-	if si.sm.lib.ep.instanceFini != nil {
-		if ferr := abi.CallInstance(si.sm.lib.ep.instanceFini, si.ai); ferr != nil {
-			err = fmt.Errorf("%s: TRITONBACKEND_ModelInstanceFinalize failed: %w", si.sm.lib.path, ferr)
-		}
-	}
-	si.sm.p.retireInstance(si.sm.lib, si.ai)
-	return err
 }

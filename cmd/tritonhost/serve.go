@@ -179,7 +179,10 @@ func (o *serveOptions) logger() *serverlog.Logger {
 // close, and every model is unloaded.
 func (o *serveOptions) Run(ctx context.Context) error {
 	log := o.logger()
+	host := abi.NewHost(abi.HostOptions{Logger: log})
+	defer host.Close()
 	provider := loader.New(loader.Options{
+		Opener:              host,
 		BackendDirectory:    o.BackendDirectory,
 		BackendConfig:       o.backendConfig,
 		DisableAutoComplete: o.DisableAutoComplete,
@@ -235,8 +238,8 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		<-stopped
 	}
 	err = srv.Stop(deadline)
-	if live := abi.Live(); !live.Zero() {
-		log.Warnf("backend API objects still live at exit: %+v", live)
+	if live := host.Live(); !live.Zero() {
+		log.Warnf("backend API objects still live at exit: %v", live)
 	}
 	log.Infof("stopped")
 	return err

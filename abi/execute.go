@@ -3,12 +3,14 @@ package abi
 /*
 #include <stdlib.h>
 #include <string.h>
-#include "handles.h"
+#include "host.h"
 */
 import "C"
 
 import (
+	"errors"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -16,45 +18,48 @@ import (
 	"tritonhost/core"
 )
 
-// requestState is the Go side of one request while a backend holds any
-// handle of it (its request block, a factory, an unsent response). It is
-// keyed by the request context's key; when the context's last reference goes
-// (thostRequestContextDone), the state goes too.
-type requestState struct {
-	key     uint64
-	req     *core.Request
-	backend *Backend
+// heldRequest is the Go side of one request while a backend holds anything
+// of it (its request block, a factory, an unsent response): the request
+// context in C counts those, and its key leads here. When the context's
+// last reference goes (thostRequestContextDone), the record goes too.
+type heldRequest struct {
+	key uint64
+	req *core.Request
+	lib *library
 
 	mu     sync.Mutex
 	ctx    *C.struct_thost_reqctx
-	block  *C.TRITONBACKEND_Request // the block the backend holds now, if any
-	pinner runtime.Pinner           // pins block's input buffers
-	dead   bool                     // context freed
+	block  *C.struct_thost_request // the block the backend holds now, if any
+	pinner runtime.Pinner          // pins block's input buffers
+	dead   bool                    // context freed
 }
 
-var requests table[*requestState]
+var errOutOfMemory = errors.New("out of memory or handles for the request block")
 
-// stateFor returns the live state of r, creating one (with a new context
-// holding one reference, for the block about to be built) when r has none.
-// With an existing state it adds a reference for the new block.
-func stateFor(r *core.Request, backend *Backend) *requestState {
-	if st, ok := r.BackendData().(*requestState); ok {
+// heldRequestFor returns the live record of r, creating one (with a new
+// context holding one reference, for the block about to be built) when r
+// has none. With an existing record it adds a reference for the new block.
+func (l *library) heldRequestFor(r *core.Request) (*heldRequest, error) {
+	if st, ok := r.BackendData().(*heldRequest); ok {
 		st.mu.Lock()
 		if !st.dead && st.tryRef() {
 			st.mu.Unlock()
-			return st
+			return st, nil
 		}
 		st.mu.Unlock()
 	}
-	st := &requestState{req: r, backend: backend}
+	st := &heldRequest{req: r, lib: l}
+	st.key = l.host.requests.add(st)
+	st.ctx = C.thost_reqctx_new(l.host.c, C.uint64_t(st.key))
+	if st.ctx == nil {
+		l.host.requests.take(st.key)
+		return nil, errOutOfMemory
+	}
 	r.Hold() // until the context ends: thostRequestContextDone drops it
-	backend.live.Add(1)
-	st.key = requests.add(st)
-	st.ctx = C.thost_reqctx_new(C.uint64_t(st.key))
+	l.held.Add(1)
 	if r.BackendData() == nil {
-		p := r.Responder()
-		p.OnCancel(func() {
-			if cur, ok := r.BackendData().(*requestState); ok {
+		r.Responder().OnCancel(func() {
+			if cur, ok := r.BackendData().(*heldRequest); ok {
 				cur.markCancelled()
 			}
 		})
@@ -63,14 +68,14 @@ func stateFor(r *core.Request, backend *Backend) *requestState {
 	if r.Cancelled() {
 		st.markCancelled()
 	}
-	return st
+	return st, nil
 }
 
 // tryRef adds a reference to st's context unless the last one is already
 // gone. dead alone cannot tell: the C side drops the last reference before
 // thostRequestContextDone marks st dead, and then frees the context, so a
 // reference taken in between would revive a context about to be freed.
-func (st *requestState) tryRef() bool {
+func (st *heldRequest) tryRef() bool {
 	refs := (*int32)(unsafe.Pointer(&st.ctx.refs))
 	for {
 		n := atomic.LoadInt32(refs)
@@ -83,10 +88,18 @@ func (st *requestState) tryRef() bool {
 	}
 }
 
+func (st *heldRequest) markCancelled() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.dead {
+		atomic.StoreInt32((*int32)(unsafe.Pointer(&st.ctx.cancelled)), 1)
+	}
+}
+
 // recordStats hands response-statistics reports that the C side buffered
 // for this request to the instances that made them. Reports of instances
-// already finalized are dropped.
-func (st *requestState) recordStats(recs *C.struct_thost_rstat, n C.uint32_t) {
+// already retired are dropped.
+func (st *heldRequest) recordStats(recs *C.struct_thost_rstat, n C.uint32_t) {
 	if n == 0 {
 		return
 	}
@@ -96,7 +109,7 @@ func (st *requestState) recordStats(recs *C.struct_thost_rstat, n C.uint32_t) {
 	for _, r := range unsafe.Slice(recs, int(n)) {
 		if inst == nil || r.instance_key != instKey {
 			var ok bool
-			if inst, ok = instances.get(uint64(r.instance_key)); !ok {
+			if inst, ok = st.lib.host.instances.get(uint64(r.instance_key)); !ok {
 				inst = nil
 				continue
 			}
@@ -113,11 +126,75 @@ func (st *requestState) recordStats(recs *C.struct_thost_rstat, n C.uint32_t) {
 	}
 }
 
-func (st *requestState) markCancelled() {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if !st.dead {
-		atomic.StoreInt32((*int32)(unsafe.Pointer(&st.ctx.cancelled)), 1)
+// Execute implements loader.Instance: it builds a block for each request
+// and calls TRITONBACKEND_ModelInstanceExecute with their handles. It is
+// called from the instance's goroutine only. If the backend returns an
+// error, the blocks it did not release are freed and the error is returned:
+// the caller then owns (fails and releases) the requests, as
+// core.BackendInstance.Execute documents.
+func (i *instanceHandle) Execute(batch []*core.Request) error {
+	n := len(batch)
+	if n == 0 {
+		return nil
+	}
+	if n > i.cap {
+		C.free(unsafe.Pointer(i.scratch))
+		i.scratch = (*C.uint64_t)(C.malloc(C.size_t(n) * 8))
+		i.cap = n
+		if i.scratch == nil {
+			i.cap = 0
+			return errOutOfMemory
+		}
+	}
+	handles := unsafe.Slice((*uint64)(unsafe.Pointer(i.scratch)), n)
+	held, blocks := slices.Grow(i.held[:0], n)[:n], slices.Grow(i.blocks[:0], n)[:n]
+	defer func() {
+		clear(held)
+		clear(blocks)
+		i.held, i.blocks = held[:0], blocks[:0]
+	}()
+	for k, r := range batch {
+		st, err := i.lib.heldRequestFor(r)
+		var blk *C.struct_thost_request
+		if err == nil {
+			st.mu.Lock()
+			blk = st.buildBlock(r, i)
+			st.block = blk
+			st.mu.Unlock()
+			if blk == nil {
+				C.thost_reqctx_unref(st.ctx) // the reference taken for the block
+				err = errOutOfMemory
+			}
+		}
+		if err != nil {
+			i.reclaim(held[:k], blocks[:k])
+			return err
+		}
+		held[k], blocks[k] = st, blk
+		handles[k] = uint64(blk.handle)
+	}
+	cerr := C.thost_call_execute(i.lib.ep.execute, i.c, i.scratch, C.uint32_t(n))
+	if cerr == nil {
+		return nil
+	}
+	err := takeError(cerr)
+	i.reclaim(held, blocks)
+	return err
+}
+
+// reclaim frees the blocks the backend did not release.
+func (i *instanceHandle) reclaim(held []*heldRequest, blocks []*C.struct_thost_request) {
+	for k, st := range held {
+		st.mu.Lock()
+		ours := st.block == blocks[k]
+		if ours {
+			st.block = nil
+			st.pinner.Unpin()
+		}
+		st.mu.Unlock()
+		if ours {
+			C.thost_request_free(blocks[k])
+		}
 	}
 }
 
@@ -147,18 +224,19 @@ func (a *arena) cstring(s string) *C.char {
 func strSize(s string) uintptr { return align8(uintptr(len(s) + 1)) }
 
 // buildBlock lays out the request block of r for one execution by inst: one
-// allocation with the inputs, their shapes and buffers, the requested output
-// names and the parameters. Input buffers are pinned, not copied. The caller
-// holds a context reference for the block (stateFor).
-func (st *requestState) buildBlock(r *core.Request, inst *Instance) *C.TRITONBACKEND_Request {
+// zeroed allocation with its handle, the inputs, their shapes and buffers,
+// the requested output names and the parameters. Input buffers are pinned,
+// not copied. The caller holds a context reference for the block
+// (heldRequestFor) and st.mu. nil when memory or handles run out.
+func (st *heldRequest) buildBlock(r *core.Request, inst *instanceHandle) *C.struct_thost_request {
 	inputs := r.Inputs()
 	outputs := r.RequestedOutputs()
 	params := r.Parameters()
 	cid := r.CorrelationID()
 
 	trace := r.Trace()
-	size := align8(C.sizeof_struct_TRITONBACKEND_Request) +
-		align8(uintptr(len(inputs))*C.sizeof_struct_TRITONBACKEND_Input) +
+	size := align8(C.sizeof_struct_thost_request) +
+		align8(uintptr(len(inputs))*C.sizeof_struct_thost_input) +
 		align8(uintptr(len(outputs))*unsafe.Sizeof(uintptr(0))) +
 		align8(uintptr(len(params))*C.sizeof_struct_thost_param) +
 		strSize(r.ID()) + strSize(cid.String)
@@ -174,14 +252,14 @@ func (st *requestState) buildBlock(r *core.Request, inst *Instance) *C.TRITONBAC
 		size += strSize(params[i].Name) + strSize(params[i].String)
 	}
 	if trace != nil {
-		size += align8(C.sizeof_struct_TRITONSERVER_InferenceTrace) + strSize(trace.Model) + strSize(trace.RequestID)
+		size += align8(C.sizeof_struct_thost_trace) + strSize(trace.Model) + strSize(trace.RequestID)
 	}
 
-	a := arena{base: C.malloc(C.size_t(size))}
-	C.memset(a.base, 0, C.size_t(size))
-	blk := (*C.TRITONBACKEND_Request)(a.alloc(C.sizeof_struct_TRITONBACKEND_Request))
-	blk.magic = C.THOST_MAGIC_REQUEST
-	blk.ctx = st.ctx
+	blk := C.thost_request_new(C.size_t(size), st.ctx)
+	if blk == nil {
+		return nil
+	}
+	a := arena{base: unsafe.Pointer(blk), off: align8(C.sizeof_struct_thost_request)}
 	blk.instance = inst.c
 	blk.flags = C.uint32_t(r.Flags())
 	blk.timeout_us = C.uint64_t(r.Timeout().Microseconds())
@@ -193,14 +271,13 @@ func (st *requestState) buildBlock(r *core.Request, inst *Instance) *C.TRITONBAC
 	}
 
 	blk.input_count = C.uint32_t(len(inputs))
-	cins := unsafe.Slice((*C.struct_TRITONBACKEND_Input)(a.alloc(uintptr(len(inputs))*C.sizeof_struct_TRITONBACKEND_Input)), len(inputs))
+	cins := unsafe.Slice((*C.struct_thost_input)(a.alloc(uintptr(len(inputs))*C.sizeof_struct_thost_input)), len(inputs))
 	if len(inputs) > 0 {
 		blk.inputs = &cins[0]
 	}
 	for i := range inputs {
 		in := &inputs[i]
 		ci := &cins[i]
-		ci.magic = C.THOST_MAGIC_INPUT
 		ci.datatype = C.TRITONSERVER_DataType(in.DataType)
 		ci.name = a.cstring(in.Name)
 		ci.dims_count = C.uint32_t(len(in.Shape))
@@ -216,6 +293,7 @@ func (st *requestState) buildBlock(r *core.Request, inst *Instance) *C.TRITONBAC
 			ci.buffers = &bufs[0]
 		}
 		for j, b := range in.Buffers {
+			bufs[j].attrs.server_owned = true
 			bufs[j].attrs.byte_size = C.uint64_t(len(b))
 			bufs[j].attrs.memory_type = C.TRITONSERVER_MEMORY_CPU
 			if len(b) > 0 {
@@ -265,9 +343,8 @@ func (st *requestState) buildBlock(r *core.Request, inst *Instance) *C.TRITONBAC
 		}
 	}
 	if trace != nil {
-		t := (*C.struct_TRITONSERVER_InferenceTrace)(a.alloc(C.sizeof_struct_TRITONSERVER_InferenceTrace))
-		t.magic = C.THOST_MAGIC_TRACE
-		t.request_key = C.uint64_t(st.key)
+		t := (*C.struct_thost_trace)(a.alloc(C.sizeof_struct_thost_trace))
+		t.ctx = st.ctx
 		t.id = C.uint64_t(trace.ID)
 		t.parent_id = C.uint64_t(trace.ParentID)
 		t.model_version = C.int64_t(trace.Version)
@@ -275,6 +352,5 @@ func (st *requestState) buildBlock(r *core.Request, inst *Instance) *C.TRITONBAC
 		t.request_id = a.cstring(trace.RequestID)
 		blk.trace = t
 	}
-	C.thost_count(C.THOST_COUNT_REQUEST, 1)
 	return blk
 }

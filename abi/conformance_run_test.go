@@ -1,4 +1,4 @@
-package loader_test
+package abi_test
 
 import (
 	"context"

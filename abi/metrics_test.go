@@ -1,4 +1,4 @@
-package loader_test
+package abi_test
 
 import (
 	"encoding/binary"
@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/abi"
 	"tritonhost/core"
 	"tritonhost/core/metrics"
 	"tritonhost/internal/testenv"
@@ -90,16 +89,15 @@ func metricsResponse(t *testing.T, srv *testServer, model string, in ...float64)
 	return codes, values
 }
 
-// checkMetricsReleased registers, before the server starts, a check that
-// runs after it stopped: the backend deleted every family and metric, so
-// nothing of them is left, in C, in Go or in the registry.
-func checkMetricsReleased(t *testing.T) {
-	before := abi.LiveMetrics()
-	t.Cleanup(func() {
-		if got := abi.LiveMetrics(); got != before {
-			t.Errorf("metric objects after the server stopped: %+v, want %+v", got, before)
+// checkMetricsReleased adds a check that runs after the server stopped: the
+// backend deleted every family and metric, so nothing of them is left, in C,
+// in Go or in the registry.
+func checkMetricsReleased(t *testing.T, srv *testServer) {
+	srv.afterStop = append(srv.afterStop, func() {
+		if got := srv.host.LiveMetrics(); !got.Zero() {
+			t.Errorf("metric objects after the server stopped: %+v, want none", got)
 		}
-		for _, f := range abi.Metrics().Gather() {
+		for _, f := range srv.host.Metrics().Gather() {
 			if strings.HasPrefix(f.Name, "thost_test_") {
 				t.Errorf("family %s is still served after its backend deleted it", f.Name)
 			}
@@ -107,9 +105,9 @@ func checkMetricsReleased(t *testing.T) {
 	})
 }
 
-func metricFamily(t *testing.T, name string) metrics.FamilySnapshot {
+func metricFamily(t *testing.T, srv *testServer, name string) metrics.FamilySnapshot {
 	t.Helper()
-	for _, f := range abi.Metrics().Gather() {
+	for _, f := range srv.host.Metrics().Gather() {
 		if f.Name == name {
 			return f
 		}
@@ -119,8 +117,8 @@ func metricFamily(t *testing.T, name string) metrics.FamilySnapshot {
 }
 
 func TestBackendMetricsFollowTritonRules(t *testing.T) {
-	checkMetricsReleased(t)
 	srv := startServer(t, testenv.Repository(t, metricsModel(t, "metrics")))
+	checkMetricsReleased(t, srv)
 
 	// Each request: counter += in[0] (and += 1 through a handle whose labels
 	// repeat a name), gauge = in[1] - 1, histogram observes in[2] (and 0.25
@@ -149,16 +147,16 @@ func TestBackendMetricsFollowTritonRules(t *testing.T) {
 	}
 
 	// Through the Go registry.
-	requests := metricFamily(t, "thost_test_requests")
+	requests := metricFamily(t, srv, "thost_test_requests")
 	if requests.Kind != metrics.KindCounter || len(requests.Series) != 2 ||
 		requests.Series[0].Sample.Value != 7 || requests.Series[1].Sample.Value != 2 {
 		t.Errorf("thost_test_requests = %+v, want the kind=ok series at 7 and the odd one at 2", requests)
 	}
-	level := metricFamily(t, "thost_test_level")
+	level := metricFamily(t, srv, "thost_test_level")
 	if len(level.Series) != 1 || level.Series[0].Sample.Value != 6 {
 		t.Errorf("thost_test_level = %+v, want one series (the deleted one gone) at 6", level)
 	}
-	latency := metricFamily(t, "thost_test_latency").Series
+	latency := metricFamily(t, srv, "thost_test_latency").Series
 	if len(latency) != 1 || !slices.Equal(latency[0].Sample.Bounds, []float64{0.5, 1, 2.5}) ||
 		!slices.Equal(latency[0].Sample.Counts, []uint64{4, 1, 0, 1}) || latency[0].Sample.Sum != 5 {
 		t.Errorf("thost_test_latency = %+v, want bounds [0.5 1 2.5], counts [4 1 0 1], sum 5", latency)
@@ -169,7 +167,7 @@ func TestBackendMetricsFollowTritonRules(t *testing.T) {
 
 	// Through the text format.
 	var text strings.Builder
-	if err := abi.Metrics().WriteText(&text); err != nil {
+	if err := srv.host.Metrics().WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
 	var ours []string
@@ -207,8 +205,8 @@ func codeAt(s []int32, i int) any {
 }
 
 func TestBackendMetricsCountExactlyFromManyThreads(t *testing.T) {
-	checkMetricsReleased(t)
 	srv := startServer(t, testenv.Repository(t, metricsModel(t, "metrics_threads")))
+	checkMetricsReleased(t, srv)
 	const threads, each = 8, 50000
 	codes, values := metricsResponse(t, srv, "metrics_threads", threads, each)
 	if !slices.Equal(codes, []int32{0}) {
@@ -218,14 +216,14 @@ func TestBackendMetricsCountExactlyFromManyThreads(t *testing.T) {
 	if want := float64(threads * each / 2); values[0] != want || values[1] != threads*each {
 		t.Errorf("counter %v, gauge %v; want %v and %v", values[0], values[1], want, threads*each)
 	}
-	latency := metricFamily(t, "thost_test_latency").Series
+	latency := metricFamily(t, srv, "thost_test_latency").Series
 	// Observations cycle through 0, 0.5, 1, 1.5: buckets le 0.5, le 1, le 2.5.
 	n := uint64(threads * each)
 	if len(latency) != 1 || !slices.Equal(latency[0].Sample.Counts, []uint64{n / 2, n / 4, n / 4, 0}) ||
 		latency[0].Sample.Sum != float64(n)*0.75 {
 		t.Errorf("latency = %+v, want counts [%d %d %d 0], sum %v", latency, n/2, n/4, n/4, float64(n)*0.75)
 	}
-	requests := metricFamily(t, "thost_test_requests")
+	requests := metricFamily(t, srv, "thost_test_requests")
 	if len(requests.Series) != 2 || requests.Series[0].Sample.Value != float64(threads*each/2) {
 		t.Errorf("thost_test_requests = %+v", requests)
 	}

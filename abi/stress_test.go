@@ -1,4 +1,4 @@
-package loader_test
+package abi_test
 
 import (
 	"context"
@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/abi"
 	"tritonhost/core"
 	"tritonhost/core/serverlog"
 	"tritonhost/internal/testenv"
@@ -194,8 +193,8 @@ func checkStress(t *testing.T, srv *testServer, logs *stressLog, st *stressTally
 	}
 	waitFor(t, "no live request", func() bool { return srv.LiveRequests() == 0 },
 		func() string { return fmt.Sprint(srv.LiveRequests(), " live") })
-	waitFor(t, "every backend API object released", func() bool { return abi.Live().Zero() },
-		func() string { return fmtLive(abi.Live()) })
+	waitFor(t, "every backend API object released", func() bool { return srv.host.Live().Zero() },
+		func() string { return srv.host.Live().String() })
 }
 
 // stressClient sends requests one after another until the deadline, each

@@ -1,4 +1,4 @@
-package loader_test
+package abi_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"tritonhost/abi"
 	"tritonhost/core"
 	"tritonhost/core/serverlog"
 	"tritonhost/internal/testenv"
@@ -40,8 +41,10 @@ func (g goInstance) Execute(batch []*core.Request) error {
 		case "square":
 			k := int32(binary.LittleEndian.Uint32(r.Inputs()[0].Buffers[0]))
 			p := r.Responder()
+			r.Hold() // answers after the release, as a factory does
 			_ = r.Release(core.ReleaseAll)
 			go func() {
+				defer r.Drop()
 				for range k {
 					out := make([]byte, 4)
 					binary.LittleEndian.PutUint32(out, uint32(k))
@@ -59,7 +62,9 @@ func benchServer(b *testing.B, native bool, models ...string) *core.Server {
 	b.Helper()
 	var provider core.BackendProvider = goBackends{}
 	if !native {
-		provider = loader.New(loader.Options{BackendDirectory: testenv.BackendDir(b), Logger: serverlog.Discard()})
+		host := abi.NewHost(abi.HostOptions{})
+		b.Cleanup(host.Close)
+		provider = loader.New(loader.Options{Opener: host, BackendDirectory: testenv.BackendDir(b), Logger: serverlog.Discard()})
 	}
 	repo := make([]testenv.Model, len(models))
 	for i, m := range models {

@@ -1,8 +1,9 @@
-package loader_test
+package abi_test
 
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"runtime"
@@ -38,16 +39,41 @@ func (l *logBuffer) String() string {
 
 type testServer struct {
 	*core.Server
-	log *logBuffer
+	host      *abi.Host
+	log       *logBuffer
+	afterStop []func() // checks that run once the server has stopped
 }
 
-// startServer serves repo with the project's backends and, at cleanup,
-// stops the server and checks that nothing leaked: no live request, no
-// backend API object, no goroutine.
+// TestMain runs the tests, then checks that they left no goroutine behind
+// (tests run in parallel, so the count is only meaningful at the end) and
+// no handle of the backend API live.
+func TestMain(m *testing.M) {
+	goroutines := runtime.NumGoroutine()
+	code := m.Run()
+	if code == 0 {
+		deadline := time.Now().Add(10 * time.Second)
+		for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > goroutines {
+			buf := make([]byte, 1<<20)
+			fmt.Fprintf(os.Stderr, "%d goroutines left after the tests (%d before):\n%s\n", n, goroutines, buf[:runtime.Stack(buf, true)])
+			code = 1
+		}
+		if n := abi.LiveHandles(); n != 0 {
+			fmt.Fprintf(os.Stderr, "%d handles of the backend API still live after the tests\n", n)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// startServer serves repo with the project's backends on a host of its own
+// and, at cleanup, stops the server and checks that nothing leaked: no live
+// request, no backend API object.
 func startServer(t *testing.T, repo string, mutate ...func(*core.Options, *loader.Options)) *testServer {
 	t.Helper()
 	backends := testenv.BackendDir(t)
-	goroutines := runtime.NumGoroutine()
 	logs := &logBuffer{}
 	logger := serverlog.New(logs)
 	lopts := loader.Options{BackendDirectory: backends, Logger: logger, CloseGrace: 5 * time.Second}
@@ -55,11 +81,14 @@ func startServer(t *testing.T, repo string, mutate ...func(*core.Options, *loade
 	for _, f := range mutate {
 		f(&copts, &lopts)
 	}
+	host := abi.NewHost(abi.HostOptions{Logger: lopts.Logger})
+	lopts.Opener = host
 	copts.Backends = loader.New(lopts)
 	srv, err := core.NewServer(copts)
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
 	}
+	ts := &testServer{Server: srv, host: host, log: logs}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -69,49 +98,17 @@ func startServer(t *testing.T, repo string, mutate ...func(*core.Options, *loade
 		if n := srv.LiveRequests(); n != 0 {
 			t.Errorf("%d request(s) still live after Stop", n)
 		}
-		waitFor(t, "every backend API object released", func() bool { return abi.Live().Zero() }, func() string {
-			return "live objects: " + strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(
-				strings.TrimPrefix(fmtLive(abi.Live()), "{"), " ", ", "), "}", ""))
-		})
-		waitFor(t, "goroutines back to where they were", func() bool { return runtime.NumGoroutine() <= goroutines }, func() string {
-			buf := make([]byte, 1<<16)
-			return string(buf[:runtime.Stack(buf, true)])
-		})
+		waitFor(t, "every backend API object released", func() bool { return host.Live().Zero() },
+			func() string { return "live objects: " + host.Live().String() })
+		for _, check := range ts.afterStop {
+			check()
+		}
+		host.Close()
 		if t.Failed() || os.Getenv("TESTLOG") != "" {
 			t.Logf("server log:\n%s", logs.String())
 		}
 	})
-	return &testServer{Server: srv, log: logs}
-}
-
-func fmtLive(l abi.LiveObjects) string {
-	return strings.NewReplacer().Replace(
-		"{" + strings.Join([]string{
-			"requestBlocks=" + itoa(l.RequestBlocks), "contexts=" + itoa(l.RequestContexts),
-			"factories=" + itoa(l.Factories), "responses=" + itoa(l.Responses),
-			"responseStats=" + itoa(l.ResponseStatistics), "hostMessages=" + itoa(l.HostMessages),
-			"states=" + itoa(l.States), "goRequests=" + itoa(int64(l.GoRequests)),
-			"goModels=" + itoa(int64(l.GoModels)), "goInstances=" + itoa(int64(l.GoInstances)),
-		}, " ") + "}")
-}
-
-func itoa(n int64) string {
-	if n == 0 {
-		return "0"
-	}
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b []byte
-	for n > 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-	}
-	if neg {
-		b = append([]byte{'-'}, b...)
-	}
-	return string(b)
+	return ts
 }
 
 func waitFor(t *testing.T, what string, cond func() bool, detail func() string) {

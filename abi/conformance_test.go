@@ -1,9 +1,10 @@
-package loader_test
+package abi_test
 
 import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -737,10 +738,10 @@ func TestConformanceHelpersReturnTritonsNamesAndSizes(t *testing.T) {
 		{"<invalid>", 0}, // one past the last type
 	}
 	for i, tc := range types {
-		want["DataTypeString."+itoa(int64(i))] = tc.name
-		want["DataTypeByteSize."+itoa(int64(i))] = itoa(int64(tc.size))
+		want["DataTypeString."+strconv.Itoa(i)] = tc.name
+		want["DataTypeByteSize."+strconv.Itoa(i)] = strconv.Itoa(tc.size)
 		if tc.name != "<invalid>" {
-			want["StringToDataType."+tc.name] = itoa(int64(i))
+			want["StringToDataType."+tc.name] = strconv.Itoa(i)
 		}
 	}
 	checkValues(t, run, want)
@@ -897,7 +898,7 @@ func TestConformanceBackendSeesTheRequest(t *testing.T) {
 	} {
 		var got []string
 		for i := range len(tc.want) {
-			got = append(got, run.values[tc.prefix+itoa(int64(i))])
+			got = append(got, run.values[tc.prefix+strconv.Itoa(i)])
 		}
 		slices.Sort(got)
 		if !slices.Equal(got, tc.want) {

@@ -1,4 +1,4 @@
-package loader
+package abi
 
 import (
 	"bytes"
@@ -120,7 +120,7 @@ func loadStubOnce() error {
 		f := os.NewFile(uintptr(fd), StubSoname)
 		defer f.Close()
 		if _, err := f.Write(img); err == nil {
-			if _, err := dlopen(fmt.Sprintf("/proc/self/fd/%d", fd), false); err == nil {
+			if _, err := dlopen(fmt.Sprintf("/proc/self/fd/%d", fd)); err == nil {
 				return nil
 			}
 		}
@@ -134,7 +134,7 @@ func loadStubOnce() error {
 	if err := os.WriteFile(path, img, 0o644); err != nil {
 		return fmt.Errorf("load %s stub: %w", StubSoname, err)
 	}
-	if _, err := dlopen(path, false); err != nil {
+	if _, err := dlopen(path); err != nil {
 		return fmt.Errorf("load %s stub: %w", StubSoname, err)
 	}
 	return nil

@@ -1,0 +1,208 @@
+package abi
+
+/*
+#include "host.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"tritonhost/core"
+	"tritonhost/core/metrics"
+	"tritonhost/core/serverlog"
+	"tritonhost/loader"
+)
+
+// HostOptions configure a Host.
+type HostOptions struct {
+	// Logger receives the backends' TRITONSERVER_LogMessage output and
+	// abi's own (default: discarded).
+	Logger *serverlog.Logger
+	// Metrics is the registry backends' custom metrics are registered in
+	// (default: a new one, see Host.Metrics).
+	Metrics *metrics.Registry
+}
+
+// Host is one server's side of the backend API: the Go objects that C
+// handles lead to, the logger backends write to, the registry of their
+// custom metrics, and the counters of live objects. Libraries opened
+// through it (Open) belong to it. Several hosts may live in one process:
+// each serves the objects it created, and what a backend does without
+// naming an object (logging, creating a metric family) goes to the host
+// whose entry point or request the calling thread works for, or else to the
+// newest open host. All methods are safe for concurrent use.
+type Host struct {
+	c       *C.struct_thost_host
+	log     *serverlog.Logger
+	metrics *metrics.Registry
+
+	requests      table[*heldRequest]
+	models        table[*core.Model]
+	instances     table[*core.Instance]
+	families      table[familyHandle]
+	metricHandles table[metricHandle]
+}
+
+var _ loader.Opener = (*Host)(nil)
+
+// hostRegistry finds the Host of a C server: C passes its key. Keys are
+// indexes into byKey and are never reused; a closed host's entry is nil.
+var hostRegistry struct {
+	mu    sync.Mutex
+	byKey atomic.Pointer[[]*Host] // copied on every change
+	open  []*Host                 // in creation order
+}
+
+// NewHost creates a host. Close it once its server has stopped.
+func NewHost(opts HostOptions) *Host {
+	if opts.Logger == nil {
+		opts.Logger = serverlog.Discard()
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.NewRegistry()
+	}
+	h := &Host{log: opts.Logger, metrics: opts.Metrics}
+
+	hostRegistry.mu.Lock()
+	defer hostRegistry.mu.Unlock()
+	var byKey []*Host
+	if p := hostRegistry.byKey.Load(); p != nil {
+		byKey = *p
+	}
+	key := len(byKey)
+	h.c = C.thost_host_new(C.uint64_t(key))
+	if h.c == nil {
+		panic("abi: out of memory creating a host")
+	}
+	byKey = append(slices.Clip(byKey), h)
+	hostRegistry.byKey.Store(&byKey)
+	hostRegistry.open = append(hostRegistry.open, h)
+	C.thost_set_newest_host(h.c)
+
+	mirror := func() {
+		for _, lv := range []serverlog.Level{serverlog.Info, serverlog.Warning, serverlog.Error, serverlog.Verbose} {
+			C.thost_host_set_log(h.c, C.int(lv), C.bool(h.log.Enabled(lv)))
+		}
+	}
+	h.log.OnChange(mirror)
+	mirror()
+	return h
+}
+
+// hostOf returns the Host of a C server, nil once it is closed.
+func hostOf(c *C.struct_thost_host) *Host {
+	byKey := *hostRegistry.byKey.Load()
+	return byKey[c.key]
+}
+
+// Close detaches the host: objects of its libraries are refused from now
+// on, and calls that name no object go to another open host. Call it after
+// the server using it has stopped; it does not close libraries (the loader
+// does, as models unload).
+func (h *Host) Close() {
+	hostRegistry.mu.Lock()
+	defer hostRegistry.mu.Unlock()
+	byKey := slices.Clone(*hostRegistry.byKey.Load())
+	if byKey[h.c.key] == nil {
+		return
+	}
+	byKey[h.c.key] = nil
+	hostRegistry.byKey.Store(&byKey)
+	hostRegistry.open = slices.DeleteFunc(hostRegistry.open, func(o *Host) bool { return o == h })
+	var newest *C.struct_thost_host
+	if n := len(hostRegistry.open); n > 0 {
+		newest = hostRegistry.open[n-1].c
+	}
+	C.thost_set_newest_host(newest)
+	C.thost_host_close(h.c)
+}
+
+// Logger returns the logger backends write to.
+func (h *Host) Logger() *serverlog.Logger { return h.log }
+
+// Metrics returns the registry that backends' custom metrics
+// (TRITONSERVER_MetricFamilyNew, TRITONSERVER_MetricNew) are registered in,
+// for the server to serve (Registry.WriteText). A family name a backend
+// registers with the same kind as an existing family shares that family, as
+// in Triton.
+func (h *Host) Metrics() *metrics.Registry { return h.metrics }
+
+// LiveObjects counts the live objects of the backend API of one host, for
+// leak checks: after its server has stopped, every count is zero.
+type LiveObjects struct {
+	RequestBlocks      int64 // request handles not yet released
+	RequestContexts    int64 // requests a backend still holds anything of
+	Factories          int64 // response factories not deleted
+	Responses          int64 // responses neither sent nor deleted
+	ResponseStatistics int64 // response statistics objects not deleted
+	HostMessages       int64 // server-owned messages (backend config, host policy)
+	States             int64 // implicit-state objects not yet consumed
+	GoRequests         int   // Go request records
+	GoModels           int   // Go model records
+	GoInstances        int   // Go instance records
+}
+
+// Live returns the host's current counts.
+func (h *Host) Live() LiveObjects {
+	n := func(which C.int) int64 { return int64(C.thost_host_live(h.c, which)) }
+	return LiveObjects{
+		RequestBlocks:      n(C.THOST_COUNT_REQUEST),
+		RequestContexts:    n(C.THOST_COUNT_CONTEXT),
+		Factories:          n(C.THOST_COUNT_FACTORY),
+		Responses:          n(C.THOST_COUNT_RESPONSE),
+		ResponseStatistics: n(C.THOST_COUNT_RSTATS),
+		HostMessages:       n(C.THOST_COUNT_HOST_MESSAGE),
+		States:             n(C.THOST_COUNT_STATE),
+		GoRequests:         h.requests.len(),
+		GoModels:           h.models.len(),
+		GoInstances:        h.instances.len(),
+	}
+}
+
+// Zero reports whether nothing is live.
+func (l LiveObjects) Zero() bool { return l == LiveObjects{} }
+
+// String lists the counts that are not zero.
+func (l LiveObjects) String() string {
+	return fmt.Sprintf("request blocks %d, contexts %d, factories %d, responses %d, response statistics %d, "+
+		"host messages %d, states %d, Go requests %d, Go models %d, Go instances %d",
+		l.RequestBlocks, l.RequestContexts, l.Factories, l.Responses, l.ResponseStatistics,
+		l.HostMessages, l.States, l.GoRequests, l.GoModels, l.GoInstances)
+}
+
+// MetricObjects counts the live objects of the custom-metrics API of one
+// host. Families and metrics a backend never deletes stay counted: they are
+// the backend's leak, not the server's, so these counts are not part of
+// LiveObjects.
+type MetricObjects struct {
+	Families   int64 // TRITONSERVER_MetricFamily handles not deleted
+	Metrics    int64 // TRITONSERVER_Metric handles not deleted
+	Args       int64 // TRITONSERVER_MetricArgs not deleted
+	Series     int64 // series in C memory (shared by metrics of the same labels)
+	GoFamilies int   // Go family records
+	GoMetrics  int   // Go metric records
+}
+
+// LiveMetrics returns the host's current counts.
+func (h *Host) LiveMetrics() MetricObjects {
+	n := func(which C.int) int64 { return int64(C.thost_host_live(h.c, which)) }
+	return MetricObjects{
+		Families:   n(C.THOST_COUNT_METRIC_FAMILY),
+		Metrics:    n(C.THOST_COUNT_METRIC),
+		Args:       n(C.THOST_COUNT_METRIC_ARGS),
+		Series:     n(C.THOST_COUNT_SERIES),
+		GoFamilies: h.families.len(),
+		GoMetrics:  h.metricHandles.len(),
+	}
+}
+
+// Zero reports whether nothing is live.
+func (m MetricObjects) Zero() bool { return m == MetricObjects{} }
+
+// LiveHandles returns how many handles are live in the whole process, for
+// leak checks in tests that run one host at a time.
+func LiveHandles() int64 { return int64(C.thost_handle_live()) }

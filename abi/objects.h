@@ -1,0 +1,340 @@
+// The server's objects behind the handles of the Triton backend API. Backends
+// hold handles (handle_table.h), never these addresses; the layouts are the
+// server's business and may change freely.
+//
+// Memory: every object here is C memory. Go fills request blocks and reads
+// responses, but no Go pointer is stored here except input buffer pointers,
+// which Go pins (runtime.Pinner) for as long as the request block lives.
+//
+// Threads: objects reachable from a request (request, inputs, trace) are used
+// by the backend between Execute and RequestRelease, from any thread,
+// read-only. Factories, responses and outputs may be used from any thread,
+// each by one thread at a time as the API requires. Counters are atomic.
+//
+// Servers: every object belongs to one server (struct thost_host), reached
+// through the object or its request context. Functions whose arguments name
+// no object (logging, metric families, objects a backend creates from
+// nothing) use the calling thread's server (thost_ambient_host).
+#ifndef TRITONHOST_ABI_OBJECTS_H
+#define TRITONHOST_ABI_OBJECTS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "handle_table.h"
+#include "triton/core/tritonbackend.h"
+#include "triton/core/tritonserver.h"
+
+// ---- Servers ----------------------------------------------------------------
+
+// What the live counters of a server count (leak checks).
+enum {
+  THOST_COUNT_REQUEST,       // request blocks not yet released
+  THOST_COUNT_CONTEXT,       // requests a backend still holds anything of
+  THOST_COUNT_FACTORY,       // response factories not deleted
+  THOST_COUNT_RESPONSE,      // responses neither sent nor deleted
+  THOST_COUNT_RSTATS,        // response statistics not deleted
+  THOST_COUNT_HOST_MESSAGE,  // server-owned messages (backend config, host policy)
+  THOST_COUNT_STATE,         // implicit states not yet updated
+  THOST_COUNT_METRIC_FAMILY,
+  THOST_COUNT_METRIC,
+  THOST_COUNT_METRIC_ARGS,
+  THOST_COUNT_SERIES,
+  THOST_COUNT_MAX
+};
+
+// One server's C side. Never freed: a backend thread may still remember it as
+// its ambient server after the server stopped (closed is then set).
+struct thost_host {
+  uint64_t key;     // the Go Host's registry key
+  uint64_t server;  // its TRITONSERVER_Server handle
+  int closed;       // atomic
+  int log_on[4];    // atomic, by TRITONSERVER_LogLevel: mirrored from the Go logger
+  int64_t live[THOST_COUNT_MAX];  // atomic
+};
+
+static inline void thost_count(struct thost_host* h, int which, int64_t delta) {
+  if (h != NULL) __atomic_add_fetch(&h->live[which], delta, __ATOMIC_RELAXED);
+}
+
+// The server of the calling thread: the one whose entry point or request the
+// thread last worked for (thost_enter_host), else the newest open server.
+// NULL when no server is open.
+struct thost_host* thost_ambient_host(void);
+void thost_enter_host(struct thost_host* h);
+
+// ---- Messages, buffer attributes, parameters, errors ---------------------
+
+struct TRITONSERVER_Error {
+  TRITONSERVER_Error_Code code;
+  char msg[];  // NUL-terminated
+};
+
+// Parameters are plain pointers (the backend owns them), as are errors.
+struct TRITONSERVER_Parameter {
+  char* name;
+  TRITONSERVER_ParameterType type;
+  int64_t i;
+  double d;
+  bool b;
+  char* s;      // STRING value (NUL-terminated)
+  void* bytes;  // BYTES value
+  uint64_t byte_size;
+};
+
+struct thost_message {
+  uint64_t handle;
+  struct thost_host* host;  // set for a server-owned message (counted), else NULL
+  size_t len;               // bytes of json, without the NUL
+  char json[];              // NUL-terminated
+};
+
+// Buffer attributes: made by a backend (TRITONSERVER_BufferAttributesNew),
+// or owned by an input buffer, output or state (handle made on first use,
+// freed with its owner).
+struct thost_buffer_attributes {
+  uint64_t handle;
+  bool server_owned;
+  TRITONSERVER_MemoryType memory_type;
+  int64_t memory_type_id;
+  uint64_t byte_size;
+  void* cuda_ipc_handle;
+};
+
+// ---- Backends, models, instances --------------------------------------------
+
+struct thost_backend {
+  uint64_t handle;
+  uint64_t memory_manager;  // TRITONBACKEND_MemoryManager handle (its object is this backend)
+  struct thost_host* host;
+  char* name;
+  char* artifacts;                // directory of the backend library
+  struct thost_message* config;   // server-owned {"cmdline":{...}}
+  TRITONBACKEND_ExecutionPolicy policy;
+  void* state;  // TRITONBACKEND_BackendSetState
+};
+
+struct thost_preferred_group {
+  TRITONSERVER_InstanceGroupKind kind;
+  uint64_t count;
+  uint64_t device_count;
+  uint64_t* device_ids;
+};
+
+struct thost_backend_attributes {
+  uint64_t handle;
+  bool parallel_instance_loading;
+  uint32_t group_count;
+  struct thost_preferred_group groups[16];
+};
+
+struct thost_model {
+  uint64_t handle;
+  uint64_t key;  // Go model table key
+  struct thost_backend* backend;
+  char* name;
+  uint64_t version;
+  char* repository;  // the model's directory
+  void* state;
+  bool auto_complete;
+  pthread_mutex_t config_mu;
+  char* config_json;  // NUL-terminated, replaced by ModelSetConfig
+  size_t config_len;
+};
+
+struct thost_instance {
+  uint64_t handle;
+  uint64_t key;  // Go instance table key
+  struct thost_model* model;
+  char* name;
+  TRITONSERVER_InstanceGroupKind kind;
+  int32_t device_id;
+  bool passive;
+  void* state;
+  struct thost_message* host_policy;  // server-owned {"<policy>":{}}
+  uint32_t profile_count;
+  char** profiles;
+};
+
+// ---- Requests ---------------------------------------------------------------
+
+// A response-statistics report waiting to reach Go.
+struct thost_rstat {
+  uint64_t instance_key;
+  uint64_t start;
+  uint64_t compute_output_start;
+  uint64_t end;
+  int32_t has_error;
+  int32_t error_code;
+};
+
+// Reports buffered per request before they ride along with the request's
+// next crossing into Go (a send, a final flag, the context's end), so a
+// decoupled backend that reports statistics for every response does not
+// pay a second crossing per response.
+#define THOST_PENDING_RSTATS 16
+
+// Per-request context shared by the request block, its factories and its
+// unsent responses. When the last reference goes, Go learns that the backend
+// has let go of the request.
+struct thost_reqctx {
+  uint64_t key;  // Go request table key
+  struct thost_host* host;
+  int32_t refs;        // atomic
+  int32_t cancelled;   // atomic, set by Go when the client cancels
+  pthread_mutex_t mu;  // guards pending and the block's states
+  uint32_t npending;
+  struct thost_rstat pending[THOST_PENDING_RSTATS];
+};
+
+struct thost_buffer {
+  const void* base;
+  struct thost_buffer_attributes attrs;  // byte_size, CPU memory
+};
+
+struct thost_input {
+  uint64_t handle;  // made on first use
+  TRITONSERVER_DataType datatype;
+  const char* name;
+  const int64_t* shape;
+  uint32_t dims_count;
+  uint32_t buffer_count;
+  uint64_t byte_size;
+  struct thost_buffer* buffers;
+};
+
+struct thost_param {
+  const char* name;
+  TRITONSERVER_ParameterType type;
+  const void* value;  // STRING: the string; INT/BOOL/DOUBLE: &i/&b/&d
+  int64_t i;
+  double d;
+  bool b;
+};
+
+// The trace of a traced request, inside its request block (so it lives
+// until the request is released).
+struct thost_trace {
+  uint64_t handle;  // made on first use
+  struct thost_reqctx* ctx;
+  uint64_t id;
+  uint64_t parent_id;
+  int64_t model_version;
+  const char* model_name;
+  const char* request_id;
+};
+
+struct thost_state;
+
+// A request block: one allocation holding everything a backend can read from
+// the request. Filled by Go before Execute, freed when the backend releases
+// the request.
+struct thost_request {
+  uint64_t handle;
+  uint32_t input_count;
+  uint32_t output_count;
+  uint32_t param_count;
+  uint32_t flags;
+  struct thost_input* inputs;
+  const char** output_names;
+  struct thost_param* params;
+  const char* id;
+  const char* correlation_id_string;  // NULL when the id is numeric
+  uint64_t correlation_id;
+  uint64_t timeout_us;  // 0: none
+  struct thost_reqctx* ctx;
+  struct thost_instance* instance;
+  struct thost_state* states;  // implicit states not yet updated (state.h), guarded by ctx->mu
+  struct thost_trace* trace;   // NULL when the request is not traced
+};
+
+// ---- Responses ---------------------------------------------------------------
+
+struct thost_factory {
+  uint64_t handle;
+  struct thost_reqctx* ctx;
+};
+
+#define THOST_INLINE_OUTPUT_BYTES 64
+
+struct thost_output {
+  uint64_t handle;
+  TRITONSERVER_DataType datatype;
+  char* name;
+  int64_t* shape;
+  uint32_t dims_count;
+  bool has_buffer;
+  void* buffer;  // inline_data or malloc'd
+  uint64_t byte_size;
+  struct thost_buffer_attributes attrs;
+  unsigned char inline_data[THOST_INLINE_OUTPUT_BYTES];
+};
+
+struct thost_response {
+  uint64_t handle;
+  uint32_t output_count;
+  uint32_t output_cap;
+  uint32_t param_count;
+  uint32_t param_cap;
+  struct thost_reqctx* ctx;
+  struct thost_output** outputs;  // inline_outputs until more are needed
+  struct TRITONSERVER_Parameter* params;
+  struct thost_output* inline_outputs[2];
+};
+
+struct thost_response_statistics {
+  uint64_t handle;
+  struct thost_host* host;  // the one it is counted on
+  uint64_t instance;        // TRITONBACKEND_ModelInstance handle, 0 until set
+  uint64_t factory;         // TRITONBACKEND_ResponseFactory handle, 0 until set
+  uint64_t response_start;
+  uint64_t compute_output_start;
+  uint64_t response_end;
+  bool has_error;
+  TRITONSERVER_Error_Code error_code;
+};
+
+// One memory-usage entry as reported to Go.
+struct thost_usage {
+  int32_t memory_type;
+  int64_t memory_type_id;
+  uint64_t byte_size;
+};
+
+// ---- Helpers (hidden from backends) ------------------------------------------
+
+TRITONSERVER_Error* thost_error_new_n(TRITONSERVER_Error_Code code, const char* msg, size_t len);
+TRITONSERVER_Error* thost_errorf(TRITONSERVER_Error_Code code, const char* fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+struct thost_message* thost_message_new(const char* json, size_t len, struct thost_host* owner);
+void thost_message_free(struct thost_message* msg);
+char* thost_strndup(const char* s, size_t n);
+
+struct thost_reqctx* thost_reqctx_new(struct thost_host* host, uint64_t key);
+uint32_t thost_reqctx_take_stats(struct thost_reqctx* ctx, struct thost_rstat* out);
+void thost_reqctx_ref(struct thost_reqctx* ctx);
+void thost_reqctx_unref(struct thost_reqctx* ctx);
+struct thost_request* thost_request_new(size_t size, struct thost_reqctx* ctx);
+void thost_request_free(struct thost_request* req);
+void thost_request_free_states(struct thost_request* req);  // state.c
+
+void thost_model_set_config_json(struct thost_model* model, const char* json, size_t len);
+
+// Argument checks used by every API function: each returns INVALID_ARG from
+// the calling function when it fails.
+#define THOST_CHECK_ARG(cond, what)                                                    \
+  do {                                                                                 \
+    if (!(cond)) return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG, "%s: %s", __func__, what); \
+  } while (0)
+
+// Sets var to the object of handle, a live handle of KIND, or returns
+// INVALID_ARG naming what (NULL, freed, or not a handle of that kind).
+#define THOST_OBJECT(var, handle, KIND, what)                 \
+  do {                                                        \
+    var = thost_handle_object((const void*)(handle), KIND);   \
+    THOST_CHECK_ARG(var != NULL, "invalid " what);            \
+  } while (0)
+
+#endif  // TRITONHOST_ABI_OBJECTS_H
