@@ -111,6 +111,7 @@ func checkAddsubResponse(t *testing.T, events []event, dt core.DataType, shape [
 }
 
 func TestAddSubComputesSumsAndDifferences(t *testing.T) {
+	t.Parallel()
 	repo := testenv.Repository(t,
 		testenv.Model{Name: "int32", Config: addsubConfig("int32", "TYPE_INT32", 8, "[ 16 ]", "")},
 		testenv.Model{Name: "fp32", Config: addsubConfig("fp32", "TYPE_FP32", 8, "[ 16 ]", "")},
@@ -142,6 +143,7 @@ func TestAddSubComputesSumsAndDifferences(t *testing.T) {
 }
 
 func TestAddSubReturnsOnlyRequestedOutputs(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, testenv.Repository(t,
 		testenv.Model{Name: "int32", Config: addsubConfig("int32", "TYPE_INT32", 8, "[ 16 ]", "")}))
 	for _, tc := range []struct {
@@ -187,6 +189,7 @@ func inferAll(t *testing.T, srv *testServer, reqs []*core.InferenceRequest) [][]
 }
 
 func TestAddSubDynamicBatchGivesEachRequestItsOwnRows(t *testing.T) {
+	t.Parallel()
 	// The batch goes once the queue holds 6 rows; the long delay makes
 	// anything else (an execution per request) show up in the statistics.
 	const batching = `dynamic_batching { preferred_batch_size: [ 6 ] max_queue_delay_microseconds: 20000000 }
@@ -219,6 +222,7 @@ instance_group [ { count: 1 kind: KIND_CPU } ]
 }
 
 func TestAddSubFailsOnlyTheBadRequestOfABatch(t *testing.T) {
+	t.Parallel()
 	// Ragged inputs may differ in shape between the requests of a batch,
 	// so a request whose INPUT0 and INPUT1 disagree can join a good one.
 	cfg := `name: "ragged"
@@ -255,6 +259,7 @@ output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] },
 }
 
 func TestAddSubRefusesBadConfigsAtLoad(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, config string
 		want         []string
@@ -308,6 +313,7 @@ func TestAddSubRefusesBadConfigsAtLoad(t *testing.T) {
 // The addsub backend keeps no state between executions, so instances of
 // one model may run at once; each request must still get its own rows.
 func TestAddSubConcurrentInstancesKeepRequestsApart(t *testing.T) {
+	t.Parallel()
 	cfg := addsubConfig("many", "TYPE_FP32", 8, "[ 16 ]", "instance_group [ { count: 4 kind: KIND_CPU } ]\n")
 	srv := startServer(t, testenv.Repository(t, testenv.Model{Name: "many", Config: cfg}))
 	var wg sync.WaitGroup

@@ -42,6 +42,7 @@ func instanceNames(t *testing.T, srv *testServer, model string) []string {
 }
 
 func TestPreferredInstanceGroupsAndReadiness(t *testing.T) {
+	t.Parallel()
 	repo, backends := attributesRepo(t,
 		attributesModel("preferred", ""),
 		attributesModel("explicit", `instance_group [ { count: 2 kind: KIND_CPU } ]`),
@@ -64,6 +65,7 @@ func TestPreferredInstanceGroupsAndReadiness(t *testing.T) {
 }
 
 func TestDeviceBlockingPolicySerializesExecutions(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		policy string
 		want   int32

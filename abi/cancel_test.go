@@ -12,6 +12,7 @@ import (
 )
 
 func TestCancelReachesTheBackend(t *testing.T) {
+	t.Parallel()
 	cfg := testenv.ExampleConfig(t, "square_int32") + `
 parameters [{ key: "CUSTOM_INFER_DELAY_NS" value: { string_value: "10000000" } }]
 `
@@ -52,6 +53,7 @@ parameters [{ key: "CUSTOM_INFER_DELAY_NS" value: { string_value: "10000000" } }
 }
 
 func TestQueuedRequestIsCancelledBeforeExecution(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, exampleRepo(t, "repeat_int32"))
 	// The first request holds the only instance for 300 ms (WAIT).
 	busy := newCollector()
@@ -78,6 +80,7 @@ func TestQueuedRequestIsCancelledBeforeExecution(t *testing.T) {
 }
 
 func TestBackendStatisticsReachTheServer(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, exampleRepo(t, "repeat_int32", "square_int32"))
 	for range 2 {
 		infer(t, srv, &core.InferenceRequest{Model: "repeat_int32", Inputs: []core.Input{

@@ -629,6 +629,7 @@ func conformanceExcluded(name string) bool {
 }
 
 func TestConformanceTableCoversEveryHostFunction(t *testing.T) {
+	t.Parallel()
 	fns, err := include.HostFunctions()
 	if err != nil {
 		t.Fatal(err)
@@ -660,6 +661,7 @@ func TestConformanceTableCoversEveryHostFunction(t *testing.T) {
 }
 
 func TestConformanceBackendGetsTritonErrorCodes(t *testing.T) {
+	t.Parallel()
 	run := runConformance(t)
 	want := map[string]conformanceCheck{}
 	for _, c := range conformanceChecks {
@@ -703,6 +705,7 @@ func checkValues(t *testing.T, run *conformanceRun, want map[string]string) {
 }
 
 func TestConformanceHelpersReturnTritonsNamesAndSizes(t *testing.T) {
+	t.Parallel()
 	run := runConformance(t)
 	want := map[string]string{
 		"server.api_version":  "1.34",
@@ -765,6 +768,7 @@ func TestConformanceHelpersReturnTritonsNamesAndSizes(t *testing.T) {
 }
 
 func TestConformanceBackendSeesItsBackendModelAndInstance(t *testing.T) {
+	t.Parallel()
 	run := runConformance(t)
 	want := map[string]string{
 		"backend.name":                          "conformance",
@@ -844,6 +848,7 @@ func TestConformanceBackendSeesItsBackendModelAndInstance(t *testing.T) {
 }
 
 func TestConformanceBackendSeesTheRequest(t *testing.T) {
+	t.Parallel()
 	run := runConformance(t)
 	checkValues(t, run, map[string]string{
 		"request.id":                    "main-1",
@@ -908,6 +913,7 @@ func TestConformanceBackendSeesTheRequest(t *testing.T) {
 }
 
 func TestConformanceResponsesReachTheClient(t *testing.T) {
+	t.Parallel()
 	run := runConformance(t)
 
 	// main: one final response with a parameter of every type.
@@ -957,6 +963,7 @@ func TestConformanceResponsesReachTheClient(t *testing.T) {
 }
 
 func TestConformanceStatisticsReachTheServer(t *testing.T) {
+	t.Parallel()
 	run := runConformance(t)
 	stats, err := run.srv.Statistics("conformance", 1)
 	if err != nil || len(stats) != 1 {

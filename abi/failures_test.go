@@ -30,6 +30,7 @@ func fixture(t *testing.T, backend, source string) string {
 }
 
 func TestBrokenBackendsLeaveOtherModelsServing(t *testing.T) {
+	t.Parallel()
 	repo := testenv.Repository(t,
 		testenv.Model{Name: "identity_int32", Config: testenv.ExampleConfig(t, "identity_int32")},
 		testenv.Model{Name: "fails_execute", Config: testBackendConfig("fails_execute", "execute_fails", false),
@@ -100,6 +101,7 @@ func TestBrokenBackendsLeaveOtherModelsServing(t *testing.T) {
 }
 
 func TestRequestReleasedWithoutFinalGetsAnError(t *testing.T) {
+	t.Parallel()
 	repo := testenv.Repository(t, testenv.Model{Name: "forgetful", Config: testBackendConfig("forgetful", "no_final", true),
 		Files: []string{fixture(t, "no_final", "no_final.c")}})
 	srv := startServer(t, repo)
@@ -114,6 +116,7 @@ func TestRequestReleasedWithoutFinalGetsAnError(t *testing.T) {
 }
 
 func TestSecondResponseOfNonDecoupledModelFailsTheRequest(t *testing.T) {
+	t.Parallel()
 	repo := testenv.Repository(t, testenv.Model{Name: "chatty", Config: testBackendConfig("chatty", "two_responses", false),
 		Files: []string{fixture(t, "two_responses", "two_responses.c")}})
 	srv := startServer(t, repo)

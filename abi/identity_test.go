@@ -59,6 +59,7 @@ func sample(dt core.DataType, n int) []byte {
 }
 
 func TestIdentityCopiesEveryDataType(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, testenv.Repository(t, testenv.Model{Name: "all", Config: identityConfig("all", 0, "")}))
 	req := &core.InferenceRequest{Model: "all"}
 	for i, ty := range allTypes {
@@ -77,6 +78,7 @@ func TestIdentityCopiesEveryDataType(t *testing.T) {
 }
 
 func TestIdentityWithOptionalInputs(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, testenv.Repository(t, testenv.Model{Name: "all", Config: identityConfig("all", 0, "")}))
 	// Optional inputs may be left out; the client then names the outputs it
 	// wants, as with Triton's identity (a request naming no outputs asks for
@@ -102,6 +104,7 @@ func TestIdentityWithOptionalInputs(t *testing.T) {
 }
 
 func TestIdentityBatches(t *testing.T) {
+	t.Parallel()
 	cfg := identityConfig("batched", 8, `dynamic_batching { max_queue_delay_microseconds: 200000 preferred_batch_size: [ 6 ] }
 instance_group [ { count: 1 kind: KIND_CPU } ]
 `)
@@ -132,6 +135,7 @@ instance_group [ { count: 1 kind: KIND_CPU } ]
 }
 
 func TestIdentityExecuteDelay(t *testing.T) {
+	t.Parallel()
 	cfg := identityConfig("slow", 0, `parameters [{ key: "execute_delay_ms" value: { string_value: "40" } }]
 `)
 	srv := startServer(t, testenv.Repository(t, testenv.Model{Name: "slow", Config: cfg}))
@@ -149,6 +153,7 @@ func TestIdentityExecuteDelay(t *testing.T) {
 }
 
 func TestIdentityAttachesExampleParameters(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, testenv.Repository(t, testenv.Model{Name: "all", Config: identityConfig("all", 0, "")}))
 	events := infer(t, srv, &core.InferenceRequest{Model: "all", Outputs: []string{"OUTPUT7"},
 		Inputs: []core.Input{core.NewInput("INPUT7", core.TypeInt32, []int64{1}, int32s(1))}})

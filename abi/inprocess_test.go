@@ -25,6 +25,7 @@ func exampleRepo(t *testing.T, names ...string) string {
 }
 
 func TestRepeatSendsEachElementThenFinal(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, exampleRepo(t, "repeat_int32"))
 	events := infer(t, srv, &core.InferenceRequest{
 		Model: "repeat_int32",
@@ -55,6 +56,7 @@ func TestRepeatSendsEachElementThenFinal(t *testing.T) {
 }
 
 func TestSquareAnswersEachRequestOnItsOwnThread(t *testing.T) {
+	t.Parallel()
 	cfg := testenv.ExampleConfig(t, "square_int32") + `
 parameters [{ key: "CUSTOM_OUTPUT_DELAY_NS" value: { string_value: "2000000" } }]
 `
@@ -126,6 +128,7 @@ func interleaved(ids []string) bool {
 }
 
 func TestIdentityRoundTripsBitExact(t *testing.T) {
+	t.Parallel()
 	bytesCfg := `
 name: "identity_bytes"
 backend: "identity"
@@ -170,6 +173,7 @@ output [ { name: "OUTPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
 }
 
 func TestBadRequestsGetTheirOwnErrors(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, exampleRepo(t, "repeat_int32", "identity_fp32"))
 	good := func() []core.Input {
 		return []core.Input{

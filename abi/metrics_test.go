@@ -117,6 +117,7 @@ func metricFamily(t *testing.T, srv *testServer, name string) metrics.FamilySnap
 }
 
 func TestBackendMetricsFollowTritonRules(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, testenv.Repository(t, metricsModel(t, "metrics")))
 	checkMetricsReleased(t, srv)
 
@@ -205,6 +206,7 @@ func codeAt(s []int32, i int) any {
 }
 
 func TestBackendMetricsCountExactlyFromManyThreads(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, testenv.Repository(t, metricsModel(t, "metrics_threads")))
 	checkMetricsReleased(t, srv)
 	const threads, each = 8, 50000

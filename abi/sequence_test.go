@@ -37,6 +37,7 @@ type accStep struct {
 }
 
 func TestAccumulateKeepsOneRunningSumPerSequence(t *testing.T) {
+	t.Parallel()
 	lib := fixture(t, "accumulate", "accumulate.c")
 	num, str := core.CorrelationID{Uint: 11}, core.CorrelationID{String: "bee", IsString: true}
 	start, end := core.RequestFlagSequenceStart, core.RequestFlagSequenceEnd
@@ -91,6 +92,7 @@ func TestAccumulateKeepsOneRunningSumPerSequence(t *testing.T) {
 }
 
 func TestAccumulateStateErrorsAndDroppedStates(t *testing.T) {
+	t.Parallel()
 	lib := fixture(t, "accumulate", "accumulate.c")
 	repo := testenv.Repository(t, testenv.Model{Name: "accumulate", Config: accumulateConfig(0, 1), Files: []string{lib}})
 	srv := startServer(t, repo)

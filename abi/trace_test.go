@@ -28,6 +28,7 @@ func (r *recordingTracer) Finish(t *core.Trace) {
 }
 
 func TestTracedRequestsReachTheBackendAndTheTracer(t *testing.T) {
+	t.Parallel()
 	cfg := `name: "traced"
 backend: "traced"
 max_batch_size: 0
@@ -87,6 +88,7 @@ output [ { name: "OUT" data_type: TYPE_STRING dims: [ 1 ] } ]
 }
 
 func TestUntracedRequestHasNoTrace(t *testing.T) {
+	t.Parallel()
 	cfg := `name: "traced"
 backend: "traced"
 max_batch_size: 0

@@ -1,37 +1,31 @@
 package core
 
-// BackendProvider loads the backends that run models. The loader package
-// implements it for Triton-style shared libraries; tests and embedders may
-// provide Go-native backends.
-//
-// The lifecycle, which the server drives:
-//  1. LoadModel once per model version: find and initialize the backend if
-//     needed, then initialize the model (the backend may auto-complete its
-//     configuration through Model.SetConfig during this call).
-//  2. BackendModel.NewInstance once per instance, serially unless
-//     ParallelInstanceLoading says otherwise.
-//  3. BackendInstance.Execute from the instance's goroutine, never
-//     concurrently for one instance.
-//  4. On unload: BackendInstance.Finalize for every instance, then
-//     BackendModel.Finalize. A backend is released once no model uses it.
-//  5. Close after every model was unloaded.
-//
-// If step 2 fails for any instance, the instances created so far are
-// finalized, then the model; the model does not load and others are
-// unaffected.
+// BackendProvider loads the backends that run models: package loader for
+// Triton-style shared libraries (its package doc is the whole lifecycle of
+// such a backend), or a Go-native one in tests and embedders. Each method
+// says when the server calls it.
 type BackendProvider interface {
+	// LoadModel initializes m in its backend, once per model version, when
+	// the version loads. The backend may complete m's configuration
+	// (Model.SetConfig) until LoadModel returns.
 	LoadModel(m *Model) (BackendModel, error)
+	// Close is called once, after every model was unloaded.
 	Close() error
 }
 
-// BackendModel is a model initialized in its backend.
+// BackendModel is a model version initialized in its backend.
 type BackendModel interface {
-	// NewInstance initializes one instance of the model.
+	// NewInstance initializes one instance of the model, after LoadModel
+	// and before any execution. Calls are serial unless
+	// ParallelInstanceLoading says otherwise. If one fails, the instances
+	// created so far are finalized, then the model, and the version does not
+	// load; other models are unaffected.
 	NewInstance(inst *Instance) (BackendInstance, error)
 	// ParallelInstanceLoading reports whether NewInstance may be called
 	// concurrently for this model's instances.
 	ParallelInstanceLoading() bool
-	// Finalize releases the model; every instance was finalized before.
+	// Finalize releases the model when the version unloads, after every
+	// instance was finalized.
 	Finalize() error
 }
 
@@ -43,7 +37,8 @@ type BackendInstance interface {
 	// through its Responder. Returning an error keeps ownership with the
 	// caller, which completes every request not yet released with that error.
 	Execute(batch []*Request) error
-	// Finalize releases the instance. Backends may still be sending
-	// responses from their own threads while it runs.
+	// Finalize releases the instance when the version unloads, once no
+	// execution runs. Backends may still be sending responses from their own
+	// threads while it runs.
 	Finalize() error
 }
