@@ -5,85 +5,46 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"maps"
-	"os"
 	"strconv"
-	"time"
 
 	"tritonhost/client"
+	"tritonhost/examples/clients/streamdemo"
+	pb "tritonhost/frontend/inferencepb"
 )
 
-func main() {
-	url := flag.String("u", "localhost:8001", "server address")
-	flag.Parse()
-	if err := run(*url); err != nil {
-		fmt.Fprintln(os.Stderr, "square_client:", err)
-		os.Exit(1)
-	}
-}
+const model = "square_int32"
 
-func run(url string) error {
-	const model = "square_int32"
+func main() { streamdemo.Main("square_client", run) }
+
+func run(st *streamdemo.Stream) error {
 	values := []int32{4, 2, 0, 1}
-	conn, c, err := client.Dial(url, 0)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	stream, err := client.OpenStream(ctx, c)
-	if err != nil {
-		return err
-	}
-	fmt.Println("stream started...")
 	for i, v := range values {
-		req := client.Request{Model: model, ID: strconv.Itoa(i), Outputs: []string{"OUT"},
-			Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, v)}}
-		msg, err := req.Message()
+		err := st.Send(client.Request{Model: model, ID: strconv.Itoa(i), Outputs: []string{"OUT"},
+			Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, v)}})
 		if err != nil {
 			return err
 		}
-		fmt.Printf("async_stream_infer\n%s\n", client.Text(msg, ""))
-		if err := stream.Send(req); err != nil {
-			return err
-		}
-		fmt.Printf("enqueued request %d to stream...\n", i)
 	}
-	if err := stream.CloseSend(); err != nil {
-		return err
-	}
-
 	got := map[string]int{}
-	for {
-		res, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if res.Err != nil {
-			return fmt.Errorf("request %q: %w", res.ID, res.Err)
-		}
-		fmt.Printf("infer_response {\n%s}\n\n", client.Text(res.Response, "  "))
-		i, err := strconv.Atoi(res.ID)
+	err := st.Receive(func(id string, resp *pb.ModelInferResponse) error {
+		i, err := strconv.Atoi(id)
 		if err != nil || i < 0 || i >= len(values) {
-			return fmt.Errorf("response for unknown request id %q", res.ID)
+			return fmt.Errorf("response for unknown request id %q", id)
 		}
-		out, err := client.Output(res.Response, "OUT")
+		out, err := client.Output(resp, "OUT")
 		if err != nil {
 			return err
 		}
 		if o, _ := out.AsInt32s(); len(o) != 1 || o[0] != values[i] {
-			return fmt.Errorf("request %s: OUT = %v, want [%d]", res.ID, o, values[i])
+			return fmt.Errorf("request %s: OUT = %v, want [%d]", id, o, values[i])
 		}
-		got[res.ID]++
+		got[id]++
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	want := map[string]int{}
 	for i, v := range values {
@@ -95,6 +56,5 @@ func run(url string) error {
 		return fmt.Errorf("responses per request id = %v, want %v", got, want)
 	}
 	fmt.Println("PASS: " + model)
-	fmt.Println("stream stopped...")
 	return nil
 }
