@@ -25,8 +25,9 @@ import (
 //     every use of a handle already deleted, sent or released (twice,
 //     after_send, deleted_factory, released_request), is undefined
 //     behaviour in Triton, usually a crash. tritonhost answers INVALID_ARG:
-//     handles carry a magic number, and a dead handle's memory is kept for a
-//     while (abi's quarantine) so its dead magic is still there to read.
+//     a handle is a generation-checked value, not an address
+//     (abi/handle_table.h), so a dead one matches nothing however long
+//     after (handles_test.go checks 10,000 frees later).
 //   - Triton's MessageDelete of a host-owned message (backend config, host
 //     policy) frees memory it does not own; tritonhost refuses it.
 
