@@ -1,6 +1,7 @@
 package core
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -46,7 +47,8 @@ type Responder struct {
 
 	cancelled  atomic.Bool
 	hookMu     sync.Mutex
-	hooks      map[uint64]func() // OnCancel hooks not yet run or removed
+	hooks      []cancelHook // OnCancel hooks not yet run or removed, in order
+	hookBuf    [2]cancelHook
 	nextHook   uint64
 	statsIndex atomic.Uint64
 }
@@ -178,26 +180,44 @@ func (p *Responder) Cancelled() bool { return p.cancelled.Load() }
 
 // OnCancel registers f to run once when the client cancels the request, or
 // at once if it already did. Hooks add up: each layer that cares registers
-// its own. The returned function removes the hook if it has not run yet.
-func (p *Responder) OnCancel(f func()) (remove func()) {
+// its own, and they run in the order they were added. The returned
+// CancelHook removes f if it has not run yet.
+func (p *Responder) OnCancel(f func()) CancelHook {
 	p.hookMu.Lock()
 	if p.cancelled.Load() {
 		p.hookMu.Unlock()
 		f()
-		return func() {}
+		return CancelHook{}
 	}
 	if p.hooks == nil {
-		p.hooks = make(map[uint64]func(), 2)
+		p.hooks = p.hookBuf[:0]
 	}
-	id := p.nextHook
 	p.nextHook++
-	p.hooks[id] = f
+	p.hooks = append(p.hooks, cancelHook{id: p.nextHook, f: f})
 	p.hookMu.Unlock()
-	return func() {
-		p.hookMu.Lock()
-		delete(p.hooks, id)
-		p.hookMu.Unlock()
+	return CancelHook{p: p, id: p.nextHook}
+}
+
+type cancelHook struct {
+	id uint64
+	f  func()
+}
+
+// CancelHook is a hook registered with Responder.OnCancel.
+type CancelHook struct {
+	p  *Responder
+	id uint64
+}
+
+// Remove takes the hook away unless it already ran; removing it twice, or
+// the zero CancelHook, does nothing.
+func (h CancelHook) Remove() {
+	if h.p == nil {
+		return
 	}
+	h.p.hookMu.Lock()
+	defer h.p.hookMu.Unlock()
+	h.p.hooks = slices.DeleteFunc(h.p.hooks, func(c cancelHook) bool { return c.id == h.id })
 }
 
 // NextResponseIndex returns the 0-based index under which the next response
@@ -214,8 +234,8 @@ func (p *Responder) cancel() {
 	hooks := p.hooks
 	p.hooks = nil
 	p.hookMu.Unlock()
-	for _, f := range hooks {
-		f()
+	for _, h := range hooks {
+		h.f()
 	}
 }
 
