@@ -241,14 +241,15 @@ func TestSequenceUpdateStateChecksTheName(t *testing.T) {
 			r.CheckStateOutput("NOPE"),
 			r.UpdateState("NOPE", core.TypeInt32, []int64{1}, int32Bytes(1)),
 			r.UpdateState("STATE_OUT", core.TypeInt32, []int64{2}, int32Bytes(1)),
+			r.UpdateState("STATE_OUT", core.TypeInt32, []int64{1 << 62}, nil), // 2^64 bytes: not 0
 			r.UpdateState("STATE_OUT", core.TypeInt32, []int64{1}, int32Bytes(1)),
 		)
 	})
 	send(t, srv2, 0, seqReq{id: "h", corr: uintID(3), flags: startEnd(true, false), value: 1}).Single(t)
-	if captured == nil || len(got) != 5 {
+	if captured == nil || len(got) != 6 {
 		t.Fatalf("hook did not run: %v", got)
 	}
-	want := []string{"", `state "NOPE" is not a valid state name for model "acc"`, "not a valid state name", "needs 8", ""}
+	want := []string{"", `state "NOPE" is not a valid state name for model "acc"`, "not a valid state name", "needs 8", "more bytes than an int64 counts", ""}
 	for i, w := range want {
 		switch {
 		case w == "" && got[i] != nil:
