@@ -14,14 +14,14 @@ import (
 const decoupled = "model_transaction_policy { decoupled: true }"
 
 // vectorConfig is model "m": INPUT0 to OUTPUT0, INT32 vectors of any
-// length, no batching, one CPU instance, plus extra lines.
+// length, no batching, one CPU instance (m_0) unless extra lines say
+// otherwise.
 func vectorConfig(extra ...string) string {
 	return `name: "m"
 backend: "go"
 max_batch_size: 0
 input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
 output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
-instance_group [ { count: 1 kind: KIND_CPU } ]
 ` + strings.Join(extra, "\n")
 }
 
