@@ -13,12 +13,11 @@ import (
 // decoupled is the configuration line of a decoupled model.
 const decoupled = "model_transaction_policy { decoupled: true }"
 
-// vectorConfig is model "m": INPUT0 to OUTPUT0, INT32 vectors of any
-// length, no batching, one CPU instance (m_0) unless extra lines say
-// otherwise.
+// vectorConfig is a model (named after its directory) from INPUT0 to
+// OUTPUT0, INT32 vectors of any length, no batching, one CPU instance
+// (<name>_0) unless extra lines say otherwise.
 func vectorConfig(extra ...string) string {
-	return `name: "m"
-backend: "go"
+	return `backend: "go"
 max_batch_size: 0
 input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
 output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]

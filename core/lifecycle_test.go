@@ -195,9 +195,9 @@ func TestFailedModelLoadLeavesOthersServing(t *testing.T) {
 			t.Parallel()
 			p := coretest.NewProvider()
 			tc.setup(p)
-			bad := strings.ReplaceAll(vectorConfig(`instance_group [ { count: 3 kind: KIND_CPU } ]`), `"m"`, `"bad"`)
 			srv := coretest.Serve(t, core.Options{Backends: p},
-				coretest.ModelDir{Name: "bad", Config: bad}, coretest.ModelDir{Name: "m", Config: vectorConfig()})
+				coretest.ModelDir{Name: "bad", Config: vectorConfig(`instance_group [ { count: 3 kind: KIND_CPU } ]`)},
+				coretest.ModelDir{Name: "m", Config: vectorConfig()})
 			if srv.Ready() {
 				t.Error("the server is ready with a model that failed to load")
 			}
