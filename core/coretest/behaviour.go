@@ -25,8 +25,7 @@ func Echo() Behaviour { return Answering(Once()) }
 func Answering(a Answer) Behaviour {
 	return func(x *Exec) error {
 		for _, r := range x.Batch {
-			a(x, r)
-			_ = x.Release(r, core.ReleaseAll)
+			answerAndRelease(a, x, r)
 		}
 		return nil
 	}
@@ -38,13 +37,15 @@ func Answering(a Answer) Behaviour {
 func Detached(a Answer) Behaviour {
 	return func(x *Exec) error {
 		for _, r := range x.Batch {
-			go func() {
-				a(x, r)
-				_ = x.Release(r, core.ReleaseAll)
-			}()
+			go answerAndRelease(a, x, r)
 		}
 		return nil
 	}
+}
+
+func answerAndRelease(a Answer, x *Exec, r *core.Request) {
+	a(x, r)
+	_ = x.Release(r, core.ReleaseAll)
 }
 
 // Async releases each request at once, holding it (Request.Hold), and
