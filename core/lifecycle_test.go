@@ -78,7 +78,7 @@ func TestStopDrainsInFlightWork(t *testing.T) {
 	srv, p, gate, busy, queued := queuedBehindBusy(t)
 	stopped := make(chan error, 1)
 	go func() { stopped <- srv.Stop(context.Background()) }()
-	waitUntil(t, "Stop to begin", func() bool { return !srv.Live() })
+	coretest.WaitUntil(t, "Stop to begin", func() bool { return !srv.Live() })
 	wantError(t, "Infer during Stop", srv.Infer(t.Context(), rows("late", 1), coretest.NewCollector().Receive), core.CodeUnavailable, "shutting down")
 	select {
 	case err := <-stopped:
@@ -222,16 +222,6 @@ func TestFailedModelLoadLeavesOthersServing(t *testing.T) {
 	}
 }
 
-// waitUntil polls cond until it holds, failing the test after Patience.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(coretest.Patience); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-	}
-}
-
 // goroutineID returns the id of the calling goroutine, from its stack
 // header.
 func goroutineID() int {
@@ -249,7 +239,7 @@ func waitBlocked(t *testing.T, id int, state, frame string) {
 	header := fmt.Sprintf("goroutine %d [%s", id, state)
 	var mu sync.Mutex // runtime.Stack of all goroutines is large: one buffer
 	buf := make([]byte, 1<<20)
-	waitUntil(t, fmt.Sprintf("goroutine %d to block (%s) in %s", id, state, frame), func() bool {
+	coretest.WaitUntil(t, fmt.Sprintf("goroutine %d to block (%s) in %s", id, state, frame), func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {

@@ -9,27 +9,11 @@ import (
 	"tritonhost/core/coretest"
 )
 
-// reporting echoes every request after reporting its statistics, and the
-// execution's, with timestamps 10, 30 and 60 ns (batch: 100, 300, 600 ns)
-// after the execution's start, so the durations are known exactly.
-func reporting(success bool) coretest.Behaviour {
-	return func(x *coretest.Exec) error {
-		start := core.Nanotime()
-		var size uint64
-		for _, r := range x.Batch {
-			x.Instance.ReportStatistics(r, success, start, start+10, start+30, start+60)
-			size += r.BatchSize()
-		}
-		x.Instance.ReportBatchStatistics(size, start, start+100, start+300, start+600)
-		return coretest.Echo()(x)
-	}
-}
-
 // TestStatisticsAddUpWhatBackendsReport: request and batch statistics are
 // the sums of what the backend reported, per batch size.
 func TestStatisticsAddUpWhatBackendsReport(t *testing.T) {
 	t.Parallel()
-	p := coretest.NewProvider().Set("m", reporting(true))
+	p := coretest.NewProvider().Set("m", coretest.Reporting(true, coretest.Echo()))
 	srv := coretest.Start(t, p, coretest.ModelDir{Name: "m", Config: batchingConfig}, coretest.ModelDir{Name: "idle", Config: vectorConfig()})
 	succeeded(t, coretest.Infer(t, srv, rows("a", 1)), coretest.Infer(t, srv, rows("b", 2)), coretest.Infer(t, srv, rows("c", 4)), coretest.Infer(t, srv, rows("d", 4)))
 	st := statistics(t, srv, "m")
@@ -83,7 +67,7 @@ func TestStatisticsCountFailures(t *testing.T) {
 		backend coretest.Behaviour
 		cancel  bool // cancel the request while it waits behind a busy instance
 	}{
-		{"the backend reports a failure", reporting(false), false},
+		{"the backend reports a failure", coretest.Reporting(false, coretest.Echo()), false},
 		{"Execute returns an error", coretest.Fail(errors.New("no")), false},
 		{"cancelled in the queue", coretest.Echo(), true},
 	} {

@@ -102,3 +102,14 @@ func (j *journal) waitFor(t testing.TB, what string, cond func() bool) {
 		}
 	}
 }
+
+// WaitUntil polls cond until it holds, failing the test after Patience:
+// for conditions nothing signals (the server's state, say).
+func WaitUntil(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(Patience); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("coretest: gave up waiting after %v for %s", Patience, what)
+		}
+	}
+}

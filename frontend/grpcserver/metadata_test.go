@@ -109,14 +109,7 @@ func TestModelStatisticsReportWhatTheCoreRecorded(t *testing.T) {
 		_ = x.Send(r, coretest.EchoResponse(r), true)
 		x.Instance.ReportResponseStatistics(r.Responder(), start, start+5, start+15, core.ResponseSucceeded)
 	}))
-	h.p.Set("batch", func(x *coretest.Exec) error {
-		start := core.Nanotime()
-		for _, r := range x.Batch {
-			x.Instance.ReportStatistics(r, true, start, start+10, start+30, start+60)
-		}
-		x.Instance.ReportBatchStatistics(uint64(len(x.Batch)), start, start+100, start+300, start+600)
-		return coretest.Answering(coretest.FailWith(core.Errorf(core.CodeInternal, "statistics only")))(x)
-	})
+	h.p.Set("batch", coretest.Reporting(true, coretest.Answering(coretest.FailWith(core.Errorf(core.CodeInternal, "statistics only")))))
 	st := h.open(t, true)
 	st.send(request("dec", "d", 1))
 	st.recv()

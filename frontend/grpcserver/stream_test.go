@@ -152,7 +152,7 @@ func TestStreamCancelCancelsPendingRequests(t *testing.T) {
 	h.p.WaitCalls(t, "w1", "Cancelled", 1)
 	h.p.WaitCalls(t, "w2", "Cancelled", 1)
 	gate.Open()
-	waitUntil(t, "every request to complete", func() bool { return h.srv.LiveRequests() == 0 })
+	coretest.WaitUntil(t, "every request to complete", func() bool { return h.srv.LiveRequests() == 0 })
 	if h.p.Executed("queued") {
 		t.Error("a request queued when the stream was cancelled ran")
 	}
@@ -237,15 +237,5 @@ func TestStreamBackPressureIsBounded(t *testing.T) {
 	}
 	st.cancel()
 	h.p.WaitCalls(t, "flood", "SendFinal", 1)
-	waitUntil(t, "the request to complete", func() bool { return h.srv.LiveRequests() == 0 })
-}
-
-// waitUntil polls cond until it holds, failing the test after Patience.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(coretest.Patience); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-	}
+	coretest.WaitUntil(t, "the request to complete", func() bool { return h.srv.LiveRequests() == 0 })
 }
