@@ -30,7 +30,7 @@ func TestCancelledQueuedRequestNeverReachesTheBackend(t *testing.T) {
 			q0 := coretest.Infer(t, srv, rows("q0", 1))
 			victim := coretest.InferCtx(t, ctx, srv, rows("victim", 1))
 			q1 := coretest.Infer(t, srv, rows("q1", 1))
-			cancel()
+			coretest.Settle(t, cancel) // the request is marked cancelled before the scheduler reaches it
 			gate.Open()
 			succeeded(t, busy, q0, q1)
 			wantError(t, "cancelled request", victim.Err(t), core.CodeCancelled, `request "victim"`, `model "m"`, "cancelled")
@@ -81,8 +81,10 @@ func TestRunningRequestSeesCancellation(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			reply := coretest.InferCtx(t, ctx, srv, vector("r", 1))
 			p.WaitCalls(t, "r", "Ready", 1)
-			cancel()
-			cancel()
+			coretest.Settle(t, func() { // every hook has run when the cancellation settles
+				cancel()
+				cancel()
+			})
 			wantError(t, "cancelled request", reply.Err(t), core.CodeCancelled, "stopped early")
 			p.WaitCalls(t, "r", "Release", 1)
 			for op, want := range map[string]int{"OnCancel": 2, "Cancelled": 1, "late hook ran": 1, "removed hook ran": 0} {

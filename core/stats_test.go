@@ -85,7 +85,7 @@ func TestStatisticsCountFailures(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			reply := coretest.InferCtx(t, ctx, srv, rows("r", 2))
 			if tc.cancel {
-				cancel()
+				coretest.Settle(t, cancel)
 			}
 			gate.Open()
 			succeeded(t, busy)

@@ -31,13 +31,31 @@ var trackSeq atomic.Uint64
 // say) are not tracked; wrap such calls in Track too.
 func Track(t testing.TB, f func()) {
 	t.Helper()
-	value := fmt.Sprintf("g%d", trackSeq.Add(1))
-	pprof.Do(context.Background(), pprof.Labels(trackLabel, value), func(context.Context) { f() })
+	value := labelledRun(f)
 	t.Cleanup(func() {
 		if left := waitUntracked(value); len(left) > 0 {
 			t.Errorf("%d goroutine(s) started by the test's server outlived it:\n%s", len(left), strings.Join(left, "\n\n"))
 		}
 	})
+}
+
+// Settle runs f like Track, then waits until every goroutine f started,
+// directly or not, has ended, failing the test after Patience. It lets
+// what f sets off land before the test goes on: cancelling a context, say,
+// whose context.AfterFunc callbacks run on goroutines of their own.
+func Settle(t testing.TB, f func()) {
+	t.Helper()
+	if left := waitUntracked(labelledRun(f)); len(left) > 0 {
+		t.Fatalf("%d goroutine(s) did not end:\n%s", len(left), strings.Join(left, "\n\n"))
+	}
+}
+
+// labelledRun runs f with a new label value, which the goroutines it
+// starts inherit, and returns the value.
+func labelledRun(f func()) string {
+	value := fmt.Sprintf("g%d", trackSeq.Add(1))
+	pprof.Do(context.Background(), pprof.Labels(trackLabel, value), func(context.Context) { f() })
+	return value
 }
 
 // waitUntracked waits until no goroutine carries the label value, and

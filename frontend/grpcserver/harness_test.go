@@ -148,8 +148,8 @@ type stream struct {
 	s      grpc.BidiStreamingClient[pb.ModelInferRequest, pb.ModelStreamInferResponse]
 	ctx    context.Context
 	cancel context.CancelFunc
-	msgs   chan *pb.ModelStreamInferResponse // what the reader received
-	end    chan error                        // the stream's end
+	msgs   chan *pb.ModelStreamInferResponse // what the reader received; closed at the end
+	err    error                             // how the stream ended, once msgs is closed
 }
 
 // open starts a stream. With read set a goroutine receives its messages
@@ -162,7 +162,7 @@ func (h *harness) open(t *testing.T, read bool) *stream {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &stream{t: t, s: s, ctx: ctx, cancel: cancel, msgs: make(chan *pb.ModelStreamInferResponse, 64), end: make(chan error, 1)}
+	st := &stream{t: t, s: s, ctx: ctx, cancel: cancel, msgs: make(chan *pb.ModelStreamInferResponse, 64)}
 	if read {
 		go st.read()
 	}
@@ -170,15 +170,17 @@ func (h *harness) open(t *testing.T, read bool) *stream {
 }
 
 func (st *stream) read() {
+	defer close(st.msgs)
 	for {
 		m, err := st.s.Recv()
 		if err != nil {
-			st.end <- err
+			st.err = err
 			return
 		}
 		select {
 		case st.msgs <- m:
 		case <-st.ctx.Done():
+			st.err = st.ctx.Err()
 			return
 		}
 	}
@@ -193,33 +195,37 @@ func (st *stream) send(reqs ...*pb.ModelInferRequest) {
 	}
 }
 
-// recv returns the next message.
-func (st *stream) recv() *pb.ModelStreamInferResponse {
+// next returns the next message, or nil once the stream has ended.
+func (st *stream) next() *pb.ModelStreamInferResponse {
 	st.t.Helper()
 	select {
 	case m := <-st.msgs:
 		return m
-	case err := <-st.end:
-		st.t.Fatalf("the stream ended (%v) while a message was due", err)
 	case <-time.After(coretest.Patience):
-		st.t.Fatal("no message on the stream")
+		st.t.Fatal("nothing happened on the stream")
 	}
 	return nil
+}
+
+// recv returns the next message, failing the test if the stream ends
+// first.
+func (st *stream) recv() *pb.ModelStreamInferResponse {
+	st.t.Helper()
+	m := st.next()
+	if m == nil {
+		st.t.Fatalf("the stream ended (%v) while a message was due", st.err)
+	}
+	return m
 }
 
 // ended waits for the stream to end and returns how (io.EOF: cleanly),
 // failing the test if a message arrives first.
 func (st *stream) ended() error {
 	st.t.Helper()
-	select {
-	case m := <-st.msgs:
+	if m := st.next(); m != nil {
 		st.t.Fatalf("unexpected message %s", describe(m))
-	case err := <-st.end:
-		return err
-	case <-time.After(coretest.Patience):
-		st.t.Fatal("the stream did not end")
 	}
-	return nil
+	return st.err
 }
 
 // describe renders a stream message as "id index final" (index "-" when

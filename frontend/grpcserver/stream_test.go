@@ -132,16 +132,17 @@ func TestStreamErrorForOneRequestKeepsTheStreamOpen(t *testing.T) {
 }
 
 // TestStreamCancelCancelsPendingRequests: when the client cancels the
-// stream, running requests' backends see the cancellation, queued ones
-// never run, every request completes and nothing is left behind (the
-// harness checks the handler returned and no goroutine outlived it).
+// stream, the backends of its running requests see the cancellation, so
+// does a queued request's if it runs at all, every request completes and
+// nothing is left behind (the harness checks the handler returned and no
+// goroutine outlived it).
 func TestStreamCancelCancelsPendingRequests(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, setup{}, coretest.ModelDir{Name: "wait", Config: vector(decoupled)},
 		coretest.ModelDir{Name: "gated", Config: vector("")})
 	gate := coretest.NewGate(t)
 	h.p.Set("wait", coretest.Async(coretest.AwaitCancel()))
-	h.p.Set("gated", coretest.Gated(gate, coretest.Echo()))
+	h.p.Set("gated", coretest.Gated(gate, coretest.Detached(coretest.AwaitCancel()), "busy"))
 	st := h.open(t, true)
 	st.send(request("wait", "w1", 1), request("wait", "w2", 2), request("gated", "busy", 3), request("gated", "queued", 4))
 	h.p.Reached(t, "w1", "w2", "busy")
@@ -152,9 +153,13 @@ func TestStreamCancelCancelsPendingRequests(t *testing.T) {
 	h.p.WaitCalls(t, "w1", "Cancelled", 1)
 	h.p.WaitCalls(t, "w2", "Cancelled", 1)
 	gate.Open()
+	h.p.WaitCalls(t, "busy", "Cancelled", 1)
 	coretest.WaitUntil(t, "every request to complete", func() bool { return h.srv.LiveRequests() == 0 })
-	if h.p.Executed("queued") {
-		t.Error("a request queued when the stream was cancelled ran")
+	// Whether the scheduler saw the queued request's cancellation before
+	// dequeuing it is a race (cancellation lands on its own goroutine);
+	// core's tests pin the queued case down.
+	if h.p.Executed("queued") && h.p.Count("queued", "Cancelled") != 1 {
+		t.Error("the queued request ran without seeing the cancellation")
 	}
 }
 
