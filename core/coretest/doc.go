@@ -18,9 +18,12 @@
 //
 // Start writes a model repository into t.TempDir from configuration text,
 // starts a core.Server over it and stops it at cleanup, failing the test if
-// a request is still live or a goroutine the server started outlives it. A
-// Collector receives a request's responses and checks the ResponseFunc
-// contract as they arrive.
+// a request is still live or a goroutine the server started outlives it
+// (Track, which tests can use for other servers too). A Collector receives a
+// request's responses and checks the ResponseFunc contract as they arrive.
+// Waiting is always for something that must happen, bounded by Patience:
+// Provider.Reached and WaitCalls, Collector.Wait, WaitUntil, and Settle,
+// which waits for the goroutines a call set off (context.AfterFunc's, say).
 //
 //	p := coretest.NewProvider().Set("m", coretest.Answering(coretest.Stream(3)))
 //	srv := coretest.Start(t, p, coretest.ModelDir{Name: "m", Config: cfg})

@@ -34,7 +34,7 @@ func Track(t testing.TB, f func()) {
 	value := labelledRun(f)
 	t.Cleanup(func() {
 		if left := waitUntracked(value); len(left) > 0 {
-			t.Errorf("%d goroutine(s) started by the test's server outlived it:\n%s", len(left), strings.Join(left, "\n\n"))
+			t.Errorf("%d tracked goroutine(s) (a server's, a backend's) outlived the test's cleanup:\n%s", len(left), strings.Join(left, "\n\n"))
 		}
 	})
 }
