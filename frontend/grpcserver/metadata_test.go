@@ -105,9 +105,9 @@ func TestModelStatisticsReportWhatTheCoreRecorded(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, setup{}, metadataModels...)
 	h.p.Set("dec", coretest.Async(func(x *coretest.Exec, r *core.Request) {
-		start := core.Nanotime()
-		_ = x.Send(r, coretest.EchoResponse(r), true)
+		start := core.Nanotime() // reported before the response, which the client may see at once
 		x.Instance.ReportResponseStatistics(r.Responder(), start, start+5, start+15, core.ResponseSucceeded)
+		_ = x.Send(r, coretest.EchoResponse(r), true)
 	}))
 	h.p.Set("batch", coretest.Reporting(true, coretest.Answering(coretest.FailWith(core.Errorf(core.CodeInternal, "statistics only")))))
 	st := h.open(t, true)
