@@ -282,6 +282,11 @@ func (s *scheduler) preferredSize(size uint64) bool { return slices.Contains(s.p
 // scheduler is closed and empty, or aborted.
 func (s *scheduler) waitFirst() *Request {
 	for {
+		select {
+		case <-s.aborted:
+			return nil // stop gave up: it fails what is still queued
+		default:
+		}
 		s.mu.Lock()
 		var r *Request
 		if s.head < len(s.queue) {

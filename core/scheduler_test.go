@@ -1,95 +1,13 @@
-package core
+package core_test
 
 import (
-	"context"
-	"encoding/binary"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
-	"sync"
 	"testing"
 	"time"
+
+	"tritonhost/core"
+	"tritonhost/core/coretest"
 )
-
-// schedBackend is a Go-native backend for scheduler tests: every Execute
-// records the ids of its batch, waits for the gate (if set), then answers
-// and releases each request.
-type schedBackend struct {
-	mu      sync.Mutex
-	batches [][]string
-	gate    chan struct{}
-	started chan struct{} // receives once per Execute
-}
-
-func (b *schedBackend) LoadModel(*Model) (BackendModel, error) { return schedModel{b}, nil }
-func (b *schedBackend) Close() error                           { return nil }
-
-type schedModel struct{ b *schedBackend }
-
-func (m schedModel) NewInstance(*Instance) (BackendInstance, error) { return schedInstance(m), nil }
-func (schedModel) ParallelInstanceLoading() bool                    { return false }
-func (schedModel) Finalize() error                                  { return nil }
-
-type schedInstance struct{ b *schedBackend }
-
-func (i schedInstance) Execute(batch []*Request) error {
-	ids := make([]string, len(batch))
-	for k, r := range batch {
-		ids[k] = r.ID()
-	}
-	i.b.mu.Lock()
-	i.b.batches = append(i.b.batches, ids)
-	i.b.mu.Unlock()
-	if i.b.started != nil {
-		i.b.started <- struct{}{}
-	}
-	if i.b.gate != nil {
-		<-i.b.gate
-	}
-	for _, r := range batch {
-		in := r.Inputs()[0]
-		_ = r.Responder().Send(&Response{Outputs: []Output{{Name: "OUTPUT0", DataType: in.DataType, Shape: in.Shape, Data: in.Buffers[0]}}}, true)
-		_ = r.Release(ReleaseAll)
-	}
-	return nil
-}
-func (schedInstance) Finalize() error { return nil }
-
-func (b *schedBackend) recorded() [][]string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return slices.Clone(b.batches)
-}
-
-// schedServer serves one model with config text and the given backend.
-func schedServer(t *testing.T, config string, b *schedBackend) *Server {
-	t.Helper()
-	repo := t.TempDir()
-	dir := filepath.Join(repo, "m")
-	if err := os.MkdirAll(filepath.Join(dir, "1"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, ConfigFileName), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := NewServer(Options{ModelRepositories: []string{repo}, Backends: b})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !srv.Ready() {
-		t.Fatalf("model did not load: %+v", srv.RepositoryIndex())
-	}
-	t.Cleanup(func() {
-		if err := srv.Stop(context.Background()); err != nil {
-			t.Error(err)
-		}
-		if n := srv.LiveRequests(); n != 0 {
-			t.Errorf("%d requests live after Stop", n)
-		}
-	})
-	return srv
-}
 
 const batchingConfig = `name: "m"
 backend: "go"
@@ -99,32 +17,32 @@ output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 1 ] } ]
 instance_group [ { count: 1 kind: KIND_CPU } ]
 `
 
-func int32Input(rows int) Input {
-	data := make([]byte, 4*rows)
-	for i := range rows {
-		binary.LittleEndian.PutUint32(data[4*i:], uint32(i))
-	}
-	return NewInput("INPUT0", TypeInt32, []int64{int64(rows), 1}, data)
+// gatedServer serves model "m" with config on a backend that echoes once
+// the returned gate opens: the first request keeps the only instance busy
+// while the test queues others.
+func gatedServer(t *testing.T, config string) (*core.Server, *coretest.Provider, *coretest.Gate) {
+	t.Helper()
+	p := coretest.NewProvider()
+	srv := coretest.Start(t, p, coretest.ModelDir{Name: "m", Config: config})
+	gate := coretest.NewGate(t)
+	p.Set("m", coretest.Gated(gate, coretest.Echo()))
+	return srv, p, gate
 }
 
-// submit sends a request of rows rows and returns a channel closed at its
-// final response.
-func submit(t *testing.T, srv *Server, id string, rows int) <-chan struct{} {
+// rows returns a request of model "m" with a batch of n rows.
+func rows(id string, n int) *core.InferenceRequest {
+	return coretest.Request("m", id, coretest.Int32Input("INPUT0", []int64{int64(n), 1}))
+}
+
+// succeeded waits for each request's single response and fails the test on
+// an error response.
+func succeeded(t *testing.T, replies ...*coretest.Collector) {
 	t.Helper()
-	done := make(chan struct{})
-	err := srv.Infer(context.Background(), &InferenceRequest{Model: "m", ID: id, Inputs: []Input{int32Input(rows)}},
-		func(resp *Response, final bool) {
-			if resp != nil && resp.Err != nil {
-				t.Errorf("request %s: %v", id, resp.Err)
-			}
-			if final {
-				close(done)
-			}
-		})
-	if err != nil {
-		t.Fatalf("Infer %s: %v", id, err)
+	for _, c := range replies {
+		if err := c.Err(t); err != nil {
+			t.Errorf("response: %v", err)
+		}
 	}
-	return done
 }
 
 func TestDynamicBatcherRules(t *testing.T) {
@@ -149,25 +67,17 @@ func TestDynamicBatcherRules(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := &schedBackend{gate: make(chan struct{}), started: make(chan struct{}, 16)}
-			srv := schedServer(t, batchingConfig+tc.batcher, b)
-			busy := submit(t, srv, "busy", 4) // a full batch: it starts at once
-			<-b.started                       // the instance is now executing "busy" and waits at the gate
-			var done []<-chan struct{}
-			for i, rows := range tc.queued {
-				done = append(done, submit(t, srv, fmt.Sprintf("q%d", i), rows))
+			t.Parallel()
+			srv, p, gate := gatedServer(t, batchingConfig+tc.batcher)
+			busy := coretest.Infer(t, srv, rows("busy", 4)) // a full batch: it starts at once
+			p.Reached(t, "busy")                            // the instance now waits at the gate
+			var queued []*coretest.Collector
+			for i, n := range tc.queued {
+				queued = append(queued, coretest.Infer(t, srv, rows(fmt.Sprintf("q%d", i), n)))
 			}
-			time.Sleep(20 * time.Millisecond) // let every request reach the queue
-			close(b.gate)
-			<-busy
-			for _, d := range done {
-				select {
-				case <-d:
-				case <-time.After(10 * time.Second):
-					t.Fatalf("a request never completed; batches so far: %v", b.recorded())
-				}
-			}
-			got := b.recorded()[1:]
+			gate.Open()
+			succeeded(t, append(queued, busy)...)
+			got := p.Batches("m")[1:]
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("batches %v, want %v", got, tc.want)
 			}
@@ -176,86 +86,61 @@ func TestDynamicBatcherRules(t *testing.T) {
 }
 
 func TestIncompatibleShapesDoNotShareABatch(t *testing.T) {
-	cfg := `name: "m"
+	t.Parallel()
+	srv, p, gate := gatedServer(t, `name: "m"
 backend: "go"
 max_batch_size: 8
 input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
 output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
 instance_group [ { count: 1 kind: KIND_CPU } ]
 dynamic_batching { }
-`
-	b := &schedBackend{gate: make(chan struct{}), started: make(chan struct{}, 16)}
-	srv := schedServer(t, cfg, b)
-	busy := submit(t, srv, "busy", 1)
-	<-b.started
-	var done []<-chan struct{}
-	for i, width := range []int{2, 2, 3, 2} {
-		data := make([]byte, 4*width)
-		id := fmt.Sprintf("w%d", i)
-		d := make(chan struct{})
-		err := srv.Infer(context.Background(), &InferenceRequest{Model: "m", ID: id,
-			Inputs: []Input{NewInput("INPUT0", TypeInt32, []int64{1, int64(width)}, data)}},
-			func(_ *Response, final bool) {
-				if final {
-					close(d)
-				}
-			})
-		if err != nil {
-			t.Fatal(err)
-		}
-		done = append(done, d)
+`)
+	busy := coretest.Infer(t, srv, rows("busy", 1))
+	p.Reached(t, "busy")
+	var queued []*coretest.Collector
+	for i, width := range []int64{2, 2, 3, 2} {
+		req := coretest.Request("m", fmt.Sprintf("w%d", i), coretest.Int32Input("INPUT0", []int64{1, width}))
+		queued = append(queued, coretest.Infer(t, srv, req))
 	}
-	time.Sleep(20 * time.Millisecond)
-	close(b.gate)
-	<-busy
-	for _, d := range done {
-		<-d
-	}
-	if got := fmt.Sprint(b.recorded()[1:]); got != "[[w0 w1] [w2] [w3]]" {
+	gate.Open()
+	succeeded(t, append(queued, busy)...)
+	if got := fmt.Sprint(p.Batches("m")[1:]); got != "[[w0 w1] [w2] [w3]]" {
 		t.Errorf("batches %s: a request of another shape must end the batch", got)
 	}
 }
 
 func TestQueuedRequestTimesOut(t *testing.T) {
-	b := &schedBackend{gate: make(chan struct{}), started: make(chan struct{}, 16)}
-	srv := schedServer(t, batchingConfig, b)
-	busy := submit(t, srv, "busy", 4)
-	<-b.started
-	var got *Response
-	done := make(chan struct{})
-	if err := srv.Infer(context.Background(), &InferenceRequest{Model: "m", ID: "late", Timeout: time.Millisecond,
-		Inputs: []Input{int32Input(1)}}, func(resp *Response, final bool) {
-		if final {
-			got = resp
-			close(done)
-		}
-	}); err != nil {
-		t.Fatal(err)
+	t.Parallel()
+	srv, p, gate := gatedServer(t, batchingConfig)
+	busy := coretest.Infer(t, srv, rows("busy", 4))
+	p.Reached(t, "busy")
+	late := rows("late", 1)
+	late.Timeout = time.Millisecond
+	reply := coretest.Infer(t, srv, late)
+	time.Sleep(10 * time.Millisecond) // the timeout passes while the request is queued
+	gate.Open()
+	succeeded(t, busy)
+	if err := reply.Err(t); core.CodeOf(err) != core.CodeUnavailable {
+		t.Fatalf("timed-out request: %v, want an UNAVAILABLE error", err)
 	}
-	time.Sleep(10 * time.Millisecond)
-	close(b.gate)
-	<-busy
-	<-done
-	if got == nil || CodeOf(got.Err) != CodeUnavailable {
-		t.Fatalf("timed-out request: %+v, want an UNAVAILABLE error", got)
-	}
-	if n := len(b.recorded()); n != 1 {
+	if n := len(p.Executions("m")); n != 1 {
 		t.Errorf("the timed-out request was executed (%d executions)", n)
 	}
 }
 
 func TestFullQueueRefusesRequests(t *testing.T) {
-	b := &schedBackend{gate: make(chan struct{}), started: make(chan struct{}, 16)}
-	srv := schedServer(t, batchingConfig+`dynamic_batching { default_queue_policy { max_queue_size: 1 } }`, b)
-	busy := submit(t, srv, "busy", 4)
-	<-b.started
-	queued := submit(t, srv, "queued", 1)
-	err := srv.Infer(context.Background(), &InferenceRequest{Model: "m", ID: "extra", Inputs: []Input{int32Input(1)}},
-		func(*Response, bool) { t.Error("a refused request got a response") })
-	if CodeOf(err) != CodeUnavailable {
+	t.Parallel()
+	srv, p, gate := gatedServer(t, batchingConfig+`dynamic_batching { default_queue_policy { max_queue_size: 1 } }`)
+	busy := coretest.Infer(t, srv, rows("busy", 4))
+	p.Reached(t, "busy")
+	queued := coretest.Infer(t, srv, rows("queued", 1))
+	extra := coretest.NewCollector()
+	if err := srv.Infer(t.Context(), rows("extra", 1), extra.Receive); core.CodeOf(err) != core.CodeUnavailable {
 		t.Errorf("third request: %v, want UNAVAILABLE (queue full)", err)
 	}
-	close(b.gate)
-	<-busy
-	<-queued
+	gate.Open()
+	succeeded(t, busy, queued)
+	if got := extra.Snapshot(); len(got.Responses) > 0 || extra.Finished() {
+		t.Error("a refused request got a response")
+	}
 }

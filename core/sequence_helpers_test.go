@@ -5,29 +5,25 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"tritonhost/core"
+	"tritonhost/core/coretest"
 )
 
-// accBackend is a Go-native stateful backend for the sequence batcher
-// tests. Each request adds its INPUT (INT32) to the state input STATE_IN
-// when the model has one, stores the sum with UpdateState("STATE_OUT") and
-// answers OUTPUT = the sum (or INPUT without state). Every execution is
-// recorded, with the decoded value of every input the backend saw.
+// accBackend is the stateful backend of the sequence batcher tests, a
+// coretest.Provider whose model "acc" runs execute: each request adds its
+// INPUT (INT32) to the state input STATE_IN when the model has one, stores
+// the sum with UpdateState("STATE_OUT") and answers OUTPUT = the sum (or
+// INPUT without state). Every execution is recorded, with the decoded value
+// of every input the backend saw.
 type accBackend struct {
-	mu    sync.Mutex
-	execs []accExec
-	// gate, when set, is waited on by every execution whose request id is
-	// in hold (all executions when hold is nil), after it is recorded.
-	gate    chan struct{}
-	hold    map[string]bool
-	started chan string // receives the request id of each recorded execution (if set)
+	*coretest.Provider
+	mu      sync.Mutex
+	execs   []accExec
+	batches map[string]int // executions so far, by instance
 }
 
 // accExec is one request as one execution saw it.
@@ -43,48 +39,35 @@ type accExec struct {
 	err      error // UpdateState's error
 }
 
-func (b *accBackend) LoadModel(*core.Model) (core.BackendModel, error) { return accModel{b}, nil }
-func (b *accBackend) Close() error                                     { return nil }
-
-type accModel struct{ b *accBackend }
-
-func (m accModel) NewInstance(inst *core.Instance) (core.BackendInstance, error) {
-	return &accInstance{b: m.b, inst: inst}, nil
-}
-func (accModel) ParallelInstanceLoading() bool { return false }
-func (accModel) Finalize() error               { return nil }
-
-type accInstance struct {
-	b    *accBackend
-	inst *core.Instance
-	n    int
+func newAccBackend() *accBackend {
+	b := &accBackend{Provider: coretest.NewProvider(), batches: map[string]int{}}
+	b.Set("acc", b.execute)
+	return b
 }
 
-func (i *accInstance) Finalize() error { return nil }
+// gated makes every execution holding one of ids (every execution when ids
+// is empty) wait for the returned gate before it computes.
+func (b *accBackend) gated(t *testing.T, ids ...string) *coretest.Gate {
+	g := coretest.NewGate(t)
+	b.Set("acc", coretest.Gated(g, b.execute, ids...))
+	return g
+}
 
-func (i *accInstance) Execute(batch []*core.Request) error {
-	recs := make([]accExec, len(batch))
-	for k, r := range batch {
-		recs[k] = accExec{instance: i.inst.Name(), batch: i.n, size: len(batch), id: r.ID(), corrID: r.CorrelationID(),
+func (b *accBackend) execute(x *coretest.Exec) error {
+	inst := x.Instance.Name()
+	b.mu.Lock()
+	n := b.batches[inst]
+	b.batches[inst]++
+	b.mu.Unlock()
+	recs := make([]accExec, len(x.Batch))
+	for k, r := range x.Batch {
+		rec := &recs[k]
+		*rec = accExec{instance: inst, batch: n, size: len(x.Batch), id: r.ID(), corrID: r.CorrelationID(),
 			inputs: map[string]any{}, shapes: map[string][]int64{}}
 		for _, in := range r.Inputs() {
-			recs[k].inputs[in.Name] = decode(in)
-			recs[k].shapes[in.Name] = slices.Clone(in.Shape)
+			rec.inputs[in.Name] = decode(in)
+			rec.shapes[in.Name] = slices.Clone(in.Shape)
 		}
-	}
-	i.n++
-	held := false
-	for _, rec := range recs {
-		if i.b.started != nil {
-			i.b.started <- rec.id
-		}
-		held = held || i.b.hold == nil || i.b.hold[rec.id]
-	}
-	if i.b.gate != nil && held {
-		<-i.b.gate
-	}
-	for k, r := range batch {
-		rec := &recs[k]
 		sum, _ := rec.inputs["INPUT"].(int32)
 		if st, ok := rec.inputs["STATE_IN"].(int32); ok {
 			sum += st
@@ -92,17 +75,17 @@ func (i *accInstance) Execute(batch []*core.Request) error {
 		}
 		rec.output = sum
 	}
-	i.b.mu.Lock()
-	i.b.execs = append(i.b.execs, recs...)
-	i.b.mu.Unlock()
-	for k, r := range batch {
+	b.mu.Lock()
+	b.execs = append(b.execs, recs...)
+	b.mu.Unlock()
+	for k, r := range x.Batch {
 		shape := []int64{1}
 		if m := r.Model().MaxBatchSize(); m > 0 {
 			shape = []int64{1, 1}
 		}
-		_ = r.Responder().Send(&core.Response{Outputs: []core.Output{{Name: "OUTPUT", DataType: core.TypeInt32, Shape: shape,
+		_ = x.Send(r, &core.Response{Outputs: []core.Output{{Name: "OUTPUT", DataType: core.TypeInt32, Shape: shape,
 			Data: binary.LittleEndian.AppendUint32(nil, uint32(recs[k].output))}}}, true)
-		_ = r.Release(core.ReleaseAll)
+		_ = x.Release(r, core.ReleaseAll)
 	}
 	return nil
 }
@@ -166,55 +149,18 @@ func (b *accBackend) byID(t *testing.T, id string) accExec {
 }
 
 // seqServer serves one model "acc" with the given configuration (plus
-// extra files under the model directory) on backend b. At cleanup it stops
-// the server and checks that no request is left.
-func seqServer(t *testing.T, config string, b *accBackend, files map[string][]byte) *core.Server {
-	t.Helper()
-	return seqServerWith(t, config, b, files)
-}
-
-// seqServerWith is seqServer for any backend, with options adjusted by
+// extra files under the model directory) on b, with options adjusted by
 // mutate.
-func seqServerWith(t *testing.T, config string, b core.BackendProvider, files map[string][]byte, mutate ...func(*core.Options)) *core.Server {
+func seqServer(t *testing.T, config string, b core.BackendProvider, files map[string][]byte, mutate ...func(*core.Options)) *core.Server {
 	t.Helper()
-	repo := t.TempDir()
-	dir := filepath.Join(repo, "acc")
-	if err := os.MkdirAll(filepath.Join(dir, "1"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, core.ConfigFileName), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	opts := core.Options{ModelRepositories: []string{repo}, Backends: b}
+	opts := core.Options{Backends: b}
 	for _, f := range mutate {
 		f(&opts)
 	}
-	srv, err := core.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := coretest.Serve(t, opts, coretest.ModelDir{Name: "acc", Config: config, Files: files})
 	if !srv.Ready() {
 		t.Fatalf("model did not load: %+v", srv.RepositoryIndex())
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if err := srv.Stop(ctx); err != nil {
-			t.Error(err)
-		}
-		if n := srv.LiveRequests(); n != 0 {
-			t.Errorf("%d requests live after Stop", n)
-		}
-	})
 	return srv
 }
 
@@ -236,44 +182,6 @@ sequence_batching {
 // stateBatching is a sequence_batching body with the STATE_IN/STATE_OUT
 // implicit state.
 const stateBatching = `state [ { input_name: "STATE_IN" output_name: "STATE_OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]`
-
-// reply is the outcome of one request: its responses, counted.
-type reply struct {
-	mu     sync.Mutex
-	resps  []*core.Response
-	finals int
-	done   chan struct{}
-}
-
-func (r *reply) fn(resp *core.Response, final bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if resp != nil {
-		r.resps = append(r.resps, resp)
-	}
-	if final {
-		r.finals++
-		if r.finals == 1 {
-			close(r.done)
-		}
-	}
-}
-
-// wait returns the final response, failing the test after a timeout.
-func (r *reply) wait(t *testing.T) *core.Response {
-	t.Helper()
-	select {
-	case <-r.done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("timed out waiting for a final response")
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.resps) != 1 || r.finals != 1 {
-		t.Fatalf("got %d responses and %d finals, want exactly one final response", len(r.resps), r.finals)
-	}
-	return r.resps[0]
-}
 
 // seqReq describes one request of a sequence.
 type seqReq struct {
@@ -300,9 +208,9 @@ func startEnd(start, end bool) (f uint32) {
 	return f
 }
 
-// send submits a request of model "acc" and returns its reply; Infer's
+// send submits a request of model "acc" and returns its collector; Infer's
 // error fails the test.
-func send(t *testing.T, srv *core.Server, maxBatch int, q seqReq) *reply {
+func send(t *testing.T, srv *core.Server, maxBatch int, q seqReq) *coretest.Collector {
 	t.Helper()
 	r, err := trySend(srv, maxBatch, q)
 	if err != nil {
@@ -311,8 +219,8 @@ func send(t *testing.T, srv *core.Server, maxBatch int, q seqReq) *reply {
 	return r
 }
 
-func trySend(srv *core.Server, maxBatch int, q seqReq) (*reply, error) {
-	r := &reply{done: make(chan struct{})}
+func trySend(srv *core.Server, maxBatch int, q seqReq) (*coretest.Collector, error) {
+	r := coretest.NewCollector()
 	ctx := q.ctx
 	if ctx == nil {
 		ctx = context.Background()
@@ -320,7 +228,7 @@ func trySend(srv *core.Server, maxBatch int, q seqReq) (*reply, error) {
 	err := srv.Infer(ctx, &core.InferenceRequest{
 		Model: "acc", ID: q.id, CorrelationID: q.corr, Flags: q.flags,
 		Inputs: []core.Input{core.NewInput("INPUT", core.TypeInt32, shapeFor(maxBatch), int32Bytes(q.value))},
-	}, r.fn)
+	}, r.Receive)
 	return r, err
 }
 

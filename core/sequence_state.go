@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -114,8 +115,8 @@ func (r *Request) UpdateState(name string, dtype DataType, shape []int64, data [
 		return bad("invalid data type %d", dtype)
 	}
 	count := ElementCount(shape)
-	if count < 0 {
-		return bad("shape %s has a negative dimension", shapeString(shape))
+	if count < 0 || dtype != TypeBytes && count > math.MaxInt64/int64(dtype.ByteSize()) {
+		return bad("shape %s has a negative dimension or more bytes than an int64 counts", shapeString(shape))
 	}
 	if dtype == TypeBytes {
 		if got := countBytesElements([][]byte{data}); got != count {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"tritonhost/core"
+	"tritonhost/core/coretest"
 )
 
 // TestSequenceRequestsRunInOrderOnTheirInstance interleaves eight sequences
@@ -16,10 +17,10 @@ import (
 // request of a sequence runs on one instance, in order, and the running
 // sums kept in implicit state stay apart.
 func TestSequenceRequestsRunInOrderOnTheirInstance(t *testing.T) {
-	b := &accBackend{}
+	b := newAccBackend()
 	srv := seqServer(t, accConfig(0, stateBatching, `instance_group [ { count: 2 kind: KIND_CPU } ]`), b, nil)
 	const seqs, steps = 8, 5
-	var replies [seqs][steps]*reply
+	var replies [seqs][steps]*coretest.Collector
 	for step := range steps {
 		for s := range seqs {
 			replies[s][step] = send(t, srv, 0, seqReq{
@@ -32,7 +33,7 @@ func TestSequenceRequestsRunInOrderOnTheirInstance(t *testing.T) {
 		var sum int32
 		for step := range steps {
 			sum += int32(s*10 + step)
-			if got := outputOf(t, replies[s][step].wait(t)); got != sum {
+			if got := outputOf(t, replies[s][step].Single(t)); got != sum {
 				t.Errorf("sequence %d step %d: running sum %d, want %d", s, step, got, sum)
 			}
 		}
@@ -83,7 +84,7 @@ func TestSequenceControlInputs(t *testing.T) {
 		{"numeric id as string", 0, "TYPE_STRING", uintID(42), "42"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			b := &accBackend{}
+			b := newAccBackend()
 			cfg := accConfig(tt.maxBatch, fmt.Sprintf(controls, tt.corrType), "")
 			srv := seqServer(t, cfg, b, nil)
 			steps := []struct {
@@ -97,7 +98,7 @@ func TestSequenceControlInputs(t *testing.T) {
 				{"only", startEnd(true, true), int32(9), float32(1.5)},
 			}
 			for _, st := range steps {
-				send(t, srv, tt.maxBatch, seqReq{id: st.id, corr: tt.corr, flags: st.flags, value: 1}).wait(t)
+				send(t, srv, tt.maxBatch, seqReq{id: st.id, corr: tt.corr, flags: st.flags, value: 1}).Single(t)
 				e := b.byID(t, st.id)
 				for name, want := range map[string]any{"START": st.start, "END": st.end, "READY": true, "CORRID": tt.want} {
 					if got := e.inputs[name]; got != want {
@@ -121,10 +122,10 @@ func TestSequenceRefusesRequestsOutsideASequence(t *testing.T) {
 	batching := stateBatching + `
 control_input [ { name: "START" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] },
                 { name: "CORRID" control [ { kind: CONTROL_SEQUENCE_CORRID data_type: TYPE_UINT64 } ] } ]`
-	b := &accBackend{}
+	b := newAccBackend()
 	srv := seqServer(t, accConfig(4, batching, ""), b, nil)
-	send(t, srv, 4, seqReq{id: "a0", corr: uintID(5), flags: startEnd(true, false), value: 1}).wait(t)
-	send(t, srv, 4, seqReq{id: "a1", corr: uintID(5), flags: startEnd(false, true), value: 1}).wait(t)
+	send(t, srv, 4, seqReq{id: "a0", corr: uintID(5), flags: startEnd(true, false), value: 1}).Single(t)
+	send(t, srv, 4, seqReq{id: "a1", corr: uintID(5), flags: startEnd(false, true), value: 1}).Single(t)
 
 	infer := func(req *core.InferenceRequest) error {
 		return srv.Infer(context.Background(), req, func(*core.Response, bool) { t.Errorf("request %q got a response", req.ID) })
@@ -188,10 +189,10 @@ func TestSequenceStartResetsState(t *testing.T) {
 		{"from file, batching", 2, withFile, 100},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			b := &accBackend{}
+			b := newAccBackend()
 			srv := seqServer(t, accConfig(tt.maxBatch, tt.batching, ""), b, map[string][]byte{"initial_state/hundred": int32Bytes(100)})
 			run := func(id string, flags uint32, v int32) int32 {
-				return outputOf(t, send(t, srv, tt.maxBatch, seqReq{id: id, corr: strID("x"), flags: flags, value: v}).wait(t))
+				return outputOf(t, send(t, srv, tt.maxBatch, seqReq{id: id, corr: strID("x"), flags: flags, value: v}).Single(t))
 			}
 			for _, step := range []struct {
 				id    string
@@ -226,34 +227,29 @@ func TestSequenceStartResetsState(t *testing.T) {
 // state.
 func TestSequenceUpdateStateChecksTheName(t *testing.T) {
 	var got []error
-	b := &accBackend{}
+	b := newAccBackend()
 	srv := seqServer(t, accConfig(0, stateBatching, ""), b, nil)
-	send(t, srv, 0, seqReq{id: "a", corr: uintID(1), flags: startEnd(true, true), value: 1}).wait(t)
+	send(t, srv, 0, seqReq{id: "a", corr: uintID(1), flags: startEnd(true, true), value: 1}).Single(t)
 	if e := b.byID(t, "a"); e.err != nil {
 		t.Errorf("UpdateState of a configured state: %v", e.err)
 	}
 	var captured *core.Request
-	hook := &hookBackend{fn: func(r *core.Request) {
+	srv2 := hookServer(t, accConfig(0, stateBatching, ""), func(r *core.Request) {
 		captured = r
 		got = append(got,
 			r.CheckStateOutput("STATE_OUT"),
 			r.CheckStateOutput("NOPE"),
 			r.UpdateState("NOPE", core.TypeInt32, []int64{1}, int32Bytes(1)),
 			r.UpdateState("STATE_OUT", core.TypeInt32, []int64{2}, int32Bytes(1)),
+			r.UpdateState("STATE_OUT", core.TypeInt32, []int64{1 << 62}, nil), // 2^64 bytes: not 0
 			r.UpdateState("STATE_OUT", core.TypeInt32, []int64{1}, int32Bytes(1)),
 		)
-	}}
-	srv2 := hookServer(t, accConfig(0, stateBatching, ""), hook)
-	r := &reply{done: make(chan struct{})}
-	if err := srv2.Infer(context.Background(), &core.InferenceRequest{Model: "acc", ID: "h", CorrelationID: uintID(3), Flags: core.RequestFlagSequenceStart,
-		Inputs: []core.Input{core.NewInput("INPUT", core.TypeInt32, []int64{1}, int32Bytes(1))}}, r.fn); err != nil {
-		t.Fatal(err)
-	}
-	r.wait(t)
-	if captured == nil || len(got) != 5 {
+	})
+	send(t, srv2, 0, seqReq{id: "h", corr: uintID(3), flags: startEnd(true, false), value: 1}).Single(t)
+	if captured == nil || len(got) != 6 {
 		t.Fatalf("hook did not run: %v", got)
 	}
-	want := []string{"", `state "NOPE" is not a valid state name for model "acc"`, "not a valid state name", "needs 8", ""}
+	want := []string{"", `state "NOPE" is not a valid state name for model "acc"`, "not a valid state name", "needs 8", "more bytes than an int64 counts", ""}
 	for i, w := range want {
 		switch {
 		case w == "" && got[i] != nil:
@@ -263,29 +259,24 @@ func TestSequenceUpdateStateChecksTheName(t *testing.T) {
 		}
 	}
 
-	noState := hookServer(t, accConfig(0, "", ""), &hookBackend{fn: func(r *core.Request) {
+	noState := hookServer(t, accConfig(0, "", ""), func(r *core.Request) {
 		if err := r.CheckStateOutput("STATE_OUT"); err == nil || !strings.Contains(err.Error(), `State configuration is missing for model "acc"`) {
 			t.Errorf("CheckStateOutput without state: %v", err)
 		}
-	}})
-	r = &reply{done: make(chan struct{})}
-	if err := noState.Infer(context.Background(), &core.InferenceRequest{Model: "acc", ID: "n", CorrelationID: uintID(3), Flags: core.RequestFlagSequenceStart,
-		Inputs: []core.Input{core.NewInput("INPUT", core.TypeInt32, []int64{1}, int32Bytes(1))}}, r.fn); err != nil {
-		t.Fatal(err)
-	}
-	r.wait(t)
+	})
+	send(t, noState, 0, seqReq{id: "n", corr: uintID(3), flags: startEnd(true, false), value: 1}).Single(t)
 }
 
 // TestSequenceIdleTimeoutFreesTheSlot: a sequence that sends nothing for
 // max_sequence_idle_microseconds loses its slot (the backlogged sequence
 // gets it) and its state; its next request needs START again.
 func TestSequenceIdleTimeoutFreesTheSlot(t *testing.T) {
-	b := &accBackend{}
+	b := newAccBackend()
 	srv := seqServer(t, accConfig(0, stateBatching+"\nmax_sequence_idle_microseconds: 100000", ""), b, nil)
-	send(t, srv, 0, seqReq{id: "a0", corr: uintID(1), flags: startEnd(true, false), value: 5}).wait(t)
+	send(t, srv, 0, seqReq{id: "a0", corr: uintID(1), flags: startEnd(true, false), value: 5}).Single(t)
 	start := time.Now()
 	b2 := send(t, srv, 0, seqReq{id: "b0", corr: uintID(2), flags: startEnd(true, false), value: 1})
-	if got := outputOf(t, b2.wait(t)); got != 1 {
+	if got := outputOf(t, b2.Single(t)); got != 1 {
 		t.Errorf("backlogged sequence: output %d, want 1", got)
 	}
 	if waited := time.Since(start); waited < 80*time.Millisecond {
@@ -296,8 +287,8 @@ func TestSequenceIdleTimeoutFreesTheSlot(t *testing.T) {
 		t.Errorf("request of a timed-out sequence: %v, want INVALID_ARG asking for START", err)
 	}
 	// Sequence 2 holds the slot now; it ends, and sequence 1 restarts from zero.
-	send(t, srv, 0, seqReq{id: "b1", corr: uintID(2), flags: startEnd(false, true), value: 1}).wait(t)
-	if got := outputOf(t, send(t, srv, 0, seqReq{id: "a2", corr: uintID(1), flags: startEnd(true, true), value: 3}).wait(t)); got != 3 {
+	send(t, srv, 0, seqReq{id: "b1", corr: uintID(2), flags: startEnd(false, true), value: 1}).Single(t)
+	if got := outputOf(t, send(t, srv, 0, seqReq{id: "a2", corr: uintID(1), flags: startEnd(true, true), value: 3}).Single(t)); got != 3 {
 		t.Errorf("restarted sequence: output %d, want 3 (the old state is gone)", got)
 	}
 }
@@ -308,19 +299,18 @@ func TestSequenceIdleTimeoutFreesTheSlot(t *testing.T) {
 func TestSequenceBatchesSlotsTogether(t *testing.T) {
 	for _, strategy := range []string{"direct { }", "oldest { max_candidate_sequences: 2 }"} {
 		t.Run(strings.Fields(strategy)[0], func(t *testing.T) {
-			gate, release := newGate()
-			b := &accBackend{gate: gate, hold: map[string]bool{"block": true}, started: make(chan string, 16)}
+			b := newAccBackend()
 			srv := seqServer(t, accConfig(2, strategy+"\n"+stateBatching, ""), b, nil)
-			t.Cleanup(release)
+			gate := b.gated(t, "block")
 			// "block" occupies the instance; meanwhile two sequences queue up.
 			blk := send(t, srv, 2, seqReq{id: "block", corr: uintID(9), flags: startEnd(true, true)})
-			<-b.started
+			b.Reached(t, "block")
 			x := send(t, srv, 2, seqReq{id: "x", corr: uintID(1), flags: startEnd(true, true), value: 1})
 			y := send(t, srv, 2, seqReq{id: "y", corr: uintID(2), flags: startEnd(true, false), value: 2})
 			z := send(t, srv, 2, seqReq{id: "z", corr: uintID(3), flags: startEnd(true, true), value: 3})
-			release()
-			for _, r := range []*reply{blk, x, y, z} {
-				r.wait(t)
+			gate.Open()
+			for _, r := range []*coretest.Collector{blk, x, y, z} {
+				r.Single(t)
 			}
 			ex, ey, ez := b.byID(t, "x"), b.byID(t, "y"), b.byID(t, "z")
 			if ex.batch != ey.batch || ex.size != 2 {
@@ -329,7 +319,7 @@ func TestSequenceBatchesSlotsTogether(t *testing.T) {
 			if ez.batch <= ex.batch {
 				t.Errorf("z ran in batch %d, want after x's %d (it waited for a slot)", ez.batch, ex.batch)
 			}
-			send(t, srv, 2, seqReq{id: "y1", corr: uintID(2), flags: startEnd(false, true), value: 2}).wait(t)
+			send(t, srv, 2, seqReq{id: "y1", corr: uintID(2), flags: startEnd(false, true), value: 2}).Single(t)
 		})
 	}
 }
@@ -339,12 +329,11 @@ func TestSequenceBatchesSlotsTogether(t *testing.T) {
 // earlier ones still run; the sequence then needs START again. A cancelled
 // sequence in the backlog goes too.
 func TestSequenceCancellationEndsTheSequence(t *testing.T) {
-	gate, release := newGate()
-	b := &accBackend{gate: gate, hold: map[string]bool{"a0": true}, started: make(chan string, 16)}
+	b := newAccBackend()
 	srv := seqServer(t, accConfig(0, stateBatching, ""), b, nil)
-	t.Cleanup(release)
+	gate := b.gated(t, "a0")
 	a0 := send(t, srv, 0, seqReq{id: "a0", corr: uintID(1), flags: startEnd(true, false), value: 1})
-	<-b.started
+	b.Reached(t, "a0")
 	a1 := send(t, srv, 0, seqReq{id: "a1", corr: uintID(1), value: 2})
 	ctx, cancel := context.WithCancel(context.Background())
 	a2 := send(t, srv, 0, seqReq{id: "a2", corr: uintID(1), value: 3, ctx: ctx})
@@ -353,22 +342,22 @@ func TestSequenceCancellationEndsTheSequence(t *testing.T) {
 	bl := send(t, srv, 0, seqReq{id: "b0", corr: uintID(2), flags: startEnd(true, false), ctx: bctx})
 	cancel()
 	bcancel()
-	for id, r := range map[string]*reply{"a2": a2, "a3": a3, "b0": bl} {
-		resp := r.wait(t)
+	for id, r := range map[string]*coretest.Collector{"a2": a2, "a3": a3, "b0": bl} {
+		resp := r.Single(t)
 		if core.CodeOf(resp.Err) != core.CodeCancelled {
 			t.Errorf("%s: %v, want CANCELLED", id, resp.Err)
 		}
 	}
 	select {
-	case <-a1.done:
+	case <-a1.Done():
 		t.Error("a1 completed while a0 still runs")
 	default:
 	}
-	release()
-	if got := outputOf(t, a0.wait(t)); got != 1 {
+	gate.Open()
+	if got := outputOf(t, a0.Single(t)); got != 1 {
 		t.Errorf("a0: %d, want 1", got)
 	}
-	if got := outputOf(t, a1.wait(t)); got != 3 {
+	if got := outputOf(t, a1.Single(t)); got != 3 {
 		t.Errorf("a1 (before the cancelled request): %d, want 3", got)
 	}
 	if _, err := trySend(srv, 0, seqReq{id: "a4", corr: uintID(1), value: 1}); core.CodeOf(err) != core.CodeInvalidArg {
@@ -380,7 +369,7 @@ func TestSequenceCancellationEndsTheSequence(t *testing.T) {
 		}
 	}
 	// The slot is free again.
-	send(t, srv, 0, seqReq{id: "c0", corr: uintID(3), flags: startEnd(true, true), value: 1}).wait(t)
+	send(t, srv, 0, seqReq{id: "c0", corr: uintID(3), flags: startEnd(true, true), value: 1}).Single(t)
 }
 
 // TestSequenceStopCompletesEveryRequestOnce: a model unloaded while a
@@ -388,13 +377,12 @@ func TestSequenceCancellationEndsTheSequence(t *testing.T) {
 // waits in the backlog: stop gives up at its deadline, the running request
 // completes, every queued one fails with UNAVAILABLE, each exactly once.
 func TestSequenceStopCompletesEveryRequestOnce(t *testing.T) {
-	gate, release := newGate()
-	b := &accBackend{gate: gate, hold: map[string]bool{"a0": true}, started: make(chan string, 16)}
+	b := newAccBackend()
 	repoSrv := seqServer(t, accConfig(0, stateBatching, ""), b, nil)
-	t.Cleanup(release)
-	var replies []*reply
+	gate := b.gated(t, "a0")
+	var replies []*coretest.Collector
 	replies = append(replies, send(t, repoSrv, 0, seqReq{id: "a0", corr: uintID(1), flags: startEnd(true, false), value: 1}))
-	<-b.started
+	b.Reached(t, "a0")
 	replies = append(replies,
 		send(t, repoSrv, 0, seqReq{id: "a1", corr: uintID(1), value: 1}),
 		send(t, repoSrv, 0, seqReq{id: "b0", corr: uintID(2), flags: startEnd(true, false), value: 1}),
@@ -405,28 +393,24 @@ func TestSequenceStopCompletesEveryRequestOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		time.Sleep(300 * time.Millisecond)
-		release()
+		gate.Open()
 	})
 	if err := repoSrv.Stop(ctx); err != nil {
 		t.Errorf("Stop: %v", err)
 	}
 	wg.Wait()
-	if got := outputOf(t, replies[0].wait(t)); got != 1 {
+	if got := outputOf(t, replies[0].Single(t)); got != 1 {
 		t.Errorf("a0: %d, want 1", got)
 	}
 	for i, r := range replies[1:] {
-		resp := r.wait(t)
+		resp := r.Single(t)
 		if core.CodeOf(resp.Err) != core.CodeUnavailable || !strings.Contains(resp.Err.Error(), "unloaded") {
 			t.Errorf("reply %d: %v, want UNAVAILABLE (unloaded)", i+1, resp.Err)
 		}
 	}
 	time.Sleep(20 * time.Millisecond)
 	for _, r := range replies {
-		r.mu.Lock()
-		if r.finals != 1 {
-			t.Errorf("a request got %d finals", r.finals)
-		}
-		r.mu.Unlock()
+		r.Check(t) // no second final
 	}
 }
 
@@ -434,14 +418,14 @@ func TestSequenceStopCompletesEveryRequestOnce(t *testing.T) {
 // giving the slot of an idle sequence to the backlog at once instead of
 // after its idle timeout.
 func TestSequenceUnloadDrainsTheBacklog(t *testing.T) {
-	b := &accBackend{}
-	srv := seqServerWith(t, accConfig(0, stateBatching+"\nmax_sequence_idle_microseconds: 60000000", ""), b, nil, func(o *core.Options) {
+	b := newAccBackend()
+	srv := seqServer(t, accConfig(0, stateBatching+"\nmax_sequence_idle_microseconds: 60000000", ""), b, nil, func(o *core.Options) {
 		o.ExplicitModelControl, o.StartupModels = true, []string{"*"}
 	})
-	send(t, srv, 0, seqReq{id: "a0", corr: uintID(1), flags: startEnd(true, false), value: 1}).wait(t)
+	send(t, srv, 0, seqReq{id: "a0", corr: uintID(1), flags: startEnd(true, false), value: 1}).Single(t)
 	bl := send(t, srv, 0, seqReq{id: "b0", corr: uintID(2), flags: startEnd(true, false), value: 2})
 	select {
-	case <-bl.done:
+	case <-bl.Done():
 		t.Fatal("the backlogged sequence ran while the only slot was taken")
 	case <-time.After(50 * time.Millisecond):
 	}
@@ -454,41 +438,14 @@ func TestSequenceUnloadDrainsTheBacklog(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("unload took %v: it waited for the idle timeout", took)
 	}
-	if got := outputOf(t, bl.wait(t)); got != 2 {
+	if got := outputOf(t, bl.Single(t)); got != 2 {
 		t.Errorf("b0: %d, want 2", got)
 	}
 }
 
-// hookBackend runs fn on every request, then answers it.
-type hookBackend struct {
-	fn func(r *core.Request)
-}
-
-func (b *hookBackend) LoadModel(*core.Model) (core.BackendModel, error) { return b, nil }
-func (b *hookBackend) Close() error                                     { return nil }
-func (b *hookBackend) NewInstance(*core.Instance) (core.BackendInstance, error) {
-	return b, nil
-}
-func (b *hookBackend) ParallelInstanceLoading() bool { return false }
-func (b *hookBackend) Finalize() error               { return nil }
-func (b *hookBackend) Execute(batch []*core.Request) error {
-	for _, r := range batch {
-		b.fn(r)
-		_ = r.Responder().Send(&core.Response{}, true)
-		_ = r.Release(core.ReleaseAll)
-	}
-	return nil
-}
-
-func hookServer(t *testing.T, config string, b *hookBackend) *core.Server {
+// hookServer serves model "acc" with config on a backend that calls fn
+// with every request, then echoes it.
+func hookServer(t *testing.T, config string, fn func(r *core.Request)) *core.Server {
 	t.Helper()
-	return seqServerWith(t, config, b, nil)
-}
-
-// newGate returns a gate for accBackend and the function that opens it
-// (once). Tests also register it as a cleanup after starting the server,
-// so it runs before the server stops and a failing test does not hang.
-func newGate() (chan struct{}, func()) {
-	gate := make(chan struct{})
-	return gate, sync.OnceFunc(func() { close(gate) })
+	return seqServer(t, config, coretest.NewProvider().Set("acc", coretest.Inspect(fn, coretest.Echo())), nil)
 }

@@ -1,6 +1,9 @@
 package core
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // Input is one input tensor of an inference request. Its contents may be
 // split over several buffers (a backend sees them as buffer_count > 1); most
@@ -36,14 +39,27 @@ type Output struct {
 }
 
 // ElementCount returns the product of shape, or -1 if a dimension is
-// negative. An empty shape is a scalar with one element.
+// negative or the product does not fit in an int64. An empty shape is a
+// scalar with one element.
 func ElementCount(shape []int64) int64 {
-	n := int64(1)
+	n, zero, overflow := int64(1), false, false
 	for _, d := range shape {
-		if d < 0 {
+		switch {
+		case d < 0:
 			return -1
+		case d == 0:
+			zero = true
+		case n > math.MaxInt64/d:
+			overflow = true
+		default:
+			n *= d
 		}
-		n *= d
+	}
+	switch {
+	case zero:
+		return 0
+	case overflow:
+		return -1
 	}
 	return n
 }

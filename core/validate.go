@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -115,7 +116,10 @@ func dimsMatch(shape, dims []int64) bool {
 // checkByteSize checks that an input's contents are exactly what its shape
 // and type call for.
 func checkByteSize(in *Input) error {
-	n := ElementCount(in.Shape)
+	n := ElementCount(in.Shape) // the dims were checked: only an overflow makes it negative
+	if n < 0 {
+		return fmt.Errorf("shape %s has more elements than an int64 counts", shapeString(in.Shape))
+	}
 	if in.DataType == TypeBytes {
 		got := countBytesElements(in.Buffers)
 		if got < 0 {
@@ -126,7 +130,11 @@ func checkByteSize(in *Input) error {
 		}
 		return nil
 	}
-	want := uint64(n) * uint64(in.DataType.ByteSize())
+	size := int64(in.DataType.ByteSize())
+	if n > math.MaxInt64/size {
+		return fmt.Errorf("shape %s of %s is more bytes than an int64 counts", shapeString(in.Shape), in.DataType)
+	}
+	want := uint64(n * size)
 	if got := in.ByteSize(); got != want {
 		return fmt.Errorf("got %d bytes, shape %s of %s needs %d", got, shapeString(in.Shape), in.DataType, want)
 	}

@@ -1,0 +1,56 @@
+package coretest
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"tritonhost/core"
+)
+
+// ModelDir is one model of a test repository.
+type ModelDir struct {
+	Name   string
+	Config string // config.pbtxt; its name field may be left out
+	// Versions are the version directories to create (default: 1).
+	Versions []int64
+	// Files are extra files, by path relative to the model directory.
+	Files map[string][]byte
+}
+
+// WriteRepository writes models as a Triton model repository in a new
+// directory under t.TempDir and returns its path.
+func WriteRepository(t testing.TB, models ...ModelDir) string {
+	t.Helper()
+	repo := t.TempDir()
+	for _, m := range models {
+		dir := filepath.Join(repo, m.Name)
+		files := map[string][]byte{core.ConfigFileName: []byte(m.Config)}
+		for name, data := range m.Files {
+			files[name] = data
+		}
+		versions := m.Versions
+		if len(versions) == 0 {
+			versions = []int64{1}
+		}
+		for _, v := range versions {
+			mkdir(t, filepath.Join(dir, strconv.FormatInt(v, 10)))
+		}
+		for name, data := range files {
+			path := filepath.Join(dir, name)
+			mkdir(t, filepath.Dir(path))
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return repo
+}
+
+func mkdir(t testing.TB, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}

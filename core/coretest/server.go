@@ -1,0 +1,48 @@
+package coretest
+
+import (
+	"context"
+	"testing"
+
+	"tritonhost/core"
+)
+
+// Serve writes models into a new repository, adds it to opts and starts a
+// core.Server with opts (opts.Backends is required). The goroutines the
+// server starts are tracked (see Track). At cleanup it opens the test's
+// gates, stops the server and fails the test if Stop fails, a request is
+// still live or a tracked goroutine outlives the server. Models that fail to
+// load do not fail the test; see Start.
+func Serve(t testing.TB, opts core.Options, models ...ModelDir) *core.Server {
+	t.Helper()
+	opts.ModelRepositories = append(opts.ModelRepositories, WriteRepository(t, models...))
+	var srv *core.Server
+	var err error
+	Track(t, func() { srv, err = core.NewServer(opts) })
+	if err != nil {
+		t.Fatalf("core.NewServer: %v", err)
+	}
+	t.Cleanup(func() {
+		openGates(t)
+		ctx, cancel := context.WithTimeout(context.Background(), Patience)
+		defer cancel()
+		if err := srv.Stop(ctx); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+		if n := srv.LiveRequests(); n != 0 {
+			t.Errorf("%d request(s) still live after Stop", n)
+		}
+	})
+	return srv
+}
+
+// Start serves models on backends and fails the test unless every model
+// loaded.
+func Start(t testing.TB, backends core.BackendProvider, models ...ModelDir) *core.Server {
+	t.Helper()
+	srv := Serve(t, core.Options{Backends: backends}, models...)
+	if !srv.Ready() {
+		t.Fatalf("a model did not load: %+v", srv.RepositoryIndex())
+	}
+	return srv
+}

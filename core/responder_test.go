@@ -1,0 +1,257 @@
+package core_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"tritonhost/core"
+	"tritonhost/core/coretest"
+)
+
+// TestResponderEnforcesTheTransactionPolicy checks what the client gets
+// and what each backend call returns when a backend answers a request in
+// each way Triton's decoupled rules speak of.
+func TestResponderEnforcesTheTransactionPolicy(t *testing.T) {
+	bogus := coretest.Reply(func(*core.Request) *core.Response {
+		return &core.Response{Outputs: []core.Output{{Name: "BOGUS", DataType: core.TypeInt32, Shape: []int64{1}, Data: make([]byte, 4)}}}
+	})
+	tests := []struct {
+		name      string
+		decoupled bool
+		backend   coretest.Behaviour
+		indices   []int64   // IndexParam of each response the client gets (-1: none)
+		flagsOnly bool      // the final call carries no response
+		errCode   core.Code // the last response's error, when errText is set
+		errText   []string
+		calls     []string // what each backend call returned
+	}{
+		{name: "a non-decoupled model answers once", backend: coretest.Echo(),
+			indices: []int64{-1}, calls: []string{"Send(final) ok", "Release ok"}},
+		{name: "a second response of a non-decoupled model fails the request",
+			backend: coretest.Answering(coretest.Times(2)),
+			indices: []int64{-1}, errCode: core.CodeInvalidArg, errText: []string{`model "m" is not decoupled`, `request "r"`},
+			calls: []string{"Send ok", "Send(final) Invalid argument", "Release ok"}},
+		{name: "a decoupled model's responses arrive in order, then a flags-only final", decoupled: true,
+			backend: coretest.Answering(coretest.Stream(4)), indices: []int64{0, 1, 2, 3}, flagsOnly: true,
+			calls: []string{"Send ok", "Send ok", "Send ok", "Send ok", "SendFinal ok", "Release ok"}},
+		{name: "a decoupled model may end on its last response", decoupled: true,
+			backend: coretest.Answering(coretest.Times(3)), indices: []int64{0, 1, 2},
+			calls: []string{"Send ok", "Send ok", "Send(final) ok", "Release ok"}},
+		{name: "a decoupled model may send no response at all", decoupled: true,
+			backend: coretest.Answering(coretest.SendFinal()), indices: []int64{}, flagsOnly: true,
+			calls: []string{"SendFinal ok", "Release ok"}},
+		{name: "a decoupled model answers from its own goroutine after releasing", decoupled: true,
+			backend: coretest.Async(coretest.Stream(2)), indices: []int64{0, 1}, flagsOnly: true,
+			calls: []string{"Hold ok", "Release ok", "Send ok", "Send ok", "SendFinal ok", "Drop ok"}},
+		{name: "a send after the final reaches nobody: non-decoupled",
+			backend: coretest.Answering(coretest.Then(coretest.Once(), coretest.Once(), coretest.SendFinal())), indices: []int64{-1},
+			calls: []string{"Send(final) ok", "Send(final) Not found", "SendFinal Not found", "Release ok"}},
+		{name: "a send after the final reaches nobody: decoupled", decoupled: true,
+			backend: coretest.Answering(coretest.Then(coretest.SendFinal(), coretest.Send(false), coretest.SendFinal())), indices: []int64{}, flagsOnly: true,
+			calls: []string{"SendFinal ok", "Send Not found", "SendFinal Not found", "Release ok"}},
+		{name: "SendFinal on a non-decoupled model delivers the held response",
+			backend: coretest.Answering(coretest.Then(coretest.Send(false), coretest.SendFinal())), indices: []int64{-1},
+			calls: []string{"Send ok", "SendFinal ok", "Release ok"}},
+		{name: "SendFinal without a response on a non-decoupled model is an error",
+			backend: coretest.Answering(coretest.SendFinal()), indices: []int64{-1},
+			errCode: core.CodeInternal, errText: []string{`model "m"`, `request "r"`, "without sending a response"},
+			calls: []string{"SendFinal ok", "Release ok"}},
+		{name: "an output the configuration does not declare is an error",
+			backend: coretest.Answering(bogus), indices: []int64{-1},
+			errCode: core.CodeInvalidArg, errText: []string{`model "m"`, `"BOGUS"`, "does not declare"},
+			calls: []string{"Send(final) Invalid argument", "Release ok"}},
+		{name: "released without a final and nothing held: the request fails", decoupled: true,
+			backend: coretest.Answering(coretest.Silence()), indices: []int64{-1},
+			errCode: core.CodeInternal, errText: []string{`model "m"`, `request "r"`, "without sending a final response"},
+			calls: []string{"Release ok"}},
+		{name: "held, released, then dropped without a final: the request fails", decoupled: true,
+			backend: coretest.Async(coretest.Send(false)), indices: []int64{-1, -1},
+			errCode: core.CodeInternal, errText: []string{`model "m"`, `request "r"`, "without sending a final response"},
+			calls: []string{"Hold ok", "Release ok", "Send ok", "Drop ok"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var extra []string
+			if tc.decoupled {
+				extra = append(extra, decoupled)
+			}
+			srv, p := serveModel(t, vectorConfig(extra...), tc.backend)
+			got := coretest.Infer(t, srv, vector("r", 1, 2, 3)).Wait(t)
+			op := lastOp(tc.calls)
+			p.WaitCalls(t, "r", op, countOp(tc.calls, op)) // the backend may go on after the final
+			if !slices.Equal(indices(got.Responses), tc.indices) || got.FlagsOnlyFinal != tc.flagsOnly {
+				t.Errorf("client got responses %v (flags-only final %v), want %v (%v)", indices(got.Responses), got.FlagsOnlyFinal, tc.indices, tc.flagsOnly)
+			}
+			if calls := callLog(p.Calls("r")); !slices.Equal(calls, tc.calls) {
+				t.Errorf("backend calls returned %q, want %q", calls, tc.calls)
+			}
+			checkLast(t, got, tc.errCode, tc.errText)
+		})
+	}
+}
+
+// lastOp is the op of the last "Op code" line.
+func lastOp(calls []string) string { return strings.Fields(calls[len(calls)-1])[0] }
+
+// countOp counts the "Op code" lines of op.
+func countOp(calls []string, op string) int {
+	n := 0
+	for _, c := range calls {
+		if strings.Fields(c)[0] == op {
+			n++
+		}
+	}
+	return n
+}
+
+// checkLast checks the client's last response: the error it should carry
+// (when errText is set), or its echo of INPUT0 = [1 2 3].
+func checkLast(t *testing.T, got coretest.Result, code core.Code, errText []string) {
+	t.Helper()
+	if len(got.Responses) == 0 {
+		return
+	}
+	last := got.Responses[len(got.Responses)-1]
+	if len(errText) > 0 {
+		wantError(t, "last response", last.Err, code, errText...)
+		return
+	}
+	if last.Err != nil {
+		t.Fatalf("last response: %v", last.Err)
+	}
+	out, ok := coretest.OutputOf(last, "OUTPUT0")
+	if !ok || !slices.Equal(coretest.Int32s(out.Data), []int32{1, 2, 3}) {
+		t.Errorf("last response %+v, want OUTPUT0 = [1 2 3]", last)
+	}
+}
+
+// TestHeldRequestIsNotFailedUntilItsLastHoldIsDropped: a backend that
+// released a request but still holds it may answer later; only when the
+// hold is dropped without a final does the request fail.
+func TestHeldRequestIsNotFailedUntilItsLastHoldIsDropped(t *testing.T) {
+	t.Parallel()
+	p := coretest.NewProvider()
+	srv := coretest.Start(t, p, coretest.ModelDir{Name: "m", Config: vectorConfig(decoupled)})
+	gate := coretest.NewGate(t)
+	p.Set("m", coretest.Async(coretest.After(gate, coretest.Silence())))
+	reply := coretest.Infer(t, srv, vector("r", 1))
+	p.WaitCalls(t, "r", "Release", 1)
+	if reply.Finished() {
+		t.Fatalf("a held request was completed on release: %+v", reply.Snapshot())
+	}
+	if n := srv.LiveRequests(); n != 1 {
+		t.Errorf("LiveRequests = %d while the backend holds the request, want 1", n)
+	}
+	gate.Open()
+	wantError(t, "after the drop", reply.Err(t), core.CodeInternal, "dropped every response factory")
+}
+
+// TestResponderShapesOutputs: outputs the client did not request are
+// dropped, and outputs with a reshape get their configured shape back, as
+// inputs with one reach the backend reshaped.
+func TestResponderShapesOutputs(t *testing.T) {
+	twoOutputs := `backend: "go"
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 2 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 2 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 2 ] }, { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 2 ] } ]`
+	reshaped := func(maxBatch int, dims, to string) string {
+		return fmt.Sprintf(`backend: "go"
+max_batch_size: %d
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: %s reshape: { shape: %s } } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: %s reshape: { shape: %s } } ]`, maxBatch, dims, to, dims, to)
+	}
+	in := coretest.Int32Input
+	tests := []struct {
+		name      string
+		config    string
+		inputs    []core.Input
+		requested []string
+		backend   []string // input shapes the backend sees, "NAME[dims]"
+		want      []string // output shapes the client gets
+	}{
+		{"every output when the client names none", twoOutputs, []core.Input{in("INPUT0", []int64{2}), in("INPUT1", []int64{2})}, nil,
+			[]string{"INPUT0[2]", "INPUT1[2]"}, []string{"OUTPUT0[2]", "OUTPUT1[2]"}},
+		{"outputs the client did not request are dropped", twoOutputs, []core.Input{in("INPUT0", []int64{2}), in("INPUT1", []int64{2})}, []string{"OUTPUT1"},
+			[]string{"INPUT0[2]", "INPUT1[2]"}, []string{"OUTPUT1[2]"}},
+		{"reshape without batching", reshaped(0, "[ 4 ]", "[ 2, 2 ]"), []core.Input{in("INPUT0", []int64{4})}, nil,
+			[]string{"INPUT0[2 2]"}, []string{"OUTPUT0[4]"}},
+		{"reshape keeps the batch dimension", reshaped(2, "[ 4 ]", "[ 2, 2 ]"), []core.Input{in("INPUT0", []int64{2, 4})}, nil,
+			[]string{"INPUT0[2 2 2]"}, []string{"OUTPUT0[2 4]"}},
+		{"reshape carries variable dimensions over", reshaped(0, "[ -1, 4 ]", "[ -1, 2, 2 ]"), []core.Input{in("INPUT0", []int64{3, 4})}, nil,
+			[]string{"INPUT0[3 2 2]"}, []string{"OUTPUT0[3 4]"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var seen []string
+			var requested map[string]bool
+			srv, _ := serveModel(t, tc.config, coretest.Inspect(func(r *core.Request) {
+				requested = map[string]bool{"OUTPUT0": r.Responder().Requested("OUTPUT0"), "OUTPUT1": r.Responder().Requested("OUTPUT1")}
+				for _, in := range r.Inputs() {
+					seen = append(seen, fmt.Sprintf("%s%v", in.Name, in.Shape))
+				}
+			}, coretest.Echo()))
+			req := coretest.Request("m", "r", tc.inputs...)
+			req.Outputs = tc.requested
+			resp := coretest.Infer(t, srv, req).Single(t)
+			if resp.Err != nil {
+				t.Fatal(resp.Err)
+			}
+			slices.Sort(seen)
+			if !slices.Equal(seen, tc.backend) {
+				t.Errorf("backend saw inputs %v, want %v", seen, tc.backend)
+			}
+			if got := shapes(resp); !slices.Equal(got, tc.want) {
+				t.Errorf("client got outputs %v, want %v", got, tc.want)
+			}
+			for name, asked := range requested {
+				if want := tc.requested == nil || slices.Contains(tc.requested, name); asked != want {
+					t.Errorf("Responder.Requested(%q) = %v, want %v", name, asked, want)
+				}
+			}
+		})
+	}
+}
+
+// TestExecuteErrorFailsEveryUnreleasedRequestOnce: when Execute returns an
+// error, every request of the batch the backend had not released gets that
+// error as its only final response; one it answered and released keeps its
+// answer.
+func TestExecuteErrorFailsEveryUnreleasedRequestOnce(t *testing.T) {
+	t.Parallel()
+	p := coretest.NewProvider()
+	srv := coretest.Start(t, p, coretest.ModelDir{Name: "m", Config: batchingConfig + "dynamic_batching { }"})
+	gate := coretest.NewGate(t)
+	broken := core.Errorf(core.CodeUnavailable, "the device fell over")
+	p.Set("m", coretest.Gated(gate, func(x *coretest.Exec) error {
+		if x.Batch[0].ID() == "busy" {
+			return coretest.Echo()(x)
+		}
+		first := x.Batch[0] // answered and released before the failure
+		_ = x.Send(first, coretest.EchoResponse(first), true)
+		_ = x.Release(first, core.ReleaseAll)
+		return broken
+	}, "busy"))
+	busy := coretest.Infer(t, srv, rows("busy", 4))
+	p.Reached(t, "busy")
+	var queued []*coretest.Collector
+	for i := range 3 {
+		queued = append(queued, coretest.Infer(t, srv, rows(fmt.Sprintf("q%d", i), 1)))
+	}
+	gate.Open()
+	succeeded(t, busy, queued[0])
+	for i, c := range queued[1:] {
+		if err := c.Err(t); err != broken {
+			t.Errorf("q%d: %v, want the error Execute returned", i+1, err)
+		}
+	}
+	if got := fmt.Sprint(p.Batches("m")); got != "[[busy] [q0 q1 q2]]" {
+		t.Fatalf("batches %s, want the three queued requests in one batch", got)
+	}
+	st := statistics(t, srv, "m")
+	if st.Inference.Fail.Count != 2 {
+		t.Errorf("%d failures recorded, want 2", st.Inference.Fail.Count)
+	}
+}

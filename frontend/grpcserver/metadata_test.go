@@ -1,0 +1,188 @@
+package grpcserver_test
+
+import (
+	"slices"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	"tritonhost/core"
+	"tritonhost/core/coretest"
+	"tritonhost/frontend/grpcserver"
+	pb "tritonhost/frontend/inferencepb"
+)
+
+// metadataModels are a decoupled vector model and a batching one with two
+// versions loaded.
+var metadataModels = []coretest.ModelDir{
+	{Name: "dec", Config: vector(decoupled)},
+	{Name: "batch", Config: `backend: "go"
+max_batch_size: 4
+input [ { name: "IN" data_type: TYPE_FP32 dims: [ 3 ] } ]
+output [ { name: "OUT" data_type: TYPE_STRING dims: [ 1 ] } ]
+version_policy: { all: { } }`, Versions: []int64{1, 2}},
+}
+
+// TestHealthAndServerMetadata: a running server is live and ready, over
+// Triton's RPCs and grpc.health.v1, and names itself.
+func TestHealthAndServerMetadata(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{service: grpcserver.Options{ServerName: "th", ServerVersion: "9.9", StrictReadiness: true}}, metadataModels...)
+	live, err := h.client.ServerLive(t.Context(), &pb.ServerLiveRequest{})
+	if err != nil || !live.GetLive() {
+		t.Errorf("ServerLive: %v, %v", live, err)
+	}
+	ready, err := h.client.ServerReady(t.Context(), &pb.ServerReadyRequest{})
+	if err != nil || !ready.GetReady() {
+		t.Errorf("ServerReady: %v, %v", ready, err)
+	}
+	meta, err := h.client.ServerMetadata(t.Context(), &pb.ServerMetadataRequest{})
+	if err != nil || meta.GetName() != "th" || meta.GetVersion() != "9.9" || !slices.Contains(meta.GetExtensions(), "statistics") {
+		t.Errorf("ServerMetadata: %v, %v", meta, err)
+	}
+	health, err := healthpb.NewHealthClient(h.conn).Check(t.Context(), &healthpb.HealthCheckRequest{})
+	if err != nil || health.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("health: %v, %v", health, err)
+	}
+}
+
+// TestModelReadyMetadataAndConfig: per-model RPCs answer for loaded
+// versions, refuse malformed names and versions with INVALID_ARGUMENT, and
+// unknown models with NOT_FOUND (ModelReady: false).
+func TestModelReadyMetadataAndConfig(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{}, metadataModels...)
+	for _, tc := range []struct {
+		name, version string
+		ready         bool
+		code          codes.Code // of ModelMetadata and ModelConfig
+	}{
+		{"batch", "", true, codes.OK},
+		{"batch", "1", true, codes.OK},
+		{"batch", "2", true, codes.OK},
+		{"dec", "", true, codes.OK},
+		{"batch", "3", false, codes.NotFound},
+		{"nope", "", false, codes.NotFound},
+		{"batch", "x", false, codes.InvalidArgument},
+		{"", "", false, codes.InvalidArgument},
+	} {
+		ready, err := h.client.ModelReady(t.Context(), &pb.ModelReadyRequest{Name: tc.name, Version: tc.version})
+		if tc.code == codes.InvalidArgument {
+			if status.Code(err) != codes.InvalidArgument {
+				t.Errorf("ModelReady(%q, %q): %v, want INVALID_ARGUMENT", tc.name, tc.version, err)
+			}
+		} else if err != nil || ready.GetReady() != tc.ready {
+			t.Errorf("ModelReady(%q, %q) = %v, %v; want %v", tc.name, tc.version, ready, err, tc.ready)
+		}
+		_, merr := h.client.ModelMetadata(t.Context(), &pb.ModelMetadataRequest{Name: tc.name, Version: tc.version})
+		_, cerr := h.client.ModelConfig(t.Context(), &pb.ModelConfigRequest{Name: tc.name, Version: tc.version})
+		if status.Code(merr) != tc.code || status.Code(cerr) != tc.code {
+			t.Errorf("ModelMetadata/ModelConfig(%q, %q): %v / %v, want %v", tc.name, tc.version, merr, cerr, tc.code)
+		}
+	}
+
+	meta, err := h.client.ModelMetadata(t.Context(), &pb.ModelMetadataRequest{Name: "batch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, out := meta.GetInputs()[0], meta.GetOutputs()[0]
+	if meta.GetPlatform() != "go" || !slices.Equal(meta.GetVersions(), []string{"1", "2"}) ||
+		in.GetName() != "IN" || in.GetDatatype() != "FP32" || !slices.Equal(in.GetShape(), []int64{-1, 3}) ||
+		out.GetName() != "OUT" || out.GetDatatype() != "BYTES" || !slices.Equal(out.GetShape(), []int64{-1, 1}) {
+		t.Errorf("ModelMetadata(batch) = %v; want platform go, versions 1 and 2, the batch dimension as -1", meta)
+	}
+	cfg, err := h.client.ModelConfig(t.Context(), &pb.ModelConfigRequest{Name: "dec"})
+	if err != nil || cfg.GetConfig().GetName() != "dec" || !cfg.GetConfig().GetModelTransactionPolicy().GetDecoupled() {
+		t.Errorf("ModelConfig(dec) = %v, %v; want the decoupled configuration", cfg, err)
+	}
+}
+
+// TestModelStatisticsReportWhatTheCoreRecorded: the RPC carries the
+// counts and durations the backend reported, for one model or all.
+func TestModelStatisticsReportWhatTheCoreRecorded(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{}, metadataModels...)
+	h.p.Set("dec", coretest.Async(func(x *coretest.Exec, r *core.Request) {
+		start := core.Nanotime() // reported before the response, which the client may see at once
+		x.Instance.ReportResponseStatistics(r.Responder(), start, start+5, start+15, core.ResponseSucceeded)
+		_ = x.Send(r, coretest.EchoResponse(r), true)
+	}))
+	h.p.Set("batch", coretest.Reporting(true, coretest.Answering(coretest.FailWith(core.Errorf(core.CodeInternal, "statistics only")))))
+	st := h.open(t, true)
+	st.send(request("dec", "d", 1))
+	st.recv()
+	batchReq := &pb.ModelInferRequest{ModelName: "batch", ModelVersion: "2", Id: "b",
+		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "IN", Datatype: "FP32", Shape: []int64{1, 3}}},
+		RawInputContents: [][]byte{make([]byte, 12)}}
+	if _, err := h.client.ModelInfer(t.Context(), batchReq); status.Code(err) != codes.Internal {
+		t.Fatalf("ModelInfer: %v", err)
+	}
+
+	resp, err := h.client.ModelStatistics(t.Context(), &pb.ModelStatisticsRequest{Name: "batch", Version: "2"})
+	if err != nil || len(resp.GetModelStats()) != 1 {
+		t.Fatalf("ModelStatistics(batch, 2): %v, %v", resp, err)
+	}
+	b := resp.GetModelStats()[0]
+	inf := b.GetInferenceStats()
+	if b.GetName() != "batch" || b.GetVersion() != "2" || b.GetInferenceCount() != 1 || b.GetExecutionCount() != 1 ||
+		inf.GetSuccess().GetCount() != 1 || inf.GetComputeInfer().GetNs() != 20 || len(b.GetBatchStats()) != 1 || b.GetBatchStats()[0].GetComputeOutput().GetNs() != 300 {
+		t.Errorf("statistics of batch version 2: %v", b)
+	}
+	resp, err = h.client.ModelStatistics(t.Context(), &pb.ModelStatisticsRequest{})
+	if err != nil || len(resp.GetModelStats()) != 3 {
+		t.Fatalf("ModelStatistics of every model: %v, %v; want batch 1, batch 2 and dec", resp, err)
+	}
+	if d := resp.GetModelStats()[2]; d.GetName() != "dec" || d.GetResponseStats()["0"].GetSuccess().GetCount() != 1 || d.GetResponseStats()["0"].GetComputeOutput().GetNs() != 10 {
+		t.Errorf("statistics of dec: %v", d)
+	}
+	for _, req := range []*pb.ModelStatisticsRequest{{Name: "nope"}, {Name: "batch", Version: "3"}} {
+		if _, err := h.client.ModelStatistics(t.Context(), req); status.Code(err) != codes.NotFound {
+			t.Errorf("ModelStatistics(%v): %v, want NOT_FOUND", req, err)
+		}
+	}
+	if _, err := h.client.ModelStatistics(t.Context(), &pb.ModelStatisticsRequest{Name: "batch", Version: "x"}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("ModelStatistics with a malformed version: %v, want INVALID_ARGUMENT", err)
+	}
+}
+
+// TestRepositoryRPCs: the index lists every model version's state, and
+// under explicit model control load and unload change it.
+func TestRepositoryRPCs(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{explicit: true}, metadataModels...)
+	index := func() []string {
+		t.Helper()
+		resp, err := h.client.RepositoryIndex(t.Context(), &pb.RepositoryIndexRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range resp.GetModels() {
+			out = append(out, m.GetName()+":"+m.GetVersion()+":"+m.GetState())
+		}
+		return out
+	}
+	if got, want := index(), []string{"batch::UNAVAILABLE", "dec::UNAVAILABLE"}; !slices.Equal(got, want) {
+		t.Errorf("index before any load: %v, want %v", got, want)
+	}
+	if _, err := h.client.RepositoryModelLoad(t.Context(), &pb.RepositoryModelLoadRequest{ModelName: "batch"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := index(), []string{"batch:1:READY", "batch:2:READY", "dec::UNAVAILABLE"}; !slices.Equal(got, want) {
+		t.Errorf("index after loading batch: %v, want %v", got, want)
+	}
+	if _, err := h.client.RepositoryModelUnload(t.Context(), &pb.RepositoryModelUnloadRequest{ModelName: "batch"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := index(), []string{"batch::UNAVAILABLE", "dec::UNAVAILABLE"}; !slices.Equal(got, want) {
+		t.Errorf("index after unloading batch: %v, want %v", got, want)
+	}
+	if _, err := h.client.RepositoryModelLoad(t.Context(), &pb.RepositoryModelLoadRequest{ModelName: "nope"}); status.Code(err) != codes.NotFound {
+		t.Errorf("loading an unknown model: %v, want NOT_FOUND", err)
+	}
+	if _, err := h.client.RepositoryIndex(t.Context(), &pb.RepositoryIndexRequest{RepositoryName: "r"}); status.Code(err) != codes.Unimplemented {
+		t.Errorf("index of a named repository: %v, want UNIMPLEMENTED", err)
+	}
+}

@@ -1,0 +1,111 @@
+package grpcserver_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"tritonhost/core"
+	"tritonhost/core/coretest"
+	pb "tritonhost/frontend/inferencepb"
+)
+
+// TestModelInferReturnsTheOneResponse: the unary RPC answers with the
+// model's response, labelled with the model, version and request id, and
+// without the streaming-only triton_final_response.
+func TestModelInferReturnsTheOneResponse(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{}, coretest.ModelDir{Name: "echo", Config: vector("")})
+	resp, err := h.client.ModelInfer(t.Context(), request("echo", "r1", 3, -4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetModelName() != "echo" || resp.GetModelVersion() != "1" || resp.GetId() != "r1" || len(resp.GetParameters()) != 0 {
+		t.Errorf("response header %q %q %q, parameters %v", resp.GetModelName(), resp.GetModelVersion(), resp.GetId(), resp.GetParameters())
+	}
+	outs := resp.GetOutputs()
+	if len(outs) != 1 || outs[0].GetName() != "OUTPUT0" || outs[0].GetDatatype() != "INT32" || len(outs[0].GetShape()) != 1 || outs[0].GetShape()[0] != 2 {
+		t.Fatalf("outputs %v, want OUTPUT0 INT32 [2]", outs)
+	}
+	if got := coretest.Int32s(resp.GetRawOutputContents()[0]); len(got) != 2 || got[0] != 3 || got[1] != -4 {
+		t.Errorf("OUTPUT0 = %v, want [3 -4]", got)
+	}
+}
+
+// TestModelInferMapsErrorsToStatusCodes: every failure reaches the client
+// as a gRPC status with the code status.go maps the core code to.
+func TestModelInferMapsErrorsToStatusCodes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{}, coretest.ModelDir{Name: "echo", Config: vector("")}, coretest.ModelDir{Name: "dec", Config: vector(decoupled)},
+		coretest.ModelDir{Name: "fail", Config: vector("")}, coretest.ModelDir{Name: "twice", Config: vector("")},
+		coretest.ModelDir{Name: "plain", Config: vector("")})
+	// "fail" answers with an error of the code the request's "code" parameter names.
+	h.p.Set("fail", coretest.Answering(coretest.Reply(func(r *core.Request) *core.Response {
+		code := core.Code(r.Parameters()[0].Int)
+		return &core.Response{Err: core.Errorf(code, "failing with %v", code)}
+	})))
+	h.p.Set("twice", coretest.Answering(coretest.Times(2)))
+	h.p.Set("plain", coretest.Fail(errors.New("an error without a code")))
+	failing := func(code core.Code) *pb.ModelInferRequest {
+		return withParam(request("fail", "f", 1), "code", intParam(int64(code)))
+	}
+	badVersion, unknownVersion, shm, short := request("echo", "v", 1), request("echo", "v", 1), request("echo", "s", 1), request("echo", "e", 1)
+	badVersion.ModelVersion, unknownVersion.ModelVersion = "x", "7"
+	short.Inputs[0].Shape = []int64{2}
+	shm.Inputs[0].Parameters = map[string]*pb.InferParameter{"shared_memory_region": {ParameterChoice: &pb.InferParameter_StringParam{StringParam: "r"}}}
+	for _, tc := range []struct {
+		name string
+		req  *pb.ModelInferRequest
+		code codes.Code
+		text string
+	}{
+		{"a decoupled model", request("dec", "d", 1), codes.Unimplemented, "use ModelStreamInfer"},
+		{"an unknown model", request("nope", "n", 1), codes.NotFound, `model "nope"`},
+		{"an unknown version", unknownVersion, codes.NotFound, "version 7"},
+		{"a malformed version", badVersion, codes.InvalidArgument, `model_version "x"`},
+		{"an input shorter than its shape", short, codes.InvalidArgument, `input "INPUT0": got 4 bytes`},
+		{"shared memory", shm, codes.Unimplemented, "shared-memory"},
+		{"two responses from a model that is not decoupled", request("twice", "t", 1), codes.InvalidArgument, "not decoupled"},
+		{"an error without a code", request("plain", "p", 1), codes.Unknown, "an error without a code"},
+		{"INTERNAL", failing(core.CodeInternal), codes.Internal, "failing with Internal"},
+		{"NOT_FOUND", failing(core.CodeNotFound), codes.NotFound, "failing"},
+		{"INVALID_ARG", failing(core.CodeInvalidArg), codes.InvalidArgument, "failing"},
+		{"UNAVAILABLE", failing(core.CodeUnavailable), codes.Unavailable, "failing"},
+		{"UNSUPPORTED", failing(core.CodeUnsupported), codes.Unimplemented, "failing"},
+		{"ALREADY_EXISTS", failing(core.CodeAlreadyExists), codes.AlreadyExists, "failing"},
+		{"CANCELLED", failing(core.CodeCancelled), codes.Canceled, "failing"},
+		{"UNKNOWN", failing(core.CodeUnknown), codes.Unknown, "failing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := h.client.ModelInfer(t.Context(), tc.req)
+			if status.Code(err) != tc.code || !strings.Contains(status.Convert(err).Message(), tc.text) {
+				t.Errorf("ModelInfer: %v, want %v mentioning %q", err, tc.code, tc.text)
+			}
+		})
+	}
+}
+
+// TestModelInferCancelledByTheClient: a client that gives up cancels the
+// request, which its backend sees, and gets CANCELED.
+func TestModelInferCancelledByTheClient(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{}, coretest.ModelDir{Name: "wait", Config: vector("")})
+	h.p.Set("wait", coretest.Async(coretest.AwaitCancel()))
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 1)
+	go func() {
+		_, err := h.client.ModelInfer(ctx, request("wait", "w", 1))
+		errs <- err
+	}()
+	h.p.Reached(t, "w")
+	cancel()
+	if err := <-errs; status.Code(err) != codes.Canceled {
+		t.Errorf("ModelInfer: %v, want CANCELED", err)
+	}
+	h.p.WaitCalls(t, "w", "Cancelled", 1)
+}
