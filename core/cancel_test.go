@@ -57,8 +57,9 @@ func TestRunningRequestSeesCancellation(t *testing.T) {
 		hit := make(chan struct{})
 		x.OnCancel(r, func() { close(hit) }) // closing twice would panic
 		x.OnCancel(r, func() {})
-		remove := x.OnCancel(r, func() { x.Note(r, "removed hook ran", nil) })
-		remove()
+		hook := x.OnCancel(r, func() { x.Note(r, "removed hook ran", nil) })
+		hook.Remove()
+		hook.Remove() // twice does nothing
 		x.Note(r, "Ready", nil)
 		<-hit
 		if r.Cancelled() {

@@ -58,8 +58,8 @@ func (x *Exec) Drop(r *core.Request) {
 }
 
 // OnCancel registers f as a cancel hook of the request; every run of it is
-// recorded as "OnCancel". It returns the hook's remove function.
-func (x *Exec) OnCancel(r *core.Request, f func()) (remove func()) {
+// recorded as "OnCancel". It returns the hook, to remove it.
+func (x *Exec) OnCancel(r *core.Request, f func()) core.CancelHook {
 	return r.Responder().OnCancel(func() {
 		x.Note(r, "OnCancel", nil)
 		f()
