@@ -264,7 +264,7 @@ func TestMakeIsIncremental(t *testing.T) {
 		{"backends/addsub/addsub.d", []string{"tritonbackend.h", "backend_model.hpp", "request_batch.hpp"}},
 		{"backends/common/request_batch.d", []string{"request_batch.hpp", "backend_model_instance.hpp", "backend_io.hpp"}},
 		{"backends/identity/identity_execute.d", []string{"tritonbackend.h", "identity.h"}},
-		{"backends/conformance/checks_config.d", []string{"tritonserver.h", "conformance.h", "json.h"}},
+		{"backends/conformance/checks_config.d", []string{"tritonserver.h", "conformance.h", "json_int64.h"}},
 		{"backends/common/json.d", []string{"json.h"}},
 	}
 	for _, tc := range tests {

@@ -62,8 +62,14 @@ THOST_STUB := $(BUILD_DIR)/stub/libtritonserver.so
 THOST_EXPORTS_MAP := $(THOST_SRC)backends_c/common/exports.map
 
 THOST_CPPFLAGS := -I$(THOST_SRC)include -I$(THOST_SRC)backends_c/common -MMD -MP
+# The C backends: our json_int64.h, and cJSON's header as a system header
+# (-isystem), so that -Werror is for our code only.
+THOST_C_CPPFLAGS := -I$(THOST_SRC)include -I$(THOST_SRC)backends_c \
+	-isystem $(THOST_SRC)third_party/cjson -MMD -MP
 THOST_COMMON_FLAGS := -O2 -g -fPIC -Wall -Wextra -Werror -pthread
 THOST_CFLAGS := -std=c11 $(THOST_COMMON_FLAGS) $(BACKEND_EXTRA_CFLAGS)
+# Vendored sources (third_party/): our flags less the warnings.
+THOST_THIRD_PARTY_CFLAGS := -std=c11 -O2 -g -fPIC -pthread $(BACKEND_EXTRA_CFLAGS)
 THOST_CXXFLAGS := -std=c++17 $(THOST_COMMON_FLAGS) $(BACKEND_EXTRA_CXXFLAGS)
 THOST_LDFLAGS := -shared -pthread -Wl,--version-script=$(THOST_EXPORTS_MAP) \
 	$(BACKEND_EXTRA_LDFLAGS)
@@ -76,6 +82,8 @@ THOST_STUB_LIBS := -Wl,--no-as-needed -L$(BUILD_DIR)/stub -ltritonserver \
 THOST_NODELETE := -Wl,-z,nodelete
 
 THOST_JSON_OBJ := $(THOST_OBJ)/common/json.o
+THOST_CJSON_OBJ := $(THOST_OBJ)/cjson/cJSON.o
+THOST_CJSON_HEADER := $(THOST_SRC)third_party/cjson/cJSON.h
 THOST_REPEAT_OBJS := $(THOST_OBJ)/repeat/repeat.o $(THOST_JSON_OBJ)
 THOST_SQUARE_OBJS := $(THOST_OBJ)/square/square.o $(THOST_JSON_OBJ)
 THOST_ADDSUB_OBJS := $(THOST_OBJ)/addsub/addsub.o \
@@ -83,13 +91,13 @@ THOST_ADDSUB_OBJS := $(THOST_OBJ)/addsub/addsub.o \
 	$(THOST_JSON_OBJ)
 THOST_IDENTITY_OBJS := \
 	$(patsubst %,$(THOST_OBJ)/identity/%.o,identity identity_config identity_execute messages) \
-	$(THOST_JSON_OBJ)
+	$(THOST_CJSON_OBJ)
 THOST_CONFORMANCE_OBJS := \
 	$(patsubst %,$(THOST_OBJ)/conformance/%.o,conformance kinds kind_main kind_thread \
 		kind_reschedule kind_cancel report checks_server checks_objects checks_backend \
 		checks_model checks_instance checks_config checks_request checks_input \
 		checks_response checks_statistics) \
-	$(THOST_JSON_OBJ)
+	$(THOST_CJSON_OBJ)
 THOST_ALL_OBJS := $(sort $(THOST_REPEAT_OBJS) $(THOST_SQUARE_OBJS) $(THOST_IDENTITY_OBJS) \
 	$(THOST_CONFORMANCE_OBJS))
 THOST_ALL_OBJS := $(sort $(THOST_ALL_OBJS) $(THOST_ADDSUB_OBJS))
@@ -135,13 +143,18 @@ $(THOST_OBJ)/common/%.o: $(THOST_SRC)backends_c/common/%.cc $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)
 	$(CXX) $(THOST_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
 
-$(THOST_OBJ)/identity/%.o: $(THOST_SRC)backends_c/identity/%.c $(THOST_BACKENDS_MK)
+# -MMD leaves out system headers, so the vendored header is named here.
+$(THOST_OBJ)/identity/%.o: $(THOST_SRC)backends_c/identity/%.c $(THOST_CJSON_HEADER) $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)
-	$(CC) $(THOST_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
+	$(CC) $(THOST_C_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
 
-$(THOST_OBJ)/conformance/%.o: $(THOST_SRC)backends_c/conformance/%.c $(THOST_BACKENDS_MK)
+$(THOST_OBJ)/conformance/%.o: $(THOST_SRC)backends_c/conformance/%.c $(THOST_CJSON_HEADER) $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)
-	$(CC) $(THOST_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
+	$(CC) $(THOST_C_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
+
+$(THOST_CJSON_OBJ): $(THOST_SRC)third_party/cjson/cJSON.c $(THOST_CJSON_HEADER) $(THOST_BACKENDS_MK)
+	@mkdir -p $(@D)
+	$(CC) $(THOST_THIRD_PARTY_CFLAGS) -c -o $@ $<
 
 $(THOST_OBJ)/repeat/%.o: $(THOST_SRC)repeat_backend/%.cc $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)
