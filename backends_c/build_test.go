@@ -259,13 +259,13 @@ func TestMakeIsIncremental(t *testing.T) {
 		dep     string
 		headers []string
 	}{
-		{"backends/repeat/repeat.d", []string{"tritonbackend.h", "tritonserver.h", "backend_util.hpp", "json.h"}},
+		{"backends/repeat/repeat.d", []string{"tritonbackend.h", "tritonserver.h", "backend_util.hpp", "json_value.hpp"}},
 		{"backends/square/square.d", []string{"tritonbackend.h", "backend_util.hpp"}},
 		{"backends/addsub/addsub.d", []string{"tritonbackend.h", "backend_model.hpp", "request_batch.hpp"}},
 		{"backends/common/request_batch.d", []string{"request_batch.hpp", "backend_model_instance.hpp", "backend_io.hpp"}},
 		{"backends/identity/identity_execute.d", []string{"tritonbackend.h", "identity.h"}},
 		{"backends/conformance/checks_config.d", []string{"tritonserver.h", "conformance.h", "json_int64.h"}},
-		{"backends/common/json.d", []string{"json.h"}},
+		{"backends/common/json_value.d", []string{"json_value.hpp", "backend_util.hpp"}},
 	}
 	for _, tc := range tests {
 		text, err := os.ReadFile(filepath.Join(buildDir, tc.dep))
@@ -303,6 +303,9 @@ func TestCMakeBuildsTheSameBackends(t *testing.T) {
 		"include/triton/core/tritonbackend.h",
 		"include/triton/core/tritonserver.h",
 		"include/tritonhost/backend_util.hpp",
+		"include/tritonhost/json_value.hpp",
+		"include/tritonhost/third_party/rapidjson/document.h",
+		"include/tritonhost/third_party/rapidjson/fwd.h",
 		"lib/stubs/libtritonserver.so",
 		"lib/cmake/tritonhost/tritonhostConfig.cmake",
 		"lib/cmake/TritonCore/TritonCoreConfig.cmake",
@@ -346,14 +349,15 @@ func compile(t *testing.T, compiler, out string, args ...string) {
 	}
 }
 
-func TestJSONParser(t *testing.T) {
-	requireTools(t, "gcc")
-	bin := filepath.Join(t.TempDir(), "json_test")
-	compile(t, "gcc", bin, "-std=c11", "-g", "-O1", "-Wall", "-Wextra", "-Werror",
-		"-Ibackends_c/common", "backends_c/testdata/json_test.c", "backends_c/common/json.c")
+func TestLayerReadsJSONAsItAlwaysHas(t *testing.T) {
+	requireTools(t, "g++")
+	bin := filepath.Join(t.TempDir(), "json_value_test")
+	compile(t, "g++", bin, "-std=c++17", "-g", "-O1", "-Wall", "-Wextra", "-Werror",
+		"-Iinclude", "-Ibackends_c/common", "-isystem", "third_party/rapidjson/include",
+		"backends_c/testdata/json_value_test.cc", "backends_c/common/json_value.cc")
 	out := run(t, repoRoot(t), nil, bin)
 	if strings.TrimSpace(out) != "ok" {
-		t.Errorf("json_test: %s", out)
+		t.Errorf("json_value_test: %s", out)
 	}
 }
 

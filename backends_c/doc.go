@@ -3,8 +3,8 @@
 //
 // The code is C and C++, built by mk/backends.mk (and CMakeLists.txt):
 //
-//	common/       json.c (strict JSON DOM parser), backend_util.hpp (C++17
-//	              helpers), a C++ layer in Triton's style (backend_model,
+//	common/       backend_util.hpp (C++17 helpers), json_value (JsonValue,
+//	              over RapidJSON), a C++ layer in Triton's style (backend_model,
 //	              backend_model_instance, backend_io, request_batch),
 //	              exports.map (linker version script), the empty
 //	              libtritonserver.so stub

@@ -61,7 +61,9 @@ THOST_OBJ := $(BUILD_DIR)/backends
 THOST_STUB := $(BUILD_DIR)/stub/libtritonserver.so
 THOST_EXPORTS_MAP := $(THOST_SRC)backends_c/common/exports.map
 
-THOST_CPPFLAGS := -I$(THOST_SRC)include -I$(THOST_SRC)backends_c/common -MMD -MP
+# The C++ backends: the layer's headers, and RapidJSON's as system headers.
+THOST_CXX_CPPFLAGS := -I$(THOST_SRC)include -I$(THOST_SRC)backends_c/common \
+	-isystem $(THOST_SRC)third_party/rapidjson/include -MMD -MP
 # The C backends: our json_int64.h, and cJSON's header as a system header
 # (-isystem), so that -Werror is for our code only.
 THOST_C_CPPFLAGS := -I$(THOST_SRC)include -I$(THOST_SRC)backends_c \
@@ -81,9 +83,13 @@ THOST_STUB_LIBS := -Wl,--no-as-needed -L$(BUILD_DIR)/stub -ltritonserver \
 # -z nodelete keeps their code mapped even if the host dlcloses them.
 THOST_NODELETE := -Wl,-z,nodelete
 
-THOST_JSON_OBJ := $(THOST_OBJ)/common/json.o
+THOST_JSON_OBJ := $(THOST_OBJ)/common/json_value.o
 THOST_CJSON_OBJ := $(THOST_OBJ)/cjson/cJSON.o
 THOST_CJSON_HEADER := $(THOST_SRC)third_party/cjson/cJSON.h
+# -MMD leaves out system headers, so the vendored ones are named in the
+# rules that use them.
+THOST_RAPIDJSON_HEADERS := $(wildcard $(THOST_SRC)third_party/rapidjson/include/rapidjson/*.h \
+	$(THOST_SRC)third_party/rapidjson/include/rapidjson/*/*.h)
 THOST_REPEAT_OBJS := $(THOST_OBJ)/repeat/repeat.o $(THOST_JSON_OBJ)
 THOST_SQUARE_OBJS := $(THOST_OBJ)/square/square.o $(THOST_JSON_OBJ)
 THOST_ADDSUB_OBJS := $(THOST_OBJ)/addsub/addsub.o \
@@ -135,15 +141,10 @@ $(THOST_STUB): $(THOST_SRC)backends_c/common/tritonserver_stub.c $(THOST_BACKEND
 # ---- objects -------------------------------------------------------------
 # Each object also depends on this file, so changed flags rebuild it.
 
-$(THOST_OBJ)/common/%.o: $(THOST_SRC)backends_c/common/%.c $(THOST_BACKENDS_MK)
+$(THOST_OBJ)/common/%.o: $(THOST_SRC)backends_c/common/%.cc $(THOST_RAPIDJSON_HEADERS) $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)
-	$(CC) $(THOST_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
+	$(CXX) $(THOST_CXX_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
 
-$(THOST_OBJ)/common/%.o: $(THOST_SRC)backends_c/common/%.cc $(THOST_BACKENDS_MK)
-	@mkdir -p $(@D)
-	$(CXX) $(THOST_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
-
-# -MMD leaves out system headers, so the vendored header is named here.
 $(THOST_OBJ)/identity/%.o: $(THOST_SRC)backends_c/identity/%.c $(THOST_CJSON_HEADER) $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)
 	$(CC) $(THOST_C_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
@@ -156,17 +157,17 @@ $(THOST_CJSON_OBJ): $(THOST_SRC)third_party/cjson/cJSON.c $(THOST_CJSON_HEADER) 
 	@mkdir -p $(@D)
 	$(CC) $(THOST_THIRD_PARTY_CFLAGS) -c -o $@ $<
 
-$(THOST_OBJ)/repeat/%.o: $(THOST_SRC)repeat_backend/%.cc $(THOST_BACKENDS_MK)
+$(THOST_OBJ)/repeat/%.o: $(THOST_SRC)repeat_backend/%.cc $(THOST_RAPIDJSON_HEADERS) $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)
-	$(CXX) $(THOST_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
+	$(CXX) $(THOST_CXX_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
 
-$(THOST_OBJ)/square/%.o: $(THOST_SRC)square_backend/%.cc $(THOST_BACKENDS_MK)
+$(THOST_OBJ)/square/%.o: $(THOST_SRC)square_backend/%.cc $(THOST_RAPIDJSON_HEADERS) $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)
-	$(CXX) $(THOST_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
+	$(CXX) $(THOST_CXX_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
 
-$(THOST_OBJ)/addsub/%.o: $(THOST_SRC)backends_c/addsub/%.cc $(THOST_BACKENDS_MK)
+$(THOST_OBJ)/addsub/%.o: $(THOST_SRC)backends_c/addsub/%.cc $(THOST_RAPIDJSON_HEADERS) $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)
-	$(CXX) $(THOST_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
+	$(CXX) $(THOST_CXX_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
 
 -include $(THOST_ALL_OBJS:.o=.d)
 

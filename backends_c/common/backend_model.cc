@@ -111,13 +111,15 @@ BackendModel::Init()
         "max_batch_size", "is " + std::to_string(config_.MaxBatchSize()) +
                               "; it must be 0 (no batching) or positive");
   }
-  const thost_json_value* decoupled = thost_json_find(
-      thost_json_find(config_.Root(), "model_transaction_policy"),
-      "decoupled");
-  if (decoupled != nullptr &&
-      thost_json_as_bool(decoupled, &decoupled_) != THOST_JSON_OK) {
-    return ConfigError(
-        "model_transaction_policy.decoupled", "must be true or false");
+  JsonValue policy;
+  JsonValue decoupled;
+  if (config_.Root().Find("model_transaction_policy", &policy) &&
+      policy.Find("decoupled", &decoupled)) {
+    if (!decoupled.IsBool()) {
+      return ConfigError(
+          "model_transaction_policy.decoupled", "must be true or false");
+    }
+    THOST_RETURN_IF_ERROR(decoupled.AsBool(&decoupled_));
   }
   THOST_RETURN_IF_ERROR(ReadTensors(config_.Inputs(), "input", &inputs_));
   return ReadTensors(config_.Outputs(), "output", &outputs_);

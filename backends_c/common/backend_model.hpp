@@ -73,7 +73,7 @@ class BackendModel {
   // The name of the backend serving the model ("addsub").
   const std::string& BackendName() const { return backend_name_; }
 
-  // The configuration, parsed with our JSON reader; Config().Root() reaches
+  // The configuration, parsed into a JsonValue; Config().Root() reaches
   // fields this class does not read.
   const ModelConfig& Config() const { return config_; }
   int64_t MaxBatchSize() const { return config_.MaxBatchSize(); }

@@ -1,6 +1,9 @@
 // backend_model_instance.cc: BackendModelInstance::Init.
 #include "backend_model_instance.hpp"
 
+#include <string>
+#include <vector>
+
 namespace tritonhost { namespace backend {
 
 std::string
@@ -40,22 +43,22 @@ BackendModelInstance::ReadHostPolicyName()
   THOST_RETURN_IF_ERROR(
       TRITONSERVER_MessageSerializeToJson(policy, &json, &size));
 
-  thost_json_value* raw = nullptr;
-  thost_json_error jerr;
-  if (thost_json_parse(json, size, &raw, &jerr) != THOST_JSON_OK) {
-    return MakeError(
-        TRITONSERVER_ERROR_INTERNAL,
-        MessagePrefix() + "host policy is not valid JSON: " + jerr.message);
+  JsonValue root;
+  TRITONSERVER_Error* err = root.Parse(json, size);
+  if (err != nullptr) {
+    // "<prefix>host policy is not valid JSON: <reason> at line L, ..."
+    return PrefixError(MessagePrefix() + "host policy is ", err);
   }
-  JsonPtr root(raw);
+  std::vector<std::string> names;
+  if (root.IsObject()) {
+    THOST_RETURN_IF_ERROR(root.Members(&names));
+  }
   THOST_RETURN_ERROR_IF_FALSE(
-      root->type == THOST_JSON_OBJECT && thost_json_count(root.get()) == 1,
-      TRITONSERVER_ERROR_INTERNAL,
+      names.size() == 1, TRITONSERVER_ERROR_INTERNAL,
       MessagePrefix() +
           "host policy must be a JSON object of exactly one member, got " +
           std::string(json, size));
-  const thost_json_member* member = thost_json_member_at(root.get(), 0);
-  host_policy_name_.assign(member->key.data, member->key.len);
+  host_policy_name_ = names[0];
   return nullptr;
 }
 

@@ -3,7 +3,7 @@
 // What is here, in the order a backend meets it:
 //   * THOST_* macros: return errors early, log, log-and-drop an error;
 //   * RAII holders for host objects (error, message, response factory,
-//     response statistics) and for a parsed JSON tree;
+//     response statistics);
 //   * NowNs(), ShapeToString(), RequestIdString();
 //   * ReadInputTensor(): copy a whole input tensor into a caller's buffer;
 //   * ModelConfig: the parts of the model configuration JSON a backend
@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "json.h"
+#include "json_value.hpp"
 #include "triton/core/tritonbackend.h"
 #include "triton/core/tritonserver.h"
 
@@ -67,6 +67,17 @@ inline TRITONSERVER_Error*
 MakeError(TRITONSERVER_Error_Code code, const std::string& msg)
 {
   return TRITONSERVER_ErrorNew(code, msg.c_str());  // copies msg
+}
+
+// A new error with the code of 'err' and the message 'prefix' + the message
+// of 'err'; deletes 'err'.
+inline TRITONSERVER_Error*
+PrefixError(const std::string& prefix, TRITONSERVER_Error* err)
+{
+  TRITONSERVER_Error* prefixed = MakeError(
+      TRITONSERVER_ErrorCode(err), prefix + TRITONSERVER_ErrorMessage(err));
+  TRITONSERVER_ErrorDelete(err);
+  return prefixed;
 }
 
 // "<code string> - <message>", for logs.
@@ -151,11 +162,6 @@ struct ResponseStatisticsDeleter {
 };
 using ResponseStatisticsPtr = std::unique_ptr<
     TRITONBACKEND_ModelInstanceResponseStatistics, ResponseStatisticsDeleter>;
-
-struct JsonDeleter {
-  void operator()(thost_json_value* root) const { thost_json_free(root); }
-};
-using JsonPtr = std::unique_ptr<thost_json_value, JsonDeleter>;
 
 // ---- small helpers -------------------------------------------------------
 
@@ -292,24 +298,21 @@ class ModelConfig {
   static TRITONSERVER_Error* Parse(
       const char* json, size_t size, ModelConfig* out)
   {
-    thost_json_value* root = nullptr;
-    thost_json_error jerr;
-    if (thost_json_parse(json, size, &root, &jerr) != THOST_JSON_OK) {
-      return MakeError(
-          TRITONSERVER_ERROR_INTERNAL,
-          "model configuration is not valid JSON: " +
-              std::string(jerr.message) + " at line " +
-              std::to_string(jerr.line) + ", column " +
-              std::to_string(jerr.column));
+    JsonValue root;
+    TRITONSERVER_Error* err = root.Parse(json, size);
+    if (err != nullptr) {
+      // "model configuration is not valid JSON: <reason> at line L, ..."
+      return PrefixError("model configuration is ", err);
     }
-    out->root_.reset(root);
+    out->root_ = root;
     out->json_.assign(json, size);
     THOST_RETURN_ERROR_IF_FALSE(
-        root->type == THOST_JSON_OBJECT, TRITONSERVER_ERROR_INVALID_ARG,
+        root.IsObject(), TRITONSERVER_ERROR_INVALID_ARG,
         "model configuration must be a JSON object");
     THOST_RETURN_IF_ERROR(GetString(root, "name", "name", &out->name_));
-    THOST_RETURN_IF_ERROR(GetInt(
-        root, "max_batch_size", "max_batch_size", &out->max_batch_size_));
+    THOST_RETURN_IF_ERROR(GetMember(
+        root, "max_batch_size", "max_batch_size", &JsonValue::IsInt,
+        "an integer", &JsonValue::AsInt, &out->max_batch_size_));
     THOST_RETURN_IF_ERROR(GetTensors(root, "input", &out->inputs_));
     THOST_RETURN_IF_ERROR(GetTensors(root, "output", &out->outputs_));
     return GetParameters(root, &out->parameters_);
@@ -326,100 +329,88 @@ class ModelConfig {
   }
   // The JSON text as received, for logging.
   const std::string& Json() const { return json_; }
-  // The parsed tree, for fields this class does not read.
-  const thost_json_value* Root() const { return root_.get(); }
+  // The parsed document, for fields this class does not read.
+  const JsonValue& Root() const { return root_; }
 
  private:
   static TRITONSERVER_Error* TypeError(
-      const std::string& path, const char* want, const thost_json_value* v)
+      const std::string& path, const char* want, const JsonValue& v)
   {
     return MakeError(
         TRITONSERVER_ERROR_INVALID_ARG,
         "model configuration field '" + path + "' must be " + want +
-            ", got " + thost_json_type_name(v->type));
+            ", got " + v.TypeName());
+  }
+
+  // Reads member 'key' of 'obj' into *out with 'read' (JsonValue::AsInt,
+  // ...). An absent member leaves T's default (0, "", false); one that
+  // 'is' refuses is a TypeError for 'path', saying it must be 'want'.
+  template <typename T>
+  static TRITONSERVER_Error* GetMember(
+      const JsonValue& obj, const char* key, const std::string& path,
+      bool (JsonValue::*is)() const, const char* want,
+      TRITONSERVER_Error* (JsonValue::*read)(T*) const, T* out)
+  {
+    JsonValue v;
+    *out = T();
+    if (!obj.Find(key, &v)) {
+      return nullptr;
+    }
+    if (!(v.*is)()) {
+      return TypeError(path, want, v);
+    }
+    return (v.*read)(out);
   }
 
   static TRITONSERVER_Error* GetString(
-      const thost_json_value* obj, const char* key, const std::string& path,
+      const JsonValue& obj, const char* key, const std::string& path,
       std::string* out)
   {
-    const thost_json_value* v = thost_json_find(obj, key);
-    const char* s = nullptr;
-    size_t len = 0;
-    if (v == nullptr) {
-      out->clear();
-      return nullptr;
-    }
-    if (thost_json_as_string(v, &s, &len) != THOST_JSON_OK) {
-      return TypeError(path, "a string", v);
-    }
-    out->assign(s, len);
-    return nullptr;
-  }
-
-  static TRITONSERVER_Error* GetInt(
-      const thost_json_value* obj, const char* key, const std::string& path,
-      int64_t* out)
-  {
-    const thost_json_value* v = thost_json_find(obj, key);
-    *out = 0;
-    if (v != nullptr && thost_json_as_int64(v, out) != THOST_JSON_OK) {
-      return TypeError(path, "an integer", v);
-    }
-    return nullptr;
-  }
-
-  static TRITONSERVER_Error* GetBool(
-      const thost_json_value* obj, const char* key, const std::string& path,
-      bool* out)
-  {
-    const thost_json_value* v = thost_json_find(obj, key);
-    *out = false;
-    if (v != nullptr && thost_json_as_bool(v, out) != THOST_JSON_OK) {
-      return TypeError(path, "true or false", v);
-    }
-    return nullptr;
+    return GetMember(
+        obj, key, path, &JsonValue::IsString, "a string", &JsonValue::AsString,
+        out);
   }
 
   static TRITONSERVER_Error* GetDims(
-      const thost_json_value* obj, const std::string& path,
-      std::vector<int64_t>* out)
+      const JsonValue& obj, const std::string& path, std::vector<int64_t>* out)
   {
-    const thost_json_value* dims = thost_json_find(obj, "dims");
+    JsonValue dims;
     out->clear();
-    if (dims == nullptr) {
+    if (!obj.Find("dims", &dims)) {
       return nullptr;
     }
-    if (dims->type != THOST_JSON_ARRAY) {
+    if (!dims.IsArray()) {
       return TypeError(path, "an array of integers", dims);
     }
-    for (size_t i = 0; i < thost_json_count(dims); ++i) {
+    for (size_t i = 0; i < dims.ArraySize(); ++i) {
+      JsonValue v;
       int64_t d = 0;
-      const thost_json_value* v = thost_json_index(dims, i);
-      if (thost_json_as_int64(v, &d) != THOST_JSON_OK) {
+      THOST_RETURN_IF_ERROR(dims.At(i, &v));
+      if (!v.IsInt()) {
         return TypeError(path + "[" + std::to_string(i) + "]", "an integer", v);
       }
+      THOST_RETURN_IF_ERROR(v.AsInt(&d));
       out->push_back(d);
     }
     return nullptr;
   }
 
   static TRITONSERVER_Error* GetTensors(
-      const thost_json_value* root, const char* key,
-      std::vector<TensorConfig>* out)
+      const JsonValue& root, const char* key, std::vector<TensorConfig>* out)
   {
-    const thost_json_value* arr = thost_json_find(root, key);
+    JsonValue arr;
     out->clear();
-    if (arr == nullptr) {
+    if (!root.Find(key, &arr)) {
       return nullptr;
     }
-    if (arr->type != THOST_JSON_ARRAY) {
+    if (!arr.IsArray()) {
       return TypeError(key, "an array", arr);
     }
-    for (size_t i = 0; i < thost_json_count(arr); ++i) {
+    for (size_t i = 0; i < arr.ArraySize(); ++i) {
       const std::string path = std::string(key) + "[" + std::to_string(i) + "]";
-      const thost_json_value* t = thost_json_index(arr, i);
-      if (t->type != THOST_JSON_OBJECT) {
+      JsonValue t;
+      THOST_RETURN_IF_ERROR(arr.At(i, &t));
+      if (!t.IsObject()) {
         return TypeError(path, "an object", t);
       }
       TensorConfig tc;
@@ -427,42 +418,46 @@ class ModelConfig {
       THOST_RETURN_IF_ERROR(
           GetString(t, "data_type", path + ".data_type", &tc.data_type));
       THOST_RETURN_IF_ERROR(GetDims(t, path + ".dims", &tc.dims));
-      THOST_RETURN_IF_ERROR(
-          GetBool(t, "optional", path + ".optional", &tc.optional));
+      THOST_RETURN_IF_ERROR(GetMember(
+          t, "optional", path + ".optional", &JsonValue::IsBool,
+          "true or false", &JsonValue::AsBool, &tc.optional));
       out->push_back(std::move(tc));
     }
     return nullptr;
   }
 
   static TRITONSERVER_Error* GetParameters(
-      const thost_json_value* root, std::map<std::string, std::string>* out)
+      const JsonValue& root, std::map<std::string, std::string>* out)
   {
-    const thost_json_value* params = thost_json_find(root, "parameters");
+    JsonValue params;
     out->clear();
-    if (params == nullptr) {
+    if (!root.Find("parameters", &params)) {
       return nullptr;
     }
-    if (params->type != THOST_JSON_OBJECT) {
+    if (!params.IsObject()) {
       return TypeError("parameters", "an object", params);
     }
-    for (size_t i = 0; i < thost_json_count(params); ++i) {
-      const thost_json_member* m = thost_json_member_at(params, i);
-      const std::string key(m->key.data, m->key.len);
+    std::vector<std::string> keys;
+    THOST_RETURN_IF_ERROR(params.Members(&keys));
+    for (const std::string& key : keys) {
       const std::string path = "parameters." + key + ".string_value";
-      const thost_json_value* v = thost_json_find(&m->value, "string_value");
-      const char* s = nullptr;
-      size_t len = 0;
-      if (thost_json_as_string(v, &s, &len) != THOST_JSON_OK) {
+      JsonValue param;
+      JsonValue value;
+      std::string s;
+      // A repeated key finds its first member each time.
+      if (!params.Find(key.c_str(), &param) ||
+          !param.Find("string_value", &value) || !value.IsString()) {
         return MakeError(
             TRITONSERVER_ERROR_INVALID_ARG,
             "model configuration field '" + path + "' must be a string");
       }
-      out->emplace(key, std::string(s, len));  // first duplicate wins
+      THOST_RETURN_IF_ERROR(value.AsString(&s));
+      out->emplace(key, std::move(s));  // first duplicate wins
     }
     return nullptr;
   }
 
-  JsonPtr root_;
+  JsonValue root_;
   std::string json_;
   std::string name_;
   int64_t max_batch_size_ = 0;

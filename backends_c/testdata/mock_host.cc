@@ -201,6 +201,11 @@ TRITONSERVER_ErrorMessage(TRITONSERVER_Error* error)
 {
   return error->msg.c_str();
 }
+TRITONSERVER_Error_Code
+TRITONSERVER_ErrorCode(TRITONSERVER_Error* error)
+{
+  return error->code;
+}
 const char*
 TRITONSERVER_ErrorCodeString(TRITONSERVER_Error* error)
 {
