@@ -12,7 +12,7 @@
 // gets an INVALID_ARG response. Statistics are reported per request and
 // per batch.
 //
-// Built on the utility layer in backends_c/common: BackendModel,
+// Built on the C++ backend layer in backends_cpp/layer: BackendModel,
 // BackendModelInstance, backend_io.hpp and RequestBatch.
 #include <memory>
 #include <string>

@@ -1,4 +1,4 @@
-package backends
+package backendtest
 
 import (
 	"bytes"
@@ -259,13 +259,13 @@ func TestMakeIsIncremental(t *testing.T) {
 		dep     string
 		headers []string
 	}{
-		{"backends/repeat/repeat.d", []string{"tritonbackend.h", "tritonserver.h", "backend_util.hpp", "json_value.hpp"}},
-		{"backends/square/square.d", []string{"tritonbackend.h", "backend_util.hpp"}},
-		{"backends/addsub/addsub.d", []string{"tritonbackend.h", "backend_model.hpp", "request_batch.hpp"}},
-		{"backends/common/request_batch.d", []string{"request_batch.hpp", "backend_model_instance.hpp", "backend_io.hpp"}},
-		{"backends/identity/identity_execute.d", []string{"tritonbackend.h", "identity.h"}},
-		{"backends/conformance/checks_config.d", []string{"tritonserver.h", "conformance.h", "json_int64.h"}},
-		{"backends/common/json_value.d", []string{"json_value.hpp", "backend_util.hpp"}},
+		{"backends/repeat_backend/repeat.d", []string{"tritonbackend.h", "tritonserver.h", "backend_util.hpp", "json_value.hpp"}},
+		{"backends/square_backend/square.d", []string{"tritonbackend.h", "backend_util.hpp"}},
+		{"backends/backends_cpp/addsub/addsub.d", []string{"tritonbackend.h", "backend_model.hpp", "request_batch.hpp"}},
+		{"backends/backends_cpp/layer/request_batch.d", []string{"request_batch.hpp", "backend_model_instance.hpp", "backend_io.hpp"}},
+		{"backends/backends_c/identity/identity_execute.d", []string{"tritonbackend.h", "identity.h"}},
+		{"backends/backends_c/conformance/checks_config.d", []string{"tritonserver.h", "conformance.h", "json_int64.h"}},
+		{"backends/backends_cpp/layer/json_value.d", []string{"json_value.hpp", "backend_util.hpp"}},
 	}
 	for _, tc := range tests {
 		text, err := os.ReadFile(filepath.Join(buildDir, tc.dep))
@@ -316,7 +316,7 @@ func TestCMakeBuildsTheSameBackends(t *testing.T) {
 		}
 	}
 	consumer := filepath.Join(t.TempDir(), "consumer")
-	src := filepath.Join(root, "backends_c", "testdata", "cmake_consumer")
+	src := filepath.Join(root, "backendtest", "testdata", "cmake_consumer")
 	run(t, root, nil, "cmake", "-S", src, "-B", consumer, "-DCMAKE_PREFIX_PATH="+prefix)
 	run(t, root, nil, "cmake", "--build", consumer)
 	_, _, needed := dynamicSymbols(t, filepath.Join(consumer, "libtriton_echo.so"))
@@ -353,8 +353,8 @@ func TestLayerReadsJSONAsItAlwaysHas(t *testing.T) {
 	requireTools(t, "g++")
 	bin := filepath.Join(t.TempDir(), "json_value_test")
 	compile(t, "g++", bin, "-std=c++17", "-g", "-O1", "-Wall", "-Wextra", "-Werror",
-		"-Iinclude", "-Ibackends_c/common", "-isystem", "third_party/rapidjson/include",
-		"backends_c/testdata/json_value_test.cc", "backends_c/common/json_value.cc")
+		"-Iinclude", "-Ibackends_cpp/layer", "-isystem", "third_party/rapidjson/include",
+		"backendtest/testdata/json_value_test.cc", "backends_cpp/layer/json_value.cc")
 	out := run(t, repoRoot(t), nil, bin)
 	if strings.TrimSpace(out) != "ok" {
 		t.Errorf("json_value_test: %s", out)
@@ -365,7 +365,7 @@ func TestBackendsBehaveAsSpecifiedUnderAMockHost(t *testing.T) {
 	backendsDir, buildDir := builtWithMake(t)
 	bin := filepath.Join(t.TempDir(), "mock_host")
 	compile(t, "g++", bin, "-std=c++17", "-g", "-O1", "-Wall", "-Wextra", "-Werror",
-		"-rdynamic", "-Iinclude", "backends_c/testdata/mock_host.cc", "-ldl", "-pthread")
+		"-rdynamic", "-Iinclude", "backendtest/testdata/mock_host.cc", "-ldl", "-pthread")
 	// The C++ backends need a file named libtritonserver.so (DT_NEEDED); the
 	// functions themselves come from the mock host's executable.
 	env := []string{"LD_LIBRARY_PATH=" + filepath.Join(buildDir, "stub")}
