@@ -259,13 +259,14 @@ func TestMakeIsIncremental(t *testing.T) {
 		dep     string
 		headers []string
 	}{
-		{"backends/repeat_backend/repeat.d", []string{"tritonbackend.h", "tritonserver.h", "backend_util.hpp", "json_value.hpp"}},
-		{"backends/square_backend/square.d", []string{"tritonbackend.h", "backend_util.hpp"}},
+		{"backends/repeat_backend/repeat.d", []string{"tritonbackend.h", "tritonserver.h", "model_config.hpp", "json_value.hpp"}},
+		{"backends/square_backend/square.d", []string{"tritonbackend.h", "thread_tracker.hpp", "logging.hpp"}},
 		{"backends/backends_cpp/addsub/addsub.d", []string{"tritonbackend.h", "backend_model.hpp", "request_batch.hpp"}},
 		{"backends/backends_cpp/layer/request_batch.d", []string{"request_batch.hpp", "backend_model_instance.hpp", "backend_io.hpp"}},
 		{"backends/backends_c/identity/identity_execute.d", []string{"tritonbackend.h", "identity.h"}},
 		{"backends/backends_c/conformance/checks_config.d", []string{"tritonserver.h", "conformance.h", "json_int64.h"}},
-		{"backends/backends_cpp/layer/json_value.d", []string{"json_value.hpp", "backend_util.hpp"}},
+		{"backends/backends_cpp/layer/json_value.d", []string{"json_value.hpp", "errors.hpp"}},
+		{"backends/backends_cpp/layer/model_config.d", []string{"model_config.hpp", "json_value.hpp", "host_objects.hpp"}},
 	}
 	for _, tc := range tests {
 		text, err := os.ReadFile(filepath.Join(buildDir, tc.dep))
@@ -302,8 +303,10 @@ func TestCMakeBuildsTheSameBackends(t *testing.T) {
 	for _, f := range []string{
 		"include/triton/core/tritonbackend.h",
 		"include/triton/core/tritonserver.h",
-		"include/tritonhost/backend_util.hpp",
+		"include/tritonhost/backend_model.hpp",
+		"include/tritonhost/errors.hpp",
 		"include/tritonhost/json_value.hpp",
+		"include/tritonhost/model_config.hpp",
 		"include/tritonhost/third_party/rapidjson/document.h",
 		"include/tritonhost/third_party/rapidjson/fwd.h",
 		"lib/stubs/libtritonserver.so",
@@ -354,7 +357,8 @@ func TestLayerReadsJSONAsItAlwaysHas(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "json_value_test")
 	compile(t, "g++", bin, "-std=c++17", "-g", "-O1", "-Wall", "-Wextra", "-Werror",
 		"-Iinclude", "-Ibackends_cpp/layer", "-isystem", "third_party/rapidjson/include",
-		"backendtest/testdata/json_value_test.cc", "backends_cpp/layer/json_value.cc")
+		"backendtest/testdata/json_value_test.cc",
+		"backends_cpp/layer/json_value.cc", "backends_cpp/layer/model_config.cc")
 	out := run(t, repoRoot(t), nil, bin)
 	if strings.TrimSpace(out) != "ok" {
 		t.Errorf("json_value_test: %s", out)

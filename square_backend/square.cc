@@ -20,9 +20,15 @@
 #include <thread>
 #include <vector>
 
-#include "backend_model.hpp"
-#include "backend_model_instance.hpp"
-#include "backend_util.hpp"
+#include "backend_io.hpp"
+#include "clock.hpp"
+#include "errors.hpp"
+#include "formatting.hpp"
+#include "host_objects.hpp"
+#include "logging.hpp"
+#include "model_config.hpp"
+#include "state_handles.hpp"
+#include "thread_tracker.hpp"
 
 namespace tritonhost { namespace backend { namespace square {
 

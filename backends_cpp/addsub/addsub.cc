@@ -22,8 +22,10 @@
 #include "backend_io.hpp"
 #include "backend_model.hpp"
 #include "backend_model_instance.hpp"
-#include "backend_util.hpp"
+#include "errors.hpp"
+#include "formatting.hpp"
 #include "request_batch.hpp"
+#include "state_handles.hpp"
 
 namespace tritonhost { namespace backend { namespace addsub {
 

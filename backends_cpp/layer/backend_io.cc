@@ -1,6 +1,9 @@
 // backend_io.cc: input and output tensors in CPU memory.
 #include "backend_io.hpp"
 
+#include "errors.hpp"
+#include "formatting.hpp"
+
 namespace tritonhost { namespace backend {
 
 int64_t

@@ -20,7 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "backend_util.hpp"
+#include "errors.hpp"
+#include "formatting.hpp"
+#include "triton/core/tritonbackend.h"
+#include "triton/core/tritonserver.h"
 
 namespace tritonhost { namespace backend {
 
@@ -53,6 +56,60 @@ class InputTensor {
   std::vector<char> copy_;  // used only for a tensor split over buffers
   const char* data_ = nullptr;
 };
+
+// Copies input tensor 'name' of 'request' into 'buffer', concatenating all
+// of its buffers (the host's default buffers: host policy nullptr). On entry
+// *buffer_byte_size is the capacity of 'buffer'; on success it is the number
+// of bytes copied. INVALID_ARG if the tensor is larger than the buffer,
+// UNSUPPORTED if a buffer is in GPU memory (this layer copies on the CPU).
+// Inline, so that a backend using only this needs none of backend_io.cc.
+inline TRITONSERVER_Error*
+ReadInputTensor(
+    TRITONBACKEND_Request* request, const std::string& name, char* buffer,
+    size_t* buffer_byte_size)
+{
+  TRITONBACKEND_Input* input = nullptr;
+  THOST_RETURN_IF_ERROR(
+      TRITONBACKEND_RequestInput(request, name.c_str(), &input));
+
+  uint64_t byte_size = 0;
+  uint32_t buffer_count = 0;
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_InputPropertiesForHostPolicy(
+      input, nullptr /* host_policy */, nullptr /* name */,
+      nullptr /* datatype */, nullptr /* shape */, nullptr /* dims_count */,
+      &byte_size, &buffer_count));
+  THOST_RETURN_ERROR_IF_FALSE(
+      byte_size <= *buffer_byte_size, TRITONSERVER_ERROR_INVALID_ARG,
+      "buffer too small for input tensor '" + name + "' of request " +
+          RequestIdString(request) + ": need " + std::to_string(byte_size) +
+          " bytes, have " + std::to_string(*buffer_byte_size));
+
+  size_t copied = 0;
+  for (uint32_t b = 0; b < buffer_count; ++b) {
+    const void* src = nullptr;
+    uint64_t src_size = 0;
+    TRITONSERVER_MemoryType memory_type = TRITONSERVER_MEMORY_CPU;
+    int64_t memory_type_id = 0;
+    THOST_RETURN_IF_ERROR(TRITONBACKEND_InputBufferForHostPolicy(
+        input, nullptr /* host_policy */, b, &src, &src_size, &memory_type,
+        &memory_type_id));
+    THOST_RETURN_ERROR_IF_FALSE(
+        memory_type != TRITONSERVER_MEMORY_GPU, TRITONSERVER_ERROR_UNSUPPORTED,
+        "input tensor '" + name + "' of request " + RequestIdString(request) +
+            " is in GPU memory; this backend reads CPU memory only");
+    THOST_RETURN_ERROR_IF_FALSE(
+        src_size <= *buffer_byte_size - copied, TRITONSERVER_ERROR_INTERNAL,
+        "buffers of input tensor '" + name + "' of request " +
+            RequestIdString(request) + " hold more than its byte size " +
+            std::to_string(byte_size));
+    if (src_size > 0) {
+      std::memcpy(buffer + copied, src, src_size);
+    }
+    copied += src_size;
+  }
+  *buffer_byte_size = copied;
+  return nullptr;
+}
 
 // Reads input 'name' of 'request': its properties and all of its buffers, as
 // supplied for host policy 'host_policy' (nullptr, or a policy the client

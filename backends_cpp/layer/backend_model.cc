@@ -3,6 +3,10 @@
 
 #include <utility>
 
+#include "errors.hpp"
+#include "json_value.hpp"
+#include "logging.hpp"
+
 namespace tritonhost { namespace backend {
 
 TRITONSERVER_DataType

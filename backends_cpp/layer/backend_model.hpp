@@ -19,8 +19,8 @@
 //     ...
 //   };
 //
-// and the entry points stay a few lines each with SetModelState() and
-// GetModelState(). This is our own take on what Triton's backend utility
+// and the entry points come from THOST_BACKEND_ENTRY_POINTS
+// (backend_entry_points.hpp). This is our own take on what Triton's backend utility
 // library offers (triton::backend::BackendModel), without exceptions:
 // every fallible call returns a TRITONSERVER_Error* the caller owns.
 //
@@ -30,11 +30,12 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "backend_util.hpp"
+#include "model_config.hpp"
+#include "triton/core/tritonbackend.h"
+#include "triton/core/tritonserver.h"
 
 namespace tritonhost { namespace backend {
 
@@ -124,35 +125,5 @@ class BackendModel {
   std::vector<TensorDesc> inputs_;
   std::vector<TensorDesc> outputs_;
 };
-
-// ---- state handles for the entry points ----------------------------------
-
-// Attaches 'state' to 'model' with TRITONBACKEND_ModelSetState and gives up
-// ownership on success (TRITONBACKEND_ModelFinalize deletes it); on failure
-// 'state' is destroyed here. Store exactly a T* so GetModelState<T> can
-// read it back.
-template <typename T>
-TRITONSERVER_Error*
-SetModelState(TRITONBACKEND_Model* model, std::unique_ptr<T> state)
-{
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelSetState(model, state.get()));
-  state.release();
-  return nullptr;
-}
-
-// Reads back the T* that SetModelState<T> stored for 'model'. INTERNAL if
-// there is none (TRITONBACKEND_ModelInitialize failed or never ran).
-template <typename T>
-TRITONSERVER_Error*
-GetModelState(TRITONBACKEND_Model* model, T** out)
-{
-  void* state = nullptr;
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelState(model, &state));
-  THOST_RETURN_ERROR_IF_FALSE(
-      state != nullptr, TRITONSERVER_ERROR_INTERNAL,
-      "the model has no state; did TRITONBACKEND_ModelInitialize succeed?");
-  *out = static_cast<T*>(state);
-  return nullptr;
-}
 
 }}  // namespace tritonhost::backend

@@ -4,6 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "errors.hpp"
+#include "json_value.hpp"
+#include "logging.hpp"
+
 namespace tritonhost { namespace backend {
 
 std::string

@@ -4,7 +4,7 @@
 // A backend derives its ModelInstanceState from BackendModelInstance,
 // constructs it from the TRITONBACKEND_ModelInstance* that
 // TRITONBACKEND_ModelInstanceInitialize receives and the model's state
-// (fetched with ModelStateOf), and calls Init():
+// (fetched with ModelStateOf, state_handles.hpp), and calls Init():
 //
 //   ModelState* model_state = nullptr;
 //   THOST_RETURN_IF_ERROR(ModelStateOf(instance, &model_state));
@@ -19,11 +19,10 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
 
 #include "backend_model.hpp"
-#include "backend_util.hpp"
+#include "triton/core/tritonbackend.h"
 
 namespace tritonhost { namespace backend {
 
@@ -82,46 +81,5 @@ class BackendModelInstance {
   int32_t device_id_ = 0;
   std::string host_policy_name_;
 };
-
-// ---- state handles for the entry points ----------------------------------
-
-// Attaches 'state' to 'instance' with TRITONBACKEND_ModelInstanceSetState and
-// gives up ownership on success (TRITONBACKEND_ModelInstanceFinalize deletes
-// it); on failure 'state' is destroyed here. Store exactly a T*.
-template <typename T>
-TRITONSERVER_Error*
-SetInstanceState(TRITONBACKEND_ModelInstance* instance, std::unique_ptr<T> state)
-{
-  THOST_RETURN_IF_ERROR(
-      TRITONBACKEND_ModelInstanceSetState(instance, state.get()));
-  state.release();
-  return nullptr;
-}
-
-// Reads back the T* that SetInstanceState<T> stored for 'instance'.
-// INTERNAL if there is none.
-template <typename T>
-TRITONSERVER_Error*
-GetInstanceState(TRITONBACKEND_ModelInstance* instance, T** out)
-{
-  void* state = nullptr;
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceState(instance, &state));
-  THOST_RETURN_ERROR_IF_FALSE(
-      state != nullptr, TRITONSERVER_ERROR_INTERNAL,
-      "the model instance has no state; did "
-      "TRITONBACKEND_ModelInstanceInitialize succeed?");
-  *out = static_cast<T*>(state);
-  return nullptr;
-}
-
-// Reads the T* that SetModelState<T> stored for the model of 'instance'.
-template <typename T>
-TRITONSERVER_Error*
-ModelStateOf(TRITONBACKEND_ModelInstance* instance, T** out)
-{
-  TRITONBACKEND_Model* model = nullptr;
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceModel(instance, &model));
-  return GetModelState(model, out);
-}
 
 }}  // namespace tritonhost::backend

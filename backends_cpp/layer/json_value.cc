@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "backend_util.hpp"
+#include "errors.hpp"
 #include "rapidjson/document.h"
 #include "rapidjson/error/en.h"
 #include "rapidjson/stringbuffer.h"

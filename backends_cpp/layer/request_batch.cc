@@ -3,6 +3,9 @@
 #include "request_batch.hpp"
 
 #include "backend_io.hpp"
+#include "errors.hpp"
+#include "formatting.hpp"
+#include "logging.hpp"
 
 namespace tritonhost { namespace backend {
 

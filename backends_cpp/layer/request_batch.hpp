@@ -30,7 +30,9 @@
 #include <vector>
 
 #include "backend_model_instance.hpp"
-#include "backend_util.hpp"
+#include "clock.hpp"
+#include "host_objects.hpp"
+#include "triton/core/tritonbackend.h"
 
 namespace tritonhost { namespace backend {
 

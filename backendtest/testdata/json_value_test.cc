@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "backend_util.hpp"
+#include "model_config.hpp"
 
 // ---- the host functions the code under test calls -----------------------
 

@@ -1,5 +1,6 @@
 // Compiles and links against the installed headers and utilities.
-#include "backend_util.hpp"
+#include "logging.hpp"
+#include "model_config.hpp"
 
 extern "C" TRITONSERVER_Error*
 TRITONBACKEND_ModelInstanceExecute(
