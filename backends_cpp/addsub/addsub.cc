@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend_entry_points.hpp"
 #include "backend_io.hpp"
 #include "backend_model.hpp"
 #include "backend_model_instance.hpp"
@@ -263,59 +264,10 @@ ModelInstanceState::Compute(
 }}}  // namespace tritonhost::backend::addsub
 
 //
-// Entry points: each creates, fetches or destroys a state and calls it.
+// Entry points: TRITONBACKEND_ModelInitialize, ModelFinalize,
+// ModelInstanceInitialize, ModelInstanceFinalize and ModelInstanceExecute,
+// each creating, fetching or destroying a state and calling it.
 //
-using tritonhost::backend::GetInstanceState;
-using tritonhost::backend::GetModelState;
-using tritonhost::backend::SetInstanceState;
-using tritonhost::backend::SetModelState;
-using tritonhost::backend::addsub::ModelInstanceState;
-using tritonhost::backend::addsub::ModelState;
-
-extern "C" {
-
-TRITONBACKEND_ISPEC TRITONSERVER_Error*
-TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model)
-{
-  std::unique_ptr<ModelState> state;
-  THOST_RETURN_IF_ERROR(ModelState::Create(model, &state));
-  return SetModelState(model, std::move(state));
-}
-
-TRITONBACKEND_ISPEC TRITONSERVER_Error*
-TRITONBACKEND_ModelFinalize(TRITONBACKEND_Model* model)
-{
-  ModelState* state = nullptr;
-  THOST_RETURN_IF_ERROR(GetModelState(model, &state));
-  delete state;
-  return nullptr;
-}
-
-TRITONBACKEND_ISPEC TRITONSERVER_Error*
-TRITONBACKEND_ModelInstanceInitialize(TRITONBACKEND_ModelInstance* instance)
-{
-  std::unique_ptr<ModelInstanceState> state;
-  THOST_RETURN_IF_ERROR(ModelInstanceState::Create(instance, &state));
-  return SetInstanceState(instance, std::move(state));
-}
-
-TRITONBACKEND_ISPEC TRITONSERVER_Error*
-TRITONBACKEND_ModelInstanceFinalize(TRITONBACKEND_ModelInstance* instance)
-{
-  ModelInstanceState* state = nullptr;
-  THOST_RETURN_IF_ERROR(GetInstanceState(instance, &state));
-  delete state;
-  return nullptr;
-}
-
-TRITONBACKEND_ISPEC TRITONSERVER_Error*
-TRITONBACKEND_ModelInstanceExecute(
-    TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request** requests,
-    const uint32_t request_count)
-{
-  ModelInstanceState* state = nullptr;
-  THOST_RETURN_IF_ERROR(GetInstanceState(instance, &state));
-  return state->Execute(requests, request_count);
-}
-
-}  // extern "C"
+THOST_BACKEND_ENTRY_POINTS(
+    tritonhost::backend::addsub::ModelState,
+    tritonhost::backend::addsub::ModelInstanceState);
