@@ -21,6 +21,7 @@
 // The tests build the libraries with make and with CMake, check what each
 // exports and imports, install the CMake package and build a backend
 // author's project against it (testdata/cmake_consumer), run repeat, square
-// and identity under a mock host (testdata/mock_host.cc), and test the
-// layer's JSON reading (testdata/json_value_test.cc).
+// and identity under a mock host (testdata/mock_host.cc), test the layer's
+// JSON reading (testdata/json_value_test.cc), and check the vendored files
+// against their recorded SHA-256 sums.
 package backendtest
