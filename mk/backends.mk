@@ -2,22 +2,28 @@
 #
 #   $(BACKENDS_DIR)/repeat/libtriton_repeat.so      C++17, repeat_backend/
 #   $(BACKENDS_DIR)/square/libtriton_square.so      C++17, square_backend/
-#   $(BACKENDS_DIR)/addsub/libtriton_addsub.so      C++17, backends_c/addsub/
-#                                                   + backends_c/common/*.cc
+#   $(BACKENDS_DIR)/addsub/libtriton_addsub.so      C++17, backends_cpp/addsub/
 #   $(BACKENDS_DIR)/identity/libtriton_identity.so  C11,   backends_c/identity/
 #   $(BACKENDS_DIR)/conformance/libtriton_conformance.so
 #                                                   C11,   backends_c/conformance/
 #
+# The C++ backends are linked with the C++ backend layer, backends_cpp/layer/
+# (a static archive; RapidJSON's headers from third_party/rapidjson), the C
+# ones with cJSON (third_party/cjson). Every library is linked with the
+# version script backend_link/exports.map.
+#
 # Included by the root Makefile, or run alone from anywhere:
 #   make -f mk/backends.mk [BACKENDS_DIR=dir] [BUILD_DIR=dir]
 # Targets: backends (the default when run alone), clean-backends.
-# Needs only make, gcc and g++.
+# Needs only make, gcc and g++ (and ar, which comes with them).
 #
-# Objects and dependency files go under $(BUILD_DIR)/backends; headers are
-# tracked through gcc's -MMD, so editing a header rebuilds what includes it.
-# Each library exports only TRITONBACKEND_* (linker version script). The
-# C++ backends are linked as Triton links its backends, against an empty
-# stub $(BUILD_DIR)/stub/libtritonserver.so, so they carry DT_NEEDED
+# Objects and dependency files go under $(BUILD_DIR)/backends, at their
+# sources' paths; headers are tracked through gcc's -MMD, so editing a
+# header rebuilds what includes it (the vendored headers, which -MMD leaves
+# out as system headers, are named in the rules). Each library exports only
+# TRITONBACKEND_* (linker version script). The C++ backends are linked as
+# Triton links its backends, against an empty stub
+# $(BUILD_DIR)/stub/libtritonserver.so, so they carry DT_NEEDED
 # libtritonserver.so; identity and conformance are linked without it and
 # leave the host functions as plain undefined symbols. Both resolve against
 # the host process at dlopen time.
@@ -59,11 +65,19 @@ BACKEND_LIBS := \
 
 THOST_OBJ := $(BUILD_DIR)/backends
 THOST_STUB := $(BUILD_DIR)/stub/libtritonserver.so
-THOST_EXPORTS_MAP := $(THOST_SRC)backends_c/common/exports.map
+THOST_EXPORTS_MAP := $(THOST_SRC)backend_link/exports.map
 
-THOST_CPPFLAGS := -I$(THOST_SRC)include -I$(THOST_SRC)backends_c/common -MMD -MP
+# The C++ backends: the layer's headers, and RapidJSON's as system headers.
+THOST_CXX_CPPFLAGS := -I$(THOST_SRC)include -I$(THOST_SRC)backends_cpp/layer \
+	-isystem $(THOST_SRC)third_party/rapidjson/include -MMD -MP
+# The C backends: our json_int64.h, and cJSON's header as a system header
+# (-isystem), so that -Werror is for our code only.
+THOST_C_CPPFLAGS := -I$(THOST_SRC)include -I$(THOST_SRC)backends_c \
+	-isystem $(THOST_SRC)third_party/cjson -MMD -MP
 THOST_COMMON_FLAGS := -O2 -g -fPIC -Wall -Wextra -Werror -pthread
 THOST_CFLAGS := -std=c11 $(THOST_COMMON_FLAGS) $(BACKEND_EXTRA_CFLAGS)
+# Vendored sources (third_party/): our flags less the warnings.
+THOST_THIRD_PARTY_CFLAGS := -std=c11 -O2 -g -fPIC -pthread $(BACKEND_EXTRA_CFLAGS)
 THOST_CXXFLAGS := -std=c++17 $(THOST_COMMON_FLAGS) $(BACKEND_EXTRA_CXXFLAGS)
 THOST_LDFLAGS := -shared -pthread -Wl,--version-script=$(THOST_EXPORTS_MAP) \
 	$(BACKEND_EXTRA_LDFLAGS)
@@ -75,42 +89,50 @@ THOST_STUB_LIBS := -Wl,--no-as-needed -L$(BUILD_DIR)/stub -ltritonserver \
 # -z nodelete keeps their code mapped even if the host dlcloses them.
 THOST_NODELETE := -Wl,-z,nodelete
 
-THOST_JSON_OBJ := $(THOST_OBJ)/common/json.o
-THOST_REPEAT_OBJS := $(THOST_OBJ)/repeat/repeat.o $(THOST_JSON_OBJ)
-THOST_SQUARE_OBJS := $(THOST_OBJ)/square/square.o $(THOST_JSON_OBJ)
-THOST_ADDSUB_OBJS := $(THOST_OBJ)/addsub/addsub.o \
-	$(patsubst %,$(THOST_OBJ)/common/%.o,backend_model backend_model_instance backend_io request_batch) \
-	$(THOST_JSON_OBJ)
-THOST_IDENTITY_OBJS := \
-	$(patsubst %,$(THOST_OBJ)/identity/%.o,identity identity_config identity_execute messages) \
-	$(THOST_JSON_OBJ)
-THOST_CONFORMANCE_OBJS := \
-	$(patsubst %,$(THOST_OBJ)/conformance/%.o,conformance kinds kind_main kind_thread \
-		kind_reschedule kind_cancel report checks_server checks_objects checks_backend \
-		checks_model checks_instance checks_config checks_request checks_input \
-		checks_response checks_statistics) \
-	$(THOST_JSON_OBJ)
-THOST_ALL_OBJS := $(sort $(THOST_REPEAT_OBJS) $(THOST_SQUARE_OBJS) $(THOST_IDENTITY_OBJS) \
-	$(THOST_CONFORMANCE_OBJS))
-THOST_ALL_OBJS := $(sort $(THOST_ALL_OBJS) $(THOST_ADDSUB_OBJS))
+# Objects mirror their sources' paths under $(THOST_OBJ).
+THOST_OBJS_OF = $(patsubst %,$(THOST_OBJ)/$(1)/%.o,$(2))
+
+# The C++ backend layer, as a static archive: each backend takes the
+# objects it uses.
+THOST_LAYER_OBJS := $(call THOST_OBJS_OF,backends_cpp/layer,json_value \
+	model_config backend_model backend_model_instance backend_io request_batch)
+THOST_LAYER_LIB := $(THOST_OBJ)/backends_cpp/layer/libbackend_layer.a
+THOST_CJSON_OBJ := $(THOST_OBJ)/third_party/cjson/cJSON.o
+
+THOST_REPEAT_OBJS := $(call THOST_OBJS_OF,repeat_backend,repeat)
+THOST_SQUARE_OBJS := $(call THOST_OBJS_OF,square_backend,square)
+THOST_ADDSUB_OBJS := $(call THOST_OBJS_OF,backends_cpp/addsub,addsub)
+THOST_IDENTITY_OBJS := $(call THOST_OBJS_OF,backends_c/identity,identity \
+	identity_config identity_execute messages) $(THOST_CJSON_OBJ)
+THOST_CONFORMANCE_OBJS := $(call THOST_OBJS_OF,backends_c/conformance,conformance \
+	kinds kind_main kind_thread kind_reschedule kind_cancel report checks_server \
+	checks_objects checks_backend checks_model checks_instance checks_config \
+	checks_request checks_input checks_response checks_statistics) $(THOST_CJSON_OBJ)
+THOST_ALL_OBJS := $(sort $(THOST_LAYER_OBJS) $(THOST_REPEAT_OBJS) $(THOST_SQUARE_OBJS) \
+	$(THOST_ADDSUB_OBJS) $(THOST_IDENTITY_OBJS) $(THOST_CONFORMANCE_OBJS))
+
+# -MMD leaves out system headers, so the vendored ones are named here.
+THOST_CJSON_HEADER := $(THOST_SRC)third_party/cjson/cJSON.h
+THOST_RAPIDJSON_HEADERS := $(wildcard $(THOST_SRC)third_party/rapidjson/include/rapidjson/*.h \
+	$(THOST_SRC)third_party/rapidjson/include/rapidjson/*/*.h)
 
 .PHONY: backends clean-backends
 backends: $(BACKEND_LIBS)
 
 # ---- libraries -----------------------------------------------------------
 
-$(BACKENDS_DIR)/repeat/libtriton_repeat.so: $(THOST_REPEAT_OBJS) $(THOST_STUB) $(THOST_EXPORTS_MAP)
+$(BACKENDS_DIR)/repeat/libtriton_repeat.so: $(THOST_REPEAT_OBJS) $(THOST_LAYER_LIB) $(THOST_STUB) $(THOST_EXPORTS_MAP)
 	@mkdir -p $(@D)
-	$(CXX) $(THOST_LDFLAGS) $(THOST_NODELETE) -o $@ $(filter %.o,$^) $(THOST_STUB_LIBS)
+	$(CXX) $(THOST_LDFLAGS) $(THOST_NODELETE) -o $@ $(filter %.o %.a,$^) $(THOST_STUB_LIBS)
 
-$(BACKENDS_DIR)/square/libtriton_square.so: $(THOST_SQUARE_OBJS) $(THOST_STUB) $(THOST_EXPORTS_MAP)
+$(BACKENDS_DIR)/square/libtriton_square.so: $(THOST_SQUARE_OBJS) $(THOST_LAYER_LIB) $(THOST_STUB) $(THOST_EXPORTS_MAP)
 	@mkdir -p $(@D)
-	$(CXX) $(THOST_LDFLAGS) $(THOST_NODELETE) -o $@ $(filter %.o,$^) $(THOST_STUB_LIBS)
+	$(CXX) $(THOST_LDFLAGS) $(THOST_NODELETE) -o $@ $(filter %.o %.a,$^) $(THOST_STUB_LIBS)
 
 # addsub starts no threads, so it needs no -z nodelete.
-$(BACKENDS_DIR)/addsub/libtriton_addsub.so: $(THOST_ADDSUB_OBJS) $(THOST_STUB) $(THOST_EXPORTS_MAP)
+$(BACKENDS_DIR)/addsub/libtriton_addsub.so: $(THOST_ADDSUB_OBJS) $(THOST_LAYER_LIB) $(THOST_STUB) $(THOST_EXPORTS_MAP)
 	@mkdir -p $(@D)
-	$(CXX) $(THOST_LDFLAGS) -o $@ $(filter %.o,$^) $(THOST_STUB_LIBS)
+	$(CXX) $(THOST_LDFLAGS) -o $@ $(filter %.o %.a,$^) $(THOST_STUB_LIBS)
 
 $(BACKENDS_DIR)/identity/libtriton_identity.so: $(THOST_IDENTITY_OBJS) $(THOST_EXPORTS_MAP)
 	@mkdir -p $(@D)
@@ -120,40 +142,31 @@ $(BACKENDS_DIR)/conformance/libtriton_conformance.so: $(THOST_CONFORMANCE_OBJS) 
 	@mkdir -p $(@D)
 	$(CC) $(THOST_LDFLAGS) -o $@ $(filter %.o,$^)
 
-$(THOST_STUB): $(THOST_SRC)backends_c/common/tritonserver_stub.c $(THOST_BACKENDS_MK)
+$(THOST_STUB): $(THOST_SRC)backend_link/tritonserver_stub.c $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)
 	$(CC) -shared -fPIC -o $@ $<
+
+$(THOST_LAYER_LIB): $(THOST_LAYER_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
 
 # ---- objects -------------------------------------------------------------
 # Each object also depends on this file, so changed flags rebuild it.
 
-$(THOST_OBJ)/common/%.o: $(THOST_SRC)backends_c/common/%.c $(THOST_BACKENDS_MK)
+# C backends, on cJSON.
+$(THOST_OBJ)/backends_c/%.o: $(THOST_SRC)backends_c/%.c $(THOST_CJSON_HEADER) $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)
-	$(CC) $(THOST_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
+	$(CC) $(THOST_C_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
 
-$(THOST_OBJ)/common/%.o: $(THOST_SRC)backends_c/common/%.cc $(THOST_BACKENDS_MK)
+$(THOST_CJSON_OBJ): $(THOST_SRC)third_party/cjson/cJSON.c $(THOST_CJSON_HEADER) $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)
-	$(CXX) $(THOST_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
+	$(CC) $(THOST_THIRD_PARTY_CFLAGS) -c -o $@ $<
 
-$(THOST_OBJ)/identity/%.o: $(THOST_SRC)backends_c/identity/%.c $(THOST_BACKENDS_MK)
+# C++: the layer and the backends on it (backends_cpp/, repeat_backend/,
+# square_backend/).
+$(THOST_OBJ)/%.o: $(THOST_SRC)%.cc $(THOST_RAPIDJSON_HEADERS) $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)
-	$(CC) $(THOST_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
-
-$(THOST_OBJ)/conformance/%.o: $(THOST_SRC)backends_c/conformance/%.c $(THOST_BACKENDS_MK)
-	@mkdir -p $(@D)
-	$(CC) $(THOST_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
-
-$(THOST_OBJ)/repeat/%.o: $(THOST_SRC)repeat_backend/%.cc $(THOST_BACKENDS_MK)
-	@mkdir -p $(@D)
-	$(CXX) $(THOST_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
-
-$(THOST_OBJ)/square/%.o: $(THOST_SRC)square_backend/%.cc $(THOST_BACKENDS_MK)
-	@mkdir -p $(@D)
-	$(CXX) $(THOST_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
-
-$(THOST_OBJ)/addsub/%.o: $(THOST_SRC)backends_c/addsub/%.cc $(THOST_BACKENDS_MK)
-	@mkdir -p $(@D)
-	$(CXX) $(THOST_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
+	$(CXX) $(THOST_CXX_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
 
 -include $(THOST_ALL_OBJS:.o=.d)
 

@@ -16,13 +16,21 @@
 // Each iteration reports response statistics. If the request is cancelled,
 // that iteration sends nothing, reports a CANCELLED error in its statistics
 // and ends the loop. Every request ends with a flags-only FINAL.
+#include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
-#include "backend_model.hpp"
-#include "backend_model_instance.hpp"
-#include "backend_util.hpp"
+#include "backend_entry_points.hpp"
+#include "backend_io.hpp"
+#include "clock.hpp"
+#include "errors.hpp"
+#include "formatting.hpp"
+#include "host_objects.hpp"
+#include "logging.hpp"
+#include "model_config.hpp"
+#include "thread_tracker.hpp"
 
 namespace tritonhost { namespace backend { namespace square {
 
@@ -62,7 +70,7 @@ SleepNs(uint64_t ns)
 class ModelState {
  public:
   static TRITONSERVER_Error* Create(
-      TRITONBACKEND_Model* model, ModelState** out);
+      TRITONBACKEND_Model* model, std::unique_ptr<ModelState>* out);
 
   const Parameters& Params() const { return params_; }
 
@@ -77,7 +85,7 @@ class ModelState {
 };
 
 TRITONSERVER_Error*
-ModelState::Create(TRITONBACKEND_Model* model, ModelState** out)
+ModelState::Create(TRITONBACKEND_Model* model, std::unique_ptr<ModelState>* out)
 {
   std::unique_ptr<ModelState> state(new ModelState());
   const char* name = nullptr;
@@ -93,7 +101,7 @@ ModelState::Create(TRITONBACKEND_Model* model, ModelState** out)
       TRITONSERVER_LOG_INFO, "model configuration:\n" + state->config_.Json());
   THOST_RETURN_IF_ERROR(state->Validate());
   state->ReadParameters();
-  *out = state.release();
+  *out = std::move(state);
   return nullptr;
 }
 
@@ -179,7 +187,8 @@ ModelState::ReadParameters()
 class ModelInstanceState {
  public:
   static TRITONSERVER_Error* Create(
-      TRITONBACKEND_ModelInstance* instance, ModelInstanceState** out);
+      TRITONBACKEND_ModelInstance* instance,
+      std::unique_ptr<ModelInstanceState>* out);
   // Waits until every response thread of this instance has finished.
   ~ModelInstanceState();
 
@@ -209,7 +218,8 @@ class ModelInstanceState {
 
 TRITONSERVER_Error*
 ModelInstanceState::Create(
-    TRITONBACKEND_ModelInstance* instance, ModelInstanceState** out)
+    TRITONBACKEND_ModelInstance* instance,
+    std::unique_ptr<ModelInstanceState>* out)
 {
   TRITONBACKEND_Model* model = nullptr;
   void* model_state = nullptr;
@@ -234,7 +244,7 @@ ModelInstanceState::Create(
       "TRITONBACKEND_ModelInstanceInitialize: " + state->name_ + " (" +
           TRITONSERVER_InstanceGroupKindString(kind) + " device " +
           std::to_string(device_id) + ")");
-  *out = state.release();
+  *out = std::move(state);
   return nullptr;
 }
 
@@ -476,70 +486,13 @@ ModelInstanceState::ReportResponseStatistics(
   return TRITONBACKEND_ModelInstanceReportResponseStatistics(stats.get());
 }
 
-
 }}}  // namespace tritonhost::backend::square
 
 //
-// Entry points.
+// Entry points: TRITONBACKEND_ModelInitialize, ModelFinalize,
+// ModelInstanceInitialize, ModelInstanceFinalize and ModelInstanceExecute,
+// each creating, fetching or destroying a state and calling it.
 //
-using tritonhost::backend::GetInstanceState;
-using tritonhost::backend::GetModelState;
-using tritonhost::backend::square::ModelInstanceState;
-using tritonhost::backend::square::ModelState;
-
-extern "C" {
-
-TRITONBACKEND_ISPEC TRITONSERVER_Error*
-TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model)
-{
-  ModelState* state = nullptr;
-  THOST_RETURN_IF_ERROR(ModelState::Create(model, &state));
-  TRITONSERVER_Error* err = TRITONBACKEND_ModelSetState(model, state);
-  if (err != nullptr) {
-    delete state;
-  }
-  return err;
-}
-
-TRITONBACKEND_ISPEC TRITONSERVER_Error*
-TRITONBACKEND_ModelFinalize(TRITONBACKEND_Model* model)
-{
-  ModelState* state = nullptr;
-  THOST_RETURN_IF_ERROR(GetModelState(model, &state));
-  delete state;
-  return nullptr;
-}
-
-TRITONBACKEND_ISPEC TRITONSERVER_Error*
-TRITONBACKEND_ModelInstanceInitialize(TRITONBACKEND_ModelInstance* instance)
-{
-  ModelInstanceState* state = nullptr;
-  THOST_RETURN_IF_ERROR(ModelInstanceState::Create(instance, &state));
-  TRITONSERVER_Error* err =
-      TRITONBACKEND_ModelInstanceSetState(instance, state);
-  if (err != nullptr) {
-    delete state;
-  }
-  return err;
-}
-
-TRITONBACKEND_ISPEC TRITONSERVER_Error*
-TRITONBACKEND_ModelInstanceFinalize(TRITONBACKEND_ModelInstance* instance)
-{
-  ModelInstanceState* state = nullptr;
-  THOST_RETURN_IF_ERROR(GetInstanceState(instance, &state));
-  delete state;  // waits for the instance's response threads
-  return nullptr;
-}
-
-TRITONBACKEND_ISPEC TRITONSERVER_Error*
-TRITONBACKEND_ModelInstanceExecute(
-    TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request** requests,
-    const uint32_t request_count)
-{
-  ModelInstanceState* state = nullptr;
-  THOST_RETURN_IF_ERROR(GetInstanceState(instance, &state));
-  return state->Execute(requests, request_count);
-}
-
-}  // extern "C"
+THOST_BACKEND_ENTRY_POINTS(
+    tritonhost::backend::square::ModelState,
+    tritonhost::backend::square::ModelInstanceState);

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cJSON.h"
 #include "conformance.h"
-#include "json.h"
 
 /* Records every "cmdline" setting of the backend configuration as a value
  * "backend.config.<setting>=<value>". */
@@ -16,26 +16,26 @@ config_values(conf_report* r, TRITONSERVER_Message* config)
 {
   const char* json = NULL;
   size_t size = 0;
-  thost_json_value* root = NULL;
+  cJSON* root = NULL;
   if (TRITONSERVER_MessageSerializeToJson(config, &json, &size) != NULL ||
-      thost_json_parse(json, size, &root, NULL) != THOST_JSON_OK) {
+      (root = cJSON_ParseWithLength(json, size)) == NULL) {
     conf_value(r, "backend.config", "unreadable");
     return;
   }
-  const thost_json_value* cmdline = thost_json_find(root, "cmdline");
-  conf_value(r, "backend.config.members", "%zu", thost_json_count(root));
-  for (size_t i = 0; i < thost_json_count(cmdline); i++) {
-    const thost_json_member* m = thost_json_member_at(cmdline, i);
-    const char* value = NULL;
+  const cJSON* cmdline = cJSON_GetObjectItemCaseSensitive(root, "cmdline");
+  /* cJSON_GetArraySize counts an object's members too. */
+  conf_value(r, "backend.config.members", "%d", cJSON_GetArraySize(root));
+  for (const cJSON* m = cJSON_IsObject(cmdline) ? cmdline->child : NULL;
+       m != NULL; m = m->next) {
     char key[128];
-    snprintf(key, sizeof(key), "backend.config.%s", m->key.data);
-    if (thost_json_as_string(&m->value, &value, NULL) == THOST_JSON_OK) {
-      conf_value(r, key, "%s", value);
+    snprintf(key, sizeof(key), "backend.config.%s", m->string);
+    if (cJSON_IsString(m)) {
+      conf_value(r, key, "%s", m->valuestring);
     } else {
       conf_value(r, key, "(not a string)");
     }
   }
-  thost_json_free(root);
+  cJSON_Delete(root);
 }
 
 static void

@@ -1,41 +1,46 @@
 /*
- * checks_config.c: reads a model configuration message with the project's
- * JSON parser and records the fields a test compares, as values
- * "<prefix>.<field>=<value>".
+ * checks_config.c: reads a model configuration message with cJSON and
+ * records the fields a test compares, as values "<prefix>.<field>=<value>".
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "cJSON.h"
 #include "conformance.h"
-#include "json.h"
+#include "json_int64.h"
+
+/* The member 'key' of obj; NULL when absent or when obj is no object. */
+static const cJSON*
+find(const cJSON* obj, const char* key)
+{
+  return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
 
 /* Writes a JSON scalar as text: strings bare, numbers and booleans as
  * themselves, arrays of numbers as "a,b,c". */
 static void
-scalar_text(const thost_json_value* v, char* buf, size_t size)
+scalar_text(const cJSON* v, char* buf, size_t size)
 {
-  const char* s = NULL;
   int64_t i = 0;
-  bool b = false;
-  double d = 0;
-  if (thost_json_as_string(v, &s, NULL) == THOST_JSON_OK) {
-    snprintf(buf, size, "%s", s);
-  } else if (thost_json_as_int64(v, &i) == THOST_JSON_OK) {
+  if (cJSON_IsString(v)) {
+    snprintf(buf, size, "%s", v->valuestring);
+  } else if (json_int64(v, &i)) {
     snprintf(buf, size, "%lld", (long long)i);
-  } else if (thost_json_as_bool(v, &b) == THOST_JSON_OK) {
-    snprintf(buf, size, "%s", b ? "true" : "false");
-  } else if (thost_json_as_double(v, &d) == THOST_JSON_OK) {
-    snprintf(buf, size, "%g", d);
-  } else if (v != NULL && v->type == THOST_JSON_ARRAY) {
+  } else if (cJSON_IsBool(v)) {
+    snprintf(buf, size, "%s", cJSON_IsTrue(v) ? "true" : "false");
+  } else if (cJSON_IsNumber(v)) {
+    snprintf(buf, size, "%g", v->valuedouble);
+  } else if (cJSON_IsArray(v)) {
     size_t used = 0;
     buf[0] = '\0';
-    for (size_t k = 0; k < thost_json_count(v) && used < size; k++) {
-      if (thost_json_as_int64(thost_json_index(v, k), &i) != THOST_JSON_OK) {
+    for (const cJSON* e = v->child; e != NULL && used < size; e = e->next) {
+      if (!json_int64(e, &i)) {
         snprintf(buf, size, "(not an array of integers)");
         return;
       }
       used += (size_t)snprintf(
-          buf + used, size - used, "%s%lld", k ? "," : "", (long long)i);
+          buf + used, size - used, "%s%lld", (e != v->child) ? "," : "",
+          (long long)i);
     }
   } else {
     snprintf(buf, size, "%s", v == NULL ? "(absent)" : "(not a scalar)");
@@ -44,8 +49,7 @@ scalar_text(const thost_json_value* v, char* buf, size_t size)
 
 static void
 field(
-    conf_report* r, const char* prefix, const char* name,
-    const thost_json_value* v)
+    conf_report* r, const char* prefix, const char* name, const cJSON* v)
 {
   char key[256], text[256];
   snprintf(key, sizeof(key), "%s.%s", prefix, name);
@@ -58,19 +62,20 @@ field(
 static void
 tensors(
     conf_report* r, const char* prefix, const char* member,
-    const thost_json_value* root)
+    const cJSON* root)
 {
   static const char* const fields[] = {"name", "data_type", "dims", "optional"};
   const size_t nfields = strcmp(member, "input") == 0 ? 4 : 3;
-  const thost_json_value* list = thost_json_find(root, member);
+  const cJSON* list = find(root, member);
   char key[128];
   snprintf(key, sizeof(key), "%s.%s.count", prefix, member);
-  conf_value(r, key, "%zu", thost_json_count(list));
-  for (size_t i = 0; i < thost_json_count(list); i++) {
-    const thost_json_value* t = thost_json_index(list, i);
+  conf_value(r, key, "%d", cJSON_GetArraySize(list));
+  size_t i = 0;
+  for (const cJSON* t = cJSON_IsArray(list) ? list->child : NULL; t != NULL;
+       t = t->next, i++) {
     for (size_t f = 0; f < nfields; f++) {
       snprintf(key, sizeof(key), "%s.%zu.%s", member, i, fields[f]);
-      field(r, prefix, key, thost_json_find(t, fields[f]));
+      field(r, prefix, key, find(t, fields[f]));
     }
   }
 }
@@ -81,37 +86,33 @@ conf_config_values(
 {
   const char* json = NULL;
   size_t size = 0;
-  thost_json_value* root = NULL;
+  cJSON* root = NULL;
   if (TRITONSERVER_MessageSerializeToJson(config, &json, &size) != NULL ||
-      thost_json_parse(json, size, &root, NULL) != THOST_JSON_OK) {
+      (root = cJSON_ParseWithLength(json, size)) == NULL) {
     char key[96];
     snprintf(key, sizeof(key), "%s.parse", prefix);
     conf_value(r, key, "failed");
     return false;
   }
-  field(r, prefix, "name", thost_json_find(root, "name"));
-  field(r, prefix, "backend", thost_json_find(root, "backend"));
-  field(r, prefix, "max_batch_size", thost_json_find(root, "max_batch_size"));
+  field(r, prefix, "name", find(root, "name"));
+  field(r, prefix, "backend", find(root, "backend"));
+  field(r, prefix, "max_batch_size", find(root, "max_batch_size"));
   field(
       r, prefix, "decoupled",
-      thost_json_find(
-          thost_json_find(root, "model_transaction_policy"), "decoupled"));
+      find(find(root, "model_transaction_policy"), "decoupled"));
   field(
       r, prefix, "parameters.probe_param",
-      thost_json_find(
-          thost_json_find(thost_json_find(root, "parameters"), "probe_param"),
-          "string_value"));
-  const thost_json_value* group =
-      thost_json_index(thost_json_find(root, "instance_group"), 0);
-  field(r, prefix, "instance_group.0.name", thost_json_find(group, "name"));
-  field(r, prefix, "instance_group.0.kind", thost_json_find(group, "kind"));
-  field(r, prefix, "instance_group.0.count", thost_json_find(group, "count"));
-  field(r, prefix, "batch_input", thost_json_find(root, "batch_input"));
+      find(find(find(root, "parameters"), "probe_param"), "string_value"));
+  const cJSON* groups = find(root, "instance_group");
+  const cJSON* group = cJSON_IsArray(groups) ? groups->child : NULL;
+  field(r, prefix, "instance_group.0.name", find(group, "name"));
+  field(r, prefix, "instance_group.0.kind", find(group, "kind"));
+  field(r, prefix, "instance_group.0.count", find(group, "count"));
+  field(r, prefix, "batch_input", find(root, "batch_input"));
   field(
-      r, prefix, "default_model_filename",
-      thost_json_find(root, "default_model_filename"));
+      r, prefix, "default_model_filename", find(root, "default_model_filename"));
   tensors(r, prefix, "input", root);
   tensors(r, prefix, "output", root);
-  thost_json_free(root);
+  cJSON_Delete(root);
   return true;
 }

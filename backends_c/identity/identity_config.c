@@ -12,29 +12,50 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cJSON.h"
 #include "identity.h"
-#include "json.h"
+#include "json_int64.h"
+
+/* Parses text[0, size) into *root; on failure, an error naming the line
+ * and column (1-based, in bytes) where cJSON stopped. */
+static TRITONSERVER_Error*
+parse_config(const char* text, size_t size, cJSON** root)
+{
+  const char* end = NULL;
+  size_t line = 1, column = 1;
+  *root = cJSON_ParseWithLengthOpts(text, size, &end, false);
+  if (*root != NULL) {
+    return NULL;
+  }
+  for (const char* c = text; end != NULL && c < end && c < text + size; c++) {
+    if (*c == '\n') {
+      line++;
+      column = 1;
+    } else {
+      column++;
+    }
+  }
+  return identity_error(
+      TRITONSERVER_ERROR_INTERNAL,
+      "model configuration is not valid JSON: syntax error at line %zu, "
+      "column %zu",
+      line, column);
+}
 
 /* Reads version 1 of the configuration and parses it into *root. */
 static TRITONSERVER_Error*
-read_config(TRITONBACKEND_Model* model, thost_json_value** root)
+read_config(TRITONBACKEND_Model* model, cJSON** root)
 {
   TRITONSERVER_Message* message = NULL;
   const char* text = NULL;
   size_t size = 0;
-  thost_json_error jerr;
   RETURN_IF_ERROR(TRITONBACKEND_ModelConfig(model, 1, &message));
   TRITONSERVER_Error* err =
       TRITONSERVER_MessageSerializeToJson(message, &text, &size);
   if (err == NULL) {
     IDENTITY_LOG(
         TRITONSERVER_LOG_INFO, "model configuration:\n%.*s", (int)size, text);
-    if (thost_json_parse(text, size, root, &jerr) != THOST_JSON_OK) {
-      err = identity_error(
-          TRITONSERVER_ERROR_INTERNAL,
-          "model configuration is not valid JSON: %s at line %zu, column %zu",
-          jerr.message, jerr.line, jerr.column);
-    }
+    err = parse_config(text, size, root);
   }
   /* The text belongs to the message; we are done with both. */
   IDENTITY_LOG_IF_ERROR(
@@ -42,48 +63,89 @@ read_config(TRITONBACKEND_Model* model, thost_json_value** root)
   return err;
 }
 
+/* The JSON type of v as configuration errors name it. */
+static const char*
+type_name(const cJSON* v)
+{
+  int64_t i;
+  if (cJSON_IsNull(v)) {
+    return "null";
+  }
+  if (cJSON_IsBool(v)) {
+    return "bool";
+  }
+  if (cJSON_IsNumber(v)) {
+    return json_int64(v, &i) ? "integer" : "number";
+  }
+  if (cJSON_IsString(v)) {
+    return "string";
+  }
+  if (cJSON_IsArray(v)) {
+    return "array";
+  }
+  return cJSON_IsObject(v) ? "object" : "<invalid>";
+}
+
 static TRITONSERVER_Error*
-type_error(const char* path, const char* want, const thost_json_value* v)
+type_error(const char* path, const char* want, const cJSON* v)
 {
   return identity_error(
       TRITONSERVER_ERROR_INVALID_ARG,
       "model configuration field '%s' must be %s, got %s", path, want,
-      thost_json_type_name(v->type));
+      type_name(v));
+}
+
+/* The member 'key' of obj; NULL when absent or when obj is no object. */
+static const cJSON*
+find(const cJSON* obj, const char* key)
+{
+  return cJSON_GetObjectItemCaseSensitive(obj, key);
 }
 
 /* obj[key] as a string; "" when absent. */
 static TRITONSERVER_Error*
-get_string(const thost_json_value* obj, const char* key, const char** out)
+get_string(const cJSON* obj, const char* key, const char** out)
 {
-  const thost_json_value* v = thost_json_find(obj, key);
+  const cJSON* v = find(obj, key);
   *out = "";
-  if (v != NULL && thost_json_as_string(v, out, NULL) != THOST_JSON_OK) {
+  if (v == NULL) {
+    return NULL;
+  }
+  if (!cJSON_IsString(v)) {
     return type_error(key, "a string", v);
   }
+  *out = v->valuestring;
   return NULL;
+}
+
+/* Element i of an array of integers that get_shape has checked. */
+static int64_t
+dim_at(const cJSON* shape, size_t i)
+{
+  int64_t d = 0;
+  json_int64(cJSON_GetArrayItem(shape, (int)i), &d);
+  return d;
 }
 
 /* The tensor's dims, or reshape.shape when it has a reshape; an array of
  * integers (NULL stands for the empty array). */
 static TRITONSERVER_Error*
-get_shape(const thost_json_value* tensor, const thost_json_value** out)
+get_shape(const cJSON* tensor, const cJSON** out)
 {
-  const thost_json_value* reshape = thost_json_find(tensor, "reshape");
-  const thost_json_value* dims = (reshape != NULL)
-                                     ? thost_json_find(reshape, "shape")
-                                     : thost_json_find(tensor, "dims");
+  const cJSON* reshape = find(tensor, "reshape");
+  const cJSON* dims =
+      (reshape != NULL) ? find(reshape, "shape") : find(tensor, "dims");
   const char* path = (reshape != NULL) ? "reshape.shape" : "dims";
   int64_t d;
   *out = dims;
   if (dims == NULL) {
     return NULL;
   }
-  if (dims->type != THOST_JSON_ARRAY) {
+  if (!cJSON_IsArray(dims)) {
     return type_error(path, "an array of integers", dims);
   }
-  for (size_t i = 0; i < thost_json_count(dims); i++) {
-    const thost_json_value* v = thost_json_index(dims, i);
-    if (thost_json_as_int64(v, &d) != THOST_JSON_OK) {
+  for (const cJSON* v = dims->child; v != NULL; v = v->next) {
+    if (!json_int64(v, &d)) {
       return type_error(path, "an array of integers", v);
     }
   }
@@ -91,14 +153,14 @@ get_shape(const thost_json_value* tensor, const thost_json_value** out)
 }
 
 static bool
-shapes_equal(const thost_json_value* a, const thost_json_value* b)
+shapes_equal(const cJSON* a, const cJSON* b)
 {
-  if (thost_json_count(a) != thost_json_count(b)) {
+  const size_t n = (size_t)cJSON_GetArraySize(a);
+  if (n != (size_t)cJSON_GetArraySize(b)) {
     return false;
   }
-  for (size_t i = 0; i < thost_json_count(a); i++) {
-    if (thost_json_index(a, i)->u.integer !=
-        thost_json_index(b, i)->u.integer) {
+  for (size_t i = 0; i < n; i++) {
+    if (dim_at(a, i) != dim_at(b, i)) {
       return false;
     }
   }
@@ -107,13 +169,14 @@ shapes_equal(const thost_json_value* a, const thost_json_value* b)
 
 /* "[d0,d1,...]" into buf (truncated to fit). */
 static const char*
-shape_string(const thost_json_value* shape, char* buf, size_t size)
+shape_string(const cJSON* shape, char* buf, size_t size)
 {
+  const size_t n = (size_t)cJSON_GetArraySize(shape);
   size_t used = (size_t)snprintf(buf, size, "[");
-  for (size_t i = 0; i < thost_json_count(shape) && used < size; i++) {
+  for (size_t i = 0; i < n && used < size; i++) {
     used += (size_t)snprintf(
         buf + used, size - used, "%s%lld", (i > 0) ? "," : "",
-        (long long)thost_json_index(shape, i)->u.integer);
+        (long long)dim_at(shape, i));
   }
   if (used < size) {
     snprintf(buf + used, size - used, "]");
@@ -125,11 +188,11 @@ shape_string(const thost_json_value* shape, char* buf, size_t size)
  * *suffix then points at the digits. */
 static TRITONSERVER_Error*
 tensor_name(
-    const thost_json_value* list, size_t index, const char* prefix,
-    const char** name, const char** suffix)
+    const cJSON* list, size_t index, const char* prefix, const char** name,
+    const char** suffix)
 {
-  const thost_json_value* tensor = thost_json_index(list, index);
-  if (tensor->type != THOST_JSON_OBJECT) {
+  const cJSON* tensor = cJSON_GetArrayItem(list, (int)index);
+  if (!cJSON_IsObject(tensor)) {
     return type_error(
         prefix[0] == 'I' ? "input" : "output", "an array of objects", tensor);
   }
@@ -154,19 +217,18 @@ tensor_name(
 /* Checks that OUTPUT<n> (outputs[o]) has an INPUT<n> with the same data
  * type and shape. */
 static TRITONSERVER_Error*
-check_pair(
-    const thost_json_value* inputs, const thost_json_value* outputs, size_t o)
+check_pair(const cJSON* inputs, const cJSON* outputs, size_t o)
 {
   const char *out_name, *out_index, *in_name, *in_index;
   const char *out_type, *in_type;
-  const thost_json_value *out_shape, *in_shape;
+  const cJSON *out_shape, *in_shape;
   char a[128], b[128];
-  const thost_json_value* output = thost_json_index(outputs, o);
+  const cJSON* output = cJSON_GetArrayItem(outputs, (int)o);
   RETURN_IF_ERROR(tensor_name(outputs, o, "OUTPUT", &out_name, &out_index));
   RETURN_IF_ERROR(get_string(output, "data_type", &out_type));
   RETURN_IF_ERROR(get_shape(output, &out_shape));
-  for (size_t i = 0; i < thost_json_count(inputs); i++) {
-    const thost_json_value* input = thost_json_index(inputs, i);
+  for (size_t i = 0; i < (size_t)cJSON_GetArraySize(inputs); i++) {
+    const cJSON* input = cJSON_GetArrayItem(inputs, (int)i);
     RETURN_IF_ERROR(tensor_name(inputs, i, "INPUT", &in_name, &in_index));
     if (strcmp(in_index, out_index) != 0) {
       continue;
@@ -197,28 +259,31 @@ check_pair(
 }
 
 static TRITONSERVER_Error*
-validate_tensors(const thost_json_value* root)
+validate_tensors(const cJSON* root)
 {
-  const thost_json_value* inputs = thost_json_find(root, "input");
-  const thost_json_value* outputs = thost_json_find(root, "output");
+  const cJSON* inputs = find(root, "input");
+  const cJSON* outputs = find(root, "output");
   const char *name, *index;
-  if (inputs != NULL && inputs->type != THOST_JSON_ARRAY) {
+  if (inputs != NULL && !cJSON_IsArray(inputs)) {
     return type_error("input", "an array", inputs);
   }
-  if (outputs != NULL && outputs->type != THOST_JSON_ARRAY) {
+  if (outputs != NULL && !cJSON_IsArray(outputs)) {
     return type_error("output", "an array", outputs);
   }
-  if (thost_json_count(inputs) != thost_json_count(outputs)) {
+  /* cJSON_GetArraySize counts 0 for NULL. */
+  const size_t n_inputs = (size_t)cJSON_GetArraySize(inputs);
+  const size_t n_outputs = (size_t)cJSON_GetArraySize(outputs);
+  if (n_inputs != n_outputs) {
     return identity_error(
         TRITONSERVER_ERROR_INVALID_ARG,
         "identity backend: model configuration must have equal input/output "
         "pairs, got %zu inputs and %zu outputs",
-        thost_json_count(inputs), thost_json_count(outputs));
+        n_inputs, n_outputs);
   }
-  for (size_t i = 0; i < thost_json_count(inputs); i++) {
+  for (size_t i = 0; i < n_inputs; i++) {
     RETURN_IF_ERROR(tensor_name(inputs, i, "INPUT", &name, &index));
   }
-  for (size_t o = 0; o < thost_json_count(outputs); o++) {
+  for (size_t o = 0; o < n_outputs; o++) {
     RETURN_IF_ERROR(check_pair(inputs, outputs, o));
   }
   return NULL;
@@ -227,19 +292,15 @@ validate_tensors(const thost_json_value* root)
 /* parameters.<key>.string_value as a decimal uint64; *out untouched when
  * the parameter is absent. */
 static TRITONSERVER_Error*
-get_decimal_parameter(
-    const thost_json_value* root, const char* key, uint64_t* out)
+get_decimal_parameter(const cJSON* root, const char* key, uint64_t* out)
 {
-  const thost_json_value* param =
-      thost_json_find(thost_json_find(root, "parameters"), key);
-  const char* s = NULL;
+  const cJSON* param = find(find(root, "parameters"), key);
+  const char* s = cJSON_GetStringValue(find(param, "string_value"));
   uint64_t v = 0;
   if (param == NULL) {
     return NULL;
   }
-  bool ok = thost_json_as_string(thost_json_find(param, "string_value"), &s,
-                                 NULL) == THOST_JSON_OK &&
-            *s != '\0';
+  bool ok = s != NULL && *s != '\0';
   for (const char* c = s; ok && *c != '\0'; c++) {
     ok = (*c >= '0' && *c <= '9') &&
          v <= (UINT64_MAX - (uint64_t)(*c - '0')) / 10;
@@ -260,7 +321,7 @@ static TRITONSERVER_Error*
 fill_model(identity_model* m, TRITONBACKEND_Model* model)
 {
   const char* name = NULL;
-  thost_json_value* root = NULL;
+  cJSON* root = NULL;
   RETURN_IF_ERROR(TRITONBACKEND_ModelName(model, &name));
   RETURN_IF_ERROR(TRITONBACKEND_ModelVersion(model, &m->version));
   m->name = identity_strdup(name);
@@ -272,10 +333,9 @@ fill_model(identity_model* m, TRITONBACKEND_Model* model)
       m->name, (unsigned long long)m->version);
 
   RETURN_IF_ERROR(read_config(model, &root));
-  const thost_json_value* mbs = thost_json_find(root, "max_batch_size");
+  const cJSON* mbs = find(root, "max_batch_size");
   TRITONSERVER_Error* err = NULL;
-  if (mbs != NULL &&
-      thost_json_as_int64(mbs, &m->max_batch_size) != THOST_JSON_OK) {
+  if (mbs != NULL && !json_int64(mbs, &m->max_batch_size)) {
     err = type_error("max_batch_size", "an integer", mbs);
   }
   if (err == NULL) {
@@ -288,7 +348,7 @@ fill_model(identity_model* m, TRITONBACKEND_Model* model)
     err = get_decimal_parameter(
         root, "instance_wise_delay_multiplier", &m->delay_multiplier);
   }
-  thost_json_free(root);
+  cJSON_Delete(root);
   return err;
 }
 

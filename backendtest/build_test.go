@@ -1,0 +1,283 @@
+package backendtest
+
+import (
+	"bytes"
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The libraries mk/backends.mk and CMakeLists.txt build, and what each must
+// look like from the outside.
+var backendLibs = []struct {
+	name string
+	// exports is the exact set of dynamic symbols the library defines.
+	exports []string
+	// needsStub: linked against the libtritonserver.so stub (DT_NEEDED).
+	needsStub bool
+}{
+	{
+		name:      "repeat",
+		exports:   modelEntryPoints,
+		needsStub: true,
+	},
+	{
+		name:      "square",
+		exports:   modelEntryPoints,
+		needsStub: true,
+	},
+	{
+		name:      "addsub",
+		exports:   modelEntryPoints,
+		needsStub: true,
+	},
+	{
+		name: "identity",
+		exports: append([]string{
+			"TRITONBACKEND_Finalize",
+			"TRITONBACKEND_GetBackendAttribute",
+			"TRITONBACKEND_Initialize",
+		}, modelEntryPoints...),
+		needsStub: false,
+	},
+	{
+		name: "conformance",
+		exports: append([]string{
+			"TRITONBACKEND_Finalize",
+			"TRITONBACKEND_GetBackendAttribute",
+			"TRITONBACKEND_Initialize",
+		}, modelEntryPoints...),
+		needsStub: false,
+	},
+}
+
+var modelEntryPoints = []string{
+	"TRITONBACKEND_ModelFinalize",
+	"TRITONBACKEND_ModelInitialize",
+	"TRITONBACKEND_ModelInstanceExecute",
+	"TRITONBACKEND_ModelInstanceFinalize",
+	"TRITONBACKEND_ModelInstanceInitialize",
+}
+
+const stubName = "libtritonserver.so"
+
+// repoRoot walks up from the test's directory to the one holding go.mod.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+}
+
+func requireTools(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not on PATH: %v", tool, err)
+		}
+	}
+}
+
+// run runs a command in dir and fails the test with its output on error.
+func run(t *testing.T, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s (in %s): %v\n%s", name, strings.Join(args, " "), dir, err, out)
+	}
+	return string(out)
+}
+
+// makeBuild is one `make -f mk/backends.mk` into a temporary directory,
+// shared by the tests that only read its output.
+var makeBuild struct {
+	once        sync.Once
+	dir         string // holds backends/ and build/
+	output, err string
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if makeBuild.dir != "" {
+		os.RemoveAll(makeBuild.dir)
+	}
+	os.Exit(code)
+}
+
+// builtWithMake returns the BACKENDS_DIR and BUILD_DIR of the shared build.
+func builtWithMake(t *testing.T) (backendsDir, buildDir string) {
+	t.Helper()
+	requireTools(t, "make", "gcc", "g++")
+	root := repoRoot(t)
+	makeBuild.once.Do(func() {
+		dir, err := os.MkdirTemp("", "tritonhost-backends-")
+		if err != nil {
+			makeBuild.err = err.Error()
+			return
+		}
+		makeBuild.dir = dir
+		cmd := exec.Command("make", "-f", "mk/backends.mk",
+			"BACKENDS_DIR="+filepath.Join(dir, "backends"),
+			"BUILD_DIR="+filepath.Join(dir, "build"))
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		makeBuild.output = string(out)
+		if err != nil {
+			makeBuild.err = err.Error()
+		}
+	})
+	if makeBuild.err != "" {
+		t.Fatalf("make -f mk/backends.mk: %s\n%s", makeBuild.err, makeBuild.output)
+	}
+	return filepath.Join(makeBuild.dir, "backends"), filepath.Join(makeBuild.dir, "build")
+}
+
+// declaredFunctions lists the TRITONSERVER_*/TRITONBACKEND_* functions the
+// project's headers declare.
+func declaredFunctions(t *testing.T) map[string]bool {
+	t.Helper()
+	decl := regexp.MustCompile(`\b(TRITON(?:SERVER|BACKEND)_[A-Za-z0-9_]+)\s*\(`)
+	names := map[string]bool{}
+	for _, h := range []string{"tritonserver.h", "tritonbackend.h"} {
+		text, err := os.ReadFile(filepath.Join(repoRoot(t), "include", "triton", "core", h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range decl.FindAllSubmatch(text, -1) {
+			names[string(m[1])] = true
+		}
+	}
+	if len(names) == 0 {
+		t.Fatal("no functions found in include/triton/core/*.h")
+	}
+	return names
+}
+
+// dynamicSymbols splits a library's dynamic symbols into the ones it
+// defines (exports) and the TRITON* ones it leaves undefined (imports),
+// and lists its DT_NEEDED entries.
+func dynamicSymbols(t *testing.T, path string) (exports, imports, needed []string) {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		bind := elf.ST_BIND(s.Info)
+		switch {
+		case s.Section == elf.SHN_UNDEF && strings.HasPrefix(s.Name, "TRITON"):
+			imports = append(imports, s.Name)
+		case s.Section != elf.SHN_UNDEF && (bind == elf.STB_GLOBAL || bind == elf.STB_WEAK):
+			exports = append(exports, s.Name)
+		}
+	}
+	if needed, err = f.ImportedLibraries(); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(exports)
+	sort.Strings(imports)
+	return exports, imports, needed
+}
+
+// checkLibrary checks one built backend: exact exports, imports all
+// declared in our headers, DT_NEEDED libtritonserver.so only if stubbed.
+func checkLibrary(t *testing.T, path string, wantExports []string, needsStub bool, declared map[string]bool) {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("library not built: %v", err)
+	}
+	exports, imports, needed := dynamicSymbols(t, path)
+	want := slices.Sorted(slices.Values(wantExports))
+	if !slices.Equal(exports, want) {
+		t.Errorf("%s exports\n  %v\nwant exactly\n  %v", filepath.Base(path), exports, want)
+	}
+	if len(imports) == 0 {
+		t.Errorf("%s imports no TRITON* function; expected the host API to stay undefined", filepath.Base(path))
+	}
+	for _, name := range imports {
+		if !declared[name] {
+			t.Errorf("%s imports %s, which include/triton/core/*.h does not declare", filepath.Base(path), name)
+		}
+	}
+	if got := slices.Contains(needed, stubName); got != needsStub {
+		t.Errorf("%s: DT_NEEDED %s = %v, want %v (needed: %v)", filepath.Base(path), stubName, got, needsStub, needed)
+	}
+	t.Logf("%s imports %d TRITON* functions: %s", filepath.Base(path), len(imports), strings.Join(imports, " "))
+}
+
+func TestMakeBuildsEachBackendWithOnlyEntryPointsExported(t *testing.T) {
+	backendsDir, _ := builtWithMake(t)
+	declared := declaredFunctions(t)
+	for _, lib := range backendLibs {
+		t.Run(lib.name, func(t *testing.T) {
+			path := filepath.Join(backendsDir, lib.name, "libtriton_"+lib.name+".so")
+			checkLibrary(t, path, lib.exports, lib.needsStub, declared)
+		})
+	}
+}
+
+func TestMakeIsIncremental(t *testing.T) {
+	backendsDir, buildDir := builtWithMake(t)
+	root := repoRoot(t)
+
+	// Nothing to do right after a build: `make -q` exits 0 when up to date.
+	cmd := exec.Command("make", "-q", "-f", "mk/backends.mk",
+		"BACKENDS_DIR="+backendsDir, "BUILD_DIR="+buildDir)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("make -q after a build: %v (something would be rebuilt)\n%s", err, out)
+	}
+
+	// Objects record the headers they include, so a header edit rebuilds them.
+	tests := []struct {
+		dep     string
+		headers []string
+	}{
+		{"backends/repeat_backend/repeat.d", []string{"tritonbackend.h", "tritonserver.h", "model_config.hpp", "json_value.hpp"}},
+		{"backends/square_backend/square.d", []string{"tritonbackend.h", "thread_tracker.hpp", "logging.hpp"}},
+		{"backends/backends_cpp/addsub/addsub.d", []string{"tritonbackend.h", "backend_model.hpp", "request_batch.hpp"}},
+		{"backends/backends_cpp/layer/request_batch.d", []string{"request_batch.hpp", "backend_model_instance.hpp", "backend_io.hpp"}},
+		{"backends/backends_c/identity/identity_execute.d", []string{"tritonbackend.h", "identity.h"}},
+		{"backends/backends_c/conformance/checks_config.d", []string{"tritonserver.h", "conformance.h", "json_int64.h"}},
+		{"backends/backends_cpp/layer/json_value.d", []string{"json_value.hpp", "errors.hpp"}},
+		{"backends/backends_cpp/layer/model_config.d", []string{"model_config.hpp", "json_value.hpp", "host_objects.hpp"}},
+	}
+	for _, tc := range tests {
+		text, err := os.ReadFile(filepath.Join(buildDir, tc.dep))
+		if err != nil {
+			t.Errorf("dependency file: %v", err)
+			continue
+		}
+		for _, h := range tc.headers {
+			if !bytes.Contains(text, []byte(h)) {
+				t.Errorf("%s does not list %s", tc.dep, h)
+			}
+		}
+	}
+}
