@@ -2,16 +2,16 @@ package backendtest
 
 import (
 	"bytes"
-	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
+
+	"tritonhost/include"
+	"tritonhost/internal/testenv"
 )
 
 // The libraries mk/backends.mk and CMakeLists.txt build, and what each must
@@ -68,25 +68,6 @@ var modelEntryPoints = []string{
 
 const stubName = "libtritonserver.so"
 
-// repoRoot walks up from the test's directory to the one holding go.mod.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
-
 func requireTools(t *testing.T, tools ...string) {
 	t.Helper()
 	for _, tool := range tools {
@@ -129,7 +110,7 @@ func TestMain(m *testing.M) {
 func builtWithMake(t *testing.T) (backendsDir, buildDir string) {
 	t.Helper()
 	requireTools(t, "make", "gcc", "g++")
-	root := repoRoot(t)
+	root := testenv.RepoRoot(t)
 	makeBuild.once.Do(func() {
 		dir, err := os.MkdirTemp("", "tritonhost-backends-")
 		if err != nil {
@@ -157,19 +138,13 @@ func builtWithMake(t *testing.T) (backendsDir, buildDir string) {
 // project's headers declare.
 func declaredFunctions(t *testing.T) map[string]bool {
 	t.Helper()
-	decl := regexp.MustCompile(`\b(TRITON(?:SERVER|BACKEND)_[A-Za-z0-9_]+)\s*\(`)
-	names := map[string]bool{}
-	for _, h := range []string{"tritonserver.h", "tritonbackend.h"} {
-		text, err := os.ReadFile(filepath.Join(repoRoot(t), "include", "triton", "core", h))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range decl.FindAllSubmatch(text, -1) {
-			names[string(m[1])] = true
-		}
+	fns, err := include.Functions()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(names) == 0 {
-		t.Fatal("no functions found in include/triton/core/*.h")
+	names := map[string]bool{}
+	for _, fn := range fns {
+		names[fn.Name] = true
 	}
 	return names
 }
@@ -179,30 +154,13 @@ func declaredFunctions(t *testing.T) map[string]bool {
 // and lists its DT_NEEDED entries.
 func dynamicSymbols(t *testing.T, path string) (exports, imports, needed []string) {
 	t.Helper()
-	f, err := elf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.DynamicSymbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range syms {
-		bind := elf.ST_BIND(s.Info)
-		switch {
-		case s.Section == elf.SHN_UNDEF && strings.HasPrefix(s.Name, "TRITON"):
-			imports = append(imports, s.Name)
-		case s.Section != elf.SHN_UNDEF && (bind == elf.STB_GLOBAL || bind == elf.STB_WEAK):
-			exports = append(exports, s.Name)
+	syms := testenv.ReadDynamicSymbols(t, path)
+	for _, name := range syms.Undefined {
+		if strings.HasPrefix(name, "TRITON") {
+			imports = append(imports, name)
 		}
 	}
-	if needed, err = f.ImportedLibraries(); err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(exports)
-	sort.Strings(imports)
-	return exports, imports, needed
+	return syms.DefinedNames(), imports, syms.Needed
 }
 
 // checkLibrary checks one built backend: exact exports, imports all
@@ -244,7 +202,7 @@ func TestMakeBuildsEachBackendWithOnlyEntryPointsExported(t *testing.T) {
 
 func TestMakeIsIncremental(t *testing.T) {
 	backendsDir, buildDir := builtWithMake(t)
-	root := repoRoot(t)
+	root := testenv.RepoRoot(t)
 
 	// Nothing to do right after a build: `make -q` exits 0 when up to date.
 	cmd := exec.Command("make", "-q", "-f", "mk/backends.mk",

@@ -5,11 +5,13 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"tritonhost/internal/testenv"
 )
 
 func TestCMakeBuildsTheSameBackends(t *testing.T) {
 	requireTools(t, "cmake", "gcc", "g++")
-	root := repoRoot(t)
+	root := testenv.RepoRoot(t)
 	build := filepath.Join(t.TempDir(), "build")
 	prefix := filepath.Join(t.TempDir(), "prefix")
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tritonhost/internal/testenv"
 )
 
 // compile builds a test program, with the address and undefined-behaviour
@@ -20,7 +22,7 @@ func compile(t *testing.T, compiler, out string, args ...string) {
 	}
 	for i, flags := range attempts {
 		cmd := exec.Command(compiler, append(flags, "-o", out)...)
-		cmd.Dir = repoRoot(t)
+		cmd.Dir = testenv.RepoRoot(t)
 		output, err := cmd.CombinedOutput()
 		if err == nil {
 			return
@@ -39,7 +41,7 @@ func TestLayerReadsJSONAsItAlwaysHas(t *testing.T) {
 		"-Iinclude", "-Ibackends_cpp/layer", "-isystem", "third_party/rapidjson/include",
 		"backendtest/testdata/json_value_test.cc",
 		"backends_cpp/layer/json_value.cc", "backends_cpp/layer/model_config.cc")
-	out := run(t, repoRoot(t), nil, bin)
+	out := run(t, testenv.RepoRoot(t), nil, bin)
 	if strings.TrimSpace(out) != "ok" {
 		t.Errorf("json_value_test: %s", out)
 	}
@@ -53,7 +55,7 @@ func TestBackendsBehaveAsSpecifiedUnderAMockHost(t *testing.T) {
 	// The C++ backends need a file named libtritonserver.so (DT_NEEDED); the
 	// functions themselves come from the mock host's executable.
 	env := []string{"LD_LIBRARY_PATH=" + filepath.Join(buildDir, "stub")}
-	out := run(t, repoRoot(t), env, bin, backendsDir)
+	out := run(t, testenv.RepoRoot(t), env, bin, backendsDir)
 	if strings.TrimSpace(out) != "ok" {
 		t.Errorf("mock host: %s", out)
 	}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"tritonhost/internal/testenv"
 )
 
 // Every library under third_party/ lists its files with their SHA-256 in
@@ -17,7 +19,7 @@ import (
 // came from. A vendored file that was edited, added or removed without a
 // refresh shows here.
 func TestVendoredFilesMatchTheirChecksums(t *testing.T) {
-	thirdParty := filepath.Join(repoRoot(t), "third_party")
+	thirdParty := filepath.Join(testenv.RepoRoot(t), "third_party")
 	sums, err := filepath.Glob(filepath.Join(thirdParty, "*", "SHA256SUMS"))
 	if err != nil {
 		t.Fatal(err)

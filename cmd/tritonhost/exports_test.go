@@ -1,12 +1,12 @@
 package main
 
 import (
-	"debug/elf"
 	"sort"
 	"strings"
 	"testing"
 
 	"tritonhost/include"
+	"tritonhost/internal/testenv"
 )
 
 // TestBinaryExportsExactlyTheHeaderAPI reads the dynamic symbol table of the
@@ -15,22 +15,7 @@ import (
 // declare, no backend entry point, and nothing else (abi.go explains how
 // the rest of the Go and C runtime is kept out).
 func TestBinaryExportsExactlyTheHeaderAPI(t *testing.T) {
-	f, err := elf.Open(serverBinary)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.DynamicSymbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	exported := map[string]bool{}
-	for _, s := range syms {
-		if s.Section == elf.SHN_UNDEF || elf.ST_BIND(s.Info) == elf.STB_LOCAL {
-			continue
-		}
-		exported[s.Name] = elf.ST_TYPE(s.Info) == elf.STT_FUNC
-	}
+	exported := testenv.ReadDynamicSymbols(t, serverBinary).Defined
 	fns, err := include.Functions()
 	if err != nil {
 		t.Fatal(err)
