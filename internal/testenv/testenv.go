@@ -1,6 +1,7 @@
 // Package testenv gives tests the real artifacts they run against: the
 // backends built by the Makefile, model repositories laid out in temporary
-// directories, and shared libraries compiled from C test fixtures.
+// directories, shared libraries compiled from C test fixtures, and what an
+// ELF file exports and imports.
 package testenv
 
 import (
