@@ -53,4 +53,4 @@ clean: ## remove build outputs
 .PHONY: help
 help: ## list the tasks
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^[^:]*:([a-z-]+):.*## /\1\t/; s/^([a-z-]+):.*## /\1\t/' | \
-		awk -F'\t' '{ printf "  make %-10s %s\n", $$1, $$2 }'
+		awk -F'\t' '{ printf "  make %-15s %s\n", $$1, $$2 }'
