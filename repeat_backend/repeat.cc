@@ -17,55 +17,48 @@
 
 #include "backend_entry_points.hpp"
 #include "backend_io.hpp"
+#include "backend_model.hpp"
+#include "backend_model_instance.hpp"
 #include "clock.hpp"
+#include "config_checks.hpp"
+#include "decoupled_responses.hpp"
 #include "errors.hpp"
 #include "formatting.hpp"
 #include "host_objects.hpp"
 #include "logging.hpp"
 #include "model_config.hpp"
-#include "thread_tracker.hpp"
+#include "state_handles.hpp"
 
 namespace tritonhost { namespace backend { namespace repeat {
 
 //
-// ModelState: the validated configuration of one model.
+// ModelState: the model's configuration, checked once at load.
 //
-class ModelState {
+class ModelState : public BackendModel {
  public:
   static TRITONSERVER_Error* Create(
       TRITONBACKEND_Model* model, std::unique_ptr<ModelState>* out);
 
-  const std::string& Name() const { return name_; }
-
  private:
-  TRITONSERVER_Error* Validate() const;
-
-  std::string name_;
-  uint64_t version_ = 0;
-  ModelConfig config_;
+  explicit ModelState(TRITONBACKEND_Model* model) : BackendModel(model) {}
+  TRITONSERVER_Error* ValidateConfig() const;
 };
 
 TRITONSERVER_Error*
 ModelState::Create(TRITONBACKEND_Model* model, std::unique_ptr<ModelState>* out)
 {
-  std::unique_ptr<ModelState> state(new ModelState());
-  const char* name = nullptr;
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelName(model, &name));
-  state->name_ = name;
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelVersion(model, &state->version_));
-  THOST_LOG_MESSAGE(
-      TRITONSERVER_LOG_INFO, "TRITONBACKEND_ModelInitialize: " +
-                                 state->name_ + " (version " +
-                                 std::to_string(state->version_) + ")");
-  THOST_RETURN_IF_ERROR(ModelConfig::Read(model, &state->config_));
-  THOST_LOG_MESSAGE(
-      TRITONSERVER_LOG_INFO, "model configuration:\n" + state->config_.Json());
-  THOST_RETURN_IF_ERROR(state->Validate());
+  std::unique_ptr<ModelState> state(new ModelState(model));
+  // Name, version and configuration, logged; ValidateConfig checks the rest.
+  THOST_RETURN_IF_ERROR(state->InitMinimal());
+  THOST_RETURN_IF_ERROR(state->ValidateConfig());
   *out = std::move(state);
   return nullptr;
 }
 
-// Checks one tensor's name, data type and dims, in that order.
+// The start of every message about the configuration.
+static const std::string kConfigPrefix = "repeat backend: ";
+
+// Checks one tensor's name and data type, in that order.
 static TRITONSERVER_Error*
 CheckTensor(
     const TensorConfig& t, const std::string& kind, size_t index,
@@ -73,93 +66,72 @@ CheckTensor(
 {
   THOST_RETURN_ERROR_IF_FALSE(
       t.name == name, TRITONSERVER_ERROR_INVALID_ARG,
-      "repeat backend: expected " + kind + " " + std::to_string(index) +
+      kConfigPrefix + "expected " + kind + " " + std::to_string(index) +
           " to be named " + name + ", got '" + t.name + "'");
-  THOST_RETURN_ERROR_IF_FALSE(
-      t.data_type == data_type, TRITONSERVER_ERROR_INVALID_ARG,
-      "repeat backend: expected " + name + " data type " + data_type +
-          ", got '" + t.data_type + "'");
-  return nullptr;
-}
-
-static TRITONSERVER_Error*
-CheckDimsOne(const TensorConfig& t)
-{
-  THOST_RETURN_ERROR_IF_FALSE(
-      t.dims == std::vector<int64_t>{1}, TRITONSERVER_ERROR_INVALID_ARG,
-      "repeat backend: expected " + t.name + " dims [1], got " +
-          ShapeToString(t.dims));
-  return nullptr;
+  return CheckTensorDataType(kConfigPrefix, t, data_type);
 }
 
 TRITONSERVER_Error*
-ModelState::Validate() const
+ModelState::ValidateConfig() const
 {
-  const auto& in = config_.Inputs();
-  const auto& out = config_.Outputs();
   THOST_RETURN_ERROR_IF_FALSE(
-      config_.MaxBatchSize() == 0, TRITONSERVER_ERROR_INVALID_ARG,
-      "repeat backend: expected max_batch_size 0 (no batching), got " +
-          std::to_string(config_.MaxBatchSize()));
-  THOST_RETURN_ERROR_IF_FALSE(
-      in.size() == 3, TRITONSERVER_ERROR_INVALID_ARG,
-      "repeat backend: expected 3 inputs (IN, DELAY, WAIT), got " +
-          std::to_string(in.size()));
-  THOST_RETURN_ERROR_IF_FALSE(
-      out.size() == 2, TRITONSERVER_ERROR_INVALID_ARG,
-      "repeat backend: expected 2 outputs (OUT, IDX), got " +
-          std::to_string(out.size()));
+      MaxBatchSize() == 0, TRITONSERVER_ERROR_INVALID_ARG,
+      kConfigPrefix + "expected max_batch_size 0 (no batching), got " +
+          std::to_string(MaxBatchSize()));
+  const auto& in = Config().Inputs();
+  const auto& out = Config().Outputs();
+  THOST_RETURN_IF_ERROR(
+      CheckTensorCount(kConfigPrefix, in, "input", {"IN", "DELAY", "WAIT"}));
+  THOST_RETURN_IF_ERROR(
+      CheckTensorCount(kConfigPrefix, out, "output", {"OUT", "IDX"}));
 
   THOST_RETURN_IF_ERROR(CheckTensor(in[0], "input", 0, "IN", "TYPE_INT32"));
   THOST_RETURN_IF_ERROR(CheckTensor(in[1], "input", 1, "DELAY", "TYPE_UINT32"));
   THOST_RETURN_IF_ERROR(CheckTensor(in[2], "input", 2, "WAIT", "TYPE_UINT32"));
   THOST_RETURN_ERROR_IF_FALSE(
       in[0].dims.size() == 1, TRITONSERVER_ERROR_INVALID_ARG,
-      "repeat backend: expected IN to have 1 dimension, got " +
+      kConfigPrefix + "expected IN to have 1 dimension, got " +
           ShapeToString(in[0].dims));
   THOST_RETURN_ERROR_IF_FALSE(
       in[1].dims == in[0].dims, TRITONSERVER_ERROR_INVALID_ARG,
-      "repeat backend: expected DELAY dims to equal IN dims " +
+      kConfigPrefix + "expected DELAY dims to equal IN dims " +
           ShapeToString(in[0].dims) + ", got " + ShapeToString(in[1].dims));
-  THOST_RETURN_IF_ERROR(CheckDimsOne(in[2]));
+  THOST_RETURN_IF_ERROR(CheckTensorDims(kConfigPrefix, in[2], {1}));
 
   THOST_RETURN_IF_ERROR(CheckTensor(out[0], "output", 0, "OUT", "TYPE_INT32"));
   THOST_RETURN_IF_ERROR(CheckTensor(out[1], "output", 1, "IDX", "TYPE_UINT32"));
-  THOST_RETURN_IF_ERROR(CheckDimsOne(out[0]));
-  return CheckDimsOne(out[1]);
+  THOST_RETURN_IF_ERROR(CheckTensorDims(kConfigPrefix, out[0], {1}));
+  return CheckTensorDims(kConfigPrefix, out[1], {1});
 }
 
 //
-// ModelInstanceState: one instance, and the response threads it started.
+// ModelInstanceState: one instance, and the response threads it started
+// (decoupled_responses.hpp tells their life).
 //
-class ModelInstanceState {
+class ModelInstanceState : public BackendModelInstance {
  public:
   static TRITONSERVER_Error* Create(
       TRITONBACKEND_ModelInstance* instance,
       std::unique_ptr<ModelInstanceState>* out);
-  // Waits until every response thread of this instance has finished.
-  ~ModelInstanceState();
 
   TRITONSERVER_Error* Execute(
       TRITONBACKEND_Request** requests, uint32_t request_count);
 
  private:
-  explicit ModelInstanceState(TRITONBACKEND_ModelInstance* instance)
-      : instance_(instance)
+  ModelInstanceState(
+      TRITONBACKEND_ModelInstance* instance, ModelState* model_state)
+      : BackendModelInstance(instance, model_state)
   {
   }
   TRITONSERVER_Error* ProcessRequest(
       TRITONBACKEND_Request* request, uint32_t* wait_ms);
-  TRITONSERVER_Error* StartResponseThread(
-      ResponseFactoryPtr factory, std::vector<int32_t> in,
-      std::vector<uint32_t> delay);
   void ResponseThread(
       ResponseFactoryPtr factory, std::vector<int32_t> in,
       std::vector<uint32_t> delay);
 
-  TRITONBACKEND_ModelInstance* instance_;
-  std::string name_;
-  ThreadTracker threads_;
+  // Last, so that its destructor waits for the threads before the members
+  // they use go.
+  ResponseThreads threads_;
 };
 
 TRITONSERVER_Error*
@@ -167,45 +139,13 @@ ModelInstanceState::Create(
     TRITONBACKEND_ModelInstance* instance,
     std::unique_ptr<ModelInstanceState>* out)
 {
-  std::unique_ptr<ModelInstanceState> state(new ModelInstanceState(instance));
-  const char* name = nullptr;
-  TRITONSERVER_InstanceGroupKind kind = TRITONSERVER_INSTANCEGROUPKIND_CPU;
-  int32_t device_id = 0;
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceName(instance, &name));
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceKind(instance, &kind));
-  THOST_RETURN_IF_ERROR(
-      TRITONBACKEND_ModelInstanceDeviceId(instance, &device_id));
-  state->name_ = name;
-  THOST_LOG_MESSAGE(
-      TRITONSERVER_LOG_INFO,
-      "TRITONBACKEND_ModelInstanceInitialize: " + state->name_ + " (" +
-          TRITONSERVER_InstanceGroupKindString(kind) + " device " +
-          std::to_string(device_id) + ")");
+  ModelState* model_state = nullptr;
+  THOST_RETURN_IF_ERROR(ModelStateOf(instance, &model_state));
+  std::unique_ptr<ModelInstanceState> state(
+      new ModelInstanceState(instance, model_state));
+  THOST_RETURN_IF_ERROR(state->InitMinimal());  // name, kind, device, logged
   *out = std::move(state);
   return nullptr;
-}
-
-ModelInstanceState::~ModelInstanceState()
-{
-  threads_.WaitIdle(std::chrono::milliseconds(10));
-}
-
-// Sends one FINAL response carrying 'err' for a request that has no
-// factory yet, then deletes 'err'.
-static void
-RespondWithError(TRITONBACKEND_Request* request, TRITONSERVER_Error* err)
-{
-  TRITONBACKEND_Response* response = nullptr;
-  THOST_LOG_IF_ERROR(
-      TRITONBACKEND_ResponseNew(&response, request),
-      "failed to create error response");
-  if (response != nullptr) {
-    THOST_LOG_IF_ERROR(
-        TRITONBACKEND_ResponseSend(
-            response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, err),
-        "failed to send error response");
-  }
-  TRITONSERVER_ErrorDelete(err);
 }
 
 TRITONSERVER_Error*
@@ -219,13 +159,10 @@ ModelInstanceState::Execute(
   const uint64_t start_ns = NowNs();
   uint32_t wait_ms = 0;
   for (uint32_t r = 0; r < request_count; ++r) {
-    TRITONSERVER_Error* err = ProcessRequest(requests[r], &wait_ms);
-    if (err != nullptr) {
-      RespondWithError(requests[r], err);
-    }
+    RespondIfError(requests[r], ProcessRequest(requests[r], &wait_ms));
   }
   THOST_LOG_MESSAGE(
-      TRITONSERVER_LOG_VERBOSE, "instance " + name_ + ": waiting " +
+      TRITONSERVER_LOG_VERBOSE, "instance " + Name() + ": waiting " +
                                     std::to_string(wait_ms) +
                                     " ms before releasing the request");
   std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
@@ -235,8 +172,8 @@ ModelInstanceState::Execute(
   for (uint32_t r = 0; r < request_count; ++r) {
     THOST_LOG_IF_ERROR(
         TRITONBACKEND_ModelInstanceReportStatistics(
-            instance_, requests[r], true /* success */, start_ns, start_ns,
-            end_ns, end_ns),
+            TritonModelInstance(), requests[r], true /* success */, start_ns,
+            start_ns, end_ns, end_ns),
         "failed to report request statistics");
     THOST_LOG_IF_ERROR(
         TRITONBACKEND_RequestRelease(
@@ -246,7 +183,8 @@ ModelInstanceState::Execute(
   if (request_count > 0) {
     THOST_LOG_IF_ERROR(
         TRITONBACKEND_ModelInstanceReportBatchStatistics(
-            instance_, 1 /* batch_size */, start_ns, start_ns, end_ns, end_ns),
+            TritonModelInstance(), 1 /* batch_size */, start_ns, start_ns,
+            end_ns, end_ns),
         "failed to report batch statistics");
   }
   return nullptr;
@@ -306,34 +244,12 @@ ModelInstanceState::ProcessRequest(
       "expected DELAY to hold " + std::to_string(delay_values.size()) +
           " elements, got " + std::to_string(delay_size) + " bytes");
 
-  TRITONBACKEND_ResponseFactory* factory = nullptr;
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ResponseFactoryNew(&factory, request));
-  return StartResponseThread(
-      ResponseFactoryPtr(factory), std::move(in_values),
-      std::move(delay_values));
-}
-
-TRITONSERVER_Error*
-ModelInstanceState::StartResponseThread(
-    ResponseFactoryPtr factory, std::vector<int32_t> in,
-    std::vector<uint32_t> delay)
-{
-  threads_.Starting();
-  try {
-    std::thread([this, factory = std::move(factory), in = std::move(in),
-                 delay = std::move(delay)]() mutable {
-      ThreadTracker::Scope done(&threads_);
-      // Moved out so they are destroyed before 'done' lets Finalize go on.
-      ResponseThread(std::move(factory), std::move(in), std::move(delay));
-    }).detach();
-  }
-  catch (const std::exception& e) {
-    threads_.Finished();  // the factory went with the lambda
-    return MakeError(
-        TRITONSERVER_ERROR_INTERNAL,
-        std::string("failed to start response thread: ") + e.what());
-  }
-  return nullptr;
+  return threads_.Start(
+      request,
+      [this, in = std::move(in_values),
+       delay = std::move(delay_values)](ResponseFactoryPtr factory) mutable {
+        ResponseThread(std::move(factory), std::move(in), std::move(delay));
+      });
 }
 
 // Builds and sends (not final) the response for element 'idx'. On error,
@@ -393,31 +309,15 @@ ModelInstanceState::ResponseThread(
     TRITONSERVER_Error* err = SendElement(
         factory.get(), in[e], static_cast<uint32_t>(e), &response);
     if (err != nullptr) {
-      // End the stream with the error: on the half-built response if there
-      // is one, else on a new one.
-      if (response == nullptr) {
-        THOST_LOG_IF_ERROR(
-            TRITONBACKEND_ResponseNewFromFactory(&response, factory.get()),
-            "failed to create error response");
-      }
-      if (response != nullptr) {
-        THOST_LOG_IF_ERROR(
-            TRITONBACKEND_ResponseSend(
-                response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, err),
-            "failed to send error response");
-      }
-      TRITONSERVER_ErrorDelete(err);
-      return;  // the caller's Scope still counts this thread out
+      // On the half-built response if there is one, else on a new one.
+      return SendFinalError(factory.get(), response, err);
     }
   }
   if (n == 0) {
     THOST_LOG_MESSAGE(
         TRITONSERVER_LOG_VERBOSE, "IN size is zero, no responses sent");
   }
-  THOST_LOG_IF_ERROR(
-      TRITONBACKEND_ResponseFactorySendFlags(
-          factory.get(), TRITONSERVER_RESPONSE_COMPLETE_FINAL),
-      "failed to send final flags");
+  SendFinalFlags(factory.get());
 }
 
 }}}  // namespace tritonhost::backend::repeat

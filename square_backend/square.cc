@@ -24,13 +24,17 @@
 
 #include "backend_entry_points.hpp"
 #include "backend_io.hpp"
+#include "backend_model.hpp"
+#include "backend_model_instance.hpp"
 #include "clock.hpp"
+#include "config_checks.hpp"
+#include "decoupled_responses.hpp"
 #include "errors.hpp"
 #include "formatting.hpp"
 #include "host_objects.hpp"
 #include "logging.hpp"
 #include "model_config.hpp"
-#include "thread_tracker.hpp"
+#include "state_handles.hpp"
 
 namespace tritonhost { namespace backend { namespace square {
 
@@ -65,9 +69,10 @@ SleepNs(uint64_t ns)
 }
 
 //
-// ModelState: the validated configuration of one model.
+// ModelState: the model's configuration, checked once at load, and its
+// parameters.
 //
-class ModelState {
+class ModelState : public BackendModel {
  public:
   static TRITONSERVER_Error* Create(
       TRITONBACKEND_Model* model, std::unique_ptr<ModelState>* out);
@@ -75,68 +80,50 @@ class ModelState {
   const Parameters& Params() const { return params_; }
 
  private:
-  TRITONSERVER_Error* Validate() const;
+  explicit ModelState(TRITONBACKEND_Model* model) : BackendModel(model) {}
+  TRITONSERVER_Error* ValidateConfig() const;
   void ReadParameters();
 
-  std::string name_;
-  uint64_t version_ = 0;
-  ModelConfig config_;
   Parameters params_;
 };
 
 TRITONSERVER_Error*
 ModelState::Create(TRITONBACKEND_Model* model, std::unique_ptr<ModelState>* out)
 {
-  std::unique_ptr<ModelState> state(new ModelState());
-  const char* name = nullptr;
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelName(model, &name));
-  state->name_ = name;
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelVersion(model, &state->version_));
-  THOST_LOG_MESSAGE(
-      TRITONSERVER_LOG_INFO, "TRITONBACKEND_ModelInitialize: " +
-                                 state->name_ + " (version " +
-                                 std::to_string(state->version_) + ")");
-  THOST_RETURN_IF_ERROR(ModelConfig::Read(model, &state->config_));
-  THOST_LOG_MESSAGE(
-      TRITONSERVER_LOG_INFO, "model configuration:\n" + state->config_.Json());
-  THOST_RETURN_IF_ERROR(state->Validate());
+  std::unique_ptr<ModelState> state(new ModelState(model));
+  // Name, version and configuration, logged; ValidateConfig checks the rest.
+  THOST_RETURN_IF_ERROR(state->InitMinimal());
+  THOST_RETURN_IF_ERROR(state->ValidateConfig());
   state->ReadParameters();
   *out = std::move(state);
   return nullptr;
 }
 
+// The start of every message about the configuration.
+static const std::string kConfigPrefix = "square backend: ";
+
+// Checks one tensor's name, dims ([1]) and data type (TYPE_INT32), in
+// that order.
 static TRITONSERVER_Error*
 CheckTensor(
     const TensorConfig& t, const std::string& kind, const std::string& name)
 {
   THOST_RETURN_ERROR_IF_FALSE(
       t.name == name, TRITONSERVER_ERROR_INVALID_ARG,
-      "square backend: expected " + kind + " tensor name to be " + name +
+      kConfigPrefix + "expected " + kind + " tensor name to be " + name +
           ", got '" + t.name + "'");
-  THOST_RETURN_ERROR_IF_FALSE(
-      t.dims == std::vector<int64_t>{1}, TRITONSERVER_ERROR_INVALID_ARG,
-      "square backend: expected " + name + " dims [1], got " +
-          ShapeToString(t.dims));
-  THOST_RETURN_ERROR_IF_FALSE(
-      t.data_type == "TYPE_INT32", TRITONSERVER_ERROR_INVALID_ARG,
-      "square backend: expected " + name + " data type TYPE_INT32, got '" +
-          t.data_type + "'");
-  return nullptr;
+  THOST_RETURN_IF_ERROR(CheckTensorDims(kConfigPrefix, t, {1}));
+  return CheckTensorDataType(kConfigPrefix, t, "TYPE_INT32");
 }
 
 TRITONSERVER_Error*
-ModelState::Validate() const
+ModelState::ValidateConfig() const
 {
-  const auto& in = config_.Inputs();
-  const auto& out = config_.Outputs();
-  THOST_RETURN_ERROR_IF_FALSE(
-      in.size() == 1, TRITONSERVER_ERROR_INVALID_ARG,
-      "square backend: expected 1 input (IN), got " +
-          std::to_string(in.size()));
-  THOST_RETURN_ERROR_IF_FALSE(
-      out.size() == 1, TRITONSERVER_ERROR_INVALID_ARG,
-      "square backend: expected 1 output (OUT), got " +
-          std::to_string(out.size()));
+  const auto& in = Config().Inputs();
+  const auto& out = Config().Outputs();
+  THOST_RETURN_IF_ERROR(CheckTensorCount(kConfigPrefix, in, "input", {"IN"}));
+  THOST_RETURN_IF_ERROR(
+      CheckTensorCount(kConfigPrefix, out, "output", {"OUT"}));
   THOST_RETURN_IF_ERROR(CheckTensor(in[0], "input", "IN"));
   return CheckTensor(out[0], "output", "OUT");
 }
@@ -169,40 +156,39 @@ ModelState::ReadParameters()
       {"CUSTOM_FAIL_COUNT", &params_.fail_count},
       {"CUSTOM_EMPTY_COUNT", &params_.empty_count},
   };
-  const auto& given = config_.Parameters();
+  const auto& given = Config().Parameters();
   for (const auto& [key, value] : known) {
     auto it = given.find(key);
     if (it != given.end() && !ParseDecimal(it->second, value)) {
       THOST_LOG_MESSAGE(
-          TRITONSERVER_LOG_WARN, "square backend: ignoring parameter " +
-                                     std::string(key) + " = '" + it->second +
+          TRITONSERVER_LOG_WARN, kConfigPrefix + "ignoring parameter " + key +
+                                     " = '" + it->second +
                                      "': not a decimal number");
     }
   }
 }
 
 //
-// ModelInstanceState: one instance, and the response threads it started.
+// ModelInstanceState: one instance, and the response threads it started
+// (decoupled_responses.hpp tells their life).
 //
-class ModelInstanceState {
+class ModelInstanceState : public BackendModelInstance {
  public:
   static TRITONSERVER_Error* Create(
       TRITONBACKEND_ModelInstance* instance,
       std::unique_ptr<ModelInstanceState>* out);
-  // Waits until every response thread of this instance has finished.
-  ~ModelInstanceState();
 
   TRITONSERVER_Error* Execute(
       TRITONBACKEND_Request** requests, uint32_t request_count);
 
  private:
-  ModelInstanceState(TRITONBACKEND_ModelInstance* instance, Parameters params)
-      : instance_(instance), params_(params)
+  ModelInstanceState(
+      TRITONBACKEND_ModelInstance* instance, ModelState* model_state)
+      : BackendModelInstance(instance, model_state),
+        params_(model_state->Params())
   {
   }
   TRITONSERVER_Error* ProcessRequest(TRITONBACKEND_Request* request);
-  TRITONSERVER_Error* StartResponseThread(
-      ResponseFactoryPtr factory, uint32_t n, uint32_t dims_count);
   void ResponseThread(
       ResponseFactoryPtr factory, uint32_t n, uint32_t dims_count);
   TRITONSERVER_Error* ReportResponseStatistics(
@@ -210,10 +196,10 @@ class ModelInstanceState {
       uint64_t compute_output_start_ns, uint64_t response_end_ns,
       TRITONSERVER_Error* error) const;
 
-  TRITONBACKEND_ModelInstance* instance_;
-  const Parameters params_;
-  std::string name_;
-  ThreadTracker threads_;
+  const Parameters params_;  // the model's, copied
+  // Last, so that its destructor waits for the threads before the members
+  // they use go.
+  ResponseThreads threads_;
 };
 
 TRITONSERVER_Error*
@@ -221,54 +207,13 @@ ModelInstanceState::Create(
     TRITONBACKEND_ModelInstance* instance,
     std::unique_ptr<ModelInstanceState>* out)
 {
-  TRITONBACKEND_Model* model = nullptr;
-  void* model_state = nullptr;
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceModel(instance, &model));
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelState(model, &model_state));
-  THOST_RETURN_ERROR_IF_FALSE(
-      model_state != nullptr, TRITONSERVER_ERROR_INTERNAL,
-      "square backend: model state missing; was ModelInitialize called?");
-  std::unique_ptr<ModelInstanceState> state(new ModelInstanceState(
-      instance, static_cast<ModelState*>(model_state)->Params()));
-
-  const char* name = nullptr;
-  TRITONSERVER_InstanceGroupKind kind = TRITONSERVER_INSTANCEGROUPKIND_CPU;
-  int32_t device_id = 0;
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceName(instance, &name));
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceKind(instance, &kind));
-  THOST_RETURN_IF_ERROR(
-      TRITONBACKEND_ModelInstanceDeviceId(instance, &device_id));
-  state->name_ = name;
-  THOST_LOG_MESSAGE(
-      TRITONSERVER_LOG_INFO,
-      "TRITONBACKEND_ModelInstanceInitialize: " + state->name_ + " (" +
-          TRITONSERVER_InstanceGroupKindString(kind) + " device " +
-          std::to_string(device_id) + ")");
+  ModelState* model_state = nullptr;
+  THOST_RETURN_IF_ERROR(ModelStateOf(instance, &model_state));
+  std::unique_ptr<ModelInstanceState> state(
+      new ModelInstanceState(instance, model_state));
+  THOST_RETURN_IF_ERROR(state->InitMinimal());  // name, kind, device, logged
   *out = std::move(state);
   return nullptr;
-}
-
-ModelInstanceState::~ModelInstanceState()
-{
-  threads_.WaitIdle(std::chrono::milliseconds(10));
-}
-
-// Sends one FINAL response carrying 'err' for a request that has no
-// factory yet, then deletes 'err'.
-static void
-RespondWithError(TRITONBACKEND_Request* request, TRITONSERVER_Error* err)
-{
-  TRITONBACKEND_Response* response = nullptr;
-  THOST_LOG_IF_ERROR(
-      TRITONBACKEND_ResponseNew(&response, request),
-      "failed to create error response");
-  if (response != nullptr) {
-    THOST_LOG_IF_ERROR(
-        TRITONBACKEND_ResponseSend(
-            response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, err),
-        "failed to send error response");
-  }
-  TRITONSERVER_ErrorDelete(err);
 }
 
 TRITONSERVER_Error*
@@ -276,10 +221,7 @@ ModelInstanceState::Execute(
     TRITONBACKEND_Request** requests, uint32_t request_count)
 {
   for (uint32_t r = 0; r < request_count; ++r) {
-    TRITONSERVER_Error* err = ProcessRequest(requests[r]);
-    if (err != nullptr) {
-      RespondWithError(requests[r], err);
-    }
+    RespondIfError(requests[r], ProcessRequest(requests[r]));
   }
   // The response threads hold factories, so the requests can go now.
   for (uint32_t r = 0; r < request_count; ++r) {
@@ -320,31 +262,11 @@ ModelInstanceState::ProcessRequest(TRITONBACKEND_Request* request)
       value >= 0, TRITONSERVER_ERROR_INVALID_ARG,
       "IN must not be negative, got " + std::to_string(value));
 
-  TRITONBACKEND_ResponseFactory* factory = nullptr;
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ResponseFactoryNew(&factory, request));
-  return StartResponseThread(
-      ResponseFactoryPtr(factory), static_cast<uint32_t>(value), dims_count);
-}
-
-TRITONSERVER_Error*
-ModelInstanceState::StartResponseThread(
-    ResponseFactoryPtr factory, uint32_t n, uint32_t dims_count)
-{
-  threads_.Starting();
-  try {
-    std::thread([this, factory = std::move(factory), n, dims_count]() mutable {
-      ThreadTracker::Scope done(&threads_);
-      // Moved out so it is deleted before 'done' lets Finalize go on.
-      ResponseThread(std::move(factory), n, dims_count);
-    }).detach();
-  }
-  catch (const std::exception& e) {
-    threads_.Finished();  // the factory went with the lambda
-    return MakeError(
-        TRITONSERVER_ERROR_INTERNAL,
-        std::string("failed to start response thread: ") + e.what());
-  }
-  return nullptr;
+  const uint32_t n = static_cast<uint32_t>(value);
+  return threads_.Start(
+      request, [this, n, dims_count](ResponseFactoryPtr factory) {
+        ResponseThread(std::move(factory), n, dims_count);
+      });
 }
 
 // Creates a response with OUT = value (shape dims_count x 1). On error the
@@ -371,27 +293,6 @@ BuildResponse(
       "failed to create output buffer in CPU memory");
   std::memcpy(buffer, &value, sizeof(value));
   return nullptr;
-}
-
-// Ends the request's stream with 'err' (a FINAL error response, on
-// 'response' if the caller has one) and deletes 'err'.
-static void
-SendFinalError(
-    TRITONBACKEND_ResponseFactory* factory, TRITONBACKEND_Response* response,
-    TRITONSERVER_Error* err)
-{
-  if (response == nullptr) {
-    THOST_LOG_IF_ERROR(
-        TRITONBACKEND_ResponseNewFromFactory(&response, factory),
-        "failed to create error response");
-  }
-  if (response != nullptr) {
-    THOST_LOG_IF_ERROR(
-        TRITONBACKEND_ResponseSend(
-            response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, err),
-        "failed to send error response");
-  }
-  TRITONSERVER_ErrorDelete(err);
 }
 
 void
@@ -451,10 +352,7 @@ ModelInstanceState::ResponseThread(
     THOST_LOG_MESSAGE(
         TRITONSERVER_LOG_VERBOSE, "IN is zero, no responses sent");
   }
-  THOST_LOG_IF_ERROR(
-      TRITONBACKEND_ResponseFactorySendFlags(
-          factory.get(), TRITONSERVER_RESPONSE_COMPLETE_FINAL),
-      "failed to send final flags");
+  SendFinalFlags(factory.get());
 }
 
 TRITONSERVER_Error*
@@ -468,7 +366,7 @@ ModelInstanceState::ReportResponseStatistics(
   ResponseStatisticsPtr stats(raw);
   THOST_RETURN_IF_ERROR(
       TRITONBACKEND_ModelInstanceResponseStatisticsSetModelInstance(
-          stats.get(), instance_));
+          stats.get(), TritonModelInstance()));
   THOST_RETURN_IF_ERROR(
       TRITONBACKEND_ModelInstanceResponseStatisticsSetResponseFactory(
           stats.get(), factory));

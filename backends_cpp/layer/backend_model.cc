@@ -80,10 +80,7 @@ BackendModel::ConfigError(
 TRITONSERVER_Error*
 BackendModel::Init()
 {
-  const char* name = nullptr;
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelName(model_, &name));
-  name_ = name;  // copied: the host's string lives as long as the model
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelVersion(model_, &version_));
+  THOST_RETURN_IF_ERROR(ReadNameAndVersion());
 
   TRITONBACKEND_ArtifactType artifact = TRITONBACKEND_ARTIFACT_FILESYSTEM;
   const char* location = nullptr;

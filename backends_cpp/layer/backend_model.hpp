@@ -24,15 +24,20 @@
 // library offers (triton::backend::BackendModel), without exceptions:
 // every fallible call returns a TRITONSERVER_Error* the caller owns.
 //
-// Threads: Init() runs once, in TRITONBACKEND_ModelInitialize. Afterwards a
-// BackendModel is immutable, so the instances of the model may read it from
-// their Execute threads at once.
+// A backend that checks its whole configuration itself, with messages of
+// its own, calls InitMinimal() instead of Init() (repeat and square do).
+//
+// Threads: Init() or InitMinimal() runs once, in
+// TRITONBACKEND_ModelInitialize. Afterwards a BackendModel is immutable, so
+// the instances of the model may read it from their Execute threads at once.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "errors.hpp"
+#include "logging.hpp"
 #include "model_config.hpp"
 #include "triton/core/tritonbackend.h"
 #include "triton/core/tritonserver.h"
@@ -109,7 +114,41 @@ class BackendModel {
   // otherwise). Call it once, before anything else.
   TRITONSERVER_Error* Init();
 
+  // Reads only the model's name, version and configuration version 1, and
+  // logs at INFO, as Triton's repeat and square backends do:
+  //   TRITONBACKEND_ModelInitialize: <name> (version <version>)
+  //   model configuration:
+  //   <the configuration JSON>
+  // It checks nothing in the configuration beyond parsing it: the backend
+  // checks all of it itself. So Name(), Version(), Config() and
+  // MaxBatchSize() are set, and the rest keep their empty defaults (no
+  // backend, repository, inputs or outputs; not decoupled): read Config()
+  // for those, and leave MessagePrefix() and ConfigError() alone. Call it
+  // once, instead of Init(). Inline, so that a backend using it rather than
+  // Init() links none of backend_model.cc and imports no host function it
+  // does not call.
+  TRITONSERVER_Error* InitMinimal()
+  {
+    THOST_RETURN_IF_ERROR(ReadNameAndVersion());
+    THOST_LOG_MESSAGE(
+        TRITONSERVER_LOG_INFO, "TRITONBACKEND_ModelInitialize: " + name_ +
+                                   " (version " + std::to_string(version_) +
+                                   ")");
+    THOST_RETURN_IF_ERROR(ModelConfig::Read(model_, &config_));
+    THOST_LOG_MESSAGE(
+        TRITONSERVER_LOG_INFO, "model configuration:\n" + config_.Json());
+    return nullptr;
+  }
+
  private:
+  // The first step of Init() and InitMinimal().
+  TRITONSERVER_Error* ReadNameAndVersion()
+  {
+    const char* name = nullptr;
+    THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelName(model_, &name));
+    name_ = name;  // copied: the host's string lives as long as the model
+    return TRITONBACKEND_ModelVersion(model_, &version_);
+  }
   TRITONSERVER_Error* ReadTensors(
       const std::vector<TensorConfig>& from, const char* key,
       std::vector<TensorDesc>* to) const;

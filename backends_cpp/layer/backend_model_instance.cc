@@ -19,12 +19,7 @@ BackendModelInstance::MessagePrefix() const
 TRITONSERVER_Error*
 BackendModelInstance::Init()
 {
-  const char* name = nullptr;
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceName(instance_, &name));
-  name_ = name;  // copied: the host's string lives as long as the instance
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceKind(instance_, &kind_));
-  THOST_RETURN_IF_ERROR(
-      TRITONBACKEND_ModelInstanceDeviceId(instance_, &device_id_));
+  THOST_RETURN_IF_ERROR(ReadNameKindAndDevice());
   THOST_RETURN_IF_ERROR(ReadHostPolicyName());
   THOST_LOG_MESSAGE(
       TRITONSERVER_LOG_INFO,

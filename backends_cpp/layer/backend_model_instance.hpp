@@ -12,16 +12,22 @@
 //       new ModelInstanceState(instance, model_state));
 //   THOST_RETURN_IF_ERROR(state->Init());
 //
-// Threads: Init() runs once, in TRITONBACKEND_ModelInstanceInitialize;
-// afterwards the base is immutable. The host never runs two Execute calls on
-// one instance at once, so what a derived class keeps per instance needs no
-// lock when only Execute touches it.
+// A backend whose model calls BackendModel::InitMinimal() calls
+// InitMinimal() here too.
+//
+// Threads: Init() or InitMinimal() runs once, in
+// TRITONBACKEND_ModelInstanceInitialize; afterwards the base is immutable.
+// The host never runs two Execute calls on one instance at once, so what a
+// derived class keeps per instance needs no lock when only Execute touches
+// it.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "backend_model.hpp"
+#include "errors.hpp"
+#include "logging.hpp"
 #include "triton/core/tritonbackend.h"
 
 namespace tritonhost { namespace backend {
@@ -71,7 +77,35 @@ class BackendModelInstance {
   // else is INTERNAL. Call it once, before anything else.
   TRITONSERVER_Error* Init();
 
+  // Reads only the instance's name, kind and device id, and logs at INFO,
+  // as Triton's repeat and square backends do:
+  //   TRITONBACKEND_ModelInstanceInitialize: <name> (<kind> device <id>)
+  // HostPolicyName() stays empty (nullptr, the host's default buffers, is
+  // what to read inputs with then), and MessagePrefix() is for Init() only.
+  // Call it once, instead of Init(). Inline, so that a backend using it
+  // rather than Init() links none of backend_model_instance.cc and imports
+  // no host function it does not call.
+  TRITONSERVER_Error* InitMinimal()
+  {
+    THOST_RETURN_IF_ERROR(ReadNameKindAndDevice());
+    THOST_LOG_MESSAGE(
+        TRITONSERVER_LOG_INFO,
+        "TRITONBACKEND_ModelInstanceInitialize: " + name_ + " (" +
+            TRITONSERVER_InstanceGroupKindString(kind_) + " device " +
+            std::to_string(device_id_) + ")");
+    return nullptr;
+  }
+
  private:
+  // The first step of Init() and InitMinimal().
+  TRITONSERVER_Error* ReadNameKindAndDevice()
+  {
+    const char* name = nullptr;
+    THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceName(instance_, &name));
+    name_ = name;  // copied: the host's string lives as long as the instance
+    THOST_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceKind(instance_, &kind_));
+    return TRITONBACKEND_ModelInstanceDeviceId(instance_, &device_id_);
+  }
   TRITONSERVER_Error* ReadHostPolicyName();
 
   TRITONBACKEND_ModelInstance* instance_;
