@@ -131,29 +131,21 @@ type responseBlock struct {
 
 // convertResponse copies a C response into Go memory; the C response is
 // freed by the caller afterwards. Outputs the client did not request are
-// skipped before anything of them is copied. Output names are taken from
-// names (the request's outputs) when they match, so a response allocates no
-// strings.
+// skipped before anything of them is copied (room is still sized for every
+// output: one allocation, none when the response is small). Output names
+// are taken from names (the request's outputs) when they match, so a
+// response allocates no strings.
 func convertResponse(resp *C.struct_thost_response, p *core.Responder, names []string) *core.Response {
 	blk := &responseBlock{}
 	r := &blk.resp
 	if n := int(resp.output_count); n > 0 {
 		outs := unsafe.Slice(resp.outputs, n)
-		// The name of each output, and whether the client requested it.
-		var nameBuf [8]string
-		var keepBuf [8]bool
-		outNames, keep := nameBuf[:0], keepBuf[:0]
 		total, dims := 0, 0
 		for _, o := range outs {
-			name := internName(names, o.name)
-			wanted := p.Requested(name)
-			if wanted {
-				if o.has_buffer {
-					total += int(o.byte_size)
-				}
-				dims += int(o.dims_count)
+			if o.has_buffer {
+				total += int(o.byte_size)
 			}
-			outNames, keep = append(outNames, name), append(keep, wanted)
+			dims += int(o.dims_count)
 		}
 		data := blk.data[:0:len(blk.data)]
 		if total > len(blk.data) {
@@ -167,8 +159,9 @@ func convertResponse(resp *C.struct_thost_response, p *core.Responder, names []s
 		if n > len(blk.outputs) {
 			r.Outputs = make([]core.Output, 0, n)
 		}
-		for i, o := range outs {
-			if !keep[i] {
+		for _, o := range outs {
+			name := internName(names, o.name)
+			if !p.Requested(name) {
 				continue
 			}
 			start := len(shapes)
@@ -178,7 +171,7 @@ func convertResponse(resp *C.struct_thost_response, p *core.Responder, names []s
 				data = append(data, unsafe.Slice((*byte)(o.buffer), int(o.byte_size))...)
 			}
 			r.Outputs = append(r.Outputs, core.Output{
-				Name:     outNames[i],
+				Name:     name,
 				DataType: core.DataType(o.datatype),
 				Shape:    shapes[start:len(shapes):len(shapes)],
 				Data:     data[off:len(data):len(data)],

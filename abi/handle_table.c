@@ -1,6 +1,10 @@
 // The handle table (see handle_table.h): chunks of slots allocated on first
-// use and never freed, and a lock-free free list of slots (a Treiber stack
-// whose head carries a counter against ABA).
+// use and never freed, a lock-free free list of slots shared by all threads
+// (a Treiber stack whose head carries a counter against ABA), and a small
+// cache of free slots per thread in front of it, so that a backend thread
+// making and freeing handles (a response, its outputs) touches no shared
+// cache line. A thread's cached slots go back to the shared list when it
+// exits.
 #include "handle_table.h"
 
 #include <pthread.h>
@@ -12,7 +16,18 @@ struct thost_handle_slot* thost_handle_chunks[THOST_HANDLE_CHUNKS];
 static pthread_mutex_t thost_chunk_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t thost_slots_made;  // guarded by thost_chunk_mu (atomic reads)
 static uint64_t thost_free_head;   // atomic: counter << 32 | (free slot + 1), 0 when empty
-static int64_t thost_handles_live;  // atomic
+
+#define CACHED_SLOTS 64
+
+struct slot_cache {
+  uint32_t n;
+  uint32_t slots[CACHED_SLOTS];
+};
+
+static __thread struct slot_cache thost_slot_cache;
+static __thread bool thost_slot_cache_registered;
+static pthread_key_t thost_slot_cache_key;
+static pthread_once_t thost_slot_cache_once = PTHREAD_ONCE_INIT;
 
 #define SLOTS_PER_CHUNK (1u << THOST_HANDLE_CHUNK_BITS)
 #define MAX_SLOTS (1u << THOST_HANDLE_SLOT_BITS)
@@ -72,8 +87,23 @@ static uint32_t make_slot(void) {
   return slot;
 }
 
+// Returns a thread's cached slots to the shared list when it exits.
+static void flush_slot_cache(void* cache) {
+  struct slot_cache* c = cache;
+  while (c->n > 0) push_free(c->slots[--c->n]);
+}
+
+static void create_slot_cache_key(void) { pthread_key_create(&thost_slot_cache_key, flush_slot_cache); }
+
+static void register_slot_cache(void) {
+  pthread_once(&thost_slot_cache_once, create_slot_cache_key);
+  pthread_setspecific(thost_slot_cache_key, &thost_slot_cache);
+  thost_slot_cache_registered = true;
+}
+
 uint64_t thost_handle_new(enum thost_kind kind, void* obj) {
-  uint32_t slot = pop_free();
+  struct slot_cache* c = &thost_slot_cache;
+  uint32_t slot = c->n > 0 ? c->slots[--c->n] : pop_free();
   if (slot == UINT32_MAX) slot = make_slot();
   if (slot == UINT32_MAX) return 0;
   struct thost_handle_slot* s = slot_at(slot);
@@ -82,7 +112,6 @@ uint64_t thost_handle_new(enum thost_kind kind, void* obj) {
   uint64_t h = (uint64_t)(THOST_HANDLE_MARK | (unsigned)kind) << 56 | gen << THOST_HANDLE_SLOT_BITS | slot;
   __atomic_store_n(&s->object, obj, __ATOMIC_RELAXED);
   __atomic_store_n(&s->value, h, __ATOMIC_RELEASE);
-  __atomic_add_fetch(&thost_handles_live, 1, __ATOMIC_RELAXED);
   return h;
 }
 
@@ -92,8 +121,14 @@ void thost_handle_free(uint64_t handle) {
   uint64_t gen = (handle >> THOST_HANDLE_SLOT_BITS) & GEN_MAX;
   struct thost_handle_slot* s = slot_at(slot);
   __atomic_store_n(&s->value, gen, __ATOMIC_RELEASE);  // no handle value looks like this
-  __atomic_sub_fetch(&thost_handles_live, 1, __ATOMIC_RELAXED);
-  if (gen < GEN_MAX) push_free(slot);  // else the slot is retired: its values are all spent
+  if (gen == GEN_MAX) return;  // the slot is retired: its values are all spent
+  struct slot_cache* c = &thost_slot_cache;
+  if (!thost_slot_cache_registered) register_slot_cache();
+  if (c->n < CACHED_SLOTS) {
+    c->slots[c->n++] = slot;
+  } else {
+    push_free(slot);
+  }
 }
 
 uint64_t thost_handle_lazy(uint64_t* field, enum thost_kind kind, void* obj) {
@@ -106,4 +141,12 @@ uint64_t thost_handle_lazy(uint64_t* field, enum thost_kind kind, void* obj) {
   return h;
 }
 
-int64_t thost_handle_live(void) { return __atomic_load_n(&thost_handles_live, __ATOMIC_RELAXED); }
+int64_t thost_handle_live(void) {
+  // Counted, not kept: a counter would cost every handle an atomic add.
+  uint32_t made = __atomic_load_n(&thost_slots_made, __ATOMIC_ACQUIRE);
+  int64_t live = 0;
+  for (uint32_t i = 0; i < made; i++) {
+    if ((__atomic_load_n(&slot_at(i)->value, __ATOMIC_ACQUIRE) >> 56) != 0) live++;
+  }
+  return live;
+}

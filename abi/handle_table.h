@@ -22,8 +22,9 @@
 // several servers live in one process. Objects belong to their server.
 //
 // Threads: lookups are lock-free (the chunk, the slot's value, its object);
-// allocation and release take a lock-free free list with one
-// compare-and-swap each. Using a handle on one thread while another frees it
+// allocation and release use a per-thread cache of free slots, and a
+// lock-free shared list with one compare-and-swap when it runs dry or
+// over. Using a handle on one thread while another frees it
 // is a race in the backend, as with any object the API says is released.
 #ifndef TRITONHOST_ABI_HANDLE_TABLE_H
 #define TRITONHOST_ABI_HANDLE_TABLE_H
@@ -73,7 +74,8 @@ static inline void* thost_handle_object(const void* handle, enum thost_kind kind
 // 0 when every slot is in use.
 uint64_t thost_handle_lazy(uint64_t* field, enum thost_kind kind, void* obj);
 
-// Live handles in the whole process (for leak checks in tests).
+// Live handles in the whole process, counted by reading the whole table
+// (for leak checks in tests, not for hot paths).
 int64_t thost_handle_live(void);
 
 // The handle value as the API's opaque pointer type, and back.
