@@ -31,7 +31,7 @@ func serviceDesc() *grpc.ServiceDesc {
 }
 
 func modelInferHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
-	in := new(pb.ModelInferRequest)
+	in := new(inboundRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -40,7 +40,10 @@ func modelInferHandler(srv any, ctx context.Context, dec func(any) error, interc
 		return s.modelInferWire(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{Server: srv, FullMethod: pb.GRPCInferenceService_ModelInfer_FullMethodName}
-	return interceptor(ctx, in, info, func(ctx context.Context, req any) (any, error) {
-		return s.modelInferWire(ctx, req.(*pb.ModelInferRequest))
+	return interceptor(ctx, in.msg, info, func(ctx context.Context, req any) (any, error) {
+		if m, ok := req.(*pb.ModelInferRequest); ok && m != in.msg {
+			in = &inboundRequest{msg: m} // an interceptor replaced the request
+		}
+		return s.modelInferWire(ctx, in)
 	})
 }

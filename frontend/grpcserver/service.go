@@ -7,11 +7,13 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
@@ -24,20 +26,67 @@ import (
 // up to 2 GiB.
 const DefaultMaxMessageBytes = 256 << 20
 
-// Options configure a Service.
+// Options configure a Service. Zero fields take the defaults named.
 type Options struct {
 	// ServerName and ServerVersion are what ServerMetadata reports.
 	ServerName    string
 	ServerVersion string
 	// MaxMessageBytes bounds a gRPC message in both directions (default
-	// DefaultMaxMessageBytes; up to math.MaxInt32).
+	// DefaultMaxMessageBytes; up to math.MaxInt32). A request message over
+	// it is refused on its own: a stream goes on. Up to half as much again
+	// is read to do so; beyond that gRPC ends the stream.
 	MaxMessageBytes int
-	// StreamQueue is how many responses a stream buffers before backends
-	// producing its responses wait (default 256).
-	StreamQueue int
+	// Stream bounds what one ModelStreamInfer call may hold.
+	Stream StreamLimits
+	// Connection bounds what one client connection may hold.
+	Connection ConnectionLimits
 	// StrictReadiness makes ServerReady true only when every model loaded
 	// (Triton's --strict-readiness); otherwise a live server is ready.
 	StrictReadiness bool
+	// AllowLogFile lets LogSettings send the log to a file the client
+	// names; off by default, as the path is on the server's machine.
+	AllowLogFile bool
+}
+
+// StreamLimits bound one ModelStreamInfer stream, so that no client holds
+// more than its share of memory or of backend threads.
+type StreamLimits struct {
+	// MaxPendingRequests is how many requests a stream may have read and not
+	// yet answered with their final response (default 1024). At the limit
+	// the server stops reading the stream, and HTTP/2 flow control pushes
+	// back on the client.
+	MaxPendingRequests int
+	// MaxResponses and MaxResponseBytes bound the responses a stream holds
+	// for a client that reads slower than its models answer (default 256
+	// responses and 64 MiB; a single larger response still goes).
+	MaxResponses     int
+	MaxResponseBytes int
+	// StallTimeout is how long a response may wait for room in a full
+	// stream (default 5s). Then the client is taken for one that does not
+	// read: the stream ends with RESOURCE_EXHAUSTED, its requests are
+	// cancelled, and the backend thread that was sending goes on.
+	StallTimeout time.Duration
+}
+
+// ConnectionLimits bound one client connection.
+type ConnectionLimits struct {
+	// MaxConcurrentStreams is HTTP/2's limit on the streams (calls) open at
+	// once on a connection (default 1024).
+	MaxConcurrentStreams uint32
+	// MaxIdle closes a connection that had no call for this long (default
+	// 5 minutes); clients reconnect by themselves when they need to.
+	MaxIdle time.Duration
+	// KeepaliveTime and KeepaliveTimeout: the server pings a connection
+	// silent for KeepaliveTime and closes it if the ping is not answered
+	// within KeepaliveTimeout (Triton's defaults: 2 hours, 20 seconds).
+	KeepaliveTime    time.Duration
+	KeepaliveTimeout time.Duration
+	// MinPingInterval is the shortest interval at which a client may ping,
+	// and PermitPingsWithoutCalls whether it may ping with no call open;
+	// a client that breaks either is disconnected (Triton's defaults: 5
+	// minutes, false).
+	MinPingInterval         time.Duration
+	PermitPingsWithoutCalls bool
 }
 
 // Service implements inference.GRPCInferenceService over a core.Server.
@@ -66,19 +115,39 @@ func New(srv *core.Server, opts Options) *Service {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	opts.MaxMessageBytes = min(opts.MaxMessageBytes, math.MaxInt32)
-	if opts.StreamQueue <= 0 {
-		opts.StreamQueue = 256
-	}
+	setDefault(&opts.Stream.MaxPendingRequests, 1024)
+	setDefault(&opts.Stream.MaxResponses, 256)
+	setDefault(&opts.Stream.MaxResponseBytes, 64<<20)
+	setDefault(&opts.Stream.StallTimeout, 5*time.Second)
+	setDefault(&opts.Connection.MaxConcurrentStreams, 1024)
+	setDefault(&opts.Connection.MaxIdle, 5*time.Minute)
+	setDefault(&opts.Connection.KeepaliveTime, 2*time.Hour)
+	setDefault(&opts.Connection.KeepaliveTimeout, 20*time.Second)
+	setDefault(&opts.Connection.MinPingInterval, 5*time.Minute)
 	return &Service{core: srv, opts: opts, health: health.NewServer(), draining: make(chan struct{})}
 }
 
+func setDefault[T int | uint32 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
 // NewGRPCServer returns a grpc.Server with the service, gRPC health checking
-// and server reflection registered, and the message size limits applied.
+// and server reflection registered, and the message, stream and connection
+// limits applied.
 func (s *Service) NewGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
+	lim := requestLimits{maxMessageBytes: s.opts.MaxMessageBytes, maxDecodedContents: s.opts.MaxMessageBytes}
+	c := s.opts.Connection
 	opts := append([]grpc.ServerOption{
-		grpc.MaxRecvMsgSize(s.opts.MaxMessageBytes),
+		// gRPC reads up to half as much again as the limit, so that the codec
+		// refuses a larger request by itself instead of gRPC ending its stream.
+		grpc.MaxRecvMsgSize(int(min(int64(s.opts.MaxMessageBytes)*3/2, math.MaxInt32))),
 		grpc.MaxSendMsgSize(s.opts.MaxMessageBytes),
-		grpc.ForceServerCodecV2(newWireCodec()),
+		grpc.ForceServerCodecV2(newWireCodec(lim)),
+		grpc.MaxConcurrentStreams(c.MaxConcurrentStreams),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: c.MaxIdle, Time: c.KeepaliveTime, Timeout: c.KeepaliveTimeout}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: c.MinPingInterval, PermitWithoutStream: c.PermitPingsWithoutCalls}),
 	}, extra...)
 	g := grpc.NewServer(opts...)
 	g.RegisterService(serviceDesc(), s)

@@ -2,6 +2,9 @@ package grpcserver
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"google.golang.org/grpc"
@@ -26,14 +29,32 @@ type streamEvent struct {
 	last bool
 }
 
-// inferStream is the state of one ModelStreamInfer call.
+// size is what the event holds in memory, for the stream's byte bound.
+func (ev streamEvent) size() int {
+	if ev.msg == nil {
+		return 0
+	}
+	return ev.msg.bufs.Len()
+}
+
+// inferStream is the state of one ModelStreamInfer call. Three goroutines
+// serve it: the reader (receive, decode, submit), the sender (the only one
+// that calls SendMsg) and the handler, which waits for the sender to finish
+// or for the stream to be cut off, and returns its status.
 type inferStream struct {
-	svc        *Service
-	stream     grpc.ServerStream
-	ctx        context.Context // ends when the handler returns: cancels pending requests
-	queue      *sendQueue
+	svc    *Service
+	stream grpc.ServerStream
+	ctx    context.Context // ends when the handler returns: cancels pending requests
+	cancel context.CancelFunc
+	queue  *sendQueue
+	// slots holds one token per request read and not yet answered
+	// (StreamLimits.MaxPendingRequests): the reader waits for a free one.
+	slots      chan struct{}
 	readerDone chan struct{}
 	pending    atomic.Int64 // requests read whose last event is not sent yet
+
+	cutOnce sync.Once
+	cut     chan struct{} // closed when the stream is cut off for not reading
 }
 
 // ModelStreamInfer serves a bidirectional stream of requests and responses,
@@ -47,48 +68,70 @@ func (s *Service) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelInfer
 func (s *Service) modelStreamInferWire(stream grpc.ServerStream) error {
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
+	lim := s.opts.Stream
 	st := &inferStream{
 		svc:        s,
 		stream:     stream,
 		ctx:        ctx,
-		queue:      newSendQueue(s.opts.StreamQueue),
+		cancel:     cancel,
+		queue:      newSendQueue(lim.MaxResponses, lim.MaxResponseBytes, lim.StallTimeout),
+		slots:      make(chan struct{}, lim.MaxPendingRequests),
 		readerDone: make(chan struct{}),
+		cut:        make(chan struct{}),
 	}
 	go st.read()
-	return st.write()
+	sent := make(chan error, 1)
+	go func() { sent <- st.write() }()
+	select {
+	case err := <-sent:
+		return err
+	case <-st.cut:
+		// The sender may be blocked in SendMsg on a client that does not
+		// read: returning ends the stream, which unblocks it.
+		return status.Errorf(codes.ResourceExhausted,
+			"the client did not read its responses for %v while %d were waiting (the server's stall timeout): the stream is cut off and its requests cancelled",
+			lim.StallTimeout, lim.MaxResponses)
+	}
 }
 
-// read receives requests until the client half-closes or the stream ends.
+// read receives requests until the client half-closes or the stream ends,
+// holding a slot for each request it reads.
 func (st *inferStream) read() {
 	defer close(st.readerDone)
 	for {
-		req := new(pb.ModelInferRequest)
-		if err := st.stream.RecvMsg(req); err != nil {
+		select {
+		case st.slots <- struct{}{}:
+		case <-st.ctx.Done():
+			return
+		}
+		in := new(inboundRequest)
+		if err := st.stream.RecvMsg(in); err != nil {
+			<-st.slots
 			return // io.EOF: the client sent everything; otherwise the stream is gone
 		}
 		st.pending.Add(1)
-		st.submit(req)
+		st.submit(in)
 	}
 }
 
 // submit starts one request; its responses come back through respond.
-func (st *inferStream) submit(req *pb.ModelInferRequest) {
+func (st *inferStream) submit(in *inboundRequest) {
+	req := in.msg
 	sr := &streamRequest{header: responseHeader{model: req.GetModelName(), version: req.GetModelVersion(), id: req.GetId()}}
+	if in.refused != nil {
+		st.refuse(sr, in.refused)
+		return
+	}
 	if st.svc.isDraining() {
 		st.refuse(sr, core.Errorf(core.CodeUnavailable, "server is shutting down"))
 		return
 	}
-	ir, opts, err := decodeRequest(req)
+	m, ir, opts, err := st.svc.resolve(req)
 	if err != nil {
 		st.refuse(sr, err)
 		return
 	}
 	sr.emptyFinal = opts.emptyFinal
-	m, err := st.svc.core.Model(ir.Model, ir.Version)
-	if err != nil {
-		st.refuse(sr, err)
-		return
-	}
 	sr.header.version = versionString(m.Version())
 	err = st.svc.core.Submit(st.ctx, m, ir, func(resp *core.Response, final bool) { st.respond(sr, resp, final) })
 	if err != nil {
@@ -122,9 +165,26 @@ func (st *inferStream) refuse(sr *streamRequest, err error) {
 	st.push(streamEvent{msg: encodeResponse(sr.header, nil, isFinal, true, err.Error()), last: true})
 }
 
-// push queues an event for the client; it waits while the queue is full,
-// and drops the event once the stream has ended.
-func (st *inferStream) push(ev streamEvent) { st.queue.push(ev, st.ctx.Done()) }
+// push queues an event for the client. It waits while the stream's queue
+// is full, at most the stall timeout: then the stream is cut off. After the
+// stream ended, events are dropped.
+func (st *inferStream) push(ev streamEvent) {
+	if err := st.queue.push(ev, st.ctx.Done()); errors.Is(err, errStalled) {
+		st.cutOff()
+	}
+}
+
+// cutOff ends a stream whose client does not read: its requests are
+// cancelled now, and the handler returns RESOURCE_EXHAUSTED.
+func (st *inferStream) cutOff() {
+	st.cutOnce.Do(func() {
+		st.svc.core.Logger().Warnf("ModelStreamInfer: %s", fmt.Sprintf(
+			"a client did not read its responses for %v; its stream is cut off with %d request(s) pending",
+			st.svc.opts.Stream.StallTimeout, st.pending.Load()))
+		close(st.cut)
+		st.cancel()
+	})
+}
 
 // write is the stream's only sender. It ends when the client has sent
 // everything and every request completed, when the server drains and
@@ -145,6 +205,7 @@ func (st *inferStream) write() error {
 			for _, ev := range batch {
 				if ev.last {
 					st.pending.Add(-1)
+					<-st.slots
 				}
 				if ev.msg != nil {
 					if err := st.stream.SendMsg(ev.msg); err != nil {

@@ -205,22 +205,16 @@ func TestStreamDrain(t *testing.T) {
 
 // TestStreamBackPressureIsBounded: a client that stops reading does not
 // make the server buffer without bound. What the backend has sent but the
-// stream has not yet handed to gRPC is at most twice Options.StreamQueue:
-// the queue itself, and the batch the stream's sender took from it and is
-// writing. gRPC's own flow-control windows (kept at 64 KiB here) hold the
-// rest.
-//
-// What the producing side does meanwhile, observed today: the backend's
-// Send blocks inside the response callback while the queue is full, so the
-// instance executing this request stalls (the backend thread waits) until
-// the client reads or the stream ends; cancelling the stream lets it
-// through at once, its responses dropped. A later change is to bound that
-// wait; this test asserts only the bound on buffering.
+// stream has not yet handed to gRPC is at most twice the stream's
+// MaxResponses: the queue itself, and the batch the stream's sender took
+// from it and is writing. gRPC's own flow-control windows (kept at 64 KiB
+// here) hold the rest. The producing side waits meanwhile, for at most the
+// stall timeout (long here; bounds_test.go cuts a stream off).
 func TestStreamBackPressureIsBounded(t *testing.T) {
 	t.Parallel()
 	const queue, responses = 4, 2000
 	h := newHarness(t, setup{
-		service: grpcserver.Options{StreamQueue: queue},
+		service: grpcserver.Options{Stream: grpcserver.StreamLimits{MaxResponses: queue, StallTimeout: time.Hour}},
 		dial:    []grpc.DialOption{grpc.WithInitialWindowSize(64 << 10), grpc.WithInitialConnWindowSize(64 << 10)},
 	}, coretest.ModelDir{Name: "dec", Config: vector(decoupled)})
 	h.p.Set("dec", coretest.Answering(coretest.Stream(responses)))
@@ -231,7 +225,7 @@ func TestStreamBackPressureIsBounded(t *testing.T) {
 		produced = int64(h.p.Count("flood", "Send")) // read before what was sent: the difference only grows
 		sent := h.sent.Load()
 		if produced-sent > 2*queue {
-			t.Fatalf("the backend has sent %d responses, the stream handed %d to gRPC: %d buffered, more than 2×StreamQueue (%d)",
+			t.Fatalf("the backend has sent %d responses, the stream handed %d to gRPC: %d buffered, more than 2×MaxResponses (%d)",
 				produced, sent, produced-sent, 2*queue)
 		}
 		if produced == last {

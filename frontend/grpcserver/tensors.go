@@ -31,10 +31,30 @@ type requestOptions struct {
 	emptyFinal bool // triton_enable_empty_final_response
 }
 
+// resolve turns a received request into what core takes, in an order that
+// spends nothing on a request that will be refused: it decodes the header
+// and the parameters, looks the model version up (once per request),
+// checks typed contents against the request's shapes and the model's
+// inputs, and only then converts them.
+func (s *Service) resolve(req *pb.ModelInferRequest) (*core.Model, *core.InferenceRequest, requestOptions, error) {
+	ir, opts, err := decodeRequest(req)
+	if err != nil {
+		return nil, nil, opts, err
+	}
+	m, err := s.core.Model(ir.Model, ir.Version)
+	if err != nil {
+		return nil, nil, opts, err
+	}
+	if err := convertContents(m, req, ir); err != nil {
+		return nil, nil, opts, err
+	}
+	return m, ir, opts, nil
+}
+
 // decodeRequest turns a ModelInferRequest into a core request. Input
 // contents are not copied when they come as raw_input_contents (the
 // request message must stay alive until the request completes); typed
-// contents are converted to little-endian bytes once.
+// contents are left for convertContents.
 func decodeRequest(req *pb.ModelInferRequest) (*core.InferenceRequest, requestOptions, error) {
 	var opts requestOptions
 	bad := func(format string, args ...any) error {
@@ -76,11 +96,6 @@ func decodeRequest(req *pb.ModelInferRequest) (*core.InferenceRequest, requestOp
 				return nil, opts, bad("input %q has both contents and raw_input_contents", in.GetName())
 			}
 			data = raw[i]
-		case in.GetContents() != nil:
-			var err error
-			if data, err = contentsBytes(dt, in.GetContents()); err != nil {
-				return nil, opts, bad("input %q: %v", in.GetName(), err)
-			}
 		}
 		ir.Inputs[i] = core.NewInput(in.GetName(), dt, in.GetShape(), data)
 	}
@@ -168,6 +183,50 @@ func applyParameter(ir *core.InferenceRequest, opts *requestOptions, name string
 		ir.Parameters = append(ir.Parameters, cp)
 	}
 	return nil
+}
+
+// convertContents converts the typed contents of ir's inputs to their
+// little-endian bytes, once the request's model version m is known. An
+// input the model does not take as given (unknown name, other data type)
+// is left empty for core's validation to refuse with its own words; one
+// whose number of values does not match its shape is refused here, before
+// anything is allocated for it.
+func convertContents(m *core.Model, req *pb.ModelInferRequest, ir *core.InferenceRequest) error {
+	if len(req.GetRawInputContents()) > 0 {
+		return nil
+	}
+	for i, in := range req.GetInputs() {
+		c := in.GetContents()
+		if c == nil {
+			continue
+		}
+		dt := ir.Inputs[i].DataType
+		want := core.ElementCount(in.GetShape())
+		if !takesInput(m, in.GetName(), dt) || want < 0 {
+			continue
+		}
+		n := int64(countContents(c))
+		if dt != core.TypeBytes && want != n {
+			return core.Errorf(core.CodeInvalidArg, "model %q: input %q: %d values in contents for shape %v, which holds %d",
+				req.GetModelName(), in.GetName(), n, in.GetShape(), want)
+		}
+		data, err := contentsBytes(dt, c)
+		if err != nil {
+			return core.Errorf(core.CodeInvalidArg, "model %q: input %q: %v", req.GetModelName(), in.GetName(), err)
+		}
+		ir.Inputs[i].Buffers = [][]byte{data}
+	}
+	return nil
+}
+
+// takesInput reports whether m has an input name of data type dt.
+func takesInput(m *core.Model, name string, dt core.DataType) bool {
+	for _, in := range m.Config().GetInput() {
+		if in.GetName() == name {
+			return core.DataType(in.GetDataType()) == dt
+		}
+	}
+	return false
 }
 
 func hasContents(c *pb.InferTensorContents) bool {

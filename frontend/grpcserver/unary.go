@@ -15,7 +15,7 @@ import (
 // RPC itself goes through modelInferWire, which encodes the response
 // directly; this method serves Go callers.)
 func (s *Service) ModelInfer(ctx context.Context, req *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
-	resp, h, err := s.infer(ctx, req)
+	resp, h, err := s.infer(ctx, &inboundRequest{msg: req})
 	if err != nil {
 		return nil, err
 	}
@@ -24,7 +24,7 @@ func (s *Service) ModelInfer(ctx context.Context, req *pb.ModelInferRequest) (*p
 
 // modelInferWire is the ModelInfer RPC handler: the response goes on the
 // wire without an intermediate message struct.
-func (s *Service) modelInferWire(ctx context.Context, req *pb.ModelInferRequest) (*encodedMessage, error) {
+func (s *Service) modelInferWire(ctx context.Context, req *inboundRequest) (*encodedMessage, error) {
 	resp, h, err := s.infer(ctx, req)
 	if err != nil {
 		return nil, err
@@ -34,16 +34,15 @@ func (s *Service) modelInferWire(ctx context.Context, req *pb.ModelInferRequest)
 
 // infer runs one unary request and returns its single response with the
 // header that labels it.
-func (s *Service) infer(ctx context.Context, req *pb.ModelInferRequest) (*core.Response, responseHeader, error) {
+func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response, responseHeader, error) {
 	var h responseHeader
+	if in.refused != nil {
+		return nil, h, toStatus(in.refused)
+	}
 	if s.isDraining() {
 		return nil, h, status.Error(codes.Unavailable, "server is shutting down")
 	}
-	ir, _, err := decodeRequest(req)
-	if err != nil {
-		return nil, h, toStatus(err)
-	}
-	m, err := s.core.Model(ir.Model, ir.Version)
+	m, ir, _, err := s.resolve(in.msg)
 	if err != nil {
 		return nil, h, toStatus(err)
 	}

@@ -64,11 +64,17 @@ func (m *encodedMessage) single(buf []byte) *encodedMessage {
 }
 
 // wireCodec is the server's codec: protobuf, except that encodedMessage
-// values pass through. It keeps the name "proto", so clients see no
-// difference.
-type wireCodec struct{ proto encoding.CodecV2 }
+// values pass through, and inference requests are checked against the
+// server's limits before they are decoded (inbound.go). It keeps the name
+// "proto", so clients see no difference.
+type wireCodec struct {
+	proto encoding.CodecV2
+	lim   requestLimits
+}
 
-func newWireCodec() wireCodec { return wireCodec{proto: encoding.GetCodecV2(proto.Name)} }
+func newWireCodec(lim requestLimits) wireCodec {
+	return wireCodec{proto: encoding.GetCodecV2(proto.Name), lim: lim}
+}
 
 func (c wireCodec) Marshal(v any) (mem.BufferSlice, error) {
 	if m, ok := v.(*encodedMessage); ok {
@@ -77,7 +83,15 @@ func (c wireCodec) Marshal(v any) (mem.BufferSlice, error) {
 	return c.proto.Marshal(v)
 }
 
-func (c wireCodec) Unmarshal(data mem.BufferSlice, v any) error { return c.proto.Unmarshal(data, v) }
+func (c wireCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	in, ok := v.(*inboundRequest)
+	if !ok {
+		return c.proto.Unmarshal(data, v)
+	}
+	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+	defer buf.Free()
+	return decodeInbound(buf.ReadOnlyData(), in, c.lim)
+}
 
 func (wireCodec) Name() string { return proto.Name }
 

@@ -1,0 +1,266 @@
+package grpcserver
+
+import (
+	"fmt"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"tritonhost/core"
+	pb "tritonhost/frontend/inferencepb"
+)
+
+// Decoding a protobuf message can take many times its size in memory: a
+// packed uint64 of one wire byte becomes eight, an empty input tensor of
+// two wire bytes a struct of a hundred. So a ModelInferRequest is checked
+// on the wire, before it is decoded, against the limits below; one that
+// breaks them is refused on its own (the stream goes on) and costs no more
+// than its wire bytes, which gRPC has read already.
+
+// requestLimits bound what one ModelInferRequest may ask the server to
+// decode.
+type requestLimits struct {
+	// maxMessageBytes is the largest message handled (--grpc-max-message-size).
+	maxMessageBytes int
+	// maxDecodedContents bounds the memory typed contents (*_contents of
+	// every input) may take once decoded.
+	maxDecodedContents int
+}
+
+// Fixed bounds on counts a request can inflate with a few wire bytes each.
+const (
+	maxRequestTensors    = 4096 // inputs, requested outputs, raw_input_contents entries
+	maxRequestParameters = 1024 // parameters of the request or of one tensor
+	maxTensorDims        = 64   // dimensions of one shape
+)
+
+// inboundRequest is a ModelInferRequest as the server received it: decoded,
+// or, when it broke a limit, only its header (model, version and id, for
+// the answer) and why it was refused.
+type inboundRequest struct {
+	msg     *pb.ModelInferRequest
+	refused error
+}
+
+// limitError refuses a request that is too large: RESOURCE_EXHAUSTED, as
+// gRPC refuses a message over its limit, but for this request only.
+type limitError string
+
+func (e limitError) Error() string { return string(e) }
+
+// GRPCStatus gives the error its gRPC status.
+func (e limitError) GRPCStatus() *status.Status {
+	return status.New(codes.ResourceExhausted, string(e))
+}
+
+// decodeInbound checks a received message against the limits, then decodes
+// it into in (or only its header, when refused).
+// A message that cannot be decoded is refused the same way: its stream goes
+// on. decodeInbound itself never fails.
+func decodeInbound(b []byte, in *inboundRequest, lim requestLimits) error {
+	in.msg = new(pb.ModelInferRequest)
+	err := checkRequestWire(b, lim)
+	if err == nil {
+		if err = proto.Unmarshal(b, in.msg); err == nil {
+			return nil
+		}
+		err = core.Errorf(core.CodeInvalidArg, "the request is not a valid ModelInferRequest: %v", err)
+		in.msg = new(pb.ModelInferRequest)
+	}
+	in.refused = err
+	decodeHeader(b, in.msg)
+	return nil
+}
+
+// checkRequestWire walks a ModelInferRequest on the wire and returns an
+// error (a core error, to answer the request with) if decoding it would
+// break the limits.
+func checkRequestWire(b []byte, lim requestLimits) error {
+	if len(b) > lim.maxMessageBytes {
+		return limitError(fmt.Sprintf("request message of %d bytes is larger than the server's limit of %d bytes (--grpc-max-message-size)",
+			len(b), lim.maxMessageBytes))
+	}
+	var tensors [3]int // inputs, outputs, raw contents
+	params, contents := 0, 0
+	err := walk(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
+		switch num {
+		case 4:
+			params++
+		case 5:
+			tensors[0]++
+			n, err := inputDecodedSize(v)
+			if err != nil {
+				return err
+			}
+			contents += n
+		case 6:
+			tensors[1]++
+			return checkParameterCount(v, 2)
+		case 7:
+			tensors[2]++
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, what := range []string{"inputs", "requested outputs", "raw_input_contents entries"} {
+		if tensors[i] > maxRequestTensors {
+			return core.Errorf(core.CodeInvalidArg, "the request has %d %s, more than the %d the server accepts", tensors[i], what, maxRequestTensors)
+		}
+	}
+	if params > maxRequestParameters {
+		return core.Errorf(core.CodeInvalidArg, "the request has %d parameters, more than the %d the server accepts", params, maxRequestParameters)
+	}
+	if contents > lim.maxDecodedContents {
+		return limitError(fmt.Sprintf("the inputs' typed contents would take %d bytes once decoded, more than the server's limit of %d; send large tensors in raw_input_contents",
+			contents, lim.maxDecodedContents))
+	}
+	return nil
+}
+
+// inputDecodedSize checks one InferInputTensor and returns the memory its
+// typed contents take once decoded.
+func inputDecodedSize(b []byte) (int, error) {
+	dims, size := 0, 0
+	err := walk(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
+		switch num {
+		case 3: // shape
+			dims += elements(typ, v, protowire.VarintType)
+			if dims > maxTensorDims {
+				return core.Errorf(core.CodeInvalidArg, "an input has more than %d dimensions", maxTensorDims)
+			}
+		case 5:
+			n, err := contentsDecodedSize(v)
+			size += n
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := checkParameterCount(b, 4); err != nil {
+		return 0, err
+	}
+	return size, nil
+}
+
+// contentsDecodedSize returns the memory an InferTensorContents takes once
+// decoded into Go slices.
+func contentsDecodedSize(b []byte) (int, error) {
+	size := 0
+	err := walk(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
+		switch num {
+		case 1: // bool
+			size += elements(typ, v, protowire.VarintType)
+		case 2, 4: // int32, uint32
+			size += 4 * elements(typ, v, protowire.VarintType)
+		case 3, 5: // int64, uint64
+			size += 8 * elements(typ, v, protowire.VarintType)
+		case 6: // float
+			size += 4 * elements(typ, v, protowire.Fixed32Type)
+		case 7: // double
+			size += 8 * elements(typ, v, protowire.Fixed64Type)
+		case 8: // bytes: a slice header and the bytes
+			size += 24 + len(v)
+		}
+		return nil
+	})
+	return size, err
+}
+
+// checkParameterCount counts the entries of map field num (parameters) in a
+// message and refuses too many.
+func checkParameterCount(b []byte, num protowire.Number) error {
+	n := 0
+	err := walk(b, func(f protowire.Number, _ protowire.Type, _ []byte) error {
+		if f == num {
+			n++
+		}
+		return nil
+	})
+	if err == nil && n > maxRequestParameters {
+		err = core.Errorf(core.CodeInvalidArg, "a tensor has %d parameters, more than the %d the server accepts", n, maxRequestParameters)
+	}
+	return err
+}
+
+// elements counts the values of a repeated scalar field occurrence: one
+// when it is not packed, every value of the packed run otherwise.
+func elements(typ protowire.Type, v []byte, scalar protowire.Type) int {
+	if typ != protowire.BytesType {
+		return 1
+	}
+	switch scalar {
+	case protowire.Fixed32Type:
+		return len(v) / 4
+	case protowire.Fixed64Type:
+		return len(v) / 8
+	}
+	n := 0 // varints: one ends at every byte without the continuation bit
+	for _, c := range v {
+		if c < 0x80 {
+			n++
+		}
+	}
+	return n
+}
+
+// walk calls f for every field of a message on the wire, with the field's
+// bytes (the value of a length-delimited field; nil for the others). A
+// malformed message is an error.
+func walk(b []byte, f func(num protowire.Number, typ protowire.Type, v []byte) error) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return malformed(n)
+		}
+		b = b[n:]
+		var v []byte
+		if typ == protowire.BytesType {
+			v, n = protowire.ConsumeBytes(b)
+		} else {
+			n = protowire.ConsumeFieldValue(num, typ, b)
+		}
+		if n < 0 {
+			return malformed(n)
+		}
+		b = b[n:]
+		if err := f(num, typ, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func malformed(n int) error {
+	return core.Errorf(core.CodeInvalidArg, "the request is not a valid ModelInferRequest: %v", protowire.ParseError(n))
+}
+
+// decodeHeader reads model_name, model_version and id of a refused request,
+// for its answer; whatever cannot be read stays empty.
+func decodeHeader(b []byte, msg *pb.ModelInferRequest) {
+	_ = walk(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
+		if typ != protowire.BytesType {
+			return nil
+		}
+		switch s := strings.ToValidUTF8(string(v), "\uFFFD"); num {
+		case 1:
+			msg.ModelName = s
+		case 2:
+			msg.ModelVersion = s
+		case 3:
+			msg.Id = s
+		}
+		return nil
+	})
+}
+
+// String describes the refusal, for logs.
+func (in *inboundRequest) String() string {
+	return fmt.Sprintf("request %q to model %q: %v", in.msg.GetId(), in.msg.GetModelName(), in.refused)
+}
