@@ -49,6 +49,7 @@ type serveOptions struct {
 	ExitOnError         bool
 	StrictReadiness     bool
 	DisableAutoComplete bool
+	GRPC                grpcFlags
 
 	backendConfig map[string]map[string]string
 }
@@ -89,10 +90,11 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&o.LogFormat, "log-format", "default", `log line format: "default" or "ISO8601"`)
 	f.StringVar(&o.ModelControlMode, "model-control-mode", "none", `"none": load every model at start; "explicit": load --load-model models, then on request`)
 	f.StringArrayVar(&o.LoadModels, "load-model", nil, `model to load at start under explicit control ("*" for all; repeatable)`)
-	f.IntVar(&o.ExitTimeoutSecs, "exit-timeout-secs", 30, "on SIGINT/SIGTERM, seconds to let in-flight requests finish")
+	f.IntVar(&o.ExitTimeoutSecs, "exit-timeout-secs", 30, "on SIGINT/SIGTERM, seconds the whole shutdown may take; work still running then is abandoned and the exit status is 1")
 	f.BoolVar(&o.ExitOnError, "exit-on-error", true, "exit if a model fails to load")
 	f.BoolVar(&o.StrictReadiness, "strict-readiness", true, "report ready only when every model loaded")
 	f.BoolVar(&o.DisableAutoComplete, "disable-auto-complete-config", false, "do not let backends complete model configurations")
+	o.GRPC.bind(f)
 	return cmd
 }
 
@@ -161,7 +163,7 @@ func (o *serveOptions) Validate() error {
 	if o.ExitTimeoutSecs < 0 {
 		return errors.New("--exit-timeout-secs must not be negative")
 	}
-	return nil
+	return o.GRPC.validate()
 }
 
 func (o *serveOptions) logger() *serverlog.Logger {
@@ -174,11 +176,14 @@ func (o *serveOptions) logger() *serverlog.Logger {
 	return l
 }
 
-// Run serves until ctx ends, then shuts down gracefully: new requests are
-// refused, in-flight requests finish (up to --exit-timeout-secs), streams
-// close, and every model is unloaded.
+// Run serves until ctx ends, then shuts down: new requests are refused,
+// in-flight requests finish, streams close and every model is unloaded, all
+// within --exit-timeout-secs; whatever is still running then is abandoned
+// and Run returns an error (exit status 1). A signal during start-up stops
+// it at once.
 func (o *serveOptions) Run(ctx context.Context) error {
 	log := o.logger()
+	o.GRPC.warn(log)
 	host := abi.NewHost(abi.HostOptions{Logger: log})
 	defer host.Close()
 	provider := loader.New(loader.Options{
@@ -188,13 +193,7 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		DisableAutoComplete: o.DisableAutoComplete,
 		Logger:              log,
 	})
-	srv, err := core.NewServer(core.Options{
-		ModelRepositories:    o.ModelRepositories,
-		Backends:             provider,
-		Logger:               log,
-		ExplicitModelControl: o.ModelControlMode == "explicit",
-		StartupModels:        o.LoadModels,
-	})
+	srv, err := o.start(ctx, log, provider)
 	if err != nil {
 		return err
 	}
@@ -202,15 +201,17 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		log.Infof("model %q version %q: %s %s", st.Name, st.Version, st.Readiness, st.Reason)
 	}
 	if o.ExitOnError && !srv.Ready() {
-		_ = srv.Stop(context.Background())
+		_ = o.stopWithin(log, srv.Stop)
 		return errors.New("a model failed to load (see the log); pass --exit-on-error=false to serve the others")
 	}
 
-	svc := grpcserver.New(srv, grpcserver.Options{ServerVersion: buildVersion(), MaxMessageBytes: o.MaxMessageBytes, StrictReadiness: o.StrictReadiness})
+	streams, conns := o.GRPC.options()
+	svc := grpcserver.New(srv, grpcserver.Options{ServerVersion: buildVersion(), MaxMessageBytes: o.MaxMessageBytes,
+		StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, AllowLogFile: o.GRPC.AllowLogFileSetting})
 	g := svc.NewGRPCServer()
 	lis, err := net.Listen("tcp", net.JoinHostPort(o.GRPCAddress, strconv.Itoa(o.GRPCPort)))
 	if err != nil {
-		_ = srv.Stop(context.Background())
+		_ = o.stopWithin(log, srv.Stop)
 		return fmt.Errorf("listen for gRPC: %w", err)
 	}
 	log.Infof("Started GRPCInferenceService at %s", lis.Addr())
@@ -219,28 +220,78 @@ func (o *serveOptions) Run(ctx context.Context) error {
 
 	select {
 	case err := <-serveErr:
-		_ = srv.Stop(context.Background())
+		_ = o.stopWithin(log, srv.Stop)
 		return fmt.Errorf("gRPC server: %w", err)
 	case <-ctx.Done():
 	}
+	err = o.stopWithin(log, func(deadline context.Context) error {
+		svc.Drain()
+		stopped := make(chan struct{})
+		go func() { g.GracefulStop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-deadline.Done():
+			log.Warnf("exit timeout reached; closing the remaining streams")
+			g.Stop()
+			<-stopped
+		}
+		return srv.Stop(deadline)
+	})
+	if live := host.Live(); !live.Zero() {
+		log.Warnf("backend API objects still live at exit: %v", live)
+	}
+	if err != nil {
+		return err
+	}
+	log.Infof("stopped")
+	return nil
+}
+
+// start loads the models; a signal (ctx ending) while they load ends the
+// start-up at once, leaving a model stuck in its backend behind.
+func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provider core.BackendProvider) (*core.Server, error) {
+	type started struct {
+		srv *core.Server
+		err error
+	}
+	done := make(chan started, 1)
+	go func() {
+		srv, err := core.NewServer(core.Options{
+			ModelRepositories:    o.ModelRepositories,
+			Backends:             provider,
+			Logger:               log,
+			ExplicitModelControl: o.ModelControlMode == "explicit",
+			StartupModels:        o.LoadModels,
+		})
+		done <- started{srv, err}
+	}()
+	select {
+	case s := <-done:
+		return s.srv, s.err
+	case <-ctx.Done():
+		log.Warnf("interrupted while loading models; exiting without waiting for them")
+		return nil, errors.New("interrupted during start-up")
+	}
+}
+
+// stopWithin runs stop with a context that ends after --exit-timeout-secs,
+// and returns at that deadline (plus a second for stop to report) whatever
+// stop is still doing: the shutdown is bounded even if a backend never
+// returns.
+func (o *serveOptions) stopWithin(log *serverlog.Logger, stop func(context.Context) error) error {
 	timeout := time.Duration(o.ExitTimeoutSecs) * time.Second
 	log.Infof("shutting down: waiting up to %s for in-flight requests", timeout)
 	deadline, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	svc.Drain()
-	stopped := make(chan struct{})
-	go func() { g.GracefulStop(); close(stopped) }()
+	done := make(chan error, 1)
+	go func() { done <- stop(deadline) }()
 	select {
-	case <-stopped:
-	case <-deadline.Done():
-		log.Warnf("exit timeout reached; closing the remaining streams")
-		g.Stop()
-		<-stopped
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("shutdown within --exit-timeout-secs=%d left work behind: %w", o.ExitTimeoutSecs, err)
+		}
+		return nil
+	case <-time.After(timeout + time.Second):
+		return fmt.Errorf("shutdown did not finish within --exit-timeout-secs=%d; exiting with work abandoned", o.ExitTimeoutSecs)
 	}
-	err = srv.Stop(deadline)
-	if live := host.Live(); !live.Zero() {
-		log.Warnf("backend API objects still live at exit: %v", live)
-	}
-	log.Infof("stopped")
-	return err
 }

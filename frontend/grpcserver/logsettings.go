@@ -12,9 +12,13 @@ import (
 
 // LogSettings reads and changes the log settings: log_info, log_warning,
 // log_error (bool), log_verbose_level (uint32), log_format ("default" or
-// "ISO8601") and log_file ("" for standard error).
+// "ISO8601") and, where Options.AllowLogFile lets clients, log_file (""
+// for standard error).
 func (s *Service) LogSettings(_ context.Context, req *pb.LogSettingsRequest) (*pb.LogSettingsResponse, error) {
 	l := s.core.Logger()
+	// Every setting is checked before any is applied: a request with one
+	// bad setting changes nothing.
+	var apply []func() error
 	for name, v := range req.GetSettings() {
 		switch name {
 		case "log_info", "log_warning", "log_error":
@@ -23,29 +27,41 @@ func (s *Service) LogSettings(_ context.Context, req *pb.LogSettingsRequest) (*p
 				return nil, errorf(codes.InvalidArgument, "log setting %q must be a bool", name)
 			}
 			level := map[string]serverlog.Level{"log_info": serverlog.Info, "log_warning": serverlog.Warning, "log_error": serverlog.Error}[name]
-			l.SetEnabled(level, b.BoolParam)
+			apply = append(apply, func() error { l.SetEnabled(level, b.BoolParam); return nil })
 		case "log_verbose_level":
 			n, ok := v.GetParameterChoice().(*pb.LogSettingsRequest_SettingValue_Uint32Param)
 			if !ok {
 				return nil, errorf(codes.InvalidArgument, "log setting %q must be a uint32", name)
 			}
-			l.SetVerbose(int(n.Uint32Param))
+			apply = append(apply, func() error { l.SetVerbose(int(n.Uint32Param)); return nil })
 		case "log_format":
 			f, ok := v.GetParameterChoice().(*pb.LogSettingsRequest_SettingValue_StringParam)
 			if !ok || (f.StringParam != string(serverlog.FormatDefault) && f.StringParam != string(serverlog.FormatISO8601)) {
 				return nil, errorf(codes.InvalidArgument, "log setting %q must be \"default\" or \"ISO8601\"", name)
 			}
-			l.SetFormat(serverlog.Format(f.StringParam))
+			apply = append(apply, func() error { l.SetFormat(serverlog.Format(f.StringParam)); return nil })
 		case "log_file":
 			f, ok := v.GetParameterChoice().(*pb.LogSettingsRequest_SettingValue_StringParam)
 			if !ok {
 				return nil, errorf(codes.InvalidArgument, "log setting %q must be a string", name)
 			}
-			if err := s.setLogFile(l, f.StringParam); err != nil {
-				return nil, errorf(codes.InvalidArgument, "log setting %q: %v", name, err)
+			if !s.opts.AllowLogFile {
+				return nil, errorf(codes.PermissionDenied,
+					"log setting %q: clients may not choose a file on the server's machine here; the operator can allow it with --allow-log-file-setting", name)
 			}
+			apply = append(apply, func() error {
+				if err := s.setLogFile(l, f.StringParam); err != nil {
+					return errorf(codes.InvalidArgument, "log setting %q: %v", name, err)
+				}
+				return nil
+			})
 		default:
 			return nil, errorf(codes.InvalidArgument, "unknown log setting %q", name)
+		}
+	}
+	for _, f := range apply {
+		if err := f(); err != nil {
+			return nil, err
 		}
 	}
 	str := func(v string) *pb.LogSettingsResponse_SettingValue {

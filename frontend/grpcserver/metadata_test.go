@@ -1,7 +1,10 @@
 package grpcserver_test
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -184,5 +187,45 @@ func TestRepositoryRPCs(t *testing.T) {
 	}
 	if _, err := h.client.RepositoryIndex(t.Context(), &pb.RepositoryIndexRequest{RepositoryName: "r"}); status.Code(err) != codes.Unimplemented {
 		t.Errorf("index of a named repository: %v, want UNIMPLEMENTED", err)
+	}
+}
+
+// TestLogSettingsChoosesAFileOnlyWhenTheOperatorAllowsIt: a client may
+// switch levels and format, but sending the log to a path on the server's
+// machine is refused unless the server was started to allow it; a refused
+// request changes nothing.
+func TestLogSettingsChoosesAFileOnlyWhenTheOperatorAllowsIt(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "server.log")
+	settings := func(verbose uint32, path string) *pb.LogSettingsRequest {
+		return &pb.LogSettingsRequest{Settings: map[string]*pb.LogSettingsRequest_SettingValue{
+			"log_verbose_level": {ParameterChoice: &pb.LogSettingsRequest_SettingValue_Uint32Param{Uint32Param: verbose}},
+			"log_file":          {ParameterChoice: &pb.LogSettingsRequest_SettingValue_StringParam{StringParam: path}},
+		}}
+	}
+	for _, allow := range []bool{false, true} {
+		h := newHarness(t, setup{service: grpcserver.Options{AllowLogFile: allow}}, coretest.ModelDir{Name: "m", Config: vector("")})
+		resp, err := h.client.LogSettings(t.Context(), settings(2, file))
+		if !allow {
+			if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "--allow-log-file-setting") {
+				t.Fatalf("log_file without permission: %v, want PERMISSION_DENIED naming the flag", err)
+			}
+			if v := h.srv.Logger().VerboseLevel(); v != 0 {
+				t.Errorf("the refused request changed the verbose level to %d", v)
+			}
+			if _, err := os.Stat(file); err == nil {
+				t.Error("the refused request created the file")
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("log_file with permission: %v", err)
+		}
+		if got := resp.GetSettings()["log_file"].GetStringParam(); got != file {
+			t.Errorf("log_file = %q, want %q", got, file)
+		}
+		if _, err := h.client.LogSettings(t.Context(), settings(0, "")); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

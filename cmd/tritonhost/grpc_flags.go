@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"tritonhost/core/serverlog"
+	"tritonhost/frontend/grpcserver"
+)
+
+// grpcFlags are the flags that bound what gRPC clients may hold: Triton's
+// keepalive and HTTP/2 ping flags (in milliseconds, as Triton's), and
+// tritonhost's own per-stream and per-connection limits.
+type grpcFlags struct {
+	KeepaliveTimeMs          int
+	KeepaliveTimeoutMs       int
+	KeepalivePermitWithout   bool
+	MaxPingsWithoutData      int
+	MinRecvPingIntervalMs    int
+	MaxPingStrikes           int
+	MaxConcurrentStreams     int
+	MaxConnectionIdleMs      int
+	MaxStreamPendingRequests int
+	MaxResponsePoolSize      int
+	MaxStreamResponseBytes   int
+	StreamStallTimeoutMs     int
+	AllowLogFileSetting      bool
+}
+
+// gRPC's ping policy that grpc-go applies and does not let change.
+const (
+	grpcFixedMaxPingStrikes      = 2
+	grpcFixedMaxPingsWithoutData = 2
+)
+
+func (g *grpcFlags) bind(f *pflag.FlagSet) {
+	f.IntVar(&g.KeepaliveTimeMs, "grpc-keepalive-time", 7200000, "ms of silence on a connection after which the server pings it")
+	f.IntVar(&g.KeepaliveTimeoutMs, "grpc-keepalive-timeout", 20000, "ms the server waits for a ping's answer before closing the connection")
+	f.BoolVar(&g.KeepalivePermitWithout, "grpc-keepalive-permit-without-calls", false, "let clients ping with no call open (otherwise they are disconnected for it)")
+	f.IntVar(&g.MaxPingsWithoutData, "grpc-http2-max-pings-without-data", grpcFixedMaxPingsWithoutData, "accepted for Triton compatibility; the server's own pings follow --grpc-keepalive-time")
+	f.IntVar(&g.MinRecvPingIntervalMs, "grpc-http2-min-recv-ping-interval-without-data", 300000, "shortest interval, in ms, at which a client may ping; faster pings count as strikes")
+	f.IntVar(&g.MaxPingStrikes, "grpc-http2-max-ping-strikes", grpcFixedMaxPingStrikes, "accepted for Triton compatibility; a client is disconnected after 2 strikes")
+	f.IntVar(&g.MaxConcurrentStreams, "grpc-max-concurrent-streams", 1024, "calls (streams) one connection may have open at once")
+	f.IntVar(&g.MaxConnectionIdleMs, "grpc-max-connection-idle", 300000, "ms after which a connection with no call open is closed (clients reconnect when they need to)")
+	f.IntVar(&g.MaxStreamPendingRequests, "grpc-max-stream-pending-requests", 1024, "requests one ModelStreamInfer stream may have unanswered; then the server stops reading it")
+	f.IntVar(&g.MaxResponsePoolSize, "grpc-max-response-pool-size", 256, "responses one stream may hold for a client that reads slowly")
+	f.IntVar(&g.MaxStreamResponseBytes, "grpc-max-stream-response-bytes", 64<<20, "bytes of responses one stream may hold for a client that reads slowly (a single larger response still goes)")
+	f.IntVar(&g.StreamStallTimeoutMs, "grpc-stream-stall-timeout", 5000, "ms a response may wait for room in a full stream; then the stream is cut off and its requests cancelled")
+	f.BoolVar(&g.AllowLogFileSetting, "allow-log-file-setting", false, "let LogSettings clients send the log to a file they name on this machine")
+}
+
+func (g *grpcFlags) validate() error {
+	for _, c := range []struct {
+		name string
+		v    int
+	}{
+		{"grpc-keepalive-time", g.KeepaliveTimeMs}, {"grpc-keepalive-timeout", g.KeepaliveTimeoutMs},
+		{"grpc-http2-min-recv-ping-interval-without-data", g.MinRecvPingIntervalMs},
+		{"grpc-max-concurrent-streams", g.MaxConcurrentStreams}, {"grpc-max-connection-idle", g.MaxConnectionIdleMs},
+		{"grpc-max-stream-pending-requests", g.MaxStreamPendingRequests}, {"grpc-max-response-pool-size", g.MaxResponsePoolSize},
+		{"grpc-max-stream-response-bytes", g.MaxStreamResponseBytes}, {"grpc-stream-stall-timeout", g.StreamStallTimeoutMs},
+	} {
+		if c.v <= 0 {
+			return fmt.Errorf("--%s must be positive, not %d", c.name, c.v)
+		}
+	}
+	return nil
+}
+
+// warn says which Triton settings the server accepts but does not apply.
+func (g *grpcFlags) warn(log *serverlog.Logger) {
+	if g.MaxPingStrikes != grpcFixedMaxPingStrikes {
+		log.Warnf("--grpc-http2-max-ping-strikes=%d: this server disconnects a client after %d strikes whatever the setting", g.MaxPingStrikes, grpcFixedMaxPingStrikes)
+	}
+	if g.MaxPingsWithoutData != grpcFixedMaxPingsWithoutData {
+		log.Warnf("--grpc-http2-max-pings-without-data=%d: this server's pings follow --grpc-keepalive-time only", g.MaxPingsWithoutData)
+	}
+}
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// options returns the service's limits.
+func (g *grpcFlags) options() (grpcserver.StreamLimits, grpcserver.ConnectionLimits) {
+	return grpcserver.StreamLimits{
+			MaxPendingRequests: g.MaxStreamPendingRequests,
+			MaxResponses:       g.MaxResponsePoolSize,
+			MaxResponseBytes:   g.MaxStreamResponseBytes,
+			StallTimeout:       ms(g.StreamStallTimeoutMs),
+		}, grpcserver.ConnectionLimits{
+			MaxConcurrentStreams:    uint32(g.MaxConcurrentStreams),
+			MaxIdle:                 ms(g.MaxConnectionIdleMs),
+			KeepaliveTime:           ms(g.KeepaliveTimeMs),
+			KeepaliveTimeout:        ms(g.KeepaliveTimeoutMs),
+			MinPingInterval:         ms(g.MinRecvPingIntervalMs),
+			PermitPingsWithoutCalls: g.KeepalivePermitWithout,
+		}
+}

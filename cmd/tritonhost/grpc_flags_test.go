@@ -1,0 +1,50 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func TestGRPCFlagsBecomeTheServiceLimits(t *testing.T) {
+	t.Parallel()
+	var g grpcFlags
+	f := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	g.bind(f)
+	err := f.Parse([]string{"--grpc-keepalive-time=1000", "--grpc-keepalive-timeout=2000", "--grpc-keepalive-permit-without-calls",
+		"--grpc-http2-min-recv-ping-interval-without-data=3000", "--grpc-max-concurrent-streams=7", "--grpc-max-connection-idle=4000",
+		"--grpc-max-stream-pending-requests=5", "--grpc-max-response-pool-size=6", "--grpc-max-stream-response-bytes=8",
+		"--grpc-stream-stall-timeout=9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.validate(); err != nil {
+		t.Fatal(err)
+	}
+	s, c := g.options()
+	if s.MaxPendingRequests != 5 || s.MaxResponses != 6 || s.MaxResponseBytes != 8 || s.StallTimeout != 9*time.Millisecond {
+		t.Errorf("stream limits %+v", s)
+	}
+	if c.KeepaliveTime != time.Second || c.KeepaliveTimeout != 2*time.Second || !c.PermitPingsWithoutCalls ||
+		c.MinPingInterval != 3*time.Second || c.MaxConcurrentStreams != 7 || c.MaxIdle != 4*time.Second {
+		t.Errorf("connection limits %+v", c)
+	}
+}
+
+func TestGRPCFlagsRefuseNonPositiveLimits(t *testing.T) {
+	t.Parallel()
+	for _, flag := range []string{"grpc-keepalive-time", "grpc-max-concurrent-streams", "grpc-max-stream-pending-requests",
+		"grpc-max-response-pool-size", "grpc-max-stream-response-bytes", "grpc-stream-stall-timeout"} {
+		var g grpcFlags
+		f := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+		g.bind(f)
+		if err := f.Parse([]string{"--" + flag + "=0"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.validate(); err == nil || !strings.Contains(err.Error(), flag) {
+			t.Errorf("--%s=0: %v, want an error naming the flag", flag, err)
+		}
+	}
+}
