@@ -3,7 +3,6 @@ package grpcserver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -178,9 +177,8 @@ func (st *inferStream) push(ev streamEvent) {
 // cancelled now, and the handler returns RESOURCE_EXHAUSTED.
 func (st *inferStream) cutOff() {
 	st.cutOnce.Do(func() {
-		st.svc.core.Logger().Warnf("ModelStreamInfer: %s", fmt.Sprintf(
-			"a client did not read its responses for %v; its stream is cut off with %d request(s) pending",
-			st.svc.opts.Stream.StallTimeout, st.pending.Load()))
+		st.svc.core.Logger().Warnf("ModelStreamInfer: a client did not read its responses for %v; its stream is cut off with %d request(s) pending",
+			st.svc.opts.Stream.StallTimeout, st.pending.Load())
 		close(st.cut)
 		st.cancel()
 	})
