@@ -109,7 +109,8 @@ func (i *Instance) ReportBatchStatistics(batchSize, execStart, computeStart, com
 }
 
 // ReportResponseStatistics records one response (or empty iteration) of a
-// decoupled request, under the request's next response index.
+// decoupled request, under the request's next response index (indices from
+// ResponseStatsCap on share one entry; see ModelStatistics.Responses).
 func (i *Instance) ReportResponseStatistics(p *Responder, start, computeOutputStart, end uint64, outcome ResponseOutcome) {
 	i.model.stats.response(p.NextResponseIndex(), start, computeOutputStart, end, outcome)
 }

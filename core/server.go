@@ -393,7 +393,9 @@ func (s *Server) RepositoryIndex() []VersionStatus {
 }
 
 // Statistics returns the statistics of a model's loaded versions (all
-// models when name is ""; all versions when version <= 0).
+// models when name is ""; all versions when version <= 0). Their size does
+// not grow with the requests served: per-response statistics have at most
+// ResponseStatsCap+1 keys (see ModelStatistics.Responses).
 func (s *Server) Statistics(name string, version int64) ([]ModelStatistics, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -3,7 +3,9 @@
 //
 // A Provider is a core.BackendProvider whose models run in Go. Each model
 // does what the Behaviour the test chose for it says: answer once (Echo),
-// several times (Times), stream and end with a flags-only final (Stream),
+// several times (Times), stream and end with a flags-only final (Stream;
+// ReportedStream for a long stream that costs little and reports response
+// statistics),
 // never answer until a Gate opens (Detached, After), fail Execute (Fail),
 // answer from another goroutine after releasing the request (Async, which
 // holds the request with Request.Hold and Drop), wait (Gated, Delayed) or
