@@ -37,6 +37,9 @@ type Model struct {
 	dir     string // <repository>/<model>
 	log     *serverlog.Logger
 	gpus    []int
+	// maxTensorBytes is Options.MaxTensorBytes: the largest input, output
+	// or state value the model takes or keeps.
+	maxTensorBytes int64
 
 	// The configuration may change only while the backend initializes the
 	// model (auto-complete through SetConfig); it is frozen once loaded.
@@ -58,8 +61,15 @@ type Model struct {
 	readiness atomic.Int32
 }
 
-func newModel(name string, version int64, dir string, raw, cfg *configpb.ModelConfig, gpus []int, log *serverlog.Logger) (*Model, error) {
-	m := &Model{name: name, version: version, dir: dir, gpus: gpus, log: log, raw: raw}
+// modelEnv is what a model version takes from its server's options.
+type modelEnv struct {
+	gpus           []int
+	log            *serverlog.Logger
+	maxTensorBytes int64
+}
+
+func newModel(name string, version int64, dir string, raw, cfg *configpb.ModelConfig, env modelEnv) (*Model, error) {
+	m := &Model{name: name, version: version, dir: dir, gpus: env.gpus, log: env.log, maxTensorBytes: env.maxTensorBytes, raw: raw}
 	if err := m.applyConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -102,6 +112,12 @@ func (m *Model) Decoupled() bool { return m.decoupled }
 
 // MaxBatchSize returns max_batch_size (0: the model does not batch).
 func (m *Model) MaxBatchSize() int64 { return m.maxBatch }
+
+// MaxTensorBytes returns the largest input, output or state value, in
+// bytes, that the server holds for this model (Options.MaxTensorBytes). A
+// backend layer that allocates for a backend (an output buffer, a state
+// value) refuses a larger size before allocating.
+func (m *Model) MaxTensorBytes() int64 { return m.maxTensorBytes }
 
 // Instances returns the model's instances.
 func (m *Model) Instances() []*Instance { return m.instances }

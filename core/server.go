@@ -33,6 +33,16 @@ type Options struct {
 	LoadConcurrency int
 	// Tracer, if set, picks requests to trace and receives their traces.
 	Tracer Tracer
+	// MaxTensorBytes is the largest input, output or state value, in bytes,
+	// that the server holds (default DefaultMaxTensorBytes, 256 MiB; a
+	// server behind gRPC sets it to its maximum message size). A request
+	// with a larger input is refused (CodeInvalidArg, naming the model and
+	// the input); a response with a larger output becomes an error
+	// response; a backend's larger state update is refused; and a model
+	// whose sequence state starts larger (its dims, or its initial_state,
+	// zeros or a file) does not load. Sizes are computed with
+	// overflow-checked arithmetic, before anything is allocated.
+	MaxTensorBytes int64
 }
 
 // Server hosts the models of a repository and runs inference on them. All
@@ -80,6 +90,9 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.LoadConcurrency <= 0 {
 		opts.LoadConcurrency = 4
 	}
+	if opts.MaxTensorBytes <= 0 {
+		opts.MaxTensorBytes = DefaultMaxTensorBytes
+	}
 	s := &Server{opts: opts, log: opts.Logger, models: map[string]*modelEntry{}}
 	dirs, dupes, err := scanRepositories(opts.ModelRepositories)
 	if err != nil {
@@ -110,6 +123,10 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	wg.Wait()
 	return s, nil
+}
+
+func (s *Server) modelEnv() modelEnv {
+	return modelEnv{gpus: s.opts.GPUs, log: s.log, maxTensorBytes: s.opts.MaxTensorBytes}
 }
 
 func (s *Server) startsWithServer(name string) bool {
@@ -157,7 +174,7 @@ func (s *Server) loadVersions(e *modelEntry) error {
 	var errs []error
 	for _, v := range versions {
 		st := VersionStatus{Name: e.name, Version: strconv.FormatInt(v, 10)}
-		m, err := newModel(e.name, v, e.dir, raw, cloneConfig(cfg), s.opts.GPUs, s.log)
+		m, err := newModel(e.name, v, e.dir, raw, cloneConfig(cfg), s.modelEnv())
 		if err == nil {
 			s.log.Infof("loading: %s:%d", e.name, v)
 			err = m.load(s.opts.Backends)
