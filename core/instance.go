@@ -136,9 +136,20 @@ func (i *Instance) execute(batch []*Request) {
 	}
 }
 
-// instancesFromConfig expands the instance groups of cfg into instances.
-func instancesFromConfig(m *Model, cfg *configpb.ModelConfig) []*Instance {
-	var out []*Instance
+// instancesFromConfig expands the instance groups of cfg into instances,
+// refusing more than maxInstances before creating any.
+func instancesFromConfig(m *Model, cfg *configpb.ModelConfig) ([]*Instance, error) {
+	total := int64(0)
+	for _, g := range cfg.GetInstanceGroup() {
+		n := int64(max(g.GetCount(), 1))
+		if kindFromConfig(g.GetKind()) == KindGPU {
+			n *= int64(len(g.GetGpus())) // both below 2^31: no overflow
+		}
+		if total += n; total > maxInstances {
+			return nil, Errorf(CodeInvalidArg, "model %q: instance_group asks for more than %d instances (counts times GPUs), the most one model version may have", m.name, maxInstances)
+		}
+	}
+	out := make([]*Instance, 0, total)
 	for _, g := range cfg.GetInstanceGroup() {
 		kind := kindFromConfig(g.GetKind())
 		for c := int32(0); c < max(g.GetCount(), 1); c++ {
@@ -156,7 +167,7 @@ func instancesFromConfig(m *Model, cfg *configpb.ModelConfig) []*Instance {
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 func policyName(g *configpb.ModelInstanceGroup, def string) string {

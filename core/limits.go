@@ -8,6 +8,23 @@ import (
 // DefaultMaxTensorBytes is Options.MaxTensorBytes when it is left 0: 256 MiB.
 const DefaultMaxTensorBytes = 256 << 20
 
+// Bounds on what a model configuration can make the server allocate when
+// the model loads. Triton has none, and a configuration that asks for more
+// would exhaust memory (the runtime then ends the process, whatever
+// --exit-on-error says); the model fails to load instead, with an error
+// that names the setting.
+const (
+	// maxInstances bounds the instances of one model version: the
+	// instance_group counts, times the GPUs of KIND_GPU groups. Each is a
+	// goroutine and an execution context in its backend.
+	maxInstances = 1 << 12
+	// maxSequenceSlots bounds the sequence slots of one instance
+	// (max_batch_size for the direct strategy, max_candidate_sequences for
+	// oldest), which the sequence batcher allocates up front and scans for
+	// every new sequence.
+	maxSequenceSlots = 1 << 16
+)
+
 // mulInt64 returns a*b for a, b >= 0, and false when the product does not
 // fit in an int64.
 func mulInt64(a, b int64) (int64, bool) {

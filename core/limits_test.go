@@ -28,7 +28,7 @@ func state(dtype, dims, extra string) string {
 
 // TestOversizedModelsDoNotLoad: a configuration that asks the server to
 // allocate more than it holds (a sequence state or its initial_state past
-// MaxTensorBytes or past 64 bits)
+// MaxTensorBytes or past 64 bits, too many sequence slots or instances)
 // fails to load with an error naming the model, what is too large and the
 // limit, before anything that large is allocated; the other model serves.
 func TestOversizedModelsDoNotLoad(t *testing.T) {
@@ -61,6 +61,10 @@ func TestOversizedModelsDoNotLoad(t *testing.T) {
 			`initial_state: { data_type: TYPE_STRING dims: [ 1 ] data_file: "text" name: "from file" }`)),
 			files: map[string][]byte{"initial_state/text": core.EncodeBytes(make([]byte, 2000))}, limit: 1000,
 			parts: []string{`"STATE_IN"`, "initial_state", "2004 bytes", "1000 bytes (MaxTensorBytes)"}},
+		{name: "too many sequence slots", config: stateModel(100000, state("TYPE_INT32", "[ 1 ]", "")),
+			parts: []string{"100000 sequence slots", "65536"}},
+		{name: "too many instances", config: vectorConfig(`instance_group [ { count: 2147483647 kind: KIND_CPU } ]`),
+			parts: []string{"instance_group", "4096 instances"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

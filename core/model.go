@@ -218,13 +218,15 @@ func (m *Model) load(provider BackendProvider) error {
 	}
 	m.backend = bm
 	m.freezeConfig()
-	m.instances = instancesFromConfig(m, m.cfg)
 	fail := func(err error) error {
 		if ferr := bm.Finalize(); ferr != nil {
 			m.log.Errorf("model %q version %d: finalize after failed load: %v", m.name, m.version, ferr)
 		}
 		m.readiness.Store(int32(ModelUnavailable))
 		return err
+	}
+	if m.instances, err = instancesFromConfig(m, m.cfg); err != nil {
+		return fail(err)
 	}
 	if err := m.createInstances(bm); err != nil {
 		return fail(err)

@@ -89,6 +89,9 @@ func newSequenceConfig(m *Model) (*sequenceConfig, error) {
 		c.delay = time.Duration(d.GetMaxQueueDelayMicroseconds()) * time.Microsecond
 		c.minUtil = d.GetMinimumSlotUtilization()
 	}
+	if c.slots > maxSequenceSlots {
+		return nil, Errorf(CodeInvalidArg, "model %q: sequence_batching asks for %d sequence slots per instance (max_batch_size, or oldest.max_candidate_sequences); at most %d are supported", m.name, c.slots, maxSequenceSlots)
+	}
 	for _, ci := range sb.GetControlInput() {
 		for _, ctl := range ci.GetControl() {
 			c.provided[ci.GetName()] = true
