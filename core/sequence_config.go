@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"time"
 
 	"tritonhost/core/configpb"
@@ -149,7 +148,8 @@ func boolByte(v bool) byte {
 }
 
 // newStateSpec checks one state entry and prepares its initial value:
-// initial_state's data (zeros or a file under <model>/initial_state/) with
+// initial_state's data (zeros or a file under <model>/initial_state/, which
+// must not lead out of the model's directory; see modelFile) with
 // initial_state's dims, or without initial_state zeros shaped by the state's
 // dims with every variable dimension 1 (Triton leaves that memory
 // uninitialized; zeros make it deterministic). A BYTES state starts as
@@ -211,7 +211,10 @@ func newStateSpec(m *Model, st *configpb.ModelSequenceBatching_State, batchDim b
 	case *configpb.ModelSequenceBatching_InitialState_ZeroData:
 		spec.initData = zeroTensor(spec.dtype, count)
 	case *configpb.ModelSequenceBatching_InitialState_DataFile:
-		path := filepath.Join(m.dir, "initial_state", init.GetDataFile())
+		path, err := modelFile(m.dir, "initial_state", init.GetDataFile())
+		if err != nil {
+			return nil, bad("initial_state data_file: %v", err)
+		}
 		if spec.dtype == TypeBytes {
 			data, err := readFile(path, m.maxTensorBytes, false)
 			if err != nil {
