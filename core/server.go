@@ -53,7 +53,7 @@ type Server struct {
 
 	mu     sync.RWMutex
 	models map[string]*modelEntry
-	loadMu sync.Mutex // serializes LoadModel/UnloadModel/Stop
+	locks  map[string]*modelLock // by model name, while held or awaited (guarded by mu)
 
 	stopping atomic.Bool
 	inflight inflightCounter
@@ -93,7 +93,7 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.MaxTensorBytes <= 0 {
 		opts.MaxTensorBytes = DefaultMaxTensorBytes
 	}
-	s := &Server{opts: opts, log: opts.Logger, models: map[string]*modelEntry{}}
+	s := &Server{opts: opts, log: opts.Logger, models: map[string]*modelEntry{}, locks: map[string]*modelLock{}}
 	dirs, dupes, err := scanRepositories(opts.ModelRepositories)
 	if err != nil {
 		return nil, err
@@ -118,6 +118,8 @@ func NewServer(opts Options) (*Server, error) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
+			unlock, _ := s.lockModel(context.Background(), name)
+			defer unlock()
 			s.loadEntry(name, dirs[name])
 		})
 	}
@@ -142,7 +144,9 @@ func (s *Server) startsWithServer(name string) bool {
 }
 
 // loadEntry loads every selected version of one model and installs the
-// result, replacing (and then unloading) whatever was loaded before.
+// result, replacing (and then unloading) whatever was loaded before. The
+// caller holds the model's lock. If Stop began meanwhile, the new versions
+// are not installed: they, and the ones loaded before, are unloaded again.
 func (s *Server) loadEntry(name, dir string) error {
 	e := &modelEntry{name: name, dir: dir, versions: map[int64]*Model{}}
 	err := s.loadVersions(e)
@@ -152,10 +156,20 @@ func (s *Server) loadEntry(name, dir string) error {
 	}
 	s.mu.Lock()
 	old := s.models[name]
+	if s.stopping.Load() {
+		s.models[name] = &modelEntry{name: name, dir: dir}
+		s.mu.Unlock()
+		for _, ent := range []*modelEntry{e, old} {
+			if ent != nil {
+				_ = s.unloadVersions(context.Background(), ent)
+			}
+		}
+		return Errorf(CodeUnavailable, "model %q: the server began shutting down while the model loaded; it is unloaded again", name)
+	}
 	s.models[name] = e
 	s.mu.Unlock()
 	if old != nil {
-		s.unloadVersions(context.Background(), old)
+		_ = s.unloadVersions(context.Background(), old)
 	}
 	return err
 }
@@ -212,16 +226,17 @@ func (s *Server) unloadVersions(ctx context.Context, e *modelEntry) error {
 	return errors.Join(errs...)
 }
 
-// LoadModel loads (or reloads) a model by name under explicit model control.
+// LoadModel loads (or reloads) a model by name under explicit model
+// control. Loads and unloads of one model run one at a time, in the order
+// they take its lock; those of different models do not wait for each
+// other.
 func (s *Server) LoadModel(name string) error {
 	if !s.opts.ExplicitModelControl {
 		return Errorf(CodeUnavailable, "explicit model load / unload is not allowed unless the server runs with explicit model control")
 	}
 	if s.stopping.Load() {
-		return Errorf(CodeUnavailable, "server is shutting down")
+		return errShuttingDown()
 	}
-	s.loadMu.Lock()
-	defer s.loadMu.Unlock()
 	dirs, _, err := scanRepositories(s.opts.ModelRepositories)
 	if err != nil {
 		return Errorf(CodeInternal, "load model %q: %w", name, err)
@@ -230,17 +245,33 @@ func (s *Server) LoadModel(name string) error {
 	if !ok {
 		return Errorf(CodeNotFound, "load model %q: no such model in the repository", name)
 	}
+	unlock, _ := s.lockModel(context.Background(), name)
+	defer unlock()
+	if s.stopping.Load() {
+		return errShuttingDown()
+	}
 	return s.loadEntry(name, dir)
 }
 
 // UnloadModel unloads every version of a model under explicit model
-// control. Queued requests still run; new ones are refused.
+// control. Queued requests still run (until ctx ends); new ones are
+// refused. It waits for a load or unload of the same model in progress,
+// until ctx ends.
 func (s *Server) UnloadModel(ctx context.Context, name string) error {
 	if !s.opts.ExplicitModelControl {
 		return Errorf(CodeUnavailable, "explicit model load / unload is not allowed unless the server runs with explicit model control")
 	}
-	s.loadMu.Lock()
-	defer s.loadMu.Unlock()
+	if s.stopping.Load() {
+		return errShuttingDown()
+	}
+	unlock, err := s.lockModel(ctx, name)
+	if err != nil {
+		return Errorf(CodeUnavailable, "unload model %q: a load or unload of it is still in progress (%w)", name, err)
+	}
+	defer unlock()
+	if s.stopping.Load() {
+		return errShuttingDown()
+	}
 	s.mu.Lock()
 	e := s.models[name]
 	if e == nil {
@@ -251,6 +282,8 @@ func (s *Server) UnloadModel(ctx context.Context, name string) error {
 	s.mu.Unlock()
 	return s.unloadVersions(ctx, e)
 }
+
+func errShuttingDown() error { return Errorf(CodeUnavailable, "server is shutting down") }
 
 // Model returns a loaded model version; version <= 0 picks the newest.
 func (s *Server) Model(name string, version int64) (*Model, error) {
@@ -329,7 +362,7 @@ func (s *Server) Submit(ctx context.Context, m *Model, req *InferenceRequest, fn
 		return Errorf(CodeInvalidArg, "infer: a response function is required")
 	}
 	if s.stopping.Load() {
-		return Errorf(CodeUnavailable, "server is shutting down")
+		return errShuttingDown()
 	}
 	r, err := m.newRequest(req, fn)
 	if err != nil {
@@ -437,82 +470,4 @@ func (s *Server) Statistics(name string, version int64) ([]ModelStatistics, erro
 		return out[i].Version < out[j].Version
 	})
 	return out, nil
-}
-
-// Stop shuts the server down: new requests are refused, in-flight requests
-// finish (until ctx ends), every model is unloaded and the backends closed.
-// If ctx ends first, queued requests fail and Stop still waits for running
-// executions and backend finalization.
-func (s *Server) Stop(ctx context.Context) error {
-	if s.stopping.Swap(true) {
-		return nil
-	}
-	s.loadMu.Lock()
-	defer s.loadMu.Unlock()
-	drainErr := s.inflight.wait(ctx)
-	if drainErr != nil {
-		s.log.Warnf("stopping with %d request(s) still in flight: %v", s.inflight.count(), drainErr)
-	}
-	s.mu.Lock()
-	entries := s.models
-	s.models = map[string]*modelEntry{}
-	s.mu.Unlock()
-	var errs []error
-	for _, e := range entries {
-		if err := s.unloadVersions(ctx, e); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := s.opts.Backends.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("close backends: %w", err))
-	}
-	return errors.Join(errs...)
-}
-
-// inflightCounter counts requests and lets Stop wait for zero.
-type inflightCounter struct {
-	mu   sync.Mutex
-	n    int
-	zero chan struct{} // closed when n drops to 0 while someone waits
-}
-
-func (c *inflightCounter) add() {
-	c.mu.Lock()
-	c.n++
-	c.mu.Unlock()
-}
-
-func (c *inflightCounter) done() {
-	c.mu.Lock()
-	c.n--
-	if c.n == 0 && c.zero != nil {
-		close(c.zero)
-		c.zero = nil
-	}
-	c.mu.Unlock()
-}
-
-func (c *inflightCounter) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n
-}
-
-func (c *inflightCounter) wait(ctx context.Context) error {
-	c.mu.Lock()
-	if c.n == 0 {
-		c.mu.Unlock()
-		return nil
-	}
-	if c.zero == nil {
-		c.zero = make(chan struct{})
-	}
-	ch := c.zero
-	c.mu.Unlock()
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

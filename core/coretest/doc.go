@@ -13,6 +13,10 @@
 // happens to the batch and who owns its requests; an Answer decides what one
 // request is sent; tests combine the two, or write their own.
 //
+// The Provider's lifecycle calls (LoadModel, NewInstance, the Finalize
+// calls) can be made to fail (FailLoad, FailInstance) or to hang until a
+// Gate opens (Hang), as a backend stuck in C would.
+//
 // The Provider records what the server asked of it (Events: loads,
 // instances, finalizations), every execution (Executions, Batches) and every
 // call a behaviour made for a request with what it returned (Calls), so a
