@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"tritonhost/core/configpb"
 )
@@ -57,7 +58,8 @@ type Instance struct {
 	hostPolicy string
 	group      *configpb.ModelInstanceGroup
 	backend    BackendInstance
-	deviceLock *sync.Mutex // shared by the instances of a device when the backend is device-blocking
+	deviceLock *sync.Mutex  // shared by the instances of a device when the backend is device-blocking
+	executing  atomic.Int32 // executions running (0 or 1), for what an unload waits for
 }
 
 // Model returns the model version the instance belongs to.
@@ -122,7 +124,9 @@ func (i *Instance) execute(batch []*Request) {
 		i.deviceLock.Lock()
 		defer i.deviceLock.Unlock()
 	}
+	i.executing.Add(1)
 	err := i.backend.Execute(batch)
+	i.executing.Add(-1)
 	if err == nil {
 		return
 	}

@@ -94,30 +94,35 @@ func TestStopDrainsInFlightWork(t *testing.T) {
 	}
 }
 
-// TestStopFailsQueuedRequestsWhenItsContextEnds: when Stop's context has
-// ended, queued requests fail with UNAVAILABLE at once, without running,
-// while the running execution goes on.
-func TestStopFailsQueuedRequestsWhenItsContextEnds(t *testing.T) {
+// TestStopGivesUpOnRunningExecutionsWhenItsContextEnds: when Stop's
+// context has ended, Stop returns at once with an error naming the model
+// and the instance still executing, and leaves the backends open; queued
+// requests fail with UNAVAILABLE without running. The running execution
+// completes later, and only then are the instance and the model finalized.
+func TestStopGivesUpOnRunningExecutionsWhenItsContextEnds(t *testing.T) {
 	t.Parallel()
 	srv, p, gate, busy, queued := queuedBehindBusy(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	stopped := make(chan error, 1)
-	go func() { stopped <- srv.Stop(ctx) }()
+	wantError(t, "Stop", srv.Stop(ctx), core.CodeUnavailable, "stop gave up", "context canceled", "left the backends open",
+		"still in flight", `model "m" version 1 (backend "go"): unload not finished`, `running execution(s) of instance(s) "m_0_0"`)
 	for i, c := range queued {
 		wantError(t, fmt.Sprintf("q%d", i), c.Err(t), core.CodeUnavailable, fmt.Sprintf(`request "q%d"`, i), "unloaded before")
 		if p.Executed(fmt.Sprintf("q%d", i)) {
 			t.Errorf("q%d ran", i)
 		}
 	}
-	if busy.Finished() {
-		t.Error("the running request finished while its execution waited")
+	if slices.Contains(p.Events(), "finalize instance m/m_0_0") {
+		t.Error("the instance was finalized while it executed")
 	}
 	gate.Open()
 	succeeded(t, busy)
-	if err := <-stopped; err != nil {
-		t.Errorf("Stop: %v", err)
+	p.WaitEvent(t, "finalize model m")
+	events := p.Events()
+	if want := []string{"finalize instance m/m_0_0", "finalize model m"}; !slices.Equal(events[len(events)-2:], want) {
+		t.Errorf("events %v, want them to end with %v (and no close)", events, want)
 	}
+	coretest.WaitUntil(t, "no request to be live", func() bool { return srv.LiveRequests() == 0 })
 }
 
 // TestExplicitModelControl: only LoadModel loads, UnloadModel unloads (its

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"tritonhost/core/serverlog"
 )
@@ -43,6 +44,19 @@ type Options struct {
 	// zeros or a file) does not load. Sizes are computed with
 	// overflow-checked arithmetic, before anything is allocated.
 	MaxTensorBytes int64
+	// BackendCallTimeout bounds each call into a backend that loads or
+	// unloads a model version: BackendProvider.LoadModel,
+	// BackendModel.NewInstance, BackendInstance.Finalize and
+	// BackendModel.Finalize (default DefaultBackendCallTimeout, 10
+	// minutes). When a call does not return in time, the server logs which
+	// call of which model and backend it is, and goes on: a load fails
+	// (that version is unavailable, with the reason), an unload is reported
+	// unfinished. The call itself cannot be interrupted (a backend stuck in
+	// C code stays stuck): its goroutine is left running, and what it
+	// returns late is dealt with then (a model or instance created for a
+	// load that failed meanwhile is finalized; an unload carries on in its
+	// order). Executions are not bounded by it.
+	BackendCallTimeout time.Duration
 }
 
 // Server hosts the models of a repository and runs inference on them. All
@@ -55,8 +69,9 @@ type Server struct {
 	models map[string]*modelEntry
 	locks  map[string]*modelLock // by model name, while held or awaited (guarded by mu)
 
-	stopping atomic.Bool
-	inflight inflightCounter
+	lifecycles lifecycleSet // loads and unloads whose steps have not finished
+	stopping   atomic.Bool
+	inflight   inflightCounter
 }
 
 // modelEntry is everything the server knows of one model directory.
@@ -93,6 +108,9 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.MaxTensorBytes <= 0 {
 		opts.MaxTensorBytes = DefaultMaxTensorBytes
 	}
+	if opts.BackendCallTimeout <= 0 {
+		opts.BackendCallTimeout = DefaultBackendCallTimeout
+	}
 	s := &Server{opts: opts, log: opts.Logger, models: map[string]*modelEntry{}, locks: map[string]*modelLock{}}
 	dirs, dupes, err := scanRepositories(opts.ModelRepositories)
 	if err != nil {
@@ -128,7 +146,8 @@ func NewServer(opts Options) (*Server, error) {
 }
 
 func (s *Server) modelEnv() modelEnv {
-	return modelEnv{gpus: s.opts.GPUs, log: s.log, maxTensorBytes: s.opts.MaxTensorBytes}
+	return modelEnv{gpus: s.opts.GPUs, log: s.log, maxTensorBytes: s.opts.MaxTensorBytes,
+		callTimeout: s.opts.BackendCallTimeout, lifecycles: &s.lifecycles}
 }
 
 func (s *Server) startsWithServer(name string) bool {
@@ -213,7 +232,9 @@ func (s *Server) loadVersions(e *modelEntry) error {
 	return nil
 }
 
-func (s *Server) unloadVersions(ctx context.Context, e *modelEntry) error {
+// unloadVersions unloads the versions of e, each with Model.unload, and
+// logs the outcome.
+func (s *Server) unloadVersions(ctx context.Context, e *modelEntry) []error {
 	var errs []error
 	for _, m := range e.versions {
 		if err := m.unload(ctx); err != nil {
@@ -223,13 +244,13 @@ func (s *Server) unloadVersions(ctx context.Context, e *modelEntry) error {
 			s.log.Infof("successfully unloaded '%s' version %d", m.name, m.version)
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // LoadModel loads (or reloads) a model by name under explicit model
 // control. Loads and unloads of one model run one at a time, in the order
 // they take its lock; those of different models do not wait for each
-// other.
+// other. Each call into the backend is bounded by BackendCallTimeout.
 func (s *Server) LoadModel(name string) error {
 	if !s.opts.ExplicitModelControl {
 		return Errorf(CodeUnavailable, "explicit model load / unload is not allowed unless the server runs with explicit model control")
@@ -255,8 +276,10 @@ func (s *Server) LoadModel(name string) error {
 
 // UnloadModel unloads every version of a model under explicit model
 // control. Queued requests still run (until ctx ends); new ones are
-// refused. It waits for a load or unload of the same model in progress,
-// until ctx ends.
+// refused. It waits for a load or unload of the same model in progress
+// (until ctx ends), and returns an error, the unload going on without it,
+// when ctx ends or a Finalize call does not return within
+// BackendCallTimeout.
 func (s *Server) UnloadModel(ctx context.Context, name string) error {
 	if !s.opts.ExplicitModelControl {
 		return Errorf(CodeUnavailable, "explicit model load / unload is not allowed unless the server runs with explicit model control")
@@ -280,7 +303,7 @@ func (s *Server) UnloadModel(ctx context.Context, name string) error {
 	}
 	s.models[name] = &modelEntry{name: name, dir: e.dir}
 	s.mu.Unlock()
-	return s.unloadVersions(ctx, e)
+	return errors.Join(s.unloadVersions(ctx, e)...)
 }
 
 func errShuttingDown() error { return Errorf(CodeUnavailable, "server is shutting down") }

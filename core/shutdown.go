@@ -5,28 +5,78 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 )
 
-// Stop shuts the server down: new requests, loads and unloads are refused,
-// in-flight requests finish (until ctx ends), every model is unloaded (once
-// a load or unload of it in progress has finished, until ctx ends; a model
-// whose load finishes after Stop began is unloaded at once) and the
-// backends closed. If ctx ends first, queued requests fail and Stop still
-// waits for running executions and backend finalization.
+// Stop shuts the server down. ctx bounds it: Stop returns when the
+// shutdown is done or when ctx ends, whichever comes first. In order:
+//
+//  1. New requests, loads and unloads are refused; Live and Ready turn
+//     false.
+//  2. Requests in flight may finish, until ctx ends.
+//  3. Every model is unloaded, all at once: queued requests still run
+//     (once ctx has ended they fail with CodeUnavailable instead), running
+//     executions end, then the instances and the model are finalized, each
+//     Finalize call bounded by BackendCallTimeout as well as by ctx. A load
+//     or unload of a model in progress finishes first; a model whose load
+//     finishes after Stop began is unloaded at once.
+//  4. Once every model is unloaded, the backends are closed.
+//
+// If ctx ends first (or a Finalize call outlasts BackendCallTimeout), Stop
+// does not wait: it returns an error (CodeUnavailable) that names what it
+// gave up on (requests still in flight, executions still running,
+// Finalize calls that have not returned, loads still in a backend, per
+// model) and leaves the backends open. What it gave up on goes on in the
+// background and stays consistent: an execution that ends later lets its
+// instances be finalized then, and a late response still reaches its
+// ResponseFunc. Stop runs once; later calls return nil at once.
 func (s *Server) Stop(ctx context.Context) error {
 	if s.stopping.Swap(true) {
 		return nil
 	}
-	drainErr := s.inflight.wait(ctx)
-	if drainErr != nil {
-		s.log.Warnf("stopping with %d request(s) still in flight: %v", s.inflight.count(), drainErr)
+	if err := s.inflight.wait(ctx); err != nil {
+		s.log.Warnf("stopping with %d request(s) still in flight: %v", s.inflight.count(), err)
 	}
-	var errs []error
+	var (
+		mu      sync.Mutex
+		errs    []error
+		blocked []string // models whose lock Stop could not take
+		wg      sync.WaitGroup
+	)
 	for _, name := range s.modelNames() {
-		if err := s.stopModel(ctx, name); err != nil {
-			errs = append(errs, err)
+		wg.Go(func() {
+			unloaded, err := s.stopModel(ctx, name)
+			mu.Lock()
+			defer mu.Unlock()
+			if !unloaded {
+				blocked = append(blocked, name)
+			}
+			for _, e := range err {
+				if !errors.As(e, new(*givenUpError)) { // what Stop gave up on is reported below, if still running
+					errs = append(errs, e)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	left := s.lifecycles.reports()
+	for _, name := range blocked {
+		if !slices.ContainsFunc(left, func(r string) bool { return strings.HasPrefix(r, fmt.Sprintf("model %q ", name)) }) {
+			left = append(left, fmt.Sprintf("model %q: a load or unload of it did not finish", name))
 		}
+	}
+	if n := s.inflight.count(); n > 0 {
+		left = append([]string{fmt.Sprintf("%d request(s) still in flight", n)}, left...)
+	}
+	if len(left) > 0 {
+		cause := fmt.Errorf("backend calls did not return within BackendCallTimeout (%v)", s.opts.BackendCallTimeout)
+		if ctx.Err() != nil {
+			cause = ctx.Err()
+		}
+		err := Errorf(CodeUnavailable, "stop gave up (%w) and left the backends open: %s", cause, strings.Join(left, "; "))
+		s.log.Errorf("%v", err)
+		return errors.Join(append(errs, err)...)
 	}
 	if err := s.opts.Backends.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close backends: %w", err))
@@ -53,11 +103,11 @@ func (s *Server) modelNames() []string {
 }
 
 // stopModel unloads model name for Stop, once a load or unload of it in
-// progress has finished.
-func (s *Server) stopModel(ctx context.Context, name string) error {
+// progress has finished; unloaded is false when ctx ended first.
+func (s *Server) stopModel(ctx context.Context, name string) (unloaded bool, errs []error) {
 	unlock, err := s.lockModel(ctx, name)
 	if err != nil {
-		return Errorf(CodeUnavailable, "model %q: a load or unload of it did not finish (%w)", name, err)
+		return false, nil
 	}
 	defer unlock()
 	s.mu.Lock()
@@ -65,9 +115,9 @@ func (s *Server) stopModel(ctx context.Context, name string) error {
 	delete(s.models, name)
 	s.mu.Unlock()
 	if e == nil {
-		return nil
+		return true, nil
 	}
-	return s.unloadVersions(ctx, e)
+	return true, s.unloadVersions(ctx, e)
 }
 
 // inflightCounter counts requests and lets Stop wait for zero.
