@@ -4,6 +4,18 @@ package core
 // Triton-style shared libraries (its package doc is the whole lifecycle of
 // such a backend), or a Go-native one in tests and embedders. Each method
 // says when the server calls it.
+//
+// The calls that load and unload (BackendProvider.LoadModel,
+// BackendModel.NewInstance, BackendInstance.Finalize, BackendModel.Finalize)
+// are bounded by Options.BackendCallTimeout, and the Finalize calls by
+// Stop's context as well. The server cannot interrupt a call that
+// outlasts its bound: it stops waiting, leaving the call running on its
+// goroutine, and keeps the lifecycle's order for whatever the call returns
+// late. A model or instance created for a load that failed meanwhile is
+// finalized once it is returned (instances before their model), and
+// nothing more is created for that load; an unload's later Finalize calls
+// follow once the late one returns. Implementations need not guard against
+// either: they see the same calls, in the same order, only later.
 type BackendProvider interface {
 	// LoadModel initializes m in its backend, once per model version, when
 	// the version loads. The backend may complete m's configuration

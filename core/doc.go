@@ -9,5 +9,12 @@
 // The in-process API is Server: NewServer loads a model repository,
 // Server.Infer submits a request whose ResponseFunc may be called any number
 // of times (the Go counterpart of TRITONSERVER_InferenceRequestSetResponseCallback),
-// and Server.Stop drains in-flight work and unloads every model.
+// and Server.Stop drains in-flight work and unloads every model, within its
+// context's deadline.
+//
+// What a client or a model configuration can make the server hold is
+// bounded: tensors by Options.MaxTensorBytes, the calls into a backend that
+// load and unload by Options.BackendCallTimeout, statistics by
+// ResponseStatsCap, and the files a configuration names by the model's
+// directory.
 package core

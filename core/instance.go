@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"tritonhost/core/configpb"
 )
@@ -57,7 +58,8 @@ type Instance struct {
 	hostPolicy string
 	group      *configpb.ModelInstanceGroup
 	backend    BackendInstance
-	deviceLock *sync.Mutex // shared by the instances of a device when the backend is device-blocking
+	deviceLock *sync.Mutex  // shared by the instances of a device when the backend is device-blocking
+	executing  atomic.Int32 // executions running (0 or 1), for what an unload waits for
 }
 
 // Model returns the model version the instance belongs to.
@@ -109,7 +111,8 @@ func (i *Instance) ReportBatchStatistics(batchSize, execStart, computeStart, com
 }
 
 // ReportResponseStatistics records one response (or empty iteration) of a
-// decoupled request, under the request's next response index.
+// decoupled request, under the request's next response index (indices from
+// ResponseStatsCap on share one entry; see ModelStatistics.Responses).
 func (i *Instance) ReportResponseStatistics(p *Responder, start, computeOutputStart, end uint64, outcome ResponseOutcome) {
 	i.model.stats.response(p.NextResponseIndex(), start, computeOutputStart, end, outcome)
 }
@@ -121,7 +124,9 @@ func (i *Instance) execute(batch []*Request) {
 		i.deviceLock.Lock()
 		defer i.deviceLock.Unlock()
 	}
+	i.executing.Add(1)
 	err := i.backend.Execute(batch)
+	i.executing.Add(-1)
 	if err == nil {
 		return
 	}
@@ -135,9 +140,20 @@ func (i *Instance) execute(batch []*Request) {
 	}
 }
 
-// instancesFromConfig expands the instance groups of cfg into instances.
-func instancesFromConfig(m *Model, cfg *configpb.ModelConfig) []*Instance {
-	var out []*Instance
+// instancesFromConfig expands the instance groups of cfg into instances,
+// refusing more than maxInstances before creating any.
+func instancesFromConfig(m *Model, cfg *configpb.ModelConfig) ([]*Instance, error) {
+	total := int64(0)
+	for _, g := range cfg.GetInstanceGroup() {
+		n := int64(max(g.GetCount(), 1))
+		if kindFromConfig(g.GetKind()) == KindGPU {
+			n *= int64(len(g.GetGpus())) // both below 2^31: no overflow
+		}
+		if total += n; total > maxInstances {
+			return nil, Errorf(CodeInvalidArg, "model %q: instance_group asks for more than %d instances (counts times GPUs), the most one model version may have", m.name, maxInstances)
+		}
+	}
+	out := make([]*Instance, 0, total)
 	for _, g := range cfg.GetInstanceGroup() {
 		kind := kindFromConfig(g.GetKind())
 		for c := int32(0); c < max(g.GetCount(), 1); c++ {
@@ -155,7 +171,7 @@ func instancesFromConfig(m *Model, cfg *configpb.ModelConfig) []*Instance {
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 func policyName(g *configpb.ModelInstanceGroup, def string) string {

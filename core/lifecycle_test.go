@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -96,34 +94,35 @@ func TestStopDrainsInFlightWork(t *testing.T) {
 	}
 }
 
-// TestStopFailsQueuedRequestsWhenItsContextEnds: when Stop's context has
-// ended, queued requests fail with UNAVAILABLE without running, and Stop
-// still waits for the running execution.
-func TestStopFailsQueuedRequestsWhenItsContextEnds(t *testing.T) {
+// TestStopGivesUpOnRunningExecutionsWhenItsContextEnds: when Stop's
+// context has ended, Stop returns at once with an error naming the model
+// and the instance still executing, and leaves the backends open; queued
+// requests fail with UNAVAILABLE without running. The running execution
+// completes later, and only then are the instance and the model finalized.
+func TestStopGivesUpOnRunningExecutionsWhenItsContextEnds(t *testing.T) {
 	t.Parallel()
 	srv, p, gate, busy, queued := queuedBehindBusy(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	stopper := make(chan int, 1)
-	stopped := make(chan error, 1)
-	go func() {
-		stopper <- goroutineID()
-		stopped <- srv.Stop(ctx)
-	}()
-	// Until the scheduler has given up on its queue, opening the gate would
-	// let the queued requests run.
-	waitBlocked(t, <-stopper, "chan receive", "tritonhost/core.(*scheduler).stop(")
-	gate.Open()
-	succeeded(t, busy)
+	wantError(t, "Stop", srv.Stop(ctx), core.CodeUnavailable, "stop gave up", "context canceled", "left the backends open",
+		"still in flight", `model "m" version 1 (backend "go"): unload not finished`, `running execution(s) of instance(s) "m_0_0"`)
 	for i, c := range queued {
 		wantError(t, fmt.Sprintf("q%d", i), c.Err(t), core.CodeUnavailable, fmt.Sprintf(`request "q%d"`, i), "unloaded before")
 		if p.Executed(fmt.Sprintf("q%d", i)) {
 			t.Errorf("q%d ran", i)
 		}
 	}
-	if err := <-stopped; err != nil {
-		t.Errorf("Stop: %v", err)
+	if slices.Contains(p.Events(), "finalize instance m/m_0_0") {
+		t.Error("the instance was finalized while it executed")
 	}
+	gate.Open()
+	succeeded(t, busy)
+	p.WaitEvent(t, "finalize model m")
+	events := p.Events()
+	if want := []string{"finalize instance m/m_0_0", "finalize model m"}; !slices.Equal(events[len(events)-2:], want) {
+		t.Errorf("events %v, want them to end with %v (and no close)", events, want)
+	}
+	coretest.WaitUntil(t, "no request to be live", func() bool { return srv.LiveRequests() == 0 })
 }
 
 // TestExplicitModelControl: only LoadModel loads, UnloadModel unloads (its
@@ -220,33 +219,4 @@ func TestFailedModelLoadLeavesOthersServing(t *testing.T) {
 			succeeded(t, coretest.Infer(t, srv, vector("r", 1)))
 		})
 	}
-}
-
-// goroutineID returns the id of the calling goroutine, from its stack
-// header.
-func goroutineID() int {
-	buf := make([]byte, 64)
-	buf = buf[:runtime.Stack(buf, false)]
-	var id int
-	fmt.Sscanf(string(buf), "goroutine %d ", &id)
-	return id
-}
-
-// waitBlocked waits until goroutine id is blocked in the given state
-// ("chan receive", "select", ...) with frame on its stack.
-func waitBlocked(t *testing.T, id int, state, frame string) {
-	t.Helper()
-	header := fmt.Sprintf("goroutine %d [%s", id, state)
-	var mu sync.Mutex // runtime.Stack of all goroutines is large: one buffer
-	buf := make([]byte, 1<<20)
-	coretest.WaitUntil(t, fmt.Sprintf("goroutine %d to block (%s) in %s", id, state, frame), func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-			if strings.HasPrefix(g, header) && strings.Contains(g, frame) {
-				return true
-			}
-		}
-		return false
-	})
 }

@@ -1,12 +1,11 @@
 package core
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"tritonhost/core/configpb"
 	"tritonhost/core/modelconfig"
@@ -37,6 +36,13 @@ type Model struct {
 	dir     string // <repository>/<model>
 	log     *serverlog.Logger
 	gpus    []int
+	// maxTensorBytes is Options.MaxTensorBytes: the largest input, output
+	// or state value the model takes or keeps.
+	maxTensorBytes int64
+	// callTimeout is Options.BackendCallTimeout, and lifecycles the
+	// server's unfinished loads and unloads (see lifecycle).
+	callTimeout time.Duration
+	lifecycles  *lifecycleSet
 
 	// The configuration may change only while the backend initializes the
 	// model (auto-complete through SetConfig); it is frozen once loaded.
@@ -58,8 +64,18 @@ type Model struct {
 	readiness atomic.Int32
 }
 
-func newModel(name string, version int64, dir string, raw, cfg *configpb.ModelConfig, gpus []int, log *serverlog.Logger) (*Model, error) {
-	m := &Model{name: name, version: version, dir: dir, gpus: gpus, log: log, raw: raw}
+// modelEnv is what a model version takes from its server's options.
+type modelEnv struct {
+	gpus           []int
+	log            *serverlog.Logger
+	maxTensorBytes int64
+	callTimeout    time.Duration
+	lifecycles     *lifecycleSet
+}
+
+func newModel(name string, version int64, dir string, raw, cfg *configpb.ModelConfig, env modelEnv) (*Model, error) {
+	m := &Model{name: name, version: version, dir: dir, gpus: env.gpus, log: env.log, raw: raw,
+		maxTensorBytes: env.maxTensorBytes, callTimeout: env.callTimeout, lifecycles: env.lifecycles}
 	if err := m.applyConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -102,6 +118,12 @@ func (m *Model) Decoupled() bool { return m.decoupled }
 
 // MaxBatchSize returns max_batch_size (0: the model does not batch).
 func (m *Model) MaxBatchSize() int64 { return m.maxBatch }
+
+// MaxTensorBytes returns the largest input, output or state value, in
+// bytes, that the server holds for this model (Options.MaxTensorBytes). A
+// backend layer that allocates for a backend (an output buffer, a state
+// value) refuses a larger size before allocating.
+func (m *Model) MaxTensorBytes() int64 { return m.maxTensorBytes }
 
 // Instances returns the model's instances.
 func (m *Model) Instances() []*Instance { return m.instances }
@@ -189,106 +211,6 @@ func (m *Model) freezeConfig() {
 	m.cfgMu.Lock()
 	m.frozen = true
 	m.cfgMu.Unlock()
-}
-
-// load initializes the model in its backend, creates its instances and
-// starts scheduling. On failure everything created is finalized again.
-func (m *Model) load(provider BackendProvider) error {
-	m.readiness.Store(int32(ModelLoading))
-	bm, err := provider.LoadModel(m)
-	if err != nil {
-		m.readiness.Store(int32(ModelUnavailable))
-		return err
-	}
-	m.backend = bm
-	m.freezeConfig()
-	m.instances = instancesFromConfig(m, m.cfg)
-	fail := func(err error) error {
-		if ferr := bm.Finalize(); ferr != nil {
-			m.log.Errorf("model %q version %d: finalize after failed load: %v", m.name, m.version, ferr)
-		}
-		m.readiness.Store(int32(ModelUnavailable))
-		return err
-	}
-	if err := m.createInstances(bm); err != nil {
-		return fail(err)
-	}
-	sched, err := newScheduler(m)
-	if err != nil {
-		m.finalizeInstances()
-		return fail(err)
-	}
-	m.sched = sched
-	m.sched.start()
-	m.readiness.Store(int32(ModelReady))
-	return nil
-}
-
-func (m *Model) createInstances(bm BackendModel) error {
-	errs := make([]error, len(m.instances))
-	create := func(i int) {
-		inst := m.instances[i]
-		bi, err := bm.NewInstance(inst)
-		if err != nil {
-			errs[i] = fmt.Errorf("instance %q: %w", inst.name, err)
-			return
-		}
-		inst.backend = bi
-	}
-	if bm.ParallelInstanceLoading() {
-		var wg sync.WaitGroup
-		for i := range m.instances {
-			wg.Go(func() { create(i) })
-		}
-		wg.Wait()
-	} else {
-		for i := range m.instances {
-			if create(i); errs[i] != nil {
-				break
-			}
-		}
-	}
-	err := errors.Join(errs...)
-	if err != nil {
-		m.finalizeInstances()
-	}
-	return err
-}
-
-// finalizeInstances finalizes the instances created so far, after a load
-// failed.
-func (m *Model) finalizeInstances() {
-	for _, inst := range m.instances {
-		if inst.backend != nil {
-			if ferr := inst.backend.Finalize(); ferr != nil {
-				m.log.Errorf("model %q instance %q: finalize after failed load: %v", m.name, inst.name, ferr)
-			}
-			inst.backend = nil
-		}
-	}
-}
-
-// unload stops scheduling (queued requests are still executed unless ctx ends
-// first), then finalizes the instances and the model.
-func (m *Model) unload(ctx context.Context) error {
-	if !m.readiness.CompareAndSwap(int32(ModelReady), int32(ModelUnloading)) {
-		return nil
-	}
-	m.sched.stop(ctx)
-	var errs []error
-	for _, inst := range m.instances {
-		if err := inst.backend.Finalize(); err != nil {
-			errs = append(errs, fmt.Errorf("finalize instance %q: %w", inst.name, err))
-		}
-	}
-	if err := m.backend.Finalize(); err != nil {
-		errs = append(errs, fmt.Errorf("finalize model: %w", err))
-	}
-	m.readiness.Store(int32(ModelUnavailable))
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("unload model %q version %d: %w", m.name, m.version, err)
-	}
-	return nil
 }
 
 // requeue takes back a request its backend rescheduled.

@@ -97,6 +97,36 @@ func modelVersions(name, dir string, cfg *configpb.ModelConfig) ([]int64, error)
 	return versions, nil
 }
 
+// modelFile returns the path of a file that a model's configuration names,
+// <dir>/<sub>/<name> as Triton lays it out (an initial_state data_file is
+// under <model>/initial_state/), after checking that it stays inside the
+// model directory dir: name must be a relative path that does not climb
+// out ("..") of <dir>/<sub>, and once every symbolic link of the path is
+// resolved (filepath.EvalSymlinks), the file must still lie inside dir
+// (itself resolved). Links within the model directory are fine; a link
+// out of it is refused like "..", so a configuration cannot make the
+// server read, and hand a backend, a file from elsewhere. It returns the
+// resolved path, which the caller reads.
+func modelFile(dir, sub, name string) (string, error) {
+	under := filepath.Join(dir, sub)
+	if !filepath.IsLocal(name) {
+		return "", fmt.Errorf("%q must be a relative path inside %s", name, under)
+	}
+	path := filepath.Join(under, name)
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	if rel, err := filepath.Rel(root, resolved); err != nil || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("%s resolves to %s, which is outside the model directory %s", path, resolved, root)
+	}
+	return resolved, nil
+}
+
 func cloneConfig(cfg *configpb.ModelConfig) *configpb.ModelConfig {
 	return proto.Clone(cfg).(*configpb.ModelConfig)
 }

@@ -75,7 +75,8 @@ func (p *Responder) Requested(name string) bool { return p.requested == nil || p
 // Send delivers a response produced by the backend, final if final is set.
 // Outputs the client did not ask for are dropped, outputs with a reshape in
 // the model configuration get their configured shape back, and an output the
-// model does not declare turns the response into an error. For a model that
+// model does not declare, or one larger than MaxTensorBytes, turns the
+// response into an error. For a model that
 // is not decoupled, a second response fails the request: the client gets an
 // error and Send returns one. After the final response, Send fails with
 // CodeNotFound.
@@ -117,6 +118,9 @@ func (p *Responder) shapeOutputs(resp *Response) error {
 	for _, out := range resp.Outputs {
 		if !p.Requested(out.Name) {
 			continue
+		}
+		if int64(len(out.Data)) > m.maxTensorBytes {
+			return Errorf(CodeInternal, "model %q sent output %q of %s", m.name, out.Name, tooLarge(int64(len(out.Data)), m.maxTensorBytes))
 		}
 		if len(m.outputs) > 0 {
 			cfg := m.outputs[out.Name]

@@ -23,7 +23,9 @@ type requestScheduler interface {
 	// start launches the instances' goroutines.
 	start()
 	// stop refuses new requests and returns once every queued request has
-	// run (or, when ctx ends first, failed) and every execution returned.
+	// run and every execution returned. When ctx ends first, the requests
+	// still queued fail at once, and stop returns once the running
+	// executions have.
 	stop(ctx context.Context)
 }
 
@@ -223,7 +225,8 @@ func (s *scheduler) nextBatch() []*Request {
 		case <-s.wake:
 		case <-timer.C:
 		case <-s.aborted:
-			return []*Request{first}
+			s.failUnloaded([]*Request{first})
+			return nil
 		}
 	}
 }
@@ -342,8 +345,8 @@ func (s *scheduler) failDead(dead []*Request) {
 }
 
 // stop closes the queue and waits for the workers to execute what is queued.
-// If ctx ends first, queued requests fail and only running executions are
-// waited for.
+// If ctx ends first, what is still queued fails at once, and only the
+// running executions are waited for.
 func (s *scheduler) stop(ctx context.Context) {
 	s.mu.Lock()
 	s.closed = true
@@ -355,14 +358,27 @@ func (s *scheduler) stop(ctx context.Context) {
 	case <-done:
 	case <-ctx.Done():
 		close(s.aborted)
+		s.drain()
 		<-done
 	}
+	s.drain()
+}
+
+// drain fails what is queued: nothing more runs, and a request the backend
+// reschedules from now on fails too.
+func (s *scheduler) drain() {
 	s.mu.Lock()
 	s.drained = true
 	left := slices.Clone(s.queue[s.head:])
 	s.queue, s.head = nil, 0
 	s.mu.Unlock()
-	for _, r := range left {
+	s.failUnloaded(left)
+}
+
+// failUnloaded completes requests that will not run because the model
+// unloads.
+func (s *scheduler) failUnloaded(rs []*Request) {
+	for _, r := range rs {
 		s.model.stats.failure(r.requestStart, Nanotime())
 		r.failAndRelease(errUnloadedBefore(s.model, r))
 	}

@@ -2,10 +2,11 @@ package core
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"time"
 
 	"tritonhost/core/configpb"
@@ -87,6 +88,9 @@ func newSequenceConfig(m *Model) (*sequenceConfig, error) {
 		c.delay = time.Duration(d.GetMaxQueueDelayMicroseconds()) * time.Microsecond
 		c.minUtil = d.GetMinimumSlotUtilization()
 	}
+	if c.slots > maxSequenceSlots {
+		return nil, Errorf(CodeInvalidArg, "model %q: sequence_batching asks for %d sequence slots per instance (max_batch_size, or oldest.max_candidate_sequences); at most %d are supported", m.name, c.slots, maxSequenceSlots)
+	}
 	for _, ci := range sb.GetControlInput() {
 		for _, ctl := range ci.GetControl() {
 			c.provided[ci.GetName()] = true
@@ -144,11 +148,13 @@ func boolByte(v bool) byte {
 }
 
 // newStateSpec checks one state entry and prepares its initial value:
-// initial_state's data (zeros or a file under <model>/initial_state/) with
+// initial_state's data (zeros or a file under <model>/initial_state/, which
+// must not lead out of the model's directory; see modelFile) with
 // initial_state's dims, or without initial_state zeros shaped by the state's
 // dims with every variable dimension 1 (Triton leaves that memory
 // uninitialized; zeros make it deterministic). A BYTES state starts as
-// empty strings.
+// empty strings. The initial value is never larger than MaxTensorBytes:
+// its size is checked before it is allocated or read.
 func newStateSpec(m *Model, st *configpb.ModelSequenceBatching_State, batchDim bool) (*stateSpec, error) {
 	bad := func(format string, args ...any) error {
 		return Errorf(CodeInvalidArg, "model %q: sequence_batching.state %q: %s", m.name, st.GetInputName(), fmt.Sprintf(format, args...))
@@ -171,7 +177,11 @@ func newStateSpec(m *Model, st *configpb.ModelSequenceBatching_State, batchDim b
 		for _, d := range st.GetDims() {
 			spec.initShape = append(spec.initShape, max(d, 1))
 		}
-		spec.initData = zeroTensor(spec.dtype, ElementCount(spec.initShape))
+		count, err := m.initialStateSize(spec, "its initial value (zeros shaped by its dims)")
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		spec.initData = zeroTensor(spec.dtype, count)
 		return spec, nil
 	}
 	init := inits[0]
@@ -193,32 +203,91 @@ func newStateSpec(m *Model, st *configpb.ModelSequenceBatching_State, batchDim b
 		}
 		spec.initShape = append(spec.initShape, d)
 	}
-	count := ElementCount(spec.initShape)
+	count, err := m.initialStateSize(spec, "initial_state")
+	if err != nil {
+		return nil, bad("%v", err)
+	}
 	switch init.GetStateData().(type) {
 	case *configpb.ModelSequenceBatching_InitialState_ZeroData:
 		spec.initData = zeroTensor(spec.dtype, count)
 	case *configpb.ModelSequenceBatching_InitialState_DataFile:
-		path := filepath.Join(m.dir, "initial_state", init.GetDataFile())
-		data, err := os.ReadFile(path)
+		path, err := modelFile(m.dir, "initial_state", init.GetDataFile())
 		if err != nil {
-			return nil, bad("read initial_state data_file: %v", err)
+			return nil, bad("initial_state data_file: %v", err)
 		}
 		if spec.dtype == TypeBytes {
+			data, err := readFile(path, m.maxTensorBytes, false)
+			if err != nil {
+				return nil, bad("initial_state data_file: %v", err)
+			}
 			if countBytesElements([][]byte{data}) != count {
 				return nil, bad("initial_state data_file %s does not hold %d BYTES element(s)", path, count)
 			}
 			spec.initData = data
 			break
 		}
-		want := int(count) * spec.dtype.ByteSize()
-		if len(data) < want {
+		want, _ := fixedByteSize(spec.dtype, count) // initialStateSize checked it
+		data, err := readFile(path, want, true)
+		if err != nil {
+			return nil, bad("initial_state data_file: %v", err)
+		}
+		if int64(len(data)) < want {
 			return nil, bad("initial_state expects %d bytes, but data_file %s only has %d bytes", want, path, len(data))
 		}
-		spec.initData = data[:want:want]
+		spec.initData = data
 	default:
 		return nil, bad("initial_state must set zero_data or data_file")
 	}
 	return spec, nil
+}
+
+// initialStateSize returns the element count of a state's initial value,
+// shaped spec.initShape, after checking that its size (for BYTES, that
+// many empty strings at least) is within MaxTensorBytes: a configuration
+// cannot make the server allocate more, whatever its dims say.
+func (m *Model) initialStateSize(spec *stateSpec, what string) (int64, error) {
+	count := ElementCount(spec.initShape)
+	if count < 0 {
+		return 0, fmt.Errorf("%s, shape %s, has more elements than an int64 counts", what, shapeString(spec.initShape))
+	}
+	size, ok := fixedByteSize(spec.dtype, count)
+	if !ok {
+		size = -1
+	}
+	if !ok || size > m.maxTensorBytes {
+		return 0, fmt.Errorf("%s, shape %s of %s, is %s", what, shapeString(spec.initShape), spec.dtype, tooLarge(size, m.maxTensorBytes))
+	}
+	return count, nil
+}
+
+// readFile reads the regular file at path: all of it, failing when it
+// is larger than limit, or with prefix set its first limit bytes (the
+// rest is not read).
+func readFile(path string, limit int64, prefix bool) ([]byte, error) {
+	// Stat first: opening a FIFO would wait for a writer.
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !prefix && st.Size() > limit {
+		return nil, fmt.Errorf("%s is %s", path, tooLarge(st.Size(), limit))
+	}
+	data := make([]byte, min(st.Size(), limit))
+	n, err := io.ReadFull(f, data)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) { // a file that shrank: the caller sees it short
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return data[:n:n], nil
 }
 
 // zeroTensor returns count zero elements of dtype; for BYTES, count empty

@@ -240,35 +240,51 @@ func (s *sequenceScheduler) stop(ctx context.Context) {
 	case <-done:
 	case <-ctx.Done():
 		close(s.aborted)
+		s.fail(s.takeQueued(true))
 		<-done
 	}
 	close(s.quit)
 	if started {
 		<-s.reaperDone
 	}
+	s.fail(s.takeQueued(false))
+}
+
+// takeQueued takes every queued request out of the scheduler, to
+// fail: nothing more runs, and a request the backend reschedules from now
+// on fails too. Once the lanes have returned (running false) it also gives
+// every slot back.
+func (s *sequenceScheduler) takeQueued(running bool) []seqFailure {
+	m := s.model
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.drained = true
-	var left []*Request
+	var left []seqFailure
+	take := func(seq *sequence) {
+		for _, r := range seq.queue {
+			left = append(left, seqFailure{r, errUnloadedBefore(m, r)})
+		}
+		seq.queue = nil
+	}
 	for _, l := range s.lanes {
 		for i, seq := range l.slots {
-			if seq != nil {
-				left = append(left, seq.queue...)
-				seq.queue, seq.lane, seq.states = nil, nil, nil
+			if seq == nil {
+				continue
+			}
+			take(seq)
+			if !running {
+				seq.lane, seq.states = nil, nil
 				l.slots[i] = nil
 			}
 		}
 	}
 	for _, seq := range s.backlog {
-		left = append(left, seq.queue...)
-		seq.queue = nil
+		take(seq)
 	}
-	s.backlog = nil
-	clear(s.bound)
-	clear(s.waiting)
-	s.mu.Unlock()
-	m := s.model
-	for _, r := range left {
-		m.stats.failure(r.requestStart, Nanotime())
-		r.failAndRelease(errUnloadedBefore(m, r))
+	if !running {
+		s.backlog = nil
+		clear(s.bound)
+		clear(s.waiting)
 	}
+	return left
 }

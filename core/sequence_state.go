@@ -118,6 +118,9 @@ func (r *Request) UpdateState(name string, dtype DataType, shape []int64, data [
 	if count < 0 || dtype != TypeBytes && count > math.MaxInt64/int64(dtype.ByteSize()) {
 		return bad("shape %s has a negative dimension or more bytes than an int64 counts", shapeString(shape))
 	}
+	if limit := r.model.maxTensorBytes; int64(len(data)) > limit {
+		return bad("the value is %s", tooLarge(int64(len(data)), limit))
+	}
 	if dtype == TypeBytes {
 		if got := countBytesElements([][]byte{data}); got != count {
 			return bad("the buffer holds %d BYTES element(s), shape %s needs %d", got, shapeString(shape), count)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -374,8 +373,9 @@ func TestSequenceCancellationEndsTheSequence(t *testing.T) {
 
 // TestSequenceStopCompletesEveryRequestOnce: a model unloaded while a
 // request executes, others of its sequence are queued and another sequence
-// waits in the backlog: stop gives up at its deadline, the running request
-// completes, every queued one fails with UNAVAILABLE, each exactly once.
+// waits in the backlog: Stop gives up at its deadline, every queued request
+// fails with UNAVAILABLE at once, the running one completes later, each
+// exactly once.
 func TestSequenceStopCompletesEveryRequestOnce(t *testing.T) {
 	b := newAccBackend()
 	repoSrv := seqServer(t, accConfig(0, stateBatching, ""), b, nil)
@@ -388,27 +388,23 @@ func TestSequenceStopCompletesEveryRequestOnce(t *testing.T) {
 		send(t, repoSrv, 0, seqReq{id: "b0", corr: uintID(2), flags: startEnd(true, false), value: 1}),
 		send(t, repoSrv, 0, seqReq{id: "b1", corr: uintID(2), flags: startEnd(false, true), value: 1}),
 	)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		time.Sleep(300 * time.Millisecond)
-		gate.Open()
-	})
-	if err := repoSrv.Stop(ctx); err != nil {
-		t.Errorf("Stop: %v", err)
-	}
-	wg.Wait()
-	if got := outputOf(t, replies[0].Single(t)); got != 1 {
-		t.Errorf("a0: %d, want 1", got)
-	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	wantError(t, "Stop", repoSrv.Stop(ctx), core.CodeUnavailable, `model "acc"`, "running execution")
 	for i, r := range replies[1:] {
 		resp := r.Single(t)
 		if core.CodeOf(resp.Err) != core.CodeUnavailable || !strings.Contains(resp.Err.Error(), "unloaded") {
 			t.Errorf("reply %d: %v, want UNAVAILABLE (unloaded)", i+1, resp.Err)
 		}
 	}
-	time.Sleep(20 * time.Millisecond)
+	if replies[0].Finished() {
+		t.Error("a0 finished while its execution waited")
+	}
+	gate.Open()
+	if got := outputOf(t, replies[0].Single(t)); got != 1 {
+		t.Errorf("a0: %d, want 1", got)
+	}
+	b.WaitEvent(t, "finalize model acc")
 	for _, r := range replies {
 		r.Check(t) // no second final
 	}

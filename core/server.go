@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"tritonhost/core/serverlog"
 )
@@ -33,6 +34,29 @@ type Options struct {
 	LoadConcurrency int
 	// Tracer, if set, picks requests to trace and receives their traces.
 	Tracer Tracer
+	// MaxTensorBytes is the largest input, output or state value, in bytes,
+	// that the server holds (default DefaultMaxTensorBytes, 256 MiB; a
+	// server behind gRPC sets it to its maximum message size). A request
+	// with a larger input is refused (CodeInvalidArg, naming the model and
+	// the input); a response with a larger output becomes an error
+	// response; a backend's larger state update is refused; and a model
+	// whose sequence state starts larger (its dims, or its initial_state,
+	// zeros or a file) does not load. Sizes are computed with
+	// overflow-checked arithmetic, before anything is allocated.
+	MaxTensorBytes int64
+	// BackendCallTimeout bounds each call into a backend that loads or
+	// unloads a model version: BackendProvider.LoadModel,
+	// BackendModel.NewInstance, BackendInstance.Finalize and
+	// BackendModel.Finalize (default DefaultBackendCallTimeout, 10
+	// minutes). When a call does not return in time, the server logs which
+	// call of which model and backend it is, and goes on: a load fails
+	// (that version is unavailable, with the reason), an unload is reported
+	// unfinished. The call itself cannot be interrupted (a backend stuck in
+	// C code stays stuck): its goroutine is left running, and what it
+	// returns late is dealt with then (a model or instance created for a
+	// load that failed meanwhile is finalized; an unload carries on in its
+	// order). Executions are not bounded by it.
+	BackendCallTimeout time.Duration
 }
 
 // Server hosts the models of a repository and runs inference on them. All
@@ -43,10 +67,11 @@ type Server struct {
 
 	mu     sync.RWMutex
 	models map[string]*modelEntry
-	loadMu sync.Mutex // serializes LoadModel/UnloadModel/Stop
+	locks  map[string]*modelLock // by model name, while held or awaited (guarded by mu)
 
-	stopping atomic.Bool
-	inflight inflightCounter
+	lifecycles lifecycleSet // loads and unloads whose steps have not finished
+	stopping   atomic.Bool
+	inflight   inflightCounter
 }
 
 // modelEntry is everything the server knows of one model directory.
@@ -80,7 +105,13 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.LoadConcurrency <= 0 {
 		opts.LoadConcurrency = 4
 	}
-	s := &Server{opts: opts, log: opts.Logger, models: map[string]*modelEntry{}}
+	if opts.MaxTensorBytes <= 0 {
+		opts.MaxTensorBytes = DefaultMaxTensorBytes
+	}
+	if opts.BackendCallTimeout <= 0 {
+		opts.BackendCallTimeout = DefaultBackendCallTimeout
+	}
+	s := &Server{opts: opts, log: opts.Logger, models: map[string]*modelEntry{}, locks: map[string]*modelLock{}}
 	dirs, dupes, err := scanRepositories(opts.ModelRepositories)
 	if err != nil {
 		return nil, err
@@ -105,11 +136,18 @@ func NewServer(opts Options) (*Server, error) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
+			unlock, _ := s.lockModel(context.Background(), name)
+			defer unlock()
 			s.loadEntry(name, dirs[name])
 		})
 	}
 	wg.Wait()
 	return s, nil
+}
+
+func (s *Server) modelEnv() modelEnv {
+	return modelEnv{gpus: s.opts.GPUs, log: s.log, maxTensorBytes: s.opts.MaxTensorBytes,
+		callTimeout: s.opts.BackendCallTimeout, lifecycles: &s.lifecycles}
 }
 
 func (s *Server) startsWithServer(name string) bool {
@@ -125,7 +163,9 @@ func (s *Server) startsWithServer(name string) bool {
 }
 
 // loadEntry loads every selected version of one model and installs the
-// result, replacing (and then unloading) whatever was loaded before.
+// result, replacing (and then unloading) whatever was loaded before. The
+// caller holds the model's lock. If Stop began meanwhile, the new versions
+// are not installed: they, and the ones loaded before, are unloaded again.
 func (s *Server) loadEntry(name, dir string) error {
 	e := &modelEntry{name: name, dir: dir, versions: map[int64]*Model{}}
 	err := s.loadVersions(e)
@@ -135,10 +175,20 @@ func (s *Server) loadEntry(name, dir string) error {
 	}
 	s.mu.Lock()
 	old := s.models[name]
+	if s.stopping.Load() {
+		s.models[name] = &modelEntry{name: name, dir: dir}
+		s.mu.Unlock()
+		for _, ent := range []*modelEntry{e, old} {
+			if ent != nil {
+				_ = s.unloadVersions(context.Background(), ent)
+			}
+		}
+		return Errorf(CodeUnavailable, "model %q: the server began shutting down while the model loaded; it is unloaded again", name)
+	}
 	s.models[name] = e
 	s.mu.Unlock()
 	if old != nil {
-		s.unloadVersions(context.Background(), old)
+		_ = s.unloadVersions(context.Background(), old)
 	}
 	return err
 }
@@ -157,7 +207,7 @@ func (s *Server) loadVersions(e *modelEntry) error {
 	var errs []error
 	for _, v := range versions {
 		st := VersionStatus{Name: e.name, Version: strconv.FormatInt(v, 10)}
-		m, err := newModel(e.name, v, e.dir, raw, cloneConfig(cfg), s.opts.GPUs, s.log)
+		m, err := newModel(e.name, v, e.dir, raw, cloneConfig(cfg), s.modelEnv())
 		if err == nil {
 			s.log.Infof("loading: %s:%d", e.name, v)
 			err = m.load(s.opts.Backends)
@@ -182,7 +232,9 @@ func (s *Server) loadVersions(e *modelEntry) error {
 	return nil
 }
 
-func (s *Server) unloadVersions(ctx context.Context, e *modelEntry) error {
+// unloadVersions unloads the versions of e, each with Model.unload, and
+// logs the outcome.
+func (s *Server) unloadVersions(ctx context.Context, e *modelEntry) []error {
 	var errs []error
 	for _, m := range e.versions {
 		if err := m.unload(ctx); err != nil {
@@ -192,19 +244,20 @@ func (s *Server) unloadVersions(ctx context.Context, e *modelEntry) error {
 			s.log.Infof("successfully unloaded '%s' version %d", m.name, m.version)
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
-// LoadModel loads (or reloads) a model by name under explicit model control.
+// LoadModel loads (or reloads) a model by name under explicit model
+// control. Loads and unloads of one model run one at a time, in the order
+// they take its lock; those of different models do not wait for each
+// other. Each call into the backend is bounded by BackendCallTimeout.
 func (s *Server) LoadModel(name string) error {
 	if !s.opts.ExplicitModelControl {
 		return Errorf(CodeUnavailable, "explicit model load / unload is not allowed unless the server runs with explicit model control")
 	}
 	if s.stopping.Load() {
-		return Errorf(CodeUnavailable, "server is shutting down")
+		return errShuttingDown()
 	}
-	s.loadMu.Lock()
-	defer s.loadMu.Unlock()
 	dirs, _, err := scanRepositories(s.opts.ModelRepositories)
 	if err != nil {
 		return Errorf(CodeInternal, "load model %q: %w", name, err)
@@ -213,17 +266,35 @@ func (s *Server) LoadModel(name string) error {
 	if !ok {
 		return Errorf(CodeNotFound, "load model %q: no such model in the repository", name)
 	}
+	unlock, _ := s.lockModel(context.Background(), name)
+	defer unlock()
+	if s.stopping.Load() {
+		return errShuttingDown()
+	}
 	return s.loadEntry(name, dir)
 }
 
 // UnloadModel unloads every version of a model under explicit model
-// control. Queued requests still run; new ones are refused.
+// control. Queued requests still run (until ctx ends); new ones are
+// refused. It waits for a load or unload of the same model in progress
+// (until ctx ends), and returns an error, the unload going on without it,
+// when ctx ends or a Finalize call does not return within
+// BackendCallTimeout.
 func (s *Server) UnloadModel(ctx context.Context, name string) error {
 	if !s.opts.ExplicitModelControl {
 		return Errorf(CodeUnavailable, "explicit model load / unload is not allowed unless the server runs with explicit model control")
 	}
-	s.loadMu.Lock()
-	defer s.loadMu.Unlock()
+	if s.stopping.Load() {
+		return errShuttingDown()
+	}
+	unlock, err := s.lockModel(ctx, name)
+	if err != nil {
+		return Errorf(CodeUnavailable, "unload model %q: a load or unload of it is still in progress (%w)", name, err)
+	}
+	defer unlock()
+	if s.stopping.Load() {
+		return errShuttingDown()
+	}
 	s.mu.Lock()
 	e := s.models[name]
 	if e == nil {
@@ -232,8 +303,10 @@ func (s *Server) UnloadModel(ctx context.Context, name string) error {
 	}
 	s.models[name] = &modelEntry{name: name, dir: e.dir}
 	s.mu.Unlock()
-	return s.unloadVersions(ctx, e)
+	return errors.Join(s.unloadVersions(ctx, e)...)
 }
+
+func errShuttingDown() error { return Errorf(CodeUnavailable, "server is shutting down") }
 
 // Model returns a loaded model version; version <= 0 picks the newest.
 func (s *Server) Model(name string, version int64) (*Model, error) {
@@ -312,7 +385,7 @@ func (s *Server) Submit(ctx context.Context, m *Model, req *InferenceRequest, fn
 		return Errorf(CodeInvalidArg, "infer: a response function is required")
 	}
 	if s.stopping.Load() {
-		return Errorf(CodeUnavailable, "server is shutting down")
+		return errShuttingDown()
 	}
 	r, err := m.newRequest(req, fn)
 	if err != nil {
@@ -393,7 +466,9 @@ func (s *Server) RepositoryIndex() []VersionStatus {
 }
 
 // Statistics returns the statistics of a model's loaded versions (all
-// models when name is ""; all versions when version <= 0).
+// models when name is ""; all versions when version <= 0). Their size does
+// not grow with the requests served: per-response statistics have at most
+// ResponseStatsCap+1 keys (see ModelStatistics.Responses).
 func (s *Server) Statistics(name string, version int64) ([]ModelStatistics, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -418,82 +493,4 @@ func (s *Server) Statistics(name string, version int64) ([]ModelStatistics, erro
 		return out[i].Version < out[j].Version
 	})
 	return out, nil
-}
-
-// Stop shuts the server down: new requests are refused, in-flight requests
-// finish (until ctx ends), every model is unloaded and the backends closed.
-// If ctx ends first, queued requests fail and Stop still waits for running
-// executions and backend finalization.
-func (s *Server) Stop(ctx context.Context) error {
-	if s.stopping.Swap(true) {
-		return nil
-	}
-	s.loadMu.Lock()
-	defer s.loadMu.Unlock()
-	drainErr := s.inflight.wait(ctx)
-	if drainErr != nil {
-		s.log.Warnf("stopping with %d request(s) still in flight: %v", s.inflight.count(), drainErr)
-	}
-	s.mu.Lock()
-	entries := s.models
-	s.models = map[string]*modelEntry{}
-	s.mu.Unlock()
-	var errs []error
-	for _, e := range entries {
-		if err := s.unloadVersions(ctx, e); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := s.opts.Backends.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("close backends: %w", err))
-	}
-	return errors.Join(errs...)
-}
-
-// inflightCounter counts requests and lets Stop wait for zero.
-type inflightCounter struct {
-	mu   sync.Mutex
-	n    int
-	zero chan struct{} // closed when n drops to 0 while someone waits
-}
-
-func (c *inflightCounter) add() {
-	c.mu.Lock()
-	c.n++
-	c.mu.Unlock()
-}
-
-func (c *inflightCounter) done() {
-	c.mu.Lock()
-	c.n--
-	if c.n == 0 && c.zero != nil {
-		close(c.zero)
-		c.zero = nil
-	}
-	c.mu.Unlock()
-}
-
-func (c *inflightCounter) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n
-}
-
-func (c *inflightCounter) wait(ctx context.Context) error {
-	c.mu.Lock()
-	if c.n == 0 {
-		c.mu.Unlock()
-		return nil
-	}
-	if c.zero == nil {
-		c.zero = make(chan struct{})
-	}
-	ch := c.zero
-	c.mu.Unlock()
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -43,12 +43,28 @@ type ModelStatistics struct {
 	ExecutionCount uint64 // backend executions
 	Inference      InferStatistics
 	Batches        []BatchStatistics // ascending batch size
-	// Responses maps the response index ("0", "1", ...) to its statistics.
+	// Responses maps the response index ("0", "1", ...) to the statistics
+	// of the responses with that index, over every request, as Triton's
+	// response_stats. The key set is bounded: indices 0 to
+	// ResponseStatsCap-1 have a key each, and the key of ResponseStatsCap
+	// ("1024") aggregates every response at that index or later. A request
+	// with a million responses thus adds to at most 1025 keys.
 	Responses map[string]ResponseStatistics
 	// MemoryUsage is what the model and its instances report holding, summed
 	// per memory type and device.
 	MemoryUsage []MemoryUsage
 }
+
+// ResponseStatsCap bounds the keys of ModelStatistics.Responses: the
+// statistics of the responses with index ResponseStatsCap or more are
+// counted under the key of ResponseStatsCap itself. Per-index statistics
+// help with the first responses of a stream (the time to the first, the
+// second, ... response); past a thousand, one aggregate says as much, and
+// the statistics of a model no longer grow with the responses of its
+// requests (one request of a decoupled model can send millions). The key
+// stays a decimal index, so Triton's clients read it as they read any
+// other.
+const ResponseStatsCap = 1024
 
 // statsRecorder accumulates a model version's statistics; backends report
 // into it from any thread.
@@ -56,7 +72,7 @@ type statsRecorder struct {
 	mu        sync.Mutex
 	s         ModelStatistics
 	batches   map[uint64]*BatchStatistics
-	responses []ResponseStatistics // by response index (dense from 0)
+	responses []ResponseStatistics // by response index (dense from 0), at most ResponseStatsCap+1
 }
 
 // span returns end-start, or 0 when the timestamps are out of order.
@@ -113,6 +129,7 @@ const (
 )
 
 func (st *statsRecorder) response(index, start, computeOutputStart, end uint64, outcome ResponseOutcome) {
+	index = min(index, ResponseStatsCap)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if index >= uint64(len(st.responses)) {

@@ -3,6 +3,8 @@ package core_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"testing"
 
 	"tritonhost/core"
@@ -145,5 +147,50 @@ func TestDecoupledResponseStatistics(t *testing.T) {
 		if got[k] != w {
 			t.Errorf("response %s: %+v, want %+v", k, got[k], w)
 		}
+	}
+}
+
+// TestResponseStatisticsStayBounded: requests with many more responses
+// than ResponseStatsCap leave one key per index below the cap and one key,
+// the cap's, for every later response; the counts and durations still add
+// up to every response reported.
+func TestResponseStatisticsStayBounded(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{core.ResponseStatsCap - 1, core.ResponseStatsCap, 3*core.ResponseStatsCap + 7} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
+			srv, _ := serveModel(t, vectorConfig(decoupled), coretest.Async(coretest.ReportedStream(n)))
+			const requests = 2
+			for i := range requests {
+				if got := coretest.Infer(t, srv, vector(fmt.Sprint("r", i), 1)).Wait(t); len(got.Responses) != n || !got.FlagsOnlyFinal {
+					t.Fatalf("request %d: %d responses (flags-only final %v), want %d and a flags-only final", i, len(got.Responses), got.FlagsOnlyFinal, n)
+				}
+			}
+			got := statistics(t, srv, "m").Responses
+			if want := min(n, core.ResponseStatsCap+1); len(got) != want {
+				t.Errorf("%d keys, want %d", len(got), want)
+			}
+			var total uint64
+			for k, r := range got {
+				i, err := strconv.Atoi(k)
+				if err != nil || i < 0 || i > core.ResponseStatsCap {
+					t.Errorf("key %q is not a decimal index from 0 to %d", k, core.ResponseStatsCap)
+					continue
+				}
+				want := uint64(requests)
+				if i == core.ResponseStatsCap {
+					want = uint64(requests * (n - core.ResponseStatsCap))
+				}
+				c := r.Success.Count
+				if c != want || r.Success.Ns != c*coretest.StreamTotalNs || r.ComputeInfer != (core.Duration{Count: c, Ns: c * coretest.StreamInferNs}) ||
+					r.ComputeOutput != (core.Duration{Count: c, Ns: c * coretest.StreamOutputNs}) || r.Fail.Count+r.EmptyResponse.Count+r.Cancel.Count != 0 {
+					t.Errorf("key %s: %+v, want %d successes of %d ns each (%d infer, %d output)", k, r, want, coretest.StreamTotalNs, coretest.StreamInferNs, coretest.StreamOutputNs)
+				}
+				total += c
+			}
+			if total != uint64(requests*n) {
+				t.Errorf("%d responses counted, want %d", total, requests*n)
+			}
+		})
 	}
 }

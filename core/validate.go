@@ -56,12 +56,17 @@ func (m *Model) newRequest(req *InferenceRequest, fn ResponseFunc) (*Request, er
 		if !dimsMatch(dims, cfg.GetDims()) {
 			return nil, bad("input %q: shape %s does not match the model's dims %s%s", in.Name, shapeString(in.Shape), shapeString(cfg.GetDims()), batchNote(m.maxBatch))
 		}
-		if err := checkByteSize(in); err != nil {
+		if err := checkByteSize(in, m.maxTensorBytes); err != nil {
 			return nil, bad("input %q: %v", in.Name, err)
 		}
 		inputs[i] = *in
 		if rs := cfg.GetReshape(); rs != nil {
 			inputs[i].Shape = reshape(in.Shape, m.maxBatch > 0, cfg.GetDims(), rs.GetShape())
+			// The configuration's check of the reshape makes this hold;
+			// a backend must never see a shape its buffer does not fill.
+			if ElementCount(inputs[i].Shape) != ElementCount(in.Shape) {
+				return nil, bad("input %q: shape %s reshaped to %s changes its element count", in.Name, shapeString(in.Shape), shapeString(inputs[i].Shape))
+			}
 		}
 	}
 	if missing := m.missingInputs(req.Inputs); len(missing) > 0 {
@@ -114,28 +119,34 @@ func dimsMatch(shape, dims []int64) bool {
 }
 
 // checkByteSize checks that an input's contents are exactly what its shape
-// and type call for.
-func checkByteSize(in *Input) error {
+// and type call for, and no more than limit bytes (MaxTensorBytes).
+func checkByteSize(in *Input, limit int64) error {
 	n := ElementCount(in.Shape) // the dims were checked: only an overflow makes it negative
 	if n < 0 {
 		return fmt.Errorf("shape %s has more elements than an int64 counts", shapeString(in.Shape))
 	}
+	got := in.ByteSize()
 	if in.DataType == TypeBytes {
-		got := countBytesElements(in.Buffers)
-		if got < 0 {
+		if got > uint64(limit) {
+			return fmt.Errorf("BYTES contents are %s", tooLarge(int64(min(got, math.MaxInt64)), limit))
+		}
+		count := countBytesElements(in.Buffers)
+		if count < 0 {
 			return fmt.Errorf("BYTES contents are not a whole number of length-prefixed elements")
 		}
-		if got != n {
-			return fmt.Errorf("BYTES contents hold %d element(s), shape %s needs %d", got, shapeString(in.Shape), n)
+		if count != n {
+			return fmt.Errorf("BYTES contents hold %d element(s), shape %s needs %d", count, shapeString(in.Shape), n)
 		}
 		return nil
 	}
-	size := int64(in.DataType.ByteSize())
-	if n > math.MaxInt64/size {
-		return fmt.Errorf("shape %s of %s is more bytes than an int64 counts", shapeString(in.Shape), in.DataType)
+	want, ok := mulInt64(n, int64(in.DataType.ByteSize()))
+	if !ok {
+		want = -1
 	}
-	want := uint64(n * size)
-	if got := in.ByteSize(); got != want {
+	if !ok || want > limit {
+		return fmt.Errorf("shape %s of %s is %s", shapeString(in.Shape), in.DataType, tooLarge(want, limit))
+	}
+	if got != uint64(want) {
 		return fmt.Errorf("got %d bytes, shape %s of %s needs %d", got, shapeString(in.Shape), in.DataType, want)
 	}
 	return nil

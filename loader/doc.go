@@ -39,4 +39,11 @@
 //
 // The same library file used by several models is opened once and shared;
 // Provider counts its users.
+//
+// core bounds the calls of steps 3 and 5 (Options.BackendCallTimeout) and
+// keeps their order when one returns after it stopped waiting (see
+// core.BackendProvider), so a hung backend costs the loader nothing of its
+// own: a model that waits for a library another model is opening (step 1
+// and 2 run under the library's lock) waits as long as that, within core's
+// bound, and is finalized as usual if core gave up on it meanwhile.
 package loader

@@ -2,6 +2,8 @@ package loader_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -64,6 +66,47 @@ func TestLibraryIsFoundInTritonsSearchOrder(t *testing.T) {
 			}
 			if len(calls) == 0 || calls[0] != "fake: Open "+tc.want {
 				t.Fatalf("calls %v, want to open %s first", calls, tc.want)
+			}
+		})
+	}
+}
+
+// TestBackendAndRuntimeAreNamesNotPaths: a backend or runtime that is a
+// path is refused before any library is opened, even where the path leads
+// to a library file (here the backend ".." reaches the backend directory's
+// parent).
+func TestBackendAndRuntimeAreNamesNotPaths(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, backend, runtime, reason string }{
+		{"backend ..", "..", "", `backend ".." must be a name`},
+		{"backend with a slash", "a/b", "", `backend "a/b" must be a name`},
+		{"runtime ..", "fake", "..", `runtime ".." must be a file name`},
+		{"runtime .", "fake", ".", `runtime "." must be a file name`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			parent := t.TempDir()
+			backends := filepath.Join(parent, "backends")
+			if err := os.MkdirAll(backends, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if lib := loader.LibraryFile(tc.backend, ""); !strings.Contains(lib, "/") {
+				if err := os.WriteFile(filepath.Join(parent, lib), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			extra := ""
+			if tc.runtime != "" {
+				extra = "runtime: \"" + tc.runtime + "\"\n"
+			}
+			o := newFakeOpener()
+			srv := startServer(t, repository(t, model{name: "m", backend: tc.backend, extra: extra}), o,
+				func(opts *loader.Options) { opts.BackendDirectory = backends })
+			if calls := o.recorded(); srv.Ready() || len(calls) > 0 {
+				t.Fatalf("the model loaded (calls %v)", calls)
+			}
+			if reason := srv.RepositoryIndex()[0].Reason; !strings.Contains(reason, tc.reason) {
+				t.Errorf("reason %q does not say %q", reason, tc.reason)
 			}
 		})
 	}

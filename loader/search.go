@@ -25,8 +25,16 @@ func findLibrary(m *core.Model, backendDir string) (path, backend string, err er
 	if backend == "" {
 		return "", "", core.Errorf(core.CodeInvalidArg, "model %q: the configuration names no backend (platform %q models are not supported)", m.Name(), cfg.GetPlatform())
 	}
+	// The backend names a directory of the backend directory and, with the
+	// runtime, a file of the model's directories: neither may be a path, so
+	// a configuration cannot make the server open a library from elsewhere.
+	// (A library file that is a symbolic link is followed: linking a backend
+	// into a model directory is a common way to deploy one.)
+	if !isFileName(backend) {
+		return "", "", core.Errorf(core.CodeInvalidArg, "model %q: backend %q must be a name, not a path", m.Name(), backend)
+	}
 	file := LibraryFile(backend, cfg.GetRuntime())
-	if strings.ContainsRune(file, '/') {
+	if !isFileName(file) {
 		return "", "", core.Errorf(core.CodeInvalidArg, "model %q: runtime %q must be a file name, not a path", m.Name(), file)
 	}
 	candidates := []string{
@@ -46,4 +54,10 @@ func findLibrary(m *core.Model, backendDir string) (path, backend string, err er
 		}
 	}
 	return "", "", core.Errorf(core.CodeNotFound, "model %q: backend %q: %s not found in %s", m.Name(), backend, file, strings.Join(candidates, ", "))
+}
+
+// isFileName reports whether name is one path element: not empty, no
+// separator, not "." or "..".
+func isFileName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsRune(name, '/')
 }

@@ -103,3 +103,31 @@ func AwaitCancel() Answer {
 		_ = x.Send(r, &core.Response{Err: core.Errorf(core.CodeCancelled, "request %q was cancelled", r.ID())}, true)
 	}
 }
+
+// Response statistics that ReportedStream reports for every response, in
+// nanoseconds: compute infer, compute output, and the two together.
+const (
+	StreamInferNs  = 5
+	StreamOutputNs = 10
+	StreamTotalNs  = StreamInferNs + StreamOutputNs
+)
+
+// ReportedStream sends n responses without outputs, none final, reporting
+// each to the model's response statistics as a success of StreamInferNs
+// compute infer and StreamOutputNs compute output, then a flags-only final:
+// a long decoupled stream that costs little. Only the final is recorded
+// (as "SendFinal"); a failed Send is recorded as "Send".
+func ReportedStream(n int) Answer {
+	return func(x *Exec, r *core.Request) {
+		p := r.Responder()
+		for range n {
+			start := core.Nanotime()
+			if err := p.Send(&core.Response{}, false); err != nil {
+				x.Note(r, "Send", err)
+				return
+			}
+			x.Instance.ReportResponseStatistics(p, start, start+StreamInferNs, start+StreamTotalNs, core.ResponseSucceeded)
+		}
+		_ = x.SendFinal(r)
+	}
+}

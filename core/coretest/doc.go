@@ -3,13 +3,19 @@
 //
 // A Provider is a core.BackendProvider whose models run in Go. Each model
 // does what the Behaviour the test chose for it says: answer once (Echo),
-// several times (Times), stream and end with a flags-only final (Stream),
+// several times (Times), stream and end with a flags-only final (Stream;
+// ReportedStream for a long stream that costs little and reports response
+// statistics),
 // never answer until a Gate opens (Detached, After), fail Execute (Fail),
 // answer from another goroutine after releasing the request (Async, which
 // holds the request with Request.Hold and Drop), wait (Gated, Delayed) or
 // wait for the client to cancel (AwaitCancel). A Behaviour decides what
 // happens to the batch and who owns its requests; an Answer decides what one
 // request is sent; tests combine the two, or write their own.
+//
+// The Provider's lifecycle calls (LoadModel, NewInstance, the Finalize
+// calls) can be made to fail (FailLoad, FailInstance) or to hang until a
+// Gate opens (Hang), as a backend stuck in C would.
 //
 // The Provider records what the server asked of it (Events: loads,
 // instances, finalizations), every execution (Executions, Batches) and every

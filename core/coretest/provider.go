@@ -18,6 +18,7 @@ type Provider struct {
 	behaviours map[string]Behaviour
 	failLoad   map[string]error
 	failInst   map[string]error // by "model/instance"
+	hangs      map[string]*Gate // by lifecycle event
 	log        *journal
 }
 
@@ -25,7 +26,7 @@ var _ core.BackendProvider = (*Provider)(nil)
 
 // NewProvider returns a provider whose models echo their inputs.
 func NewProvider() *Provider {
-	return &Provider{behaviours: map[string]Behaviour{}, failLoad: map[string]error{}, failInst: map[string]error{}, log: newJournal()}
+	return &Provider{behaviours: map[string]Behaviour{}, failLoad: map[string]error{}, failInst: map[string]error{}, hangs: map[string]*Gate{}, log: newJournal()}
 }
 
 // Set makes model behave as b from its next execution on.
@@ -52,6 +53,31 @@ func (p *Provider) FailInstance(model, instance string, err error) *Provider {
 	return p
 }
 
+// Hang makes the lifecycle call whose event is ev ("load M", "instance
+// M/I", "finalize instance M/I" or "finalize model M"; see Events) wait for
+// g before it does anything: a backend stuck in a call for as long as the
+// test wants. The call records "ev waits" when it starts waiting; once g
+// opens it does what it would have done, recording ev as usual (or "ev
+// failed"). Every later call of that event passes the open gate at once.
+func (p *Provider) Hang(ev string, g *Gate) *Provider {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hangs[ev] = g
+	return p
+}
+
+// hang waits at the gate of ev, if Hang set one.
+func (p *Provider) hang(ev string) {
+	p.mu.Lock()
+	g := p.hangs[ev]
+	p.mu.Unlock()
+	if g == nil {
+		return
+	}
+	p.log.event("%s waits", ev)
+	g.Wait()
+}
+
 func (p *Provider) behaviour(model string) Behaviour {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -63,6 +89,7 @@ func (p *Provider) behaviour(model string) Behaviour {
 
 // LoadModel implements core.BackendProvider.
 func (p *Provider) LoadModel(m *core.Model) (core.BackendModel, error) {
+	p.hang("load " + m.Name())
 	p.mu.Lock()
 	err := p.failLoad[m.Name()]
 	p.mu.Unlock()
@@ -82,7 +109,8 @@ func (p *Provider) Close() error {
 
 // Events returns the lifecycle calls so far, in order: "load M", "load M
 // failed", "instance M/I", "instance M/I failed", "finalize instance M/I",
-// "finalize model M", "close".
+// "finalize model M", "close", and "<event> waits" for a call that Hang
+// holds back.
 func (p *Provider) Events() []string {
 	p.log.mu.Lock()
 	defer p.log.mu.Unlock()
@@ -196,6 +224,7 @@ type model struct {
 
 func (m *model) NewInstance(inst *core.Instance) (core.BackendInstance, error) {
 	key := m.m.Name() + "/" + inst.Name()
+	m.p.hang("instance " + key)
 	m.p.mu.Lock()
 	err := m.p.failInst[key]
 	m.p.mu.Unlock()
@@ -210,6 +239,7 @@ func (m *model) NewInstance(inst *core.Instance) (core.BackendInstance, error) {
 func (*model) ParallelInstanceLoading() bool { return false }
 
 func (m *model) Finalize() error {
+	m.p.hang("finalize model " + m.m.Name())
 	m.p.log.event("finalize model %s", m.m.Name())
 	return nil
 }
@@ -232,6 +262,7 @@ func (i *instance) Execute(batch []*core.Request) error {
 }
 
 func (i *instance) Finalize() error {
+	i.p.hang("finalize instance " + i.key)
 	i.p.log.event("finalize instance %s", i.key)
 	return nil
 }

@@ -17,6 +17,10 @@ type ModelDir struct {
 	Versions []int64
 	// Files are extra files, by path relative to the model directory.
 	Files map[string][]byte
+	// Symlinks are symbolic links to create, by path relative to the model
+	// directory, each to its target as written (relative to the link's
+	// directory, or absolute).
+	Symlinks map[string]string
 }
 
 // WriteRepository writes models as a Triton model repository in a new
@@ -41,6 +45,13 @@ func WriteRepository(t testing.TB, models ...ModelDir) string {
 			path := filepath.Join(dir, name)
 			mkdir(t, filepath.Dir(path))
 			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for name, target := range m.Symlinks {
+			path := filepath.Join(dir, name)
+			mkdir(t, filepath.Dir(path))
+			if err := os.Symlink(target, path); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -142,7 +142,11 @@ func checkReshape(model string, t tensorSpec) error {
 	if dimsCount != wildcardDim {
 		return nil
 	}
-	a, b := fixedRuns(t.dims), fixedRuns(t.reshape.Shape)
+	a, okA := fixedRuns(t.dims)
+	b, okB := fixedRuns(t.reshape.Shape)
+	if !okA || !okB {
+		return invalidf(model, t.where()+" reshape", "or dims describe more elements between variable-size dimensions than a 64-bit integer holds")
+	}
 	if len(a) != len(b) {
 		return invalidf(model, t.where()+" reshape", "has a different number of variable-size dimensions than dims")
 	}
@@ -176,8 +180,9 @@ func elementCount(model, where string, dims []int64) (int64, error) {
 }
 
 // fixedRuns returns the element counts of the runs of fixed dimensions
-// between variable-size ones.
-func fixedRuns(dims []int64) []int64 {
+// between variable-size ones, and false if one overflows an int64 (the
+// dims were checked to be >= 1 or -1).
+func fixedRuns(dims []int64) ([]int64, bool) {
 	runs := []int64{}
 	current := int64(1)
 	for _, d := range dims {
@@ -186,9 +191,12 @@ func fixedRuns(dims []int64) []int64 {
 			current = 1
 			continue
 		}
+		if current > math.MaxInt64/d {
+			return nil, false
+		}
 		current *= d
 	}
-	return append(runs, current)
+	return append(runs, current), true
 }
 
 // validateBatchInputs is the batch_input half of Triton's ValidateBatchIO.

@@ -69,6 +69,8 @@ func TestValidateErrorsNameModelAndField(t *testing.T) {
 			want: []string{model, `input "X": reshape`, "element count"}},
 		{name: "reshape variable runs mismatch", text: `input [{ name: "X" data_type: TYPE_INT32 dims: [ 2, -1, 3 ] reshape { shape: [ 3, -1, 2 ] } }]`,
 			want: []string{model, `input "X": reshape`, "element count"}},
+		{name: "reshape runs that overflow", text: `input [{ name: "X" data_type: TYPE_INT32 dims: [ -1, 4294967296, 4294967296 ] reshape { shape: [ -1, 8589934592, 2147483648 ] } }]`,
+			want: []string{model, `input "X": reshape`, "64-bit"}},
 		{name: "reshape variable count mismatch", text: `input [{ name: "X" data_type: TYPE_INT32 dims: [ -1, -1 ] reshape { shape: [ -1 ] } }]`,
 			want: []string{model, `input "X": reshape`, "variable-size"}},
 		{name: "empty reshape when not batching", text: `name: "bad_model" backend: "b" input [{ name: "X" data_type: TYPE_INT32 dims: [ 1 ] reshape {} }]`, full: true,

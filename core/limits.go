@@ -1,0 +1,55 @@
+package core
+
+import (
+	"fmt"
+	"math"
+)
+
+// DefaultMaxTensorBytes is Options.MaxTensorBytes when it is left 0: 256 MiB.
+const DefaultMaxTensorBytes = 256 << 20
+
+// Bounds on what a model configuration can make the server allocate when
+// the model loads. Triton has none, and a configuration that asks for more
+// would exhaust memory (the runtime then ends the process, whatever
+// --exit-on-error says); the model fails to load instead, with an error
+// that names the setting.
+const (
+	// maxInstances bounds the instances of one model version: the
+	// instance_group counts, times the GPUs of KIND_GPU groups. Each is a
+	// goroutine and an execution context in its backend.
+	maxInstances = 1 << 12
+	// maxSequenceSlots bounds the sequence slots of one instance
+	// (max_batch_size for the direct strategy, max_candidate_sequences for
+	// oldest), which the sequence batcher allocates up front and scans for
+	// every new sequence.
+	maxSequenceSlots = 1 << 16
+)
+
+// mulInt64 returns a*b for a, b >= 0, and false when the product does not
+// fit in an int64.
+func mulInt64(a, b int64) (int64, bool) {
+	if a != 0 && b > math.MaxInt64/a {
+		return 0, false
+	}
+	return a * b, true
+}
+
+// fixedByteSize returns the byte size of count elements of dtype, counting
+// a BYTES element as its 4-byte length prefix (an empty string), and false
+// when it does not fit in an int64.
+func fixedByteSize(dtype DataType, count int64) (int64, bool) {
+	elem := int64(dtype.ByteSize())
+	if dtype == TypeBytes {
+		elem = 4
+	}
+	return mulInt64(count, elem)
+}
+
+// tooLarge describes a tensor of size bytes (-1: more than an int64 counts)
+// that MaxTensorBytes refuses.
+func tooLarge(size, limit int64) string {
+	if size < 0 {
+		return fmt.Sprintf("more bytes than an int64 counts, and the largest tensor the server holds is %d bytes (MaxTensorBytes)", limit)
+	}
+	return fmt.Sprintf("%d bytes, more than the largest tensor the server holds, %d bytes (MaxTensorBytes)", size, limit)
+}
