@@ -10,6 +10,7 @@ package abi
 import "C"
 
 import (
+	"math"
 	"unsafe"
 
 	"tritonhost/core"
@@ -141,8 +142,9 @@ func convertResponse(resp *C.struct_thost_response, p *core.Responder, names []s
 	if n := int(resp.output_count); n > 0 {
 		outs := unsafe.Slice(resp.outputs, n)
 		total, dims := 0, 0
+		limit := uint64(p.Model().MaxTensorBytes()) // larger outputs are refused below, uncopied
 		for _, o := range outs {
-			if o.has_buffer {
+			if o.has_buffer && uint64(o.byte_size) <= limit {
 				total += int(o.byte_size)
 			}
 			dims += int(o.dims_count)
@@ -163,6 +165,11 @@ func convertResponse(resp *C.struct_thost_response, p *core.Responder, names []s
 			name := internName(names, o.name)
 			if !p.Requested(name) {
 				continue
+			}
+			if o.has_buffer {
+				if err := p.CheckOutputSize(name, int64(min(uint64(o.byte_size), math.MaxInt64))); err != nil {
+					return &core.Response{Err: err}
+				}
 			}
 			start := len(shapes)
 			shapes = append(shapes, unsafe.Slice((*int64)(unsafe.Pointer(o.shape)), int(o.dims_count))...)

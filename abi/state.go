@@ -14,11 +14,12 @@ import (
 
 // updateState copies a state value a backend wrote (in C memory, freed by
 // the caller right after) into Go memory and makes it the next value of
-// the state of r's sequence.
+// the state of r's sequence. A value larger than the server holds is
+// refused before it is copied.
 func updateState(r *core.Request, name *C.char, dtype C.int, shape *C.int64_t, dims C.uint32_t, buf unsafe.Pointer, size C.uint64_t) error {
 	n := C.GoString(name)
-	if uint64(size) > math.MaxInt {
-		return core.Errorf(core.CodeInvalidArg, "TRITONBACKEND_StateUpdate: state %q: %d bytes is too large", n, uint64(size))
+	if err := r.CheckStateSize(n, int64(min(uint64(size), math.MaxInt64))); err != nil {
+		return err
 	}
 	goShape := make([]int64, int(dims))
 	if dims > 0 {

@@ -109,6 +109,16 @@ func (p *Responder) Send(resp *Response, final bool) error {
 	return sendErr
 }
 
+// CheckOutputSize refuses an output of size bytes that is larger than the
+// server holds (Options.MaxTensorBytes). Send applies it; a backend layer
+// that copies outputs can apply it first and copy nothing.
+func (p *Responder) CheckOutputSize(name string, size int64) error {
+	if m := p.model; size > m.maxTensorBytes {
+		return Errorf(CodeInternal, "model %q sent output %q of %s", m.name, name, tooLarge(size, m.maxTensorBytes))
+	}
+	return nil
+}
+
 // shapeOutputs drops outputs the client did not request, checks the rest
 // against the configuration and gives outputs with a reshape their
 // configured shape.
@@ -119,8 +129,8 @@ func (p *Responder) shapeOutputs(resp *Response) error {
 		if !p.Requested(out.Name) {
 			continue
 		}
-		if int64(len(out.Data)) > m.maxTensorBytes {
-			return Errorf(CodeInternal, "model %q sent output %q of %s", m.name, out.Name, tooLarge(int64(len(out.Data)), m.maxTensorBytes))
+		if err := p.CheckOutputSize(out.Name, int64(len(out.Data))); err != nil {
+			return err
 		}
 		if len(m.outputs) > 0 {
 			cfg := m.outputs[out.Name]

@@ -92,6 +92,17 @@ func (r *Request) CheckStateOutput(name string) error {
 	return err
 }
 
+// CheckStateSize refuses a state value of size bytes that is larger than
+// the server holds (Options.MaxTensorBytes). UpdateState applies it; a
+// backend layer that copies state values can apply it first and copy
+// nothing.
+func (r *Request) CheckStateSize(name string, size int64) error {
+	if limit := r.model.maxTensorBytes; size > limit || size < 0 {
+		return Errorf(CodeInvalidArg, "model %q: state %q of request %q: the value is %s", r.model.name, name, r.ID(), tooLarge(size, limit))
+	}
+	return nil
+}
+
 // UpdateState makes data, of dtype and shape, the value of state output
 // name for the next request of r's sequence (TRITONBACKEND_StateUpdate).
 // The sequence batcher dispatches that request after r's execution returns,
@@ -118,8 +129,8 @@ func (r *Request) UpdateState(name string, dtype DataType, shape []int64, data [
 	if count < 0 || dtype != TypeBytes && count > math.MaxInt64/int64(dtype.ByteSize()) {
 		return bad("shape %s has a negative dimension or more bytes than an int64 counts", shapeString(shape))
 	}
-	if limit := r.model.maxTensorBytes; int64(len(data)) > limit {
-		return bad("the value is %s", tooLarge(int64(len(data)), limit))
+	if err := r.CheckStateSize(name, int64(len(data))); err != nil {
+		return err
 	}
 	if dtype == TypeBytes {
 		if got := countBytesElements([][]byte{data}); got != count {

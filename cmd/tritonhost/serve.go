@@ -5,15 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"os/signal"
-	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
 	"time"
-
-	"github.com/spf13/cobra"
 
 	"tritonhost/abi"
 	"tritonhost/core"
@@ -21,160 +14,6 @@ import (
 	"tritonhost/frontend/grpcserver"
 	"tritonhost/loader"
 )
-
-// Backend API versions, as the headers in include/ define them.
-const (
-	backendAPIMajor = 1
-	backendAPIMinor = 19
-	serverAPIMajor  = 1
-	serverAPIMinor  = 34
-)
-
-// serveOptions are the serve command's flags, named as Triton's.
-type serveOptions struct {
-	ModelRepositories   []string
-	BackendDirectory    string
-	BackendConfig       []string
-	GRPCAddress         string
-	GRPCPort            int
-	MaxMessageBytes     int
-	LogVerbose          int
-	LogInfo             bool
-	LogWarning          bool
-	LogError            bool
-	LogFormat           string
-	ModelControlMode    string
-	LoadModels          []string
-	ExitTimeoutSecs     int
-	ExitOnError         bool
-	StrictReadiness     bool
-	DisableAutoComplete bool
-	GRPC                grpcFlags
-
-	backendConfig map[string]map[string]string
-}
-
-func newServeCommand() *cobra.Command {
-	o := &serveOptions{}
-	cmd := &cobra.Command{
-		Use:   "serve --model-repository DIR [flags]",
-		Short: "Serve a model repository over Triton's gRPC protocol",
-		Example: `  tritonhost serve --model-repository examples/models --backend-directory backends
-  tritonhost serve --model-repository /models --model-control-mode explicit --load-model square_int32`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			return o.Run(ctx)
-		},
-	}
-	f := cmd.Flags()
-	f.StringSliceVar(&o.ModelRepositories, "model-repository", nil, "model repository directory (repeatable)")
-	f.StringSliceVar(&o.ModelRepositories, "model-store", nil, "alias of --model-repository")
-	_ = f.MarkHidden("model-store")
-	f.StringVar(&o.BackendDirectory, "backend-directory", "", "directory holding <backend>/libtriton_<backend>.so (default: backends/ next to the binary's directory, else /opt/tritonserver/backends)")
-	f.StringArrayVar(&o.BackendConfig, "backend-config", nil, "backend setting <backend>,<key>=<value>, or <key>=<value> for every backend (repeatable)")
-	f.StringVar(&o.GRPCAddress, "grpc-address", "0.0.0.0", "address to listen on for gRPC")
-	f.IntVar(&o.GRPCPort, "grpc-port", 8001, "port to listen on for gRPC (0: any free port)")
-	f.IntVar(&o.MaxMessageBytes, "grpc-max-message-size", grpcserver.DefaultMaxMessageBytes, "largest gRPC message accepted or sent, in bytes")
-	f.IntVar(&o.LogVerbose, "log-verbose", 0, "verbose logging level (0: off)")
-	f.BoolVar(&o.LogInfo, "log-info", true, "log informational messages")
-	f.BoolVar(&o.LogWarning, "log-warning", true, "log warnings")
-	f.BoolVar(&o.LogError, "log-error", true, "log errors")
-	f.StringVar(&o.LogFormat, "log-format", "default", `log line format: "default" or "ISO8601"`)
-	f.StringVar(&o.ModelControlMode, "model-control-mode", "none", `"none": load every model at start; "explicit": load --load-model models, then on request`)
-	f.StringArrayVar(&o.LoadModels, "load-model", nil, `model to load at start under explicit control ("*" for all; repeatable)`)
-	f.IntVar(&o.ExitTimeoutSecs, "exit-timeout-secs", 30, "on SIGINT/SIGTERM, seconds the whole shutdown may take; work still running then is abandoned and the exit status is 1")
-	f.BoolVar(&o.ExitOnError, "exit-on-error", true, "exit if a model fails to load")
-	f.BoolVar(&o.StrictReadiness, "strict-readiness", true, "report ready only when every model loaded")
-	f.BoolVar(&o.DisableAutoComplete, "disable-auto-complete-config", false, "do not let backends complete model configurations")
-	o.GRPC.bind(f)
-	return cmd
-}
-
-// Complete fills defaults and parses compound flags.
-func (o *serveOptions) Complete() error {
-	if o.BackendDirectory == "" {
-		o.BackendDirectory = defaultBackendDirectory()
-	}
-	o.backendConfig = map[string]map[string]string{}
-	for _, s := range o.BackendConfig {
-		backend, setting := "", s
-		if i := strings.IndexByte(s, ','); i >= 0 {
-			backend, setting = s[:i], s[i+1:]
-		}
-		k, v, ok := strings.Cut(setting, "=")
-		if !ok || k == "" {
-			return fmt.Errorf("--backend-config %q: want <backend>,<key>=<value> or <key>=<value>", s)
-		}
-		if o.backendConfig[backend] == nil {
-			o.backendConfig[backend] = map[string]string{}
-		}
-		o.backendConfig[backend][k] = v
-	}
-	return nil
-}
-
-func defaultBackendDirectory() string {
-	if exe, err := os.Executable(); err == nil {
-		dir := filepath.Join(filepath.Dir(filepath.Dir(exe)), "backends")
-		if st, err := os.Stat(dir); err == nil && st.IsDir() {
-			return dir
-		}
-	}
-	return "/opt/tritonserver/backends"
-}
-
-// Validate checks the flags before anything starts.
-func (o *serveOptions) Validate() error {
-	if len(o.ModelRepositories) == 0 {
-		return errors.New("--model-repository is required")
-	}
-	for _, r := range o.ModelRepositories {
-		if st, err := os.Stat(r); err != nil || !st.IsDir() {
-			return fmt.Errorf("--model-repository %q is not a directory", r)
-		}
-	}
-	switch o.ModelControlMode {
-	case "none", "explicit":
-	case "poll":
-		return errors.New("--model-control-mode=poll is not supported; use none or explicit")
-	default:
-		return fmt.Errorf("--model-control-mode %q: want none or explicit", o.ModelControlMode)
-	}
-	if len(o.LoadModels) > 0 && o.ModelControlMode != "explicit" {
-		return errors.New("--load-model needs --model-control-mode=explicit")
-	}
-	if o.GRPCPort < 0 || o.GRPCPort > 65535 {
-		return fmt.Errorf("--grpc-port %d is out of range", o.GRPCPort)
-	}
-	if o.MaxMessageBytes <= 0 {
-		return fmt.Errorf("--grpc-max-message-size must be positive")
-	}
-	if o.LogFormat != string(serverlog.FormatDefault) && o.LogFormat != string(serverlog.FormatISO8601) {
-		return fmt.Errorf("--log-format %q: want default or ISO8601", o.LogFormat)
-	}
-	if o.ExitTimeoutSecs < 0 {
-		return errors.New("--exit-timeout-secs must not be negative")
-	}
-	return o.GRPC.validate()
-}
-
-func (o *serveOptions) logger() *serverlog.Logger {
-	l := serverlog.New(os.Stderr)
-	l.SetVerbose(o.LogVerbose)
-	l.SetEnabled(serverlog.Info, o.LogInfo)
-	l.SetEnabled(serverlog.Warning, o.LogWarning)
-	l.SetEnabled(serverlog.Error, o.LogError)
-	l.SetFormat(serverlog.Format(o.LogFormat))
-	return l
-}
 
 // Run serves until ctx ends, then shuts down: new requests are refused,
 // in-flight requests finish, streams close and every model is unloaded, all
@@ -201,7 +40,9 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		log.Infof("model %q version %q: %s %s", st.Name, st.Version, st.Readiness, st.Reason)
 	}
 	if o.ExitOnError && !srv.Ready() {
-		_ = o.stopWithin(log, srv.Stop)
+		if err := o.stopWithin(log, srv.Stop); err != nil {
+			log.Errorf("%v", err)
+		}
 		return errors.New("a model failed to load (see the log); pass --exit-on-error=false to serve the others")
 	}
 
@@ -211,7 +52,9 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	g := svc.NewGRPCServer()
 	lis, err := net.Listen("tcp", net.JoinHostPort(o.GRPCAddress, strconv.Itoa(o.GRPCPort)))
 	if err != nil {
-		_ = o.stopWithin(log, srv.Stop)
+		if serr := o.stopWithin(log, srv.Stop); serr != nil {
+			log.Errorf("%v", serr)
+		}
 		return fmt.Errorf("listen for gRPC: %w", err)
 	}
 	log.Infof("Started GRPCInferenceService at %s", lis.Addr())
@@ -220,7 +63,9 @@ func (o *serveOptions) Run(ctx context.Context) error {
 
 	select {
 	case err := <-serveErr:
-		_ = o.stopWithin(log, srv.Stop)
+		if serr := o.stopWithin(log, srv.Stop); serr != nil {
+			log.Errorf("%v", serr)
+		}
 		return fmt.Errorf("gRPC server: %w", err)
 	case <-ctx.Done():
 	}
@@ -262,6 +107,8 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 			Logger:               log,
 			ExplicitModelControl: o.ModelControlMode == "explicit",
 			StartupModels:        o.LoadModels,
+			MaxTensorBytes:       int64(o.MaxMessageBytes),
+			BackendCallTimeout:   time.Duration(o.BackendCallSecs) * time.Second,
 		})
 		done <- started{srv, err}
 	}()
