@@ -8,6 +8,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/internal/testenv"
+	"tritonhost/loader"
 )
 
 // testBackendConfig is a one-input model served by a test backend library.
@@ -131,4 +132,32 @@ func TestSecondResponseOfNonDecoupledModelFailsTheRequest(t *testing.T) {
 	// The backend was told too.
 	waitFor(t, "the backend's log line", func() bool { return strings.Contains(srv.log.String(), "not decoupled") },
 		func() string { return srv.log.String() })
+}
+
+// TestOutputOverTheTensorBoundIsRefusedUncopied: an output larger than the
+// server holds (core.Options.MaxTensorBytes) becomes an error for its
+// request, naming the output, and the next request is served.
+func TestOutputOverTheTensorBoundIsRefusedUncopied(t *testing.T) {
+	t.Parallel()
+	repo := testenv.Repository(t, testenv.Model{
+		Name: "big", Config: `name: "big"
+backend: "big_output"
+input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]
+output [ { name: "OUT" data_type: TYPE_INT32 dims: [ -1 ] } ]
+`, Files: []string{fixture(t, "big_output", "big_output.c")}})
+	srv := startServer(t, repo, func(c *core.Options, _ *loader.Options) { c.MaxTensorBytes = 4096 })
+	for _, tc := range []struct {
+		n    int32
+		want string // "" for a response
+	}{{1 << 20, `output "OUT" of 4194304 bytes`}, {16, ""}} {
+		events := infer(t, srv, &core.InferenceRequest{Model: "big", Inputs: []core.Input{
+			core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(tc.n))}})
+		resp := events[len(events)-1].resp
+		switch {
+		case tc.want == "" && (resp == nil || resp.Err != nil):
+			t.Errorf("n=%d: %+v, want a response", tc.n, resp)
+		case tc.want != "" && (resp == nil || resp.Err == nil || !strings.Contains(resp.Err.Error(), tc.want)):
+			t.Errorf("n=%d: %+v, want an error saying %q", tc.n, resp, tc.want)
+		}
+	}
 }
