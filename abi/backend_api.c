@@ -11,7 +11,9 @@
 
 // ---- Backend --------------------------------------------------------------
 
-TRITONSERVER_Error* TRITONBACKEND_BackendName(TRITONBACKEND_Backend* backend, const char** name) {
+TRITONSERVER_Error*
+TRITONBACKEND_BackendName(TRITONBACKEND_Backend* backend, const char** name)
+{
   struct thost_backend* b;
   BACKEND(b, backend);
   THOST_CHECK_ARG(name != NULL, "name is NULL");
@@ -19,7 +21,10 @@ TRITONSERVER_Error* TRITONBACKEND_BackendName(TRITONBACKEND_Backend* backend, co
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_BackendConfig(TRITONBACKEND_Backend* backend, TRITONSERVER_Message** backend_config) {
+TRITONSERVER_Error*
+TRITONBACKEND_BackendConfig(
+    TRITONBACKEND_Backend* backend, TRITONSERVER_Message** backend_config)
+{
   struct thost_backend* b;
   BACKEND(b, backend);
   THOST_CHECK_ARG(backend_config != NULL, "backend_config is NULL");
@@ -27,8 +32,10 @@ TRITONSERVER_Error* TRITONBACKEND_BackendConfig(TRITONBACKEND_Backend* backend, 
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_BackendExecutionPolicy(
-    TRITONBACKEND_Backend* backend, TRITONBACKEND_ExecutionPolicy* policy) {
+TRITONSERVER_Error*
+TRITONBACKEND_BackendExecutionPolicy(
+    TRITONBACKEND_Backend* backend, TRITONBACKEND_ExecutionPolicy* policy)
+{
   struct thost_backend* b;
   BACKEND(b, backend);
   THOST_CHECK_ARG(policy != NULL, "policy is NULL");
@@ -36,28 +43,39 @@ TRITONSERVER_Error* TRITONBACKEND_BackendExecutionPolicy(
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_BackendSetExecutionPolicy(
-    TRITONBACKEND_Backend* backend, TRITONBACKEND_ExecutionPolicy policy) {
+TRITONSERVER_Error*
+TRITONBACKEND_BackendSetExecutionPolicy(
+    TRITONBACKEND_Backend* backend, TRITONBACKEND_ExecutionPolicy policy)
+{
   struct thost_backend* b;
   BACKEND(b, backend);
-  THOST_CHECK_ARG(policy == TRITONBACKEND_EXECUTION_BLOCKING || policy == TRITONBACKEND_EXECUTION_DEVICE_BLOCKING,
-                  "unknown execution policy");
+  THOST_CHECK_ARG(
+      policy == TRITONBACKEND_EXECUTION_BLOCKING ||
+          policy == TRITONBACKEND_EXECUTION_DEVICE_BLOCKING,
+      "unknown execution policy");
   __atomic_store_n(&b->policy, policy, __ATOMIC_RELEASE);
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_BackendArtifacts(
-    TRITONBACKEND_Backend* backend, TRITONBACKEND_ArtifactType* artifact_type, const char** location) {
+TRITONSERVER_Error*
+TRITONBACKEND_BackendArtifacts(
+    TRITONBACKEND_Backend* backend, TRITONBACKEND_ArtifactType* artifact_type,
+    const char** location)
+{
   struct thost_backend* b;
   BACKEND(b, backend);
-  THOST_CHECK_ARG(artifact_type != NULL && location != NULL, "artifact_type or location is NULL");
+  THOST_CHECK_ARG(
+      artifact_type != NULL && location != NULL,
+      "artifact_type or location is NULL");
   *artifact_type = TRITONBACKEND_ARTIFACT_FILESYSTEM;
   *location = b->artifacts;
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_BackendMemoryManager(
-    TRITONBACKEND_Backend* backend, TRITONBACKEND_MemoryManager** manager) {
+TRITONSERVER_Error*
+TRITONBACKEND_BackendMemoryManager(
+    TRITONBACKEND_Backend* backend, TRITONBACKEND_MemoryManager** manager)
+{
   struct thost_backend* b;
   BACKEND(b, backend);
   THOST_CHECK_ARG(manager != NULL, "manager is NULL");
@@ -65,7 +83,9 @@ TRITONSERVER_Error* TRITONBACKEND_BackendMemoryManager(
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_BackendState(TRITONBACKEND_Backend* backend, void** state) {
+TRITONSERVER_Error*
+TRITONBACKEND_BackendState(TRITONBACKEND_Backend* backend, void** state)
+{
   struct thost_backend* b;
   BACKEND(b, backend);
   THOST_CHECK_ARG(state != NULL, "state is NULL");
@@ -73,7 +93,9 @@ TRITONSERVER_Error* TRITONBACKEND_BackendState(TRITONBACKEND_Backend* backend, v
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_BackendSetState(TRITONBACKEND_Backend* backend, void* state) {
+TRITONSERVER_Error*
+TRITONBACKEND_BackendSetState(TRITONBACKEND_Backend* backend, void* state)
+{
   struct thost_backend* b;
   BACKEND(b, backend);
   __atomic_store_n(&b->state, state, __ATOMIC_RELEASE);
@@ -82,23 +104,33 @@ TRITONSERVER_Error* TRITONBACKEND_BackendSetState(TRITONBACKEND_Backend* backend
 
 // ---- Backend attributes -----------------------------------------------------
 
-TRITONSERVER_Error* TRITONBACKEND_BackendAttributeAddPreferredInstanceGroup(
-    TRITONBACKEND_BackendAttribute* backend_attributes, const TRITONSERVER_InstanceGroupKind kind,
-    const uint64_t count, const uint64_t* device_ids, const uint64_t id_count) {
+TRITONSERVER_Error*
+TRITONBACKEND_BackendAttributeAddPreferredInstanceGroup(
+    TRITONBACKEND_BackendAttribute* backend_attributes,
+    const TRITONSERVER_InstanceGroupKind kind, const uint64_t count,
+    const uint64_t* device_ids, const uint64_t id_count)
+{
   struct thost_backend_attributes* a;
-  THOST_OBJECT(a, backend_attributes, THOST_KIND_BACKEND_ATTRIBUTE, "backend attributes");
+  THOST_OBJECT(
+      a, backend_attributes, THOST_KIND_BACKEND_ATTRIBUTE,
+      "backend attributes");
   THOST_CHECK_ARG(device_ids != NULL || id_count == 0, "device_ids is NULL");
-  THOST_CHECK_ARG(kind >= TRITONSERVER_INSTANCEGROUPKIND_AUTO && kind <= TRITONSERVER_INSTANCEGROUPKIND_MODEL,
-                  "unknown instance group kind");
+  THOST_CHECK_ARG(
+      kind >= TRITONSERVER_INSTANCEGROUPKIND_AUTO &&
+          kind <= TRITONSERVER_INSTANCEGROUPKIND_MODEL,
+      "unknown instance group kind");
   const size_t cap = sizeof(a->groups) / sizeof(a->groups[0]);
   if (a->group_count >= cap) {
-    return thost_errorf(TRITONSERVER_ERROR_UNSUPPORTED, "at most %zu preferred instance groups are supported", cap);
+    return thost_errorf(
+        TRITONSERVER_ERROR_UNSUPPORTED,
+        "at most %zu preferred instance groups are supported", cap);
   }
   struct thost_preferred_group* g = &a->groups[a->group_count];
   g->device_ids = NULL;
   if (id_count > 0) {
     g->device_ids = malloc(id_count * sizeof(uint64_t));
-    if (g->device_ids == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+    if (g->device_ids == NULL)
+      return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
     memcpy(g->device_ids, device_ids, id_count * sizeof(uint64_t));
   }
   g->kind = kind;
@@ -108,19 +140,26 @@ TRITONSERVER_Error* TRITONBACKEND_BackendAttributeAddPreferredInstanceGroup(
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_BackendAttributeSetParallelModelInstanceLoading(
-    TRITONBACKEND_BackendAttribute* backend_attributes, bool enabled) {
+TRITONSERVER_Error*
+TRITONBACKEND_BackendAttributeSetParallelModelInstanceLoading(
+    TRITONBACKEND_BackendAttribute* backend_attributes, bool enabled)
+{
   struct thost_backend_attributes* a;
-  THOST_OBJECT(a, backend_attributes, THOST_KIND_BACKEND_ATTRIBUTE, "backend attributes");
+  THOST_OBJECT(
+      a, backend_attributes, THOST_KIND_BACKEND_ATTRIBUTE,
+      "backend attributes");
   a->parallel_instance_loading = enabled;
   return NULL;
 }
 
 // ---- Memory manager ---------------------------------------------------------
 
-TRITONSERVER_Error* TRITONBACKEND_MemoryManagerAllocate(
-    TRITONBACKEND_MemoryManager* manager, void** buffer, const TRITONSERVER_MemoryType memory_type,
-    const int64_t memory_type_id, const uint64_t byte_size) {
+TRITONSERVER_Error*
+TRITONBACKEND_MemoryManagerAllocate(
+    TRITONBACKEND_MemoryManager* manager, void** buffer,
+    const TRITONSERVER_MemoryType memory_type, const int64_t memory_type_id,
+    const uint64_t byte_size)
+{
   struct thost_backend* b;
   THOST_OBJECT(b, manager, THOST_KIND_MEMORY_MANAGER, "memory manager");
   THOST_CHECK_ARG(buffer != NULL, "buffer is NULL");
@@ -128,28 +167,40 @@ TRITONSERVER_Error* TRITONBACKEND_MemoryManagerAllocate(
     case TRITONSERVER_MEMORY_CPU:
     case TRITONSERVER_MEMORY_CPU_PINNED:
       if (memory_type_id != 0) {
-        return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
-                            "TRITONBACKEND_MemoryManagerAllocate: %s memory has only id 0, not %lld",
-                            TRITONSERVER_MemoryTypeString(memory_type), (long long)memory_type_id);
+        return thost_errorf(
+            TRITONSERVER_ERROR_INVALID_ARG,
+            "TRITONBACKEND_MemoryManagerAllocate: %s memory has only id 0, not "
+            "%lld",
+            TRITONSERVER_MemoryTypeString(memory_type),
+            (long long)memory_type_id);
       }
       if (posix_memalign(buffer, 64, byte_size == 0 ? 1 : byte_size) != 0) {
         *buffer = NULL;
-        return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE,
-                            "TRITONBACKEND_MemoryManagerAllocate: cannot allocate %llu bytes of %s memory",
-                            (unsigned long long)byte_size, TRITONSERVER_MemoryTypeString(memory_type));
+        return thost_errorf(
+            TRITONSERVER_ERROR_UNAVAILABLE,
+            "TRITONBACKEND_MemoryManagerAllocate: cannot allocate %llu bytes "
+            "of %s memory",
+            (unsigned long long)byte_size,
+            TRITONSERVER_MemoryTypeString(memory_type));
       }
       return NULL;
     case TRITONSERVER_MEMORY_GPU:
-      return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE,
-                          "TRITONBACKEND_MemoryManagerAllocate: GPU memory is not available on this server");
+      return thost_errorf(
+          TRITONSERVER_ERROR_UNAVAILABLE,
+          "TRITONBACKEND_MemoryManagerAllocate: GPU memory is not available on "
+          "this server");
   }
-  return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG, "TRITONBACKEND_MemoryManagerAllocate: unknown memory type %d",
-                      (int)memory_type);
+  return thost_errorf(
+      TRITONSERVER_ERROR_INVALID_ARG,
+      "TRITONBACKEND_MemoryManagerAllocate: unknown memory type %d",
+      (int)memory_type);
 }
 
-TRITONSERVER_Error* TRITONBACKEND_MemoryManagerFree(
-    TRITONBACKEND_MemoryManager* manager, void* buffer, const TRITONSERVER_MemoryType memory_type,
-    const int64_t memory_type_id) {
+TRITONSERVER_Error*
+TRITONBACKEND_MemoryManagerFree(
+    TRITONBACKEND_MemoryManager* manager, void* buffer,
+    const TRITONSERVER_MemoryType memory_type, const int64_t memory_type_id)
+{
   struct thost_backend* b;
   THOST_OBJECT(b, manager, THOST_KIND_MEMORY_MANAGER, "memory manager");
   switch (memory_type) {
@@ -159,9 +210,13 @@ TRITONSERVER_Error* TRITONBACKEND_MemoryManagerFree(
       free(buffer);
       return NULL;
     case TRITONSERVER_MEMORY_GPU:
-      return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE,
-                          "TRITONBACKEND_MemoryManagerFree: GPU memory is not available on this server");
+      return thost_errorf(
+          TRITONSERVER_ERROR_UNAVAILABLE,
+          "TRITONBACKEND_MemoryManagerFree: GPU memory is not available on "
+          "this server");
   }
-  return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG, "TRITONBACKEND_MemoryManagerFree: unknown memory type %d",
-                      (int)memory_type);
+  return thost_errorf(
+      TRITONSERVER_ERROR_INVALID_ARG,
+      "TRITONBACKEND_MemoryManagerFree: unknown memory type %d",
+      (int)memory_type);
 }

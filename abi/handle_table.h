@@ -66,7 +66,8 @@ uint64_t thost_handle_new(enum thost_kind kind, void* obj);
 void thost_handle_free(uint64_t handle);
 
 // Returns the object of handle if it is a live handle of kind, else NULL.
-static inline void* thost_handle_object(const void* handle, enum thost_kind kind);
+static inline void* thost_handle_object(
+    const void* handle, enum thost_kind kind);
 
 // Returns *field, first allocating a handle of kind for obj there if it is 0
 // (objects whose handles are rarely asked for get one on first use). Safe
@@ -86,7 +87,8 @@ int64_t thost_handle_live(void);
 #define THOST_HANDLE_SLOT_BITS 24
 #define THOST_HANDLE_GEN_BITS 32
 #define THOST_HANDLE_CHUNK_BITS 12  // slots per chunk: 4096
-#define THOST_HANDLE_CHUNKS (1u << (THOST_HANDLE_SLOT_BITS - THOST_HANDLE_CHUNK_BITS))
+#define THOST_HANDLE_CHUNKS \
+  (1u << (THOST_HANDLE_SLOT_BITS - THOST_HANDLE_CHUNK_BITS))
 #define THOST_HANDLE_MARK 0xA0u
 
 struct thost_handle_slot {
@@ -96,15 +98,21 @@ struct thost_handle_slot {
 
 extern struct thost_handle_slot* thost_handle_chunks[THOST_HANDLE_CHUNKS];
 
-static inline void* thost_handle_object(const void* handle, enum thost_kind kind) {
+static inline void*
+thost_handle_object(const void* handle, enum thost_kind kind)
+{
   uint64_t h = (uint64_t)(uintptr_t)handle;
-  if ((h >> 56) != (THOST_HANDLE_MARK | (uint64_t)kind)) return NULL;
+  if ((h >> 56) != (THOST_HANDLE_MARK | (uint64_t)kind))
+    return NULL;
   uint32_t slot = (uint32_t)(h & ((1u << THOST_HANDLE_SLOT_BITS) - 1));
-  struct thost_handle_slot* chunk =
-      __atomic_load_n(&thost_handle_chunks[slot >> THOST_HANDLE_CHUNK_BITS], __ATOMIC_ACQUIRE);
-  if (chunk == NULL) return NULL;
-  struct thost_handle_slot* s = &chunk[slot & ((1u << THOST_HANDLE_CHUNK_BITS) - 1)];
-  if (__atomic_load_n(&s->value, __ATOMIC_ACQUIRE) != h) return NULL;
+  struct thost_handle_slot* chunk = __atomic_load_n(
+      &thost_handle_chunks[slot >> THOST_HANDLE_CHUNK_BITS], __ATOMIC_ACQUIRE);
+  if (chunk == NULL)
+    return NULL;
+  struct thost_handle_slot* s =
+      &chunk[slot & ((1u << THOST_HANDLE_CHUNK_BITS) - 1)];
+  if (__atomic_load_n(&s->value, __ATOMIC_ACQUIRE) != h)
+    return NULL;
   return __atomic_load_n(&s->object, __ATOMIC_RELAXED);
 }
 

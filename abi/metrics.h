@@ -57,8 +57,10 @@ struct thost_metric {
 // out of memory); thost_series_read stores the value (counter, gauge) or the
 // sum and the bucket_count+1 counts (histogram; counts may be NULL for the
 // other kinds).
-struct thost_series* thost_series_new(struct thost_host* host, int kind, const double* bounds, uint64_t n);
+struct thost_series* thost_series_new(
+    struct thost_host* host, int kind, const double* bounds, uint64_t n);
 void thost_series_free(struct thost_series* s);
-void thost_series_read(struct thost_series* s, double* value, double* sum, uint64_t* counts);
+void thost_series_read(
+    struct thost_series* s, double* value, double* sum, uint64_t* counts);
 
 #endif  // TRITONHOST_ABI_METRICS_H

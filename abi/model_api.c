@@ -9,11 +9,14 @@
 #include "objects.h"
 
 #define MODEL(var, h) THOST_OBJECT(var, h, THOST_KIND_MODEL, "model")
-#define INSTANCE(var, h) THOST_OBJECT(var, h, THOST_KIND_INSTANCE, "model instance")
+#define INSTANCE(var, h) \
+  THOST_OBJECT(var, h, THOST_KIND_INSTANCE, "model instance")
 
 // ---- Model ------------------------------------------------------------------
 
-TRITONSERVER_Error* TRITONBACKEND_ModelName(TRITONBACKEND_Model* model, const char** name) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelName(TRITONBACKEND_Model* model, const char** name)
+{
   struct thost_model* m;
   MODEL(m, model);
   THOST_CHECK_ARG(name != NULL, "name is NULL");
@@ -21,7 +24,9 @@ TRITONSERVER_Error* TRITONBACKEND_ModelName(TRITONBACKEND_Model* model, const ch
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelVersion(TRITONBACKEND_Model* model, uint64_t* version) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelVersion(TRITONBACKEND_Model* model, uint64_t* version)
+{
   struct thost_model* m;
   MODEL(m, model);
   THOST_CHECK_ARG(version != NULL, "version is NULL");
@@ -29,34 +34,51 @@ TRITONSERVER_Error* TRITONBACKEND_ModelVersion(TRITONBACKEND_Model* model, uint6
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelRepository(
-    TRITONBACKEND_Model* model, TRITONBACKEND_ArtifactType* artifact_type, const char** location) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelRepository(
+    TRITONBACKEND_Model* model, TRITONBACKEND_ArtifactType* artifact_type,
+    const char** location)
+{
   struct thost_model* m;
   MODEL(m, model);
-  THOST_CHECK_ARG(artifact_type != NULL && location != NULL, "artifact_type or location is NULL");
+  THOST_CHECK_ARG(
+      artifact_type != NULL && location != NULL,
+      "artifact_type or location is NULL");
   *artifact_type = TRITONBACKEND_ARTIFACT_FILESYSTEM;
   *location = m->repository;
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelConfig(
-    TRITONBACKEND_Model* model, const uint32_t config_version, TRITONSERVER_Message** model_config) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelConfig(
+    TRITONBACKEND_Model* model, const uint32_t config_version,
+    TRITONSERVER_Message** model_config)
+{
   struct thost_model* m;
   MODEL(m, model);
   THOST_CHECK_ARG(model_config != NULL, "model_config is NULL");
-  if (config_version != 1) {  // INVALID_ARG, as Triton's ModelConfigToJson / JsonToModelConfig
-    return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
-                        "model configuration version %u is not supported, only version 1 is", config_version);
+  if (config_version !=
+      1) {  // INVALID_ARG, as Triton's ModelConfigToJson / JsonToModelConfig
+    return thost_errorf(
+        TRITONSERVER_ERROR_INVALID_ARG,
+        "model configuration version %u is not supported, only version 1 is",
+        config_version);
   }
   pthread_mutex_lock(&m->config_mu);
-  struct thost_message* msg = thost_message_new(m->config_json, m->config_len, NULL);
+  struct thost_message* msg =
+      thost_message_new(m->config_json, m->config_len, NULL);
   pthread_mutex_unlock(&m->config_mu);
-  if (msg == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "%s: out of memory", __func__);
+  if (msg == NULL)
+    return thost_errorf(
+        TRITONSERVER_ERROR_INTERNAL, "%s: out of memory", __func__);
   *model_config = THOST_AS_HANDLE(TRITONSERVER_Message, msg->handle);
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelAutoCompleteConfig(TRITONBACKEND_Model* model, bool* auto_complete_config) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelAutoCompleteConfig(
+    TRITONBACKEND_Model* model, bool* auto_complete_config)
+{
   struct thost_model* m;
   MODEL(m, model);
   THOST_CHECK_ARG(auto_complete_config != NULL, "auto_complete_config is NULL");
@@ -64,20 +86,29 @@ TRITONSERVER_Error* TRITONBACKEND_ModelAutoCompleteConfig(TRITONBACKEND_Model* m
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelSetConfig(
-    TRITONBACKEND_Model* model, const uint32_t config_version, TRITONSERVER_Message* model_config) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelSetConfig(
+    TRITONBACKEND_Model* model, const uint32_t config_version,
+    TRITONSERVER_Message* model_config)
+{
   struct thost_model* m;
   struct thost_message* msg;
   MODEL(m, model);
   THOST_OBJECT(msg, model_config, THOST_KIND_MESSAGE, "model_config message");
-  if (config_version != 1) {  // INVALID_ARG, as Triton's ModelConfigToJson / JsonToModelConfig
-    return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
-                        "model configuration version %u is not supported, only version 1 is", config_version);
+  if (config_version !=
+      1) {  // INVALID_ARG, as Triton's ModelConfigToJson / JsonToModelConfig
+    return thost_errorf(
+        TRITONSERVER_ERROR_INVALID_ARG,
+        "model configuration version %u is not supported, only version 1 is",
+        config_version);
   }
   return thostModelSetConfig(m, msg->json, msg->len);
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelServer(TRITONBACKEND_Model* model, TRITONSERVER_Server** server) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelServer(
+    TRITONBACKEND_Model* model, TRITONSERVER_Server** server)
+{
   struct thost_model* m;
   MODEL(m, model);
   THOST_CHECK_ARG(server != NULL, "server is NULL");
@@ -85,7 +116,10 @@ TRITONSERVER_Error* TRITONBACKEND_ModelServer(TRITONBACKEND_Model* model, TRITON
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelBackend(TRITONBACKEND_Model* model, TRITONBACKEND_Backend** backend) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelBackend(
+    TRITONBACKEND_Model* model, TRITONBACKEND_Backend** backend)
+{
   struct thost_model* m;
   MODEL(m, model);
   THOST_CHECK_ARG(backend != NULL, "backend is NULL");
@@ -93,7 +127,9 @@ TRITONSERVER_Error* TRITONBACKEND_ModelBackend(TRITONBACKEND_Model* model, TRITO
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelState(TRITONBACKEND_Model* model, void** state) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelState(TRITONBACKEND_Model* model, void** state)
+{
   struct thost_model* m;
   MODEL(m, model);
   THOST_CHECK_ARG(state != NULL, "state is NULL");
@@ -101,7 +137,9 @@ TRITONSERVER_Error* TRITONBACKEND_ModelState(TRITONBACKEND_Model* model, void** 
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelSetState(TRITONBACKEND_Model* model, void* state) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelSetState(TRITONBACKEND_Model* model, void* state)
+{
   struct thost_model* m;
   MODEL(m, model);
   __atomic_store_n(&m->state, state, __ATOMIC_RELEASE);
@@ -110,7 +148,10 @@ TRITONSERVER_Error* TRITONBACKEND_ModelSetState(TRITONBACKEND_Model* model, void
 
 // ---- Model instance ---------------------------------------------------------
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceName(TRITONBACKEND_ModelInstance* instance, const char** name) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceName(
+    TRITONBACKEND_ModelInstance* instance, const char** name)
+{
   struct thost_instance* i;
   INSTANCE(i, instance);
   THOST_CHECK_ARG(name != NULL, "name is NULL");
@@ -118,8 +159,10 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceName(TRITONBACKEND_ModelInstance*
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceKind(
-    TRITONBACKEND_ModelInstance* instance, TRITONSERVER_InstanceGroupKind* kind) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceKind(
+    TRITONBACKEND_ModelInstance* instance, TRITONSERVER_InstanceGroupKind* kind)
+{
   struct thost_instance* i;
   INSTANCE(i, instance);
   THOST_CHECK_ARG(kind != NULL, "kind is NULL");
@@ -127,7 +170,10 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceKind(
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceDeviceId(TRITONBACKEND_ModelInstance* instance, int32_t* device_id) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceDeviceId(
+    TRITONBACKEND_ModelInstance* instance, int32_t* device_id)
+{
   struct thost_instance* i;
   INSTANCE(i, instance);
   THOST_CHECK_ARG(device_id != NULL, "device_id is NULL");
@@ -135,8 +181,10 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceDeviceId(TRITONBACKEND_ModelInsta
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceHostPolicy(
-    TRITONBACKEND_ModelInstance* instance, TRITONSERVER_Message** host_policy) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceHostPolicy(
+    TRITONBACKEND_ModelInstance* instance, TRITONSERVER_Message** host_policy)
+{
   struct thost_instance* i;
   INSTANCE(i, instance);
   THOST_CHECK_ARG(host_policy != NULL, "host_policy is NULL");
@@ -144,7 +192,10 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceHostPolicy(
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceIsPassive(TRITONBACKEND_ModelInstance* instance, bool* is_passive) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceIsPassive(
+    TRITONBACKEND_ModelInstance* instance, bool* is_passive)
+{
   struct thost_instance* i;
   INSTANCE(i, instance);
   THOST_CHECK_ARG(is_passive != NULL, "is_passive is NULL");
@@ -152,7 +203,10 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceIsPassive(TRITONBACKEND_ModelInst
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceProfileCount(TRITONBACKEND_ModelInstance* instance, uint32_t* count) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceProfileCount(
+    TRITONBACKEND_ModelInstance* instance, uint32_t* count)
+{
   struct thost_instance* i;
   INSTANCE(i, instance);
   THOST_CHECK_ARG(count != NULL, "count is NULL");
@@ -160,21 +214,28 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceProfileCount(TRITONBACKEND_ModelI
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceProfileName(
-    TRITONBACKEND_ModelInstance* instance, const uint32_t index, const char** profile_name) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceProfileName(
+    TRITONBACKEND_ModelInstance* instance, const uint32_t index,
+    const char** profile_name)
+{
   struct thost_instance* i;
   INSTANCE(i, instance);
   THOST_CHECK_ARG(profile_name != NULL, "profile_name is NULL");
   if (index >= i->profile_count) {
-    return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG, "profile index %u is out of range, the instance has %u",
-                        index, i->profile_count);
+    return thost_errorf(
+        TRITONSERVER_ERROR_INVALID_ARG,
+        "profile index %u is out of range, the instance has %u", index,
+        i->profile_count);
   }
   *profile_name = i->profiles[index];
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceSecondaryDeviceCount(
-    TRITONBACKEND_ModelInstance* instance, uint32_t* count) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceSecondaryDeviceCount(
+    TRITONBACKEND_ModelInstance* instance, uint32_t* count)
+{
   struct thost_instance* i;
   INSTANCE(i, instance);
   THOST_CHECK_ARG(count != NULL, "count is NULL");
@@ -182,26 +243,37 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceSecondaryDeviceCount(
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceSecondaryDeviceProperties(
-    TRITONBACKEND_ModelInstance* instance, uint32_t index, const char** kind, int64_t* id) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceSecondaryDeviceProperties(
+    TRITONBACKEND_ModelInstance* instance, uint32_t index, const char** kind,
+    int64_t* id)
+{
   struct thost_instance* i;
   INSTANCE(i, instance);
   (void)kind;
   (void)id;
-  return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG, "secondary device index %u is out of range, the instance has 0",
-                      index);
+  return thost_errorf(
+      TRITONSERVER_ERROR_INVALID_ARG,
+      "secondary device index %u is out of range, the instance has 0", index);
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceModel(
-    TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Model** model) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceModel(
+    TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Model** model)
+{
   struct thost_instance* i;
   INSTANCE(i, instance);
   THOST_CHECK_ARG(model != NULL, "model is NULL");
-  *model = THOST_AS_HANDLE(TRITONBACKEND_Model, __atomic_load_n(&i->model->handle, __ATOMIC_ACQUIRE));
+  *model = THOST_AS_HANDLE(
+      TRITONBACKEND_Model,
+      __atomic_load_n(&i->model->handle, __ATOMIC_ACQUIRE));
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceState(TRITONBACKEND_ModelInstance* instance, void** state) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceState(
+    TRITONBACKEND_ModelInstance* instance, void** state)
+{
   struct thost_instance* i;
   INSTANCE(i, instance);
   THOST_CHECK_ARG(state != NULL, "state is NULL");
@@ -209,28 +281,41 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceState(TRITONBACKEND_ModelInstance
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceSetState(TRITONBACKEND_ModelInstance* instance, void* state) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceSetState(
+    TRITONBACKEND_ModelInstance* instance, void* state)
+{
   struct thost_instance* i;
   INSTANCE(i, instance);
   __atomic_store_n(&i->state, state, __ATOMIC_RELEASE);
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportStatistics(
-    TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request* request, const bool success,
-    const uint64_t exec_start_ns, const uint64_t compute_start_ns, const uint64_t compute_end_ns,
-    const uint64_t exec_end_ns) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceReportStatistics(
+    TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request* request,
+    const bool success, const uint64_t exec_start_ns,
+    const uint64_t compute_start_ns, const uint64_t compute_end_ns,
+    const uint64_t exec_end_ns)
+{
   struct thost_instance* i;
   struct thost_request* r;
   INSTANCE(i, instance);
   THOST_OBJECT(r, request, THOST_KIND_REQUEST, "request");
-  return thostReportStatistics(i, r->ctx, success, exec_start_ns, compute_start_ns, compute_end_ns, exec_end_ns);
+  return thostReportStatistics(
+      i, r->ctx, success, exec_start_ns, compute_start_ns, compute_end_ns,
+      exec_end_ns);
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportBatchStatistics(
-    TRITONBACKEND_ModelInstance* instance, const uint64_t batch_size, const uint64_t exec_start_ns,
-    const uint64_t compute_start_ns, const uint64_t compute_end_ns, const uint64_t exec_end_ns) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceReportBatchStatistics(
+    TRITONBACKEND_ModelInstance* instance, const uint64_t batch_size,
+    const uint64_t exec_start_ns, const uint64_t compute_start_ns,
+    const uint64_t compute_end_ns, const uint64_t exec_end_ns)
+{
   struct thost_instance* i;
   INSTANCE(i, instance);
-  return thostReportBatchStatistics(i, batch_size, exec_start_ns, compute_start_ns, compute_end_ns, exec_end_ns);
+  return thostReportBatchStatistics(
+      i, batch_size, exec_start_ns, compute_start_ns, compute_end_ns,
+      exec_end_ns);
 }

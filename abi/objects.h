@@ -36,7 +36,8 @@ enum {
   THOST_COUNT_FACTORY,       // response factories not deleted
   THOST_COUNT_RESPONSE,      // responses neither sent nor deleted
   THOST_COUNT_RSTATS,        // response statistics not deleted
-  THOST_COUNT_HOST_MESSAGE,  // server-owned messages (backend config, host policy)
+  THOST_COUNT_HOST_MESSAGE,  // server-owned messages (backend config, host
+                             // policy)
   THOST_COUNT_STATE,         // implicit states not yet updated
   THOST_COUNT_METRIC_FAMILY,
   THOST_COUNT_METRIC,
@@ -51,12 +52,16 @@ struct thost_host {
   uint64_t key;     // the Go Host's registry key
   uint64_t server;  // its TRITONSERVER_Server handle
   int closed;       // atomic
-  int log_on[4];    // atomic, by TRITONSERVER_LogLevel: mirrored from the Go logger
+  int log_on[4];    // atomic, by TRITONSERVER_LogLevel: mirrored from the Go
+                    // logger
   int64_t live[THOST_COUNT_MAX];  // atomic
 };
 
-static inline void thost_count(struct thost_host* h, int which, int64_t delta) {
-  if (h != NULL) __atomic_add_fetch(&h->live[which], delta, __ATOMIC_RELAXED);
+static inline void
+thost_count(struct thost_host* h, int which, int64_t delta)
+{
+  if (h != NULL)
+    __atomic_add_fetch(&h->live[which], delta, __ATOMIC_RELAXED);
 }
 
 // The server of the calling thread: the one whose entry point or request the
@@ -86,9 +91,10 @@ struct TRITONSERVER_Parameter {
 
 struct thost_message {
   uint64_t handle;
-  struct thost_host* host;  // set for a server-owned message (counted), else NULL
-  size_t len;               // bytes of json, without the NUL
-  char json[];              // NUL-terminated
+  struct thost_host*
+      host;     // set for a server-owned message (counted), else NULL
+  size_t len;   // bytes of json, without the NUL
+  char json[];  // NUL-terminated
 };
 
 // Buffer attributes: made by a backend (TRITONSERVER_BufferAttributesNew),
@@ -107,11 +113,12 @@ struct thost_buffer_attributes {
 
 struct thost_backend {
   uint64_t handle;
-  uint64_t memory_manager;  // TRITONBACKEND_MemoryManager handle (its object is this backend)
+  uint64_t memory_manager;  // TRITONBACKEND_MemoryManager handle (its object is
+                            // this backend)
   struct thost_host* host;
   char* name;
-  char* artifacts;                // directory of the backend library
-  struct thost_message* config;   // server-owned {"cmdline":{...}}
+  char* artifacts;               // directory of the backend library
+  struct thost_message* config;  // server-owned {"cmdline":{...}}
   TRITONBACKEND_ExecutionPolicy policy;
   void* state;  // TRITONBACKEND_BackendSetState
 };
@@ -246,11 +253,12 @@ struct thost_request {
   uint64_t timeout_us;  // 0: none
   struct thost_reqctx* ctx;
   struct thost_instance* instance;
-  struct thost_state* states;  // implicit states not yet updated (state.h), guarded by ctx->mu
-  struct thost_trace* trace;   // NULL when the request is not traced
+  struct thost_state*
+      states;  // implicit states not yet updated (state.h), guarded by ctx->mu
+  struct thost_trace* trace;  // NULL when the request is not traced
 };
 
-// ---- Responses ---------------------------------------------------------------
+// ---- Responses --------------------------------------------------------------
 
 struct thost_factory {
   uint64_t handle;
@@ -303,38 +311,45 @@ struct thost_usage {
   uint64_t byte_size;
 };
 
-// ---- Helpers (hidden from backends) ------------------------------------------
+// ---- Helpers (hidden from backends) -----------------------------------------
 
-TRITONSERVER_Error* thost_error_new_n(TRITONSERVER_Error_Code code, const char* msg, size_t len);
-TRITONSERVER_Error* thost_errorf(TRITONSERVER_Error_Code code, const char* fmt, ...)
+TRITONSERVER_Error* thost_error_new_n(
+    TRITONSERVER_Error_Code code, const char* msg, size_t len);
+TRITONSERVER_Error* thost_errorf(
+    TRITONSERVER_Error_Code code, const char* fmt, ...)
     __attribute__((format(printf, 2, 3)));
-struct thost_message* thost_message_new(const char* json, size_t len, struct thost_host* owner);
+struct thost_message* thost_message_new(
+    const char* json, size_t len, struct thost_host* owner);
 void thost_message_free(struct thost_message* msg);
 char* thost_strndup(const char* s, size_t n);
 
 struct thost_reqctx* thost_reqctx_new(struct thost_host* host, uint64_t key);
-uint32_t thost_reqctx_take_stats(struct thost_reqctx* ctx, struct thost_rstat* out);
+uint32_t thost_reqctx_take_stats(
+    struct thost_reqctx* ctx, struct thost_rstat* out);
 void thost_reqctx_ref(struct thost_reqctx* ctx);
 void thost_reqctx_unref(struct thost_reqctx* ctx);
 struct thost_request* thost_request_new(size_t size, struct thost_reqctx* ctx);
 void thost_request_free(struct thost_request* req);
 void thost_request_free_states(struct thost_request* req);  // state.c
 
-void thost_model_set_config_json(struct thost_model* model, const char* json, size_t len);
+void thost_model_set_config_json(
+    struct thost_model* model, const char* json, size_t len);
 
 // Argument checks used by every API function: each returns INVALID_ARG from
 // the calling function when it fails.
-#define THOST_CHECK_ARG(cond, what)                                                    \
-  do {                                                                                 \
-    if (!(cond)) return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG, "%s: %s", __func__, what); \
+#define THOST_CHECK_ARG(cond, what)                                  \
+  do {                                                               \
+    if (!(cond))                                                     \
+      return thost_errorf(                                           \
+          TRITONSERVER_ERROR_INVALID_ARG, "%s: %s", __func__, what); \
   } while (0)
 
 // Sets var to the object of handle, a live handle of KIND, or returns
 // INVALID_ARG naming what (NULL, freed, or not a handle of that kind).
-#define THOST_OBJECT(var, handle, KIND, what)                 \
-  do {                                                        \
-    var = thost_handle_object((const void*)(handle), KIND);   \
-    THOST_CHECK_ARG(var != NULL, "invalid " what);            \
+#define THOST_OBJECT(var, handle, KIND, what)               \
+  do {                                                      \
+    var = thost_handle_object((const void*)(handle), KIND); \
+    THOST_CHECK_ARG(var != NULL, "invalid " what);          \
   } while (0)
 
 #endif  // TRITONHOST_ABI_OBJECTS_H

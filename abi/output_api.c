@@ -11,73 +11,96 @@
 #define RESPONSE(var, h) THOST_OBJECT(var, h, THOST_KIND_RESPONSE, "response")
 #define OUTPUT(var, h) THOST_OBJECT(var, h, THOST_KIND_OUTPUT, "output")
 
-TRITONSERVER_Error* TRITONBACKEND_ResponseOutput(
-    TRITONBACKEND_Response* response, TRITONBACKEND_Output** output, const char* name,
-    const TRITONSERVER_DataType datatype, const int64_t* shape, const uint32_t dims_count) {
+TRITONSERVER_Error*
+TRITONBACKEND_ResponseOutput(
+    TRITONBACKEND_Response* response, TRITONBACKEND_Output** output,
+    const char* name, const TRITONSERVER_DataType datatype,
+    const int64_t* shape, const uint32_t dims_count)
+{
   struct thost_response* r;
   RESPONSE(r, response);
   THOST_CHECK_ARG(output != NULL && name != NULL, "output or name is NULL");
   THOST_CHECK_ARG(shape != NULL || dims_count == 0, "shape is NULL");
-  THOST_CHECK_ARG(datatype > TRITONSERVER_TYPE_INVALID && datatype <= TRITONSERVER_TYPE_BF16, "invalid datatype");
+  THOST_CHECK_ARG(
+      datatype > TRITONSERVER_TYPE_INVALID &&
+          datatype <= TRITONSERVER_TYPE_BF16,
+      "invalid datatype");
   for (uint32_t i = 0; i < r->output_count; i++) {
     if (strcmp(r->outputs[i]->name, name) == 0) {
-      return thost_errorf(TRITONSERVER_ERROR_ALREADY_EXISTS, "output '%s' was already added to this response", name);
+      return thost_errorf(
+          TRITONSERVER_ERROR_ALREADY_EXISTS,
+          "output '%s' was already added to this response", name);
     }
   }
   if (r->output_count == r->output_cap) {
     uint32_t cap = r->output_cap * 2;
     struct thost_output** outs = malloc(cap * sizeof(*outs));
-    if (outs == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+    if (outs == NULL)
+      return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
     memcpy(outs, r->outputs, r->output_count * sizeof(*outs));
-    if (r->outputs != r->inline_outputs) free(r->outputs);
+    if (r->outputs != r->inline_outputs)
+      free(r->outputs);
     r->outputs = outs;
     r->output_cap = cap;
   }
   size_t name_len = strlen(name);
   // One allocation: the output, its shape, then its name.
-  struct thost_output* out = malloc(sizeof(*out) + dims_count * sizeof(int64_t) + name_len + 1);
-  if (out == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+  struct thost_output* out =
+      malloc(sizeof(*out) + dims_count * sizeof(int64_t) + name_len + 1);
+  if (out == NULL)
+    return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
   memset(out, 0, offsetof(struct thost_output, inline_data));
   out->attrs.server_owned = true;
   out->datatype = datatype;
   out->shape = (int64_t*)(out + 1);
-  if (dims_count > 0) memcpy(out->shape, shape, dims_count * sizeof(int64_t));
+  if (dims_count > 0)
+    memcpy(out->shape, shape, dims_count * sizeof(int64_t));
   out->dims_count = dims_count;
   out->name = (char*)(out->shape + dims_count);
   memcpy(out->name, name, name_len + 1);
   out->handle = thost_handle_new(THOST_KIND_OUTPUT, out);
   if (out->handle == 0) {
     free(out);
-    return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
+    return thost_errorf(
+        TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
   }
   r->outputs[r->output_count++] = out;
   *output = THOST_AS_HANDLE(TRITONBACKEND_Output, out->handle);
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_OutputBuffer(
-    TRITONBACKEND_Output* output, void** buffer, const uint64_t buffer_byte_size,
-    TRITONSERVER_MemoryType* memory_type, int64_t* memory_type_id) {
+TRITONSERVER_Error*
+TRITONBACKEND_OutputBuffer(
+    TRITONBACKEND_Output* output, void** buffer,
+    const uint64_t buffer_byte_size, TRITONSERVER_MemoryType* memory_type,
+    int64_t* memory_type_id)
+{
   struct thost_output* o;
   OUTPUT(o, output);
-  THOST_CHECK_ARG(buffer != NULL && memory_type != NULL && memory_type_id != NULL,
-                  "buffer, memory_type or memory_type_id is NULL");
+  THOST_CHECK_ARG(
+      buffer != NULL && memory_type != NULL && memory_type_id != NULL,
+      "buffer, memory_type or memory_type_id is NULL");
   if (o->has_buffer) {
-    return thost_errorf(TRITONSERVER_ERROR_ALREADY_EXISTS, "output '%s' already has a buffer", o->name);
+    return thost_errorf(
+        TRITONSERVER_ERROR_ALREADY_EXISTS, "output '%s' already has a buffer",
+        o->name);
   }
   if (buffer_byte_size <= THOST_INLINE_OUTPUT_BYTES) {
     o->buffer = o->inline_data;
   } else {
     o->buffer = malloc(buffer_byte_size);
     if (o->buffer == NULL) {
-      return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "cannot allocate %llu bytes for output '%s'",
-                          (unsigned long long)buffer_byte_size, o->name);
+      return thost_errorf(
+          TRITONSERVER_ERROR_UNAVAILABLE,
+          "cannot allocate %llu bytes for output '%s'",
+          (unsigned long long)buffer_byte_size, o->name);
     }
   }
   o->has_buffer = true;
   o->byte_size = buffer_byte_size;
   o->attrs.byte_size = buffer_byte_size;
-  o->attrs.memory_type = TRITONSERVER_MEMORY_CPU;  // outputs always live in host memory
+  o->attrs.memory_type =
+      TRITONSERVER_MEMORY_CPU;  // outputs always live in host memory
   o->attrs.memory_type_id = 0;
   *buffer = o->buffer;
   *memory_type = TRITONSERVER_MEMORY_CPU;
@@ -85,25 +108,35 @@ TRITONSERVER_Error* TRITONBACKEND_OutputBuffer(
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_OutputBufferAttributes(
-    TRITONBACKEND_Output* output, TRITONSERVER_BufferAttributes** buffer_attributes) {
+TRITONSERVER_Error*
+TRITONBACKEND_OutputBufferAttributes(
+    TRITONBACKEND_Output* output,
+    TRITONSERVER_BufferAttributes** buffer_attributes)
+{
   struct thost_output* o;
   OUTPUT(o, output);
   THOST_CHECK_ARG(buffer_attributes != NULL, "buffer_attributes is NULL");
   // Before TRITONBACKEND_OutputBuffer the attributes describe no buffer (CPU,
   // id 0, size 0); Triton hands them out then too.
-  uint64_t h = thost_handle_lazy(&o->attrs.handle, THOST_KIND_BUFFER_ATTRIBUTES, &o->attrs);
-  if (h == 0) return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
+  uint64_t h = thost_handle_lazy(
+      &o->attrs.handle, THOST_KIND_BUFFER_ATTRIBUTES, &o->attrs);
+  if (h == 0)
+    return thost_errorf(
+        TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
   *buffer_attributes = THOST_AS_HANDLE(TRITONSERVER_BufferAttributes, h);
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_InferenceResponseOutputByName(
-    TRITONBACKEND_Response* response, const char* name, TRITONSERVER_DataType* datatype, const int64_t** shape,
-    uint64_t* dim_count) {
+TRITONSERVER_Error*
+TRITONBACKEND_InferenceResponseOutputByName(
+    TRITONBACKEND_Response* response, const char* name,
+    TRITONSERVER_DataType* datatype, const int64_t** shape, uint64_t* dim_count)
+{
   struct thost_response* r;
   RESPONSE(r, response);
-  THOST_CHECK_ARG(name != NULL && datatype != NULL && shape != NULL && dim_count != NULL, "NULL argument");
+  THOST_CHECK_ARG(
+      name != NULL && datatype != NULL && shape != NULL && dim_count != NULL,
+      "NULL argument");
   for (uint32_t i = 0; i < r->output_count; i++) {
     struct thost_output* out = r->outputs[i];
     if (strcmp(out->name, name) == 0) {
@@ -113,5 +146,6 @@ TRITONSERVER_Error* TRITONBACKEND_InferenceResponseOutputByName(
       return NULL;
     }
   }
-  return thost_errorf(TRITONSERVER_ERROR_NOT_FOUND, "the response has no output '%s'", name);
+  return thost_errorf(
+      TRITONSERVER_ERROR_NOT_FOUND, "the response has no output '%s'", name);
 }

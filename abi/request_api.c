@@ -8,11 +8,14 @@
 #include "_cgo_export.h"
 #include "objects.h"
 
-// ---- Request context ----------------------------------------------------------
+// ---- Request context --------------------------------------------------------
 
-struct thost_reqctx* thost_reqctx_new(struct thost_host* host, uint64_t key) {
+struct thost_reqctx*
+thost_reqctx_new(struct thost_host* host, uint64_t key)
+{
   struct thost_reqctx* ctx = calloc(1, sizeof(*ctx));
-  if (ctx == NULL) return NULL;
+  if (ctx == NULL)
+    return NULL;
   ctx->key = key;
   ctx->host = host;
   ctx->refs = 1;
@@ -23,19 +26,29 @@ struct thost_reqctx* thost_reqctx_new(struct thost_host* host, uint64_t key) {
 
 // Moves the buffered statistics reports into out (THOST_PENDING_RSTATS
 // entries) and returns how many there were.
-uint32_t thost_reqctx_take_stats(struct thost_reqctx* ctx, struct thost_rstat* out) {
+uint32_t
+thost_reqctx_take_stats(struct thost_reqctx* ctx, struct thost_rstat* out)
+{
   pthread_mutex_lock(&ctx->mu);
   uint32_t n = ctx->npending;
-  if (n > 0) memcpy(out, ctx->pending, n * sizeof(*out));
+  if (n > 0)
+    memcpy(out, ctx->pending, n * sizeof(*out));
   ctx->npending = 0;
   pthread_mutex_unlock(&ctx->mu);
   return n;
 }
 
-void thost_reqctx_ref(struct thost_reqctx* ctx) { __atomic_add_fetch(&ctx->refs, 1, __ATOMIC_RELAXED); }
+void
+thost_reqctx_ref(struct thost_reqctx* ctx)
+{
+  __atomic_add_fetch(&ctx->refs, 1, __ATOMIC_RELAXED);
+}
 
-void thost_reqctx_unref(struct thost_reqctx* ctx) {
-  if (__atomic_sub_fetch(&ctx->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+void
+thost_reqctx_unref(struct thost_reqctx* ctx)
+{
+  if (__atomic_sub_fetch(&ctx->refs, 1, __ATOMIC_ACQ_REL) != 0)
+    return;
   // Last reference: nobody else can touch pending any more.
   thostRequestContextDone(ctx, ctx->pending, ctx->npending);
   pthread_mutex_destroy(&ctx->mu);
@@ -45,9 +58,12 @@ void thost_reqctx_unref(struct thost_reqctx* ctx) {
 
 // A zeroed block of size bytes (at least a struct thost_request) with its
 // handle, holding a reference on ctx; NULL when memory or handles run out.
-struct thost_request* thost_request_new(size_t size, struct thost_reqctx* ctx) {
+struct thost_request*
+thost_request_new(size_t size, struct thost_reqctx* ctx)
+{
   struct thost_request* req = calloc(1, size);
-  if (req == NULL) return NULL;
+  if (req == NULL)
+    return NULL;
   req->handle = thost_handle_new(THOST_KIND_REQUEST, req);
   if (req->handle == 0) {
     free(req);
@@ -60,34 +76,46 @@ struct thost_request* thost_request_new(size_t size, struct thost_reqctx* ctx) {
 
 // Frees a block and every handle made for what it holds, and drops its
 // reference on the request context.
-void thost_request_free(struct thost_request* req) {
+void
+thost_request_free(struct thost_request* req)
+{
   struct thost_reqctx* ctx = req->ctx;
   thost_request_free_states(req);
   thost_handle_free(req->handle);
   for (uint32_t i = 0; i < req->input_count; i++) {
     struct thost_input* in = &req->inputs[i];
     thost_handle_free(in->handle);
-    for (uint32_t k = 0; k < in->buffer_count; k++) thost_handle_free(in->buffers[k].attrs.handle);
+    for (uint32_t k = 0; k < in->buffer_count; k++)
+      thost_handle_free(in->buffers[k].attrs.handle);
   }
-  if (req->trace != NULL) thost_handle_free(req->trace->handle);
+  if (req->trace != NULL)
+    thost_handle_free(req->trace->handle);
   free(req);
   thost_count(ctx->host, THOST_COUNT_REQUEST, -1);
   thost_reqctx_unref(ctx);
 }
 
-// ---- Request ------------------------------------------------------------------
+// ---- Request ----------------------------------------------------------------
 
 // Hands out the handle of an input, made on first use.
-static TRITONSERVER_Error* input_handle(struct thost_input* in, TRITONBACKEND_Input** out) {
+static TRITONSERVER_Error*
+input_handle(struct thost_input* in, TRITONBACKEND_Input** out)
+{
   uint64_t h = thost_handle_lazy(&in->handle, THOST_KIND_INPUT, in);
-  if (h == 0) return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "out of handles for input '%s'", in->name);
+  if (h == 0)
+    return thost_errorf(
+        TRITONSERVER_ERROR_UNAVAILABLE, "out of handles for input '%s'",
+        in->name);
   *out = THOST_AS_HANDLE(TRITONBACKEND_Input, h);
   return NULL;
 }
 
-#define CHECK_REQUEST(var, h) THOST_OBJECT(var, h, THOST_KIND_REQUEST, "request")
+#define CHECK_REQUEST(var, h) \
+  THOST_OBJECT(var, h, THOST_KIND_REQUEST, "request")
 
-TRITONSERVER_Error* TRITONBACKEND_RequestId(TRITONBACKEND_Request* request, const char** id) {
+TRITONSERVER_Error*
+TRITONBACKEND_RequestId(TRITONBACKEND_Request* request, const char** id)
+{
   struct thost_request* r;
   CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(id != NULL, "id is NULL");
@@ -95,7 +123,10 @@ TRITONSERVER_Error* TRITONBACKEND_RequestId(TRITONBACKEND_Request* request, cons
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_RequestIsCancelled(TRITONBACKEND_Request* request, bool* is_cancelled) {
+TRITONSERVER_Error*
+TRITONBACKEND_RequestIsCancelled(
+    TRITONBACKEND_Request* request, bool* is_cancelled)
+{
   struct thost_request* r;
   CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(is_cancelled != NULL, "is_cancelled is NULL");
@@ -103,33 +134,44 @@ TRITONSERVER_Error* TRITONBACKEND_RequestIsCancelled(TRITONBACKEND_Request* requ
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_RequestCorrelationId(TRITONBACKEND_Request* request, uint64_t* id) {
+TRITONSERVER_Error*
+TRITONBACKEND_RequestCorrelationId(TRITONBACKEND_Request* request, uint64_t* id)
+{
   struct thost_request* r;
   CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(id != NULL, "id is NULL");
   if (r->correlation_id_string != NULL) {
-    return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
-                        "[request id: %s] correlation ID in request is a string, not an unsigned integer",
-                        r->id[0] ? r->id : "<id_unknown>");
+    return thost_errorf(
+        TRITONSERVER_ERROR_INVALID_ARG,
+        "[request id: %s] correlation ID in request is a string, not an "
+        "unsigned integer",
+        r->id[0] ? r->id : "<id_unknown>");
   }
   *id = r->correlation_id;
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_RequestCorrelationIdString(TRITONBACKEND_Request* request, const char** id) {
+TRITONSERVER_Error*
+TRITONBACKEND_RequestCorrelationIdString(
+    TRITONBACKEND_Request* request, const char** id)
+{
   struct thost_request* r;
   CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(id != NULL, "id is NULL");
   if (r->correlation_id_string == NULL) {
-    return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
-                        "[request id: %s] correlation ID in request is an unsigned integer, not a string",
-                        r->id[0] ? r->id : "<id_unknown>");
+    return thost_errorf(
+        TRITONSERVER_ERROR_INVALID_ARG,
+        "[request id: %s] correlation ID in request is an unsigned integer, "
+        "not a string",
+        r->id[0] ? r->id : "<id_unknown>");
   }
   *id = r->correlation_id_string;
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_RequestFlags(TRITONBACKEND_Request* request, uint32_t* flags) {
+TRITONSERVER_Error*
+TRITONBACKEND_RequestFlags(TRITONBACKEND_Request* request, uint32_t* flags)
+{
   struct thost_request* r;
   CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(flags != NULL, "flags is NULL");
@@ -137,7 +179,10 @@ TRITONSERVER_Error* TRITONBACKEND_RequestFlags(TRITONBACKEND_Request* request, u
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_RequestParameterCount(TRITONBACKEND_Request* request, uint32_t* count) {
+TRITONSERVER_Error*
+TRITONBACKEND_RequestParameterCount(
+    TRITONBACKEND_Request* request, uint32_t* count)
+{
   struct thost_request* r;
   CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(count != NULL, "count is NULL");
@@ -145,15 +190,21 @@ TRITONSERVER_Error* TRITONBACKEND_RequestParameterCount(TRITONBACKEND_Request* r
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_RequestParameter(
-    TRITONBACKEND_Request* request, const uint32_t index, const char** key, TRITONSERVER_ParameterType* type,
-    const void** vvalue) {
+TRITONSERVER_Error*
+TRITONBACKEND_RequestParameter(
+    TRITONBACKEND_Request* request, const uint32_t index, const char** key,
+    TRITONSERVER_ParameterType* type, const void** vvalue)
+{
   struct thost_request* r;
   CHECK_REQUEST(r, request);
-  THOST_CHECK_ARG(key != NULL && type != NULL && vvalue != NULL, "key, type or vvalue is NULL");
+  THOST_CHECK_ARG(
+      key != NULL && type != NULL && vvalue != NULL,
+      "key, type or vvalue is NULL");
   if (index >= r->param_count) {
-    return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG, "parameter index %u is out of range, the request has %u",
-                        index, r->param_count);
+    return thost_errorf(
+        TRITONSERVER_ERROR_INVALID_ARG,
+        "parameter index %u is out of range, the request has %u", index,
+        r->param_count);
   }
   const struct thost_param* p = &r->params[index];
   *key = p->name;
@@ -162,7 +213,9 @@ TRITONSERVER_Error* TRITONBACKEND_RequestParameter(
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_RequestInputCount(TRITONBACKEND_Request* request, uint32_t* count) {
+TRITONSERVER_Error*
+TRITONBACKEND_RequestInputCount(TRITONBACKEND_Request* request, uint32_t* count)
+{
   struct thost_request* r;
   CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(count != NULL, "count is NULL");
@@ -170,21 +223,29 @@ TRITONSERVER_Error* TRITONBACKEND_RequestInputCount(TRITONBACKEND_Request* reque
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_RequestInputName(
-    TRITONBACKEND_Request* request, const uint32_t index, const char** input_name) {
+TRITONSERVER_Error*
+TRITONBACKEND_RequestInputName(
+    TRITONBACKEND_Request* request, const uint32_t index,
+    const char** input_name)
+{
   struct thost_request* r;
   CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(input_name != NULL, "input_name is NULL");
   if (index >= r->input_count) {
-    return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG, "input index %u is out of range, the request has %u inputs",
-                        index, r->input_count);
+    return thost_errorf(
+        TRITONSERVER_ERROR_INVALID_ARG,
+        "input index %u is out of range, the request has %u inputs", index,
+        r->input_count);
   }
   *input_name = r->inputs[index].name;
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_RequestInput(
-    TRITONBACKEND_Request* request, const char* name, TRITONBACKEND_Input** input) {
+TRITONSERVER_Error*
+TRITONBACKEND_RequestInput(
+    TRITONBACKEND_Request* request, const char* name,
+    TRITONBACKEND_Input** input)
+{
   struct thost_request* r;
   CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(name != NULL && input != NULL, "name or input is NULL");
@@ -193,23 +254,33 @@ TRITONSERVER_Error* TRITONBACKEND_RequestInput(
       return input_handle(&r->inputs[i], input);
     }
   }
-  return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG, "[request id: %s] input '%s' does not exist in the request",
-                      r->id[0] ? r->id : "<id_unknown>", name);
+  return thost_errorf(
+      TRITONSERVER_ERROR_INVALID_ARG,
+      "[request id: %s] input '%s' does not exist in the request",
+      r->id[0] ? r->id : "<id_unknown>", name);
 }
 
-TRITONSERVER_Error* TRITONBACKEND_RequestInputByIndex(
-    TRITONBACKEND_Request* request, const uint32_t index, TRITONBACKEND_Input** input) {
+TRITONSERVER_Error*
+TRITONBACKEND_RequestInputByIndex(
+    TRITONBACKEND_Request* request, const uint32_t index,
+    TRITONBACKEND_Input** input)
+{
   struct thost_request* r;
   CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(input != NULL, "input is NULL");
   if (index >= r->input_count) {
-    return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG, "input index %u is out of range, the request has %u inputs",
-                        index, r->input_count);
+    return thost_errorf(
+        TRITONSERVER_ERROR_INVALID_ARG,
+        "input index %u is out of range, the request has %u inputs", index,
+        r->input_count);
   }
   return input_handle(&r->inputs[index], input);
 }
 
-TRITONSERVER_Error* TRITONBACKEND_RequestOutputCount(TRITONBACKEND_Request* request, uint32_t* count) {
+TRITONSERVER_Error*
+TRITONBACKEND_RequestOutputCount(
+    TRITONBACKEND_Request* request, uint32_t* count)
+{
   struct thost_request* r;
   CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(count != NULL, "count is NULL");
@@ -217,91 +288,129 @@ TRITONSERVER_Error* TRITONBACKEND_RequestOutputCount(TRITONBACKEND_Request* requ
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_RequestOutputName(
-    TRITONBACKEND_Request* request, const uint32_t index, const char** output_name) {
+TRITONSERVER_Error*
+TRITONBACKEND_RequestOutputName(
+    TRITONBACKEND_Request* request, const uint32_t index,
+    const char** output_name)
+{
   struct thost_request* r;
   CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(output_name != NULL, "output_name is NULL");
   if (index >= r->output_count) {
-    return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
-                        "output index %u is out of range, the request asks for %u outputs", index,
-                        r->output_count);
+    return thost_errorf(
+        TRITONSERVER_ERROR_INVALID_ARG,
+        "output index %u is out of range, the request asks for %u outputs",
+        index, r->output_count);
   }
   *output_name = r->output_names[index];
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_RequestOutputBufferProperties(
-    TRITONBACKEND_Request* request, const char* name, size_t* byte_size, TRITONSERVER_MemoryType* memory_type,
-    int64_t* memory_type_id) {
+TRITONSERVER_Error*
+TRITONBACKEND_RequestOutputBufferProperties(
+    TRITONBACKEND_Request* request, const char* name, size_t* byte_size,
+    TRITONSERVER_MemoryType* memory_type, int64_t* memory_type_id)
+{
   struct thost_request* r;
   CHECK_REQUEST(r, request);
-  THOST_CHECK_ARG(memory_type != NULL && memory_type_id != NULL, "memory_type or memory_type_id is NULL");
-  (void)name;       // may be NULL (not yet known), as the header allows
-  (void)byte_size;  // the size hint does not change where outputs go: host memory
+  THOST_CHECK_ARG(
+      memory_type != NULL && memory_type_id != NULL,
+      "memory_type or memory_type_id is NULL");
+  (void)name;  // may be NULL (not yet known), as the header allows
+  (void)
+      byte_size;  // the size hint does not change where outputs go: host memory
   *memory_type = TRITONSERVER_MEMORY_CPU;
   *memory_type_id = 0;
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_RequestTrace(TRITONBACKEND_Request* request, TRITONSERVER_InferenceTrace** trace) {
+TRITONSERVER_Error*
+TRITONBACKEND_RequestTrace(
+    TRITONBACKEND_Request* request, TRITONSERVER_InferenceTrace** trace)
+{
   struct thost_request* r;
   CHECK_REQUEST(r, request);
   THOST_CHECK_ARG(trace != NULL, "trace is NULL");
   *trace = NULL;  // when the request is not traced
-  if (r->trace == NULL) return NULL;
+  if (r->trace == NULL)
+    return NULL;
   uint64_t h = thost_handle_lazy(&r->trace->handle, THOST_KIND_TRACE, r->trace);
-  if (h == 0) return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
+  if (h == 0)
+    return thost_errorf(
+        TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
   *trace = THOST_AS_HANDLE(TRITONSERVER_InferenceTrace, h);
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_RequestRelease(TRITONBACKEND_Request* request, uint32_t release_flags) {
+TRITONSERVER_Error*
+TRITONBACKEND_RequestRelease(
+    TRITONBACKEND_Request* request, uint32_t release_flags)
+{
   struct thost_request* r;
   CHECK_REQUEST(r, request);
   thost_enter_host(r->ctx->host);
   TRITONSERVER_Error* err = thostRequestRelease(r, release_flags);
-  if (err != NULL) return err;  // the backend keeps the request
+  if (err != NULL)
+    return err;  // the backend keeps the request
   thost_request_free(r);
   return NULL;
 }
 
-// ---- Input --------------------------------------------------------------------
+// ---- Input ------------------------------------------------------------------
 
 #define CHECK_INPUT(var, h) THOST_OBJECT(var, h, THOST_KIND_INPUT, "input")
 
-TRITONSERVER_Error* TRITONBACKEND_InputProperties(
-    TRITONBACKEND_Input* input, const char** name, TRITONSERVER_DataType* datatype, const int64_t** shape,
-    uint32_t* dims_count, uint64_t* byte_size, uint32_t* buffer_count) {
+TRITONSERVER_Error*
+TRITONBACKEND_InputProperties(
+    TRITONBACKEND_Input* input, const char** name,
+    TRITONSERVER_DataType* datatype, const int64_t** shape,
+    uint32_t* dims_count, uint64_t* byte_size, uint32_t* buffer_count)
+{
   struct thost_input* in;
   CHECK_INPUT(in, input);
-  if (name != NULL) *name = in->name;
-  if (datatype != NULL) *datatype = in->datatype;
-  if (shape != NULL) *shape = in->shape;
-  if (dims_count != NULL) *dims_count = in->dims_count;
-  if (byte_size != NULL) *byte_size = in->byte_size;
-  if (buffer_count != NULL) *buffer_count = in->buffer_count;
+  if (name != NULL)
+    *name = in->name;
+  if (datatype != NULL)
+    *datatype = in->datatype;
+  if (shape != NULL)
+    *shape = in->shape;
+  if (dims_count != NULL)
+    *dims_count = in->dims_count;
+  if (byte_size != NULL)
+    *byte_size = in->byte_size;
+  if (buffer_count != NULL)
+    *buffer_count = in->buffer_count;
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_InputPropertiesForHostPolicy(
-    TRITONBACKEND_Input* input, const char* host_policy_name, const char** name, TRITONSERVER_DataType* datatype,
-    const int64_t** shape, uint32_t* dims_count, uint64_t* byte_size, uint32_t* buffer_count) {
+TRITONSERVER_Error*
+TRITONBACKEND_InputPropertiesForHostPolicy(
+    TRITONBACKEND_Input* input, const char* host_policy_name, const char** name,
+    TRITONSERVER_DataType* datatype, const int64_t** shape,
+    uint32_t* dims_count, uint64_t* byte_size, uint32_t* buffer_count)
+{
   (void)host_policy_name;  // inputs are the same for every host policy
-  return TRITONBACKEND_InputProperties(input, name, datatype, shape, dims_count, byte_size, buffer_count);
+  return TRITONBACKEND_InputProperties(
+      input, name, datatype, shape, dims_count, byte_size, buffer_count);
 }
 
-TRITONSERVER_Error* TRITONBACKEND_InputBuffer(
-    TRITONBACKEND_Input* input, const uint32_t index, const void** buffer, uint64_t* buffer_byte_size,
-    TRITONSERVER_MemoryType* memory_type, int64_t* memory_type_id) {
+TRITONSERVER_Error*
+TRITONBACKEND_InputBuffer(
+    TRITONBACKEND_Input* input, const uint32_t index, const void** buffer,
+    uint64_t* buffer_byte_size, TRITONSERVER_MemoryType* memory_type,
+    int64_t* memory_type_id)
+{
   struct thost_input* in;
   CHECK_INPUT(in, input);
-  THOST_CHECK_ARG(buffer != NULL && buffer_byte_size != NULL && memory_type != NULL && memory_type_id != NULL,
-                  "an output argument is NULL");
+  THOST_CHECK_ARG(
+      buffer != NULL && buffer_byte_size != NULL && memory_type != NULL &&
+          memory_type_id != NULL,
+      "an output argument is NULL");
   if (index >= in->buffer_count) {
-    return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
-                        "buffer index %u is out of range, input '%s' has %u buffers", index, in->name,
-                        in->buffer_count);
+    return thost_errorf(
+        TRITONSERVER_ERROR_INVALID_ARG,
+        "buffer index %u is out of range, input '%s' has %u buffers", index,
+        in->name, in->buffer_count);
   }
   const struct thost_buffer* b = &in->buffers[index];
   *buffer = b->base;
@@ -311,27 +420,39 @@ TRITONSERVER_Error* TRITONBACKEND_InputBuffer(
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_InputBufferForHostPolicy(
-    TRITONBACKEND_Input* input, const char* host_policy_name, const uint32_t index, const void** buffer,
-    uint64_t* buffer_byte_size, TRITONSERVER_MemoryType* memory_type, int64_t* memory_type_id) {
+TRITONSERVER_Error*
+TRITONBACKEND_InputBufferForHostPolicy(
+    TRITONBACKEND_Input* input, const char* host_policy_name,
+    const uint32_t index, const void** buffer, uint64_t* buffer_byte_size,
+    TRITONSERVER_MemoryType* memory_type, int64_t* memory_type_id)
+{
   (void)host_policy_name;
-  return TRITONBACKEND_InputBuffer(input, index, buffer, buffer_byte_size, memory_type, memory_type_id);
+  return TRITONBACKEND_InputBuffer(
+      input, index, buffer, buffer_byte_size, memory_type, memory_type_id);
 }
 
-TRITONSERVER_Error* TRITONBACKEND_InputBufferAttributes(
+TRITONSERVER_Error*
+TRITONBACKEND_InputBufferAttributes(
     TRITONBACKEND_Input* input, const uint32_t index, const void** buffer,
-    TRITONSERVER_BufferAttributes** buffer_attributes) {
+    TRITONSERVER_BufferAttributes** buffer_attributes)
+{
   struct thost_input* in;
   CHECK_INPUT(in, input);
-  THOST_CHECK_ARG(buffer != NULL && buffer_attributes != NULL, "buffer or buffer_attributes is NULL");
+  THOST_CHECK_ARG(
+      buffer != NULL && buffer_attributes != NULL,
+      "buffer or buffer_attributes is NULL");
   if (index >= in->buffer_count) {
-    return thost_errorf(TRITONSERVER_ERROR_INVALID_ARG,
-                        "buffer index %u is out of range, input '%s' has %u buffers", index, in->name,
-                        in->buffer_count);
+    return thost_errorf(
+        TRITONSERVER_ERROR_INVALID_ARG,
+        "buffer index %u is out of range, input '%s' has %u buffers", index,
+        in->name, in->buffer_count);
   }
   struct thost_buffer* b = &in->buffers[index];
-  uint64_t h = thost_handle_lazy(&b->attrs.handle, THOST_KIND_BUFFER_ATTRIBUTES, &b->attrs);
-  if (h == 0) return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
+  uint64_t h = thost_handle_lazy(
+      &b->attrs.handle, THOST_KIND_BUFFER_ATTRIBUTES, &b->attrs);
+  if (h == 0)
+    return thost_errorf(
+        TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
   *buffer = b->base;
   *buffer_attributes = THOST_AS_HANDLE(TRITONSERVER_BufferAttributes, h);
   return NULL;

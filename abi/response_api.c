@@ -11,23 +11,28 @@
 #include "_cgo_export.h"
 #include "objects.h"
 
-#define FACTORY(var, h) THOST_OBJECT(var, h, THOST_KIND_FACTORY, "response factory")
+#define FACTORY(var, h) \
+  THOST_OBJECT(var, h, THOST_KIND_FACTORY, "response factory")
 #define RESPONSE(var, h) THOST_OBJECT(var, h, THOST_KIND_RESPONSE, "response")
 
-// ---- Factories ------------------------------------------------------------------
+// ---- Factories --------------------------------------------------------------
 
-TRITONSERVER_Error* TRITONBACKEND_ResponseFactoryNew(
-    TRITONBACKEND_ResponseFactory** factory, TRITONBACKEND_Request* request) {
+TRITONSERVER_Error*
+TRITONBACKEND_ResponseFactoryNew(
+    TRITONBACKEND_ResponseFactory** factory, TRITONBACKEND_Request* request)
+{
   struct thost_request* r;
   THOST_CHECK_ARG(factory != NULL, "factory is NULL");
   THOST_OBJECT(r, request, THOST_KIND_REQUEST, "request");
   struct thost_factory* f = malloc(sizeof(*f));
-  if (f == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+  if (f == NULL)
+    return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
   f->ctx = r->ctx;
   f->handle = thost_handle_new(THOST_KIND_FACTORY, f);
   if (f->handle == 0) {
     free(f);
-    return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
+    return thost_errorf(
+        TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
   }
   thost_enter_host(f->ctx->host);
   thost_reqctx_ref(f->ctx);
@@ -36,7 +41,9 @@ TRITONSERVER_Error* TRITONBACKEND_ResponseFactoryNew(
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ResponseFactoryDelete(TRITONBACKEND_ResponseFactory* factory) {
+TRITONSERVER_Error*
+TRITONBACKEND_ResponseFactoryDelete(TRITONBACKEND_ResponseFactory* factory)
+{
   struct thost_factory* f;
   FACTORY(f, factory);
   struct thost_reqctx* ctx = f->ctx;
@@ -47,8 +54,10 @@ TRITONSERVER_Error* TRITONBACKEND_ResponseFactoryDelete(TRITONBACKEND_ResponseFa
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ResponseFactorySendFlags(
-    TRITONBACKEND_ResponseFactory* factory, const uint32_t send_flags) {
+TRITONSERVER_Error*
+TRITONBACKEND_ResponseFactorySendFlags(
+    TRITONBACKEND_ResponseFactory* factory, const uint32_t send_flags)
+{
   struct thost_factory* f;
   FACTORY(f, factory);
   thost_enter_host(f->ctx->host);
@@ -57,8 +66,10 @@ TRITONSERVER_Error* TRITONBACKEND_ResponseFactorySendFlags(
   return thostSendFlags(f->ctx, send_flags, stats, n);
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ResponseFactoryIsCancelled(
-    TRITONBACKEND_ResponseFactory* factory, bool* is_cancelled) {
+TRITONSERVER_Error*
+TRITONBACKEND_ResponseFactoryIsCancelled(
+    TRITONBACKEND_ResponseFactory* factory, bool* is_cancelled)
+{
   struct thost_factory* f;
   FACTORY(f, factory);
   THOST_CHECK_ARG(is_cancelled != NULL, "is_cancelled is NULL");
@@ -66,18 +77,22 @@ TRITONSERVER_Error* TRITONBACKEND_ResponseFactoryIsCancelled(
   return NULL;
 }
 
-// ---- Responses ------------------------------------------------------------------
+// ---- Responses --------------------------------------------------------------
 
-static TRITONSERVER_Error* response_new(TRITONBACKEND_Response** response, struct thost_reqctx* ctx) {
+static TRITONSERVER_Error*
+response_new(TRITONBACKEND_Response** response, struct thost_reqctx* ctx)
+{
   struct thost_response* r = calloc(1, sizeof(*r));
-  if (r == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+  if (r == NULL)
+    return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
   r->ctx = ctx;
   r->outputs = r->inline_outputs;
   r->output_cap = sizeof(r->inline_outputs) / sizeof(r->inline_outputs[0]);
   r->handle = thost_handle_new(THOST_KIND_RESPONSE, r);
   if (r->handle == 0) {
     free(r);
-    return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "out of handles for a response");
+    return thost_errorf(
+        TRITONSERVER_ERROR_UNAVAILABLE, "out of handles for a response");
   }
   thost_enter_host(ctx->host);
   thost_reqctx_ref(ctx);
@@ -86,15 +101,19 @@ static TRITONSERVER_Error* response_new(TRITONBACKEND_Response** response, struc
   return NULL;
 }
 
-static void response_free(struct thost_response* r) {
+static void
+response_free(struct thost_response* r)
+{
   for (uint32_t i = 0; i < r->output_count; i++) {
     struct thost_output* out = r->outputs[i];
-    if (out->buffer != out->inline_data) free(out->buffer);
+    if (out->buffer != out->inline_data)
+      free(out->buffer);
     thost_handle_free(out->handle);
     thost_handle_free(out->attrs.handle);
     free(out);
   }
-  if (r->outputs != r->inline_outputs) free(r->outputs);
+  if (r->outputs != r->inline_outputs)
+    free(r->outputs);
   for (uint32_t i = 0; i < r->param_count; i++) {
     free(r->params[i].name);
     free(r->params[i].s);
@@ -107,30 +126,40 @@ static void response_free(struct thost_response* r) {
   thost_reqctx_unref(ctx);
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ResponseNew(TRITONBACKEND_Response** response, TRITONBACKEND_Request* request) {
+TRITONSERVER_Error*
+TRITONBACKEND_ResponseNew(
+    TRITONBACKEND_Response** response, TRITONBACKEND_Request* request)
+{
   struct thost_request* req;
   THOST_CHECK_ARG(response != NULL, "response is NULL");
   THOST_OBJECT(req, request, THOST_KIND_REQUEST, "request");
   return response_new(response, req->ctx);
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ResponseNewFromFactory(
-    TRITONBACKEND_Response** response, TRITONBACKEND_ResponseFactory* factory) {
+TRITONSERVER_Error*
+TRITONBACKEND_ResponseNewFromFactory(
+    TRITONBACKEND_Response** response, TRITONBACKEND_ResponseFactory* factory)
+{
   struct thost_factory* f;
   THOST_CHECK_ARG(response != NULL, "response is NULL");
   FACTORY(f, factory);
   return response_new(response, f->ctx);
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ResponseDelete(TRITONBACKEND_Response* response) {
+TRITONSERVER_Error*
+TRITONBACKEND_ResponseDelete(TRITONBACKEND_Response* response)
+{
   struct thost_response* r;
   RESPONSE(r, response);
   response_free(r);
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ResponseSend(
-    TRITONBACKEND_Response* response, const uint32_t send_flags, TRITONSERVER_Error* error) {
+TRITONSERVER_Error*
+TRITONBACKEND_ResponseSend(
+    TRITONBACKEND_Response* response, const uint32_t send_flags,
+    TRITONSERVER_Error* error)
+{
   struct thost_response* r;
   RESPONSE(r, response);
   // Ownership passes to the server whatever the outcome.
@@ -142,12 +171,16 @@ TRITONSERVER_Error* TRITONBACKEND_ResponseSend(
   return err;
 }
 
-static TRITONSERVER_Error* add_param(struct thost_response* r, const char* name, TRITONSERVER_ParameterType type,
-                                     struct TRITONSERVER_Parameter** out) {
+static TRITONSERVER_Error*
+add_param(
+    struct thost_response* r, const char* name, TRITONSERVER_ParameterType type,
+    struct TRITONSERVER_Parameter** out)
+{
   if (r->param_count == r->param_cap) {
     uint32_t cap = r->param_cap ? r->param_cap * 2 : 4;
     struct TRITONSERVER_Parameter* p = realloc(r->params, cap * sizeof(*p));
-    if (p == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+    if (p == NULL)
+      return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
     r->params = p;
     r->param_cap = cap;
   }
@@ -160,46 +193,60 @@ static TRITONSERVER_Error* add_param(struct thost_response* r, const char* name,
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ResponseSetStringParameter(
-    TRITONBACKEND_Response* response, const char* name, const char* value) {
+TRITONSERVER_Error*
+TRITONBACKEND_ResponseSetStringParameter(
+    TRITONBACKEND_Response* response, const char* name, const char* value)
+{
   struct thost_response* r;
   RESPONSE(r, response);
   THOST_CHECK_ARG(name != NULL && value != NULL, "name or value is NULL");
   struct TRITONSERVER_Parameter* p;
-  TRITONSERVER_Error* err = add_param(r, name, TRITONSERVER_PARAMETER_STRING, &p);
-  if (err == NULL) p->s = strdup(value);
+  TRITONSERVER_Error* err =
+      add_param(r, name, TRITONSERVER_PARAMETER_STRING, &p);
+  if (err == NULL)
+    p->s = strdup(value);
   return err;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ResponseSetIntParameter(
-    TRITONBACKEND_Response* response, const char* name, const int64_t value) {
+TRITONSERVER_Error*
+TRITONBACKEND_ResponseSetIntParameter(
+    TRITONBACKEND_Response* response, const char* name, const int64_t value)
+{
   struct thost_response* r;
   RESPONSE(r, response);
   THOST_CHECK_ARG(name != NULL, "name is NULL");
   struct TRITONSERVER_Parameter* p;
   TRITONSERVER_Error* err = add_param(r, name, TRITONSERVER_PARAMETER_INT, &p);
-  if (err == NULL) p->i = value;
+  if (err == NULL)
+    p->i = value;
   return err;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ResponseSetBoolParameter(
-    TRITONBACKEND_Response* response, const char* name, const bool value) {
+TRITONSERVER_Error*
+TRITONBACKEND_ResponseSetBoolParameter(
+    TRITONBACKEND_Response* response, const char* name, const bool value)
+{
   struct thost_response* r;
   RESPONSE(r, response);
   THOST_CHECK_ARG(name != NULL, "name is NULL");
   struct TRITONSERVER_Parameter* p;
   TRITONSERVER_Error* err = add_param(r, name, TRITONSERVER_PARAMETER_BOOL, &p);
-  if (err == NULL) p->b = value;
+  if (err == NULL)
+    p->b = value;
   return err;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ResponseSetDoubleParameter(
-    TRITONBACKEND_Response* response, const char* name, const double value) {
+TRITONSERVER_Error*
+TRITONBACKEND_ResponseSetDoubleParameter(
+    TRITONBACKEND_Response* response, const char* name, const double value)
+{
   struct thost_response* r;
   RESPONSE(r, response);
   THOST_CHECK_ARG(name != NULL, "name is NULL");
   struct TRITONSERVER_Parameter* p;
-  TRITONSERVER_Error* err = add_param(r, name, TRITONSERVER_PARAMETER_DOUBLE, &p);
-  if (err == NULL) p->d = value;
+  TRITONSERVER_Error* err =
+      add_param(r, name, TRITONSERVER_PARAMETER_DOUBLE, &p);
+  if (err == NULL)
+    p->d = value;
   return err;
 }

@@ -8,26 +8,35 @@
 #include "_cgo_export.h"
 #include "objects.h"
 
-#define RSTATS(var, h) THOST_OBJECT(var, h, THOST_KIND_RESPONSE_STATISTICS, "response statistics")
+#define RSTATS(var, h) \
+  THOST_OBJECT(var, h, THOST_KIND_RESPONSE_STATISTICS, "response statistics")
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsNew(
-    TRITONBACKEND_ModelInstanceResponseStatistics** response_statistics) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceResponseStatisticsNew(
+    TRITONBACKEND_ModelInstanceResponseStatistics** response_statistics)
+{
   THOST_CHECK_ARG(response_statistics != NULL, "response_statistics is NULL");
   struct thost_response_statistics* s = calloc(1, sizeof(*s));
-  if (s == NULL) return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+  if (s == NULL)
+    return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
   s->handle = thost_handle_new(THOST_KIND_RESPONSE_STATISTICS, s);
   if (s->handle == 0) {
     free(s);
-    return thost_errorf(TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
+    return thost_errorf(
+        TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
   }
-  s->host = thost_ambient_host();  // named by no argument: counted on the thread's server
+  s->host = thost_ambient_host();  // named by no argument: counted on the
+                                   // thread's server
   thost_count(s->host, THOST_COUNT_RSTATS, 1);
-  *response_statistics = THOST_AS_HANDLE(TRITONBACKEND_ModelInstanceResponseStatistics, s->handle);
+  *response_statistics =
+      THOST_AS_HANDLE(TRITONBACKEND_ModelInstanceResponseStatistics, s->handle);
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsDelete(
-    TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceResponseStatisticsDelete(
+    TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics)
+{
   struct thost_response_statistics* s;
   RSTATS(s, response_statistics);
   thost_count(s->host, THOST_COUNT_RSTATS, -1);
@@ -36,8 +45,11 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsDelete(
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsSetModelInstance(
-    TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics, TRITONBACKEND_ModelInstance* model_instance) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceResponseStatisticsSetModelInstance(
+    TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics,
+    TRITONBACKEND_ModelInstance* model_instance)
+{
   struct thost_response_statistics* s;
   struct thost_instance* i;
   RSTATS(s, response_statistics);
@@ -46,9 +58,11 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsSetModelInstanc
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsSetResponseFactory(
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceResponseStatisticsSetResponseFactory(
     TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics,
-    TRITONBACKEND_ResponseFactory* response_factory) {
+    TRITONBACKEND_ResponseFactory* response_factory)
+{
   struct thost_response_statistics* s;
   struct thost_factory* f;
   RSTATS(s, response_statistics);
@@ -57,32 +71,44 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsSetResponseFact
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsSetResponseStart(
-    TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics, uint64_t response_start) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceResponseStatisticsSetResponseStart(
+    TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics,
+    uint64_t response_start)
+{
   struct thost_response_statistics* s;
   RSTATS(s, response_statistics);
   s->response_start = response_start;
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsSetComputeOutputStart(
-    TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics, uint64_t compute_output_start) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceResponseStatisticsSetComputeOutputStart(
+    TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics,
+    uint64_t compute_output_start)
+{
   struct thost_response_statistics* s;
   RSTATS(s, response_statistics);
   s->compute_output_start = compute_output_start;
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsSetResponseEnd(
-    TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics, uint64_t response_end) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceResponseStatisticsSetResponseEnd(
+    TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics,
+    uint64_t response_end)
+{
   struct thost_response_statistics* s;
   RSTATS(s, response_statistics);
   s->response_end = response_end;
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsSetError(
-    TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics, TRITONSERVER_Error* error) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceResponseStatisticsSetError(
+    TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics,
+    TRITONSERVER_Error* error)
+{
   struct thost_response_statistics* s;
   RSTATS(s, response_statistics);
   s->has_error = error != NULL;
@@ -90,15 +116,21 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceResponseStatisticsSetError(
   return NULL;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportResponseStatistics(
-    TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceReportResponseStatistics(
+    TRITONBACKEND_ModelInstanceResponseStatistics* response_statistics)
+{
   struct thost_response_statistics* s;
   struct thost_instance* instance;
   struct thost_factory* factory;
   RSTATS(s, response_statistics);
   // The instance and the factory must still be live when the report is made.
-  THOST_OBJECT(instance, (void*)(uintptr_t)s->instance, THOST_KIND_INSTANCE, "model instance in response statistics");
-  THOST_OBJECT(factory, (void*)(uintptr_t)s->factory, THOST_KIND_FACTORY, "response factory in response statistics");
+  THOST_OBJECT(
+      instance, (void*)(uintptr_t)s->instance, THOST_KIND_INSTANCE,
+      "model instance in response statistics");
+  THOST_OBJECT(
+      factory, (void*)(uintptr_t)s->factory, THOST_KIND_FACTORY,
+      "response factory in response statistics");
   struct thost_reqctx* ctx = factory->ctx;
   struct thost_rstat flush[THOST_PENDING_RSTATS];
   uint32_t nflush = 0;
@@ -118,6 +150,7 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportResponseStatistics(
   pthread_mutex_unlock(&ctx->mu);
   // Usually the reports ride along with the request's next send; a full
   // buffer goes to Go now.
-  if (nflush > 0) return thostResponseStatistics(ctx, flush, nflush);
+  if (nflush > 0)
+    return thostResponseStatistics(ctx, flush, nflush);
   return NULL;
 }

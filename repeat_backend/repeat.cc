@@ -306,8 +306,8 @@ ModelInstanceState::ResponseThread(
     std::this_thread::sleep_for(std::chrono::milliseconds(delay[e]));
 
     TRITONBACKEND_Response* response = nullptr;
-    TRITONSERVER_Error* err = SendElement(
-        factory.get(), in[e], static_cast<uint32_t>(e), &response);
+    TRITONSERVER_Error* err =
+        SendElement(factory.get(), in[e], static_cast<uint32_t>(e), &response);
     if (err != nullptr) {
       // On the half-built response if there is one, else on a new one.
       return SendFinalError(factory.get(), response, err);

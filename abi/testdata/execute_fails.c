@@ -2,10 +2,14 @@
 // every request itself.
 #include "triton/core/tritonbackend.h"
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(
-    TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request** requests, const uint32_t request_count) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceExecute(
+    TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request** requests,
+    const uint32_t request_count)
+{
   (void)instance;
   (void)requests;
   (void)request_count;
-  return TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_UNAVAILABLE, "execute failed on purpose");
+  return TRITONSERVER_ErrorNew(
+      TRITONSERVER_ERROR_UNAVAILABLE, "execute failed on purpose");
 }

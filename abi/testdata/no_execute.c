@@ -2,7 +2,9 @@
 // usable backend.
 #include "triton/core/tritonbackend.h"
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model)
+{
   (void)model;
   return NULL;
 }

@@ -2,12 +2,17 @@
 // so the host must notice and complete the request with an error.
 #include "triton/core/tritonbackend.h"
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(
-    TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request** requests, const uint32_t request_count) {
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceExecute(
+    TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request** requests,
+    const uint32_t request_count)
+{
   (void)instance;
   for (uint32_t i = 0; i < request_count; i++) {
-    TRITONSERVER_Error* err = TRITONBACKEND_RequestRelease(requests[i], TRITONSERVER_REQUEST_RELEASE_ALL);
-    if (err != NULL) return err;
+    TRITONSERVER_Error* err = TRITONBACKEND_RequestRelease(
+        requests[i], TRITONSERVER_REQUEST_RELEASE_ALL);
+    if (err != NULL)
+      return err;
   }
   return NULL;
 }

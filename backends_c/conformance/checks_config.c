@@ -48,8 +48,7 @@ scalar_text(const cJSON* v, char* buf, size_t size)
 }
 
 static void
-field(
-    conf_report* r, const char* prefix, const char* name, const cJSON* v)
+field(conf_report* r, const char* prefix, const char* name, const cJSON* v)
 {
   char key[256], text[256];
   snprintf(key, sizeof(key), "%s.%s", prefix, name);
@@ -61,8 +60,7 @@ field(
  * of an "input" or "output" array, and their count. */
 static void
 tensors(
-    conf_report* r, const char* prefix, const char* member,
-    const cJSON* root)
+    conf_report* r, const char* prefix, const char* member, const cJSON* root)
 {
   static const char* const fields[] = {"name", "data_type", "dims", "optional"};
   const size_t nfields = strcmp(member, "input") == 0 ? 4 : 3;
@@ -110,7 +108,8 @@ conf_config_values(
   field(r, prefix, "instance_group.0.count", find(group, "count"));
   field(r, prefix, "batch_input", find(root, "batch_input"));
   field(
-      r, prefix, "default_model_filename", find(root, "default_model_filename"));
+      r, prefix, "default_model_filename",
+      find(root, "default_model_filename"));
   tensors(r, prefix, "input", root);
   tensors(r, prefix, "output", root);
   cJSON_Delete(root);

@@ -6,9 +6,9 @@
  * checks are what the test compares, so the model must load whatever they
  * find. Only running out of memory is an error.
  */
-#include <stdlib.h>
-
 #include "conformance.h"
+
+#include <stdlib.h>
 
 static TRITONSERVER_Error*
 out_of_memory(void)

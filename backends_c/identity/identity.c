@@ -8,9 +8,9 @@
  * Execute blocks until every request of the batch has been answered and
  * released, and then returns success.
  */
-#include <stdlib.h>
-
 #include "identity.h"
+
+#include <stdlib.h>
 
 /* ---- backend ---------------------------------------------------------- */
 

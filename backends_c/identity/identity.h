@@ -11,12 +11,12 @@
 #include "triton/core/tritonserver.h"
 
 /* Evaluates X (a TRITONSERVER_Error*) and returns it if it is an error. */
-#define RETURN_IF_ERROR(X)                 \
-  do {                                     \
-    TRITONSERVER_Error* rie_err_ = (X);    \
-    if (rie_err_ != NULL) {                \
-      return rie_err_;                     \
-    }                                      \
+#define RETURN_IF_ERROR(X)              \
+  do {                                  \
+    TRITONSERVER_Error* rie_err_ = (X); \
+    if (rie_err_ != NULL) {             \
+      return rie_err_;                  \
+    }                                   \
   } while (0)
 
 /* Per model: what Execute needs from the configuration. */
@@ -25,7 +25,8 @@ typedef struct identity_model {
   uint64_t version;
   int64_t max_batch_size;    /* > 0: the first dim of each input is a batch */
   uint64_t execute_delay_ms; /* parameter execute_delay_ms, 0 if absent */
-  uint64_t delay_multiplier; /* parameter instance_wise_delay_multiplier, 0 if absent */
+  uint64_t delay_multiplier; /* parameter instance_wise_delay_multiplier, 0 if
+                                absent */
 } identity_model;
 
 /* Per instance. */

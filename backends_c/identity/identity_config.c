@@ -254,8 +254,8 @@ check_pair(const cJSON* inputs, const cJSON* outputs, size_t o)
   }
   return identity_error(
       TRITONSERVER_ERROR_INVALID_ARG,
-      "identity backend: output '%s' has no matching input 'INPUT%s'",
-      out_name, out_index);
+      "identity backend: output '%s' has no matching input 'INPUT%s'", out_name,
+      out_index);
 }
 
 static TRITONSERVER_Error*

@@ -68,8 +68,7 @@ copy_input(
     if (type == TRITONSERVER_MEMORY_GPU) {
       return identity_error(
           TRITONSERVER_ERROR_UNSUPPORTED,
-          "input '%s' is in GPU memory; identity copies CPU memory only",
-          name);
+          "input '%s' is in GPU memory; identity copies CPU memory only", name);
     }
     if (size > byte_size - offset) {
       return identity_error(
@@ -130,15 +129,14 @@ add_output(
     TRITONSERVER_MemoryType type = TRITONSERVER_MEMORY_CPU;
     int64_t type_id = 0;
     err = TRITONBACKEND_InputProperties(
-        input, NULL, &datatype, &shape, &dims_count, &byte_size,
-        &buffer_count);
+        input, NULL, &datatype, &shape, &dims_count, &byte_size, &buffer_count);
     if (err == NULL) {
       err = TRITONBACKEND_ResponseOutput(
           response, &output, output_name, datatype, shape, dims_count);
     }
     if (err == NULL) {
-      err = TRITONBACKEND_OutputBuffer(
-          output, &dst, byte_size, &type, &type_id);
+      err =
+          TRITONBACKEND_OutputBuffer(output, &dst, byte_size, &type, &type_id);
     }
     if (err == NULL && type == TRITONSERVER_MEMORY_GPU) {
       err = identity_error(

@@ -73,13 +73,12 @@ ModelState::CheckPair(
   const std::string b = (std::string(kind) == "input") ? "INPUT1" : "OUTPUT1";
   const std::string need = "; addsub needs " + a + " and " + b;
   if (first == nullptr || second == nullptr) {
-    return ConfigError(
-        kind, "has no " + (first == nullptr ? a : b) + need);
+    return ConfigError(kind, "has no " + (first == nullptr ? a : b) + need);
   }
   if (tensors.size() != 2) {
     return ConfigError(
-        kind, "has " + std::to_string(tensors.size()) + " entries" + need +
-                  " only");
+        kind,
+        "has " + std::to_string(tensors.size()) + " entries" + need + " only");
   }
   return nullptr;
 }

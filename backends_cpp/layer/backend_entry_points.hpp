@@ -107,13 +107,13 @@ ExecuteInstance(
 // semicolon.
 #define THOST_BACKEND_ENTRY_POINTS(MODEL_STATE, INSTANCE_STATE)                \
   extern "C" {                                                                 \
-  TRITONBACKEND_ISPEC TRITONSERVER_Error*                                      \
-  TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model)                    \
+  TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(       \
+      TRITONBACKEND_Model* model)                                              \
   {                                                                            \
     return ::tritonhost::backend::InitializeState<MODEL_STATE>(model);         \
   }                                                                            \
-  TRITONBACKEND_ISPEC TRITONSERVER_Error*                                      \
-  TRITONBACKEND_ModelFinalize(TRITONBACKEND_Model* model)                      \
+  TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelFinalize(         \
+      TRITONBACKEND_Model* model)                                              \
   {                                                                            \
     return ::tritonhost::backend::FinalizeState<MODEL_STATE>(model);           \
   }                                                                            \
@@ -122,13 +122,12 @@ ExecuteInstance(
   {                                                                            \
     return ::tritonhost::backend::InitializeState<INSTANCE_STATE>(instance);   \
   }                                                                            \
-  TRITONBACKEND_ISPEC TRITONSERVER_Error*                                      \
-  TRITONBACKEND_ModelInstanceFinalize(TRITONBACKEND_ModelInstance* instance)   \
+  TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelInstanceFinalize( \
+      TRITONBACKEND_ModelInstance* instance)                                   \
   {                                                                            \
     return ::tritonhost::backend::FinalizeState<INSTANCE_STATE>(instance);     \
   }                                                                            \
-  TRITONBACKEND_ISPEC TRITONSERVER_Error*                                      \
-  TRITONBACKEND_ModelInstanceExecute(                                          \
+  TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(  \
       TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request** requests, \
       const uint32_t request_count)                                            \
   {                                                                            \

@@ -125,7 +125,8 @@ RequestBatchSize(
 }
 
 TRITONSERVER_Error*
-RequestedOutputs(TRITONBACKEND_Request* request, std::vector<std::string>* names)
+RequestedOutputs(
+    TRITONBACKEND_Request* request, std::vector<std::string>* names)
 {
   uint32_t count = 0;
   THOST_RETURN_IF_ERROR(TRITONBACKEND_RequestOutputCount(request, &count));

@@ -89,8 +89,9 @@ BackendModel::Init()
   THOST_RETURN_ERROR_IF_FALSE(
       artifact == TRITONBACKEND_ARTIFACT_FILESYSTEM,
       TRITONSERVER_ERROR_UNSUPPORTED,
-      "model '" + name_ + "': only file system model repositories are "
-                          "supported");
+      "model '" + name_ +
+          "': only file system model repositories are "
+          "supported");
   repository_path_ = (location != nullptr) ? location : "";
 
   const char* backend_name = nullptr;
@@ -142,9 +143,9 @@ BackendModel::ReadTensors(
     t.config_path = std::string(key) + "[" + std::to_string(i) + "]";
     if (t.data_type == TRITONSERVER_TYPE_INVALID) {
       return ConfigError(
-          t.config_path + ".data_type",
-          "('" + t.name + "') names no known data type: '" +
-              t.config_data_type + "'");
+          t.config_path + ".data_type", "('" + t.name +
+                                            "') names no known data type: '" +
+                                            t.config_data_type + "'");
     }
     to->push_back(std::move(t));
   }

@@ -20,8 +20,8 @@
 //   };
 //
 // and the entry points come from THOST_BACKEND_ENTRY_POINTS
-// (backend_entry_points.hpp). This is our own take on what Triton's backend utility
-// library offers (triton::backend::BackendModel), without exceptions:
+// (backend_entry_points.hpp). This is our own take on what Triton's backend
+// utility library offers (triton::backend::BackendModel), without exceptions:
 // every fallible call returns a TRITONSERVER_Error* the caller owns.
 //
 // A backend that checks its whole configuration itself, with messages of

@@ -22,11 +22,10 @@ BackendModelInstance::Init()
   THOST_RETURN_IF_ERROR(ReadNameKindAndDevice());
   THOST_RETURN_IF_ERROR(ReadHostPolicyName());
   THOST_LOG_MESSAGE(
-      TRITONSERVER_LOG_INFO,
-      MessagePrefix() + "initializing (" +
-          TRITONSERVER_InstanceGroupKindString(kind_) + " device " +
-          std::to_string(device_id_) + ", host policy '" + host_policy_name_ +
-          "')");
+      TRITONSERVER_LOG_INFO, MessagePrefix() + "initializing (" +
+                                 TRITONSERVER_InstanceGroupKindString(kind_) +
+                                 " device " + std::to_string(device_id_) +
+                                 ", host policy '" + host_policy_name_ + "')");
   return nullptr;
 }
 

@@ -42,10 +42,7 @@ class BackendModelInstance {
 
   // The handle this instance was created with; it lives as long as the
   // instance.
-  TRITONBACKEND_ModelInstance* TritonModelInstance() const
-  {
-    return instance_;
-  }
+  TRITONBACKEND_ModelInstance* TritonModelInstance() const { return instance_; }
   // The state of the model this instance belongs to; it outlives the
   // instance (models are finalized after their instances).
   BackendModel* Model() const { return model_; }

@@ -64,13 +64,11 @@ class ResponseThreads {
   TRITONSERVER_Error* Start(TRITONBACKEND_Request* request, Fn&& fn)
   {
     TRITONBACKEND_ResponseFactory* factory = nullptr;
-    THOST_RETURN_IF_ERROR(
-        TRITONBACKEND_ResponseFactoryNew(&factory, request));
+    THOST_RETURN_IF_ERROR(TRITONBACKEND_ResponseFactoryNew(&factory, request));
     return threads_.StartDetached(
-        "response thread", [factory = ResponseFactoryPtr(factory),
-                            fn = std::forward<Fn>(fn)]() mutable {
-          fn(std::move(factory));
-        });
+        "response thread",
+        [factory = ResponseFactoryPtr(factory),
+         fn = std::forward<Fn>(fn)]() mutable { fn(std::move(factory)); });
   }
 
  private:

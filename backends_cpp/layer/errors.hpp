@@ -11,12 +11,12 @@
 #include "triton/core/tritonserver.h"
 
 // Evaluates X (a TRITONSERVER_Error*) and returns it if it is an error.
-#define THOST_RETURN_IF_ERROR(X)                    \
-  do {                                              \
-    TRITONSERVER_Error* thost_rie_err_ = (X);       \
-    if (thost_rie_err_ != nullptr) {                \
-      return thost_rie_err_;                        \
-    }                                               \
+#define THOST_RETURN_IF_ERROR(X)              \
+  do {                                        \
+    TRITONSERVER_Error* thost_rie_err_ = (X); \
+    if (thost_rie_err_ != nullptr) {          \
+      return thost_rie_err_;                  \
+    }                                         \
   } while (false)
 
 // Returns a new error with CODE and MSG (anything std::string accepts)

@@ -116,7 +116,8 @@ struct JsonValueAccess {
     return child;
   }
 
-  static void Store(const JsonValue&, const rapidjson::Value& v, std::string* out)
+  static void Store(
+      const JsonValue&, const rapidjson::Value& v, std::string* out)
   {
     out->assign(v.GetString(), v.GetStringLength());
   }

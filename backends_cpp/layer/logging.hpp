@@ -45,8 +45,7 @@ LogIfError(
 {
   if (err != nullptr) {
     LogMessage(
-        TRITONSERVER_LOG_ERROR, file, line,
-        context + ": " + ErrorString(err));
+        TRITONSERVER_LOG_ERROR, file, line, context + ": " + ErrorString(err));
     TRITONSERVER_ErrorDelete(err);
   }
 }

@@ -14,9 +14,9 @@ TRITONSERVER_Error*
 TypeError(const std::string& path, const char* want, const JsonValue& v)
 {
   return MakeError(
-      TRITONSERVER_ERROR_INVALID_ARG,
-      "model configuration field '" + path + "' must be " + want + ", got " +
-          v.TypeName());
+      TRITONSERVER_ERROR_INVALID_ARG, "model configuration field '" + path +
+                                          "' must be " + want + ", got " +
+                                          v.TypeName());
 }
 
 // Reads member 'key' of 'obj' into *out with 'read' (JsonValue::AsInt,
@@ -51,7 +51,8 @@ GetString(
 }
 
 TRITONSERVER_Error*
-GetDims(const JsonValue& obj, const std::string& path, std::vector<int64_t>* out)
+GetDims(
+    const JsonValue& obj, const std::string& path, std::vector<int64_t>* out)
 {
   JsonValue dims;
   out->clear();
@@ -99,8 +100,8 @@ GetTensors(
         GetString(t, "data_type", path + ".data_type", &tc.data_type));
     THOST_RETURN_IF_ERROR(GetDims(t, path + ".dims", &tc.dims));
     THOST_RETURN_IF_ERROR(GetMember(
-        t, "optional", path + ".optional", &JsonValue::IsBool,
-        "true or false", &JsonValue::AsBool, &tc.optional));
+        t, "optional", path + ".optional", &JsonValue::IsBool, "true or false",
+        &JsonValue::AsBool, &tc.optional));
     out->push_back(std::move(tc));
   }
   return nullptr;
@@ -169,8 +170,8 @@ ModelConfig::Parse(const char* json, size_t size, ModelConfig* out)
       "model configuration must be a JSON object");
   THOST_RETURN_IF_ERROR(GetString(root, "name", "name", &out->name_));
   THOST_RETURN_IF_ERROR(GetMember(
-      root, "max_batch_size", "max_batch_size", &JsonValue::IsInt,
-      "an integer", &JsonValue::AsInt, &out->max_batch_size_));
+      root, "max_batch_size", "max_batch_size", &JsonValue::IsInt, "an integer",
+      &JsonValue::AsInt, &out->max_batch_size_));
   THOST_RETURN_IF_ERROR(GetTensors(root, "input", &out->inputs_));
   THOST_RETURN_IF_ERROR(GetTensors(root, "output", &out->outputs_));
   return GetParameters(root, &out->parameters_);

@@ -24,10 +24,7 @@ RequestBatch::RequestBatch(
   }
 }
 
-RequestBatch::~RequestBatch()
-{
-  Finish();
-}
+RequestBatch::~RequestBatch() { Finish(); }
 
 void
 RequestBatch::Fail(uint32_t i, TRITONSERVER_Error* err)
@@ -104,10 +101,9 @@ RequestBatch::SendAndRelease()
   for (Entry& e : entries_) {
     if (e.error != nullptr) {
       THOST_LOG_MESSAGE(
-          TRITONSERVER_LOG_VERBOSE, instance_.MessagePrefix() + "request " +
-                                        RequestIdString(e.request) +
-                                        " failed: " +
-                                        ErrorString(e.error.get()));
+          TRITONSERVER_LOG_VERBOSE,
+          instance_.MessagePrefix() + "request " + RequestIdString(e.request) +
+              " failed: " + ErrorString(e.error.get()));
     }
     if (e.response != nullptr) {
       // The host takes the response either way; the error stays ours.
@@ -118,10 +114,9 @@ RequestBatch::SendAndRelease()
       e.response = nullptr;
     } else {
       THOST_LOG_MESSAGE(
-          TRITONSERVER_LOG_ERROR, instance_.MessagePrefix() + "request " +
-                                      RequestIdString(e.request) +
-                                      " gets no response: " +
-                                      ErrorString(e.error.get()));
+          TRITONSERVER_LOG_ERROR,
+          instance_.MessagePrefix() + "request " + RequestIdString(e.request) +
+              " gets no response: " + ErrorString(e.error.get()));
     }
     e.error.reset();
     THOST_LOG_IF_ERROR(

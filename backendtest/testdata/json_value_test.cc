@@ -58,13 +58,15 @@ TRITONSERVER_LogMessage(
 }
 
 TRITONSERVER_Error*
-TRITONBACKEND_ModelConfig(TRITONBACKEND_Model*, const uint32_t, TRITONSERVER_Message**)
+TRITONBACKEND_ModelConfig(
+    TRITONBACKEND_Model*, const uint32_t, TRITONSERVER_Message**)
 {
   return TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_UNSUPPORTED, "no host");
 }
 
 TRITONSERVER_Error*
-TRITONSERVER_MessageSerializeToJson(TRITONSERVER_Message*, const char**, size_t*)
+TRITONSERVER_MessageSerializeToJson(
+    TRITONSERVER_Message*, const char**, size_t*)
 {
   return TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_UNSUPPORTED, "no host");
 }
@@ -90,9 +92,10 @@ Fail(const std::string& what, int line)
   std::fprintf(stderr, "FAIL line %d: %s\n", line, what.c_str());
   g_failures++;
 }
-#define CHECK(C)                  \
-  do {                            \
-    if (!(C)) Fail(#C, __LINE__); \
+#define CHECK(C)          \
+  do {                    \
+    if (!(C))             \
+      Fail(#C, __LINE__); \
   } while (0)
 
 // "<code> <message>" of 'err' (deleted), or "ok".
@@ -107,10 +110,11 @@ Outcome(TRITONSERVER_Error* err)
   return s;
 }
 
-#define CHECK_OUTCOME(X, WANT)                                        \
-  do {                                                                \
-    const std::string got_ = Outcome(X);                              \
-    if (got_ != (WANT)) Fail(#X ": got '" + got_ + "'", __LINE__);    \
+#define CHECK_OUTCOME(X, WANT)                   \
+  do {                                           \
+    const std::string got_ = Outcome(X);         \
+    if (got_ != (WANT))                          \
+      Fail(#X ": got '" + got_ + "'", __LINE__); \
   } while (0)
 
 static JsonValue
@@ -175,8 +179,9 @@ ModelConfigRefusesWrongTypes()
     const std::string got =
         Outcome(ModelConfig::Parse(c.json, std::strlen(c.json), &config));
     if (got != c.want) {
-      Fail(std::string(c.json) + ": got '" + got + "', want '" + c.want + "'",
-           __LINE__);
+      Fail(
+          std::string(c.json) + ": got '" + got + "', want '" + c.want + "'",
+          __LINE__);
     }
   }
 }
@@ -279,14 +284,19 @@ JsonValueReadsMembersAndElements()
   CHECK(s == std::string("a\0b", 3));  // the first "s"; NULs kept
   CHECK_OUTCOME(v.MemberAsBool("b", &b), "ok");
   CHECK(!b);
-  CHECK_OUTCOME(v.MemberAsString("missing", &s), "2 JSON member 'missing' is absent");
-  CHECK_OUTCOME(v.MemberAsString("b", &s), "3 JSON member 'b' is bool, not a string");
-  CHECK_OUTCOME(v.MemberAsArray("o", &o), "3 JSON member 'o' is object, not an array");
+  CHECK_OUTCOME(
+      v.MemberAsString("missing", &s), "2 JSON member 'missing' is absent");
+  CHECK_OUTCOME(
+      v.MemberAsString("b", &s), "3 JSON member 'b' is bool, not a string");
+  CHECK_OUTCOME(
+      v.MemberAsArray("o", &o), "3 JSON member 'o' is object, not an array");
   CHECK_OUTCOME(v.MemberAsObject("o", &o), "ok");
   CHECK_OUTCOME(o.MemberAsArray("k", &a), "ok");
   CHECK_OUTCOME(a.IndexAsBool(0, &b), "ok");
   CHECK(b);
-  CHECK_OUTCOME(a.IndexAsBool(1, &b), "2 JSON array element 1 is absent: the array has 1");
+  CHECK_OUTCOME(
+      a.IndexAsBool(1, &b),
+      "2 JSON array element 1 is absent: the array has 1");
   CHECK_OUTCOME(
       o.IndexAsBool(0, &b),
       "3 cannot read JSON array element 0 of a JSON object: not an array");

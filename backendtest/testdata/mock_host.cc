@@ -35,21 +35,25 @@ static void
 Fail(const std::string& what, int line)
 {
   std::lock_guard<std::mutex> lk(g_fail_mu);
-  std::fprintf(stderr, "FAIL [%s] line %d: %s\n", g_scenario.c_str(), line, what.c_str());
+  std::fprintf(
+      stderr, "FAIL [%s] line %d: %s\n", g_scenario.c_str(), line,
+      what.c_str());
   g_failures++;
 }
-#define CHECK(C)                    \
-  do {                              \
-    if (!(C)) Fail(#C, __LINE__);   \
+#define CHECK(C)          \
+  do {                    \
+    if (!(C))             \
+      Fail(#C, __LINE__); \
   } while (0)
-#define CHECK_EQ(A, B)                                                  \
-  do {                                                                  \
-    auto a_ = (A);                                                      \
-    auto b_ = (B);                                                      \
-    if (!(a_ == b_))                                                    \
-      Fail(std::string(#A " == " #B ": got ") + std::to_string(a_) +    \
-               " and " + std::to_string(b_),                            \
-           __LINE__);                                                   \
+#define CHECK_EQ(A, B)                                                        \
+  do {                                                                        \
+    auto a_ = (A);                                                            \
+    auto b_ = (B);                                                            \
+    if (!(a_ == b_))                                                          \
+      Fail(                                                                   \
+          std::string(#A " == " #B ": got ") + std::to_string(a_) + " and " + \
+              std::to_string(b_),                                             \
+          __LINE__);                                                          \
   } while (0)
 
 // ---- host objects --------------------------------------------------------
@@ -209,9 +213,9 @@ TRITONSERVER_ErrorCode(TRITONSERVER_Error* error)
 const char*
 TRITONSERVER_ErrorCodeString(TRITONSERVER_Error* error)
 {
-  static const char* names[] = {"Unknown",     "Internal",       "Not found",
-                                "Invalid argument", "Unavailable", "Unsupported",
-                                "Already exists", "Cancelled"};
+  static const char* names[] = {
+      "Unknown",     "Internal",    "Not found",      "Invalid argument",
+      "Unavailable", "Unsupported", "Already exists", "Cancelled"};
   unsigned c = static_cast<unsigned>(error->code);
   return c < 8 ? names[c] : "<invalid code>";
 }
@@ -292,7 +296,8 @@ TRITONBACKEND_ModelConfig(
     TRITONBACKEND_Model* model, const uint32_t config_version,
     TRITONSERVER_Message** model_config)
 {
-  if (config_version != 1) return Err(TRITONSERVER_ERROR_UNSUPPORTED, "version");
+  if (config_version != 1)
+    return Err(TRITONSERVER_ERROR_UNSUPPORTED, "version");
   *model_config = new TRITONSERVER_Message{model->config};
   return nullptr;
 }
@@ -358,7 +363,8 @@ TRITONBACKEND_ModelInstanceReportStatistics(
     const uint64_t)
 {
   std::lock_guard<std::mutex> lk(request->stream->mu);
-  request->stream->request_stats.push_back({success, request->stream->released});
+  request->stream->request_stats.push_back(
+      {success, request->stream->released});
   return nullptr;
 }
 TRITONSERVER_Error*
@@ -411,7 +417,8 @@ TRITONBACKEND_ModelInstanceResponseStatisticsSetResponseStart(
 }
 TRITONSERVER_Error*
 TRITONBACKEND_ModelInstanceResponseStatisticsSetComputeOutputStart(
-    TRITONBACKEND_ModelInstanceResponseStatistics* s, uint64_t compute_output_start)
+    TRITONBACKEND_ModelInstanceResponseStatistics* s,
+    uint64_t compute_output_start)
 {
   s->stats.compute_output_start = compute_output_start;
   return nullptr;
@@ -428,14 +435,16 @@ TRITONBACKEND_ModelInstanceResponseStatisticsSetError(
     TRITONBACKEND_ModelInstanceResponseStatistics* s, TRITONSERVER_Error* error)
 {
   s->stats.error = error != nullptr;
-  if (error != nullptr) s->stats.code = error->code;
+  if (error != nullptr)
+    s->stats.code = error->code;
   return nullptr;
 }
 TRITONSERVER_Error*
 TRITONBACKEND_ModelInstanceReportResponseStatistics(
     TRITONBACKEND_ModelInstanceResponseStatistics* s)
 {
-  if (!s->stream) return Err(TRITONSERVER_ERROR_INVALID_ARG, "no factory set");
+  if (!s->stream)
+    return Err(TRITONSERVER_ERROR_INVALID_ARG, "no factory set");
   std::lock_guard<std::mutex> lk(s->stream->mu);
   s->stream->response_stats.push_back(s->stats);
   return nullptr;
@@ -455,9 +464,11 @@ TRITONBACKEND_RequestInputCount(TRITONBACKEND_Request* request, uint32_t* count)
 }
 TRITONSERVER_Error*
 TRITONBACKEND_RequestInputName(
-    TRITONBACKEND_Request* request, const uint32_t index, const char** input_name)
+    TRITONBACKEND_Request* request, const uint32_t index,
+    const char** input_name)
 {
-  if (index >= request->inputs.size()) return Err(TRITONSERVER_ERROR_INVALID_ARG, "index");
+  if (index >= request->inputs.size())
+    return Err(TRITONSERVER_ERROR_INVALID_ARG, "index");
   *input_name = request->inputs[index]->name.c_str();
   return nullptr;
 }
@@ -466,13 +477,15 @@ TRITONBACKEND_RequestInputByIndex(
     TRITONBACKEND_Request* request, const uint32_t index,
     TRITONBACKEND_Input** input)
 {
-  if (index >= request->inputs.size()) return Err(TRITONSERVER_ERROR_INVALID_ARG, "index");
+  if (index >= request->inputs.size())
+    return Err(TRITONSERVER_ERROR_INVALID_ARG, "index");
   *input = request->inputs[index].get();
   return nullptr;
 }
 TRITONSERVER_Error*
 TRITONBACKEND_RequestInput(
-    TRITONBACKEND_Request* request, const char* name, TRITONBACKEND_Input** input)
+    TRITONBACKEND_Request* request, const char* name,
+    TRITONBACKEND_Input** input)
 {
   for (auto& in : request->inputs) {
     if (in->name == name) {
@@ -483,24 +496,29 @@ TRITONBACKEND_RequestInput(
   return Err(TRITONSERVER_ERROR_INVALID_ARG, std::string("no input ") + name);
 }
 TRITONSERVER_Error*
-TRITONBACKEND_RequestOutputCount(TRITONBACKEND_Request* request, uint32_t* count)
+TRITONBACKEND_RequestOutputCount(
+    TRITONBACKEND_Request* request, uint32_t* count)
 {
   *count = static_cast<uint32_t>(request->outputs.size());
   return nullptr;
 }
 TRITONSERVER_Error*
 TRITONBACKEND_RequestOutputName(
-    TRITONBACKEND_Request* request, const uint32_t index, const char** output_name)
+    TRITONBACKEND_Request* request, const uint32_t index,
+    const char** output_name)
 {
-  if (index >= request->outputs.size()) return Err(TRITONSERVER_ERROR_INVALID_ARG, "index");
+  if (index >= request->outputs.size())
+    return Err(TRITONSERVER_ERROR_INVALID_ARG, "index");
   *output_name = request->outputs[index].c_str();
   return nullptr;
 }
 TRITONSERVER_Error*
-TRITONBACKEND_RequestRelease(TRITONBACKEND_Request* request, uint32_t release_flags)
+TRITONBACKEND_RequestRelease(
+    TRITONBACKEND_Request* request, uint32_t release_flags)
 {
   std::lock_guard<std::mutex> lk(request->stream->mu);
-  if (release_flags != TRITONSERVER_REQUEST_RELEASE_ALL || request->stream->released) {
+  if (release_flags != TRITONSERVER_REQUEST_RELEASE_ALL ||
+      request->stream->released) {
     request->stream->violations++;
   }
   request->stream->released = true;
@@ -512,35 +530,45 @@ TRITONBACKEND_RequestRelease(TRITONBACKEND_Request* request, uint32_t release_fl
 TRITONSERVER_Error*
 TRITONBACKEND_InputPropertiesForHostPolicy(
     TRITONBACKEND_Input* input, const char* host_policy_name, const char** name,
-    TRITONSERVER_DataType* datatype, const int64_t** shape, uint32_t* dims_count,
-    uint64_t* byte_size, uint32_t* buffer_count)
+    TRITONSERVER_DataType* datatype, const int64_t** shape,
+    uint32_t* dims_count, uint64_t* byte_size, uint32_t* buffer_count)
 {
-  if (host_policy_name != nullptr) return Err(TRITONSERVER_ERROR_INVALID_ARG, "policy");
-  if (name) *name = input->name.c_str();
-  if (datatype) *datatype = input->dtype;
-  if (shape) *shape = input->shape.data();
-  if (dims_count) *dims_count = static_cast<uint32_t>(input->shape.size());
-  if (byte_size) *byte_size = input->ByteSize();
-  if (buffer_count) *buffer_count = static_cast<uint32_t>(input->buffers.size());
+  if (host_policy_name != nullptr)
+    return Err(TRITONSERVER_ERROR_INVALID_ARG, "policy");
+  if (name)
+    *name = input->name.c_str();
+  if (datatype)
+    *datatype = input->dtype;
+  if (shape)
+    *shape = input->shape.data();
+  if (dims_count)
+    *dims_count = static_cast<uint32_t>(input->shape.size());
+  if (byte_size)
+    *byte_size = input->ByteSize();
+  if (buffer_count)
+    *buffer_count = static_cast<uint32_t>(input->buffers.size());
   return nullptr;
 }
 TRITONSERVER_Error*
 TRITONBACKEND_InputProperties(
-    TRITONBACKEND_Input* input, const char** name, TRITONSERVER_DataType* datatype,
-    const int64_t** shape, uint32_t* dims_count, uint64_t* byte_size,
-    uint32_t* buffer_count)
+    TRITONBACKEND_Input* input, const char** name,
+    TRITONSERVER_DataType* datatype, const int64_t** shape,
+    uint32_t* dims_count, uint64_t* byte_size, uint32_t* buffer_count)
 {
   return TRITONBACKEND_InputPropertiesForHostPolicy(
-      input, nullptr, name, datatype, shape, dims_count, byte_size, buffer_count);
+      input, nullptr, name, datatype, shape, dims_count, byte_size,
+      buffer_count);
 }
 TRITONSERVER_Error*
 TRITONBACKEND_InputBufferForHostPolicy(
-    TRITONBACKEND_Input* input, const char* host_policy_name, const uint32_t index,
-    const void** buffer, uint64_t* buffer_byte_size,
+    TRITONBACKEND_Input* input, const char* host_policy_name,
+    const uint32_t index, const void** buffer, uint64_t* buffer_byte_size,
     TRITONSERVER_MemoryType* memory_type, int64_t* memory_type_id)
 {
-  if (host_policy_name != nullptr) return Err(TRITONSERVER_ERROR_INVALID_ARG, "policy");
-  if (index >= input->buffers.size()) return Err(TRITONSERVER_ERROR_INVALID_ARG, "index");
+  if (host_policy_name != nullptr)
+    return Err(TRITONSERVER_ERROR_INVALID_ARG, "policy");
+  if (index >= input->buffers.size())
+    return Err(TRITONSERVER_ERROR_INVALID_ARG, "index");
   *buffer = input->buffers[index].data();
   *buffer_byte_size = input->buffers[index].size();
   *memory_type = TRITONSERVER_MEMORY_CPU;
@@ -554,7 +582,8 @@ TRITONBACKEND_InputBuffer(
     int64_t* memory_type_id)
 {
   return TRITONBACKEND_InputBufferForHostPolicy(
-      input, nullptr, index, buffer, buffer_byte_size, memory_type, memory_type_id);
+      input, nullptr, index, buffer, buffer_byte_size, memory_type,
+      memory_type_id);
 }
 
 TRITONSERVER_Error*
@@ -588,8 +617,10 @@ static void
 Record(const std::shared_ptr<Stream>& stream, Event ev)
 {
   std::lock_guard<std::mutex> lk(stream->mu);
-  if (stream->final) stream->violations++;
-  if (ev.flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) stream->final = true;
+  if (stream->final)
+    stream->violations++;
+  if (ev.flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+    stream->final = true;
   stream->events.push_back(std::move(ev));
   stream->cv.notify_all();
 }
@@ -619,18 +650,20 @@ TRITONBACKEND_ResponseNewFromFactory(
 TRITONSERVER_Error*
 TRITONBACKEND_ResponseOutput(
     TRITONBACKEND_Response* response, TRITONBACKEND_Output** output,
-    const char* name, const TRITONSERVER_DataType datatype, const int64_t* shape,
-    const uint32_t dims_count)
+    const char* name, const TRITONSERVER_DataType datatype,
+    const int64_t* shape, const uint32_t dims_count)
 {
   response->outputs.emplace_back(new TRITONBACKEND_Output{
-      name, datatype, std::vector<int64_t>(shape, shape + dims_count), "", false});
+      name, datatype, std::vector<int64_t>(shape, shape + dims_count), "",
+      false});
   *output = response->outputs.back().get();
   return nullptr;
 }
 TRITONSERVER_Error*
 TRITONBACKEND_OutputBuffer(
-    TRITONBACKEND_Output* output, void** buffer, const uint64_t buffer_byte_size,
-    TRITONSERVER_MemoryType* memory_type, int64_t* memory_type_id)
+    TRITONBACKEND_Output* output, void** buffer,
+    const uint64_t buffer_byte_size, TRITONSERVER_MemoryType* memory_type,
+    int64_t* memory_type_id)
 {
   if (std::strcmp(output->name.c_str(), "OUTPUT_FAILS") == 0 ||
       output->name == "OUTPUT9") {
@@ -649,7 +682,8 @@ TRITONBACKEND_ResponseSetStringParameter(
     TRITONBACKEND_Response* response, const char* name, const char* value)
 {
   return (response == nullptr || name == nullptr || value == nullptr)
-             ? TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INVALID_ARG, "NULL argument")
+             ? TRITONSERVER_ErrorNew(
+                   TRITONSERVER_ERROR_INVALID_ARG, "NULL argument")
              : nullptr;
 }
 
@@ -658,7 +692,8 @@ TRITONBACKEND_ResponseSetIntParameter(
     TRITONBACKEND_Response* response, const char* name, const int64_t)
 {
   return (response == nullptr || name == nullptr)
-             ? TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INVALID_ARG, "NULL argument")
+             ? TRITONSERVER_ErrorNew(
+                   TRITONSERVER_ERROR_INVALID_ARG, "NULL argument")
              : nullptr;
 }
 
@@ -667,7 +702,8 @@ TRITONBACKEND_ResponseSetBoolParameter(
     TRITONBACKEND_Response* response, const char* name, const bool)
 {
   return (response == nullptr || name == nullptr)
-             ? TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INVALID_ARG, "NULL argument")
+             ? TRITONSERVER_ErrorNew(
+                   TRITONSERVER_ERROR_INVALID_ARG, "NULL argument")
              : nullptr;
 }
 
@@ -724,11 +760,16 @@ Open(const std::string& dir, const std::string& name)
   lib.init = reinterpret_cast<EntryFn>(sym("TRITONBACKEND_Initialize"));
   lib.fini = reinterpret_cast<EntryFn>(sym("TRITONBACKEND_Finalize"));
   lib.attr = reinterpret_cast<AttrFn>(sym("TRITONBACKEND_GetBackendAttribute"));
-  lib.model_init = reinterpret_cast<EntryFn>(sym("TRITONBACKEND_ModelInitialize"));
-  lib.model_fini = reinterpret_cast<EntryFn>(sym("TRITONBACKEND_ModelFinalize"));
-  lib.inst_init = reinterpret_cast<EntryFn>(sym("TRITONBACKEND_ModelInstanceInitialize"));
-  lib.inst_fini = reinterpret_cast<EntryFn>(sym("TRITONBACKEND_ModelInstanceFinalize"));
-  lib.execute = reinterpret_cast<ExecuteFn>(sym("TRITONBACKEND_ModelInstanceExecute"));
+  lib.model_init =
+      reinterpret_cast<EntryFn>(sym("TRITONBACKEND_ModelInitialize"));
+  lib.model_fini =
+      reinterpret_cast<EntryFn>(sym("TRITONBACKEND_ModelFinalize"));
+  lib.inst_init =
+      reinterpret_cast<EntryFn>(sym("TRITONBACKEND_ModelInstanceInitialize"));
+  lib.inst_fini =
+      reinterpret_cast<EntryFn>(sym("TRITONBACKEND_ModelInstanceFinalize"));
+  lib.execute =
+      reinterpret_cast<ExecuteFn>(sym("TRITONBACKEND_ModelInstanceExecute"));
   return lib;
 }
 
@@ -736,9 +777,11 @@ Open(const std::string& dir, const std::string& name)
 static int
 Code(TRITONSERVER_Error* err, std::string* msg = nullptr)
 {
-  if (err == nullptr) return -1;
+  if (err == nullptr)
+    return -1;
   int code = err->code;
-  if (msg) *msg = err->msg;
+  if (msg)
+    *msg = err->msg;
   delete err;
   return code;
 }
@@ -762,9 +805,13 @@ struct Loaded {
       CHECK_EQ(Code(lib.inst_init(&instance)), -1);
     }
   }
-  int Execute(std::vector<TRITONBACKEND_Request*> requests, std::string* msg = nullptr)
+  int Execute(
+      std::vector<TRITONBACKEND_Request*> requests, std::string* msg = nullptr)
   {
-    return Code(lib.execute(&instance, requests.data(), static_cast<uint32_t>(requests.size())), msg);
+    return Code(
+        lib.execute(
+            &instance, requests.data(), static_cast<uint32_t>(requests.size())),
+        msg);
   }
   ~Loaded()
   {
@@ -779,15 +826,18 @@ template <typename T>
 static std::string
 Bytes(const std::vector<T>& v)
 {
-  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  return std::string(
+      reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
 }
 
 static void
 AddInput(
-    TRITONBACKEND_Request* r, const std::string& name, TRITONSERVER_DataType dtype,
-    std::vector<int64_t> shape, std::vector<std::string> buffers)
+    TRITONBACKEND_Request* r, const std::string& name,
+    TRITONSERVER_DataType dtype, std::vector<int64_t> shape,
+    std::vector<std::string> buffers)
 {
-  r->inputs.emplace_back(new TRITONBACKEND_Input{name, dtype, std::move(shape), std::move(buffers)});
+  r->inputs.emplace_back(new TRITONBACKEND_Input{
+      name, dtype, std::move(shape), std::move(buffers)});
 }
 
 template <typename T>
@@ -820,17 +870,23 @@ static const char* kRepeatConfig =
     R"({"name":"IDX","data_type":"TYPE_UINT32","dims":[1]}],"parameters":{}})";
 
 static TRITONBACKEND_Request*
-RepeatRequest(std::vector<int32_t> in, std::vector<uint32_t> delay, uint32_t wait)
+RepeatRequest(
+    std::vector<int32_t> in, std::vector<uint32_t> delay, uint32_t wait)
 {
   auto* r = new TRITONBACKEND_Request();
   r->id = "rep";
   std::string in_bytes = Bytes(in);
   size_t half = (in.size() / 2) * sizeof(int32_t);
   // IN arrives in two buffers to exercise the concatenation.
-  AddInput(r, "IN", TRITONSERVER_TYPE_INT32, {static_cast<int64_t>(in.size())},
-           {in_bytes.substr(0, half), in_bytes.substr(half)});
-  AddInput(r, "DELAY", TRITONSERVER_TYPE_UINT32, {static_cast<int64_t>(delay.size())}, {Bytes(delay)});
-  AddInput(r, "WAIT", TRITONSERVER_TYPE_UINT32, {1}, {Bytes(std::vector<uint32_t>{wait})});
+  AddInput(
+      r, "IN", TRITONSERVER_TYPE_INT32, {static_cast<int64_t>(in.size())},
+      {in_bytes.substr(0, half), in_bytes.substr(half)});
+  AddInput(
+      r, "DELAY", TRITONSERVER_TYPE_UINT32,
+      {static_cast<int64_t>(delay.size())}, {Bytes(delay)});
+  AddInput(
+      r, "WAIT", TRITONSERVER_TYPE_UINT32, {1},
+      {Bytes(std::vector<uint32_t>{wait})});
   return r;
 }
 
@@ -840,38 +896,45 @@ TestRepeat(const std::string& dir)
   Lib lib = Open(dir, "repeat");
   CHECK(lib.init == nullptr && lib.fini == nullptr && lib.attr == nullptr);
 
-  Scenario("repeat sends one response per element, then a flags-only FINAL", [&] {
-    Loaded m(lib, kRepeatConfig);
-    CHECK_EQ(m.init_code, -1);
-    std::unique_ptr<TRITONBACKEND_Request> r(RepeatRequest({4, 2, 0, 1}, {1, 2, 3, 4}, 5));
-    auto stream = r->stream;
-    CHECK_EQ(m.Execute({r.get()}), -1);
-    CHECK(stream->released);
-    CHECK(stream->WaitDone(std::chrono::seconds(5)));
-    std::lock_guard<std::mutex> lk(stream->mu);
-    CHECK_EQ(stream->events.size(), size_t(5));
-    const int32_t want_out[] = {4, 2, 0, 1};
-    for (size_t e = 0; e < 4 && e < stream->events.size(); ++e) {
-      const Event& ev = stream->events[e];
-      CHECK(ev.has_response && ev.flags == 0 && !ev.error);
-      CHECK_EQ(Scalar<int32_t>(ev, "OUT"), want_out[e]);
-      CHECK_EQ(Scalar<uint32_t>(ev, "IDX"), uint32_t(e));
-      CHECK(ev.outputs.at("OUT").shape == std::vector<int64_t>{1});
-      CHECK(ev.outputs.at("OUT").dtype == TRITONSERVER_TYPE_INT32);
-      CHECK(ev.outputs.at("IDX").dtype == TRITONSERVER_TYPE_UINT32);
-    }
-    if (stream->events.size() == 5) {
-      CHECK(!stream->events[4].has_response && stream->events[4].flags == TRITONSERVER_RESPONSE_COMPLETE_FINAL);
-    }
-    CHECK_EQ(stream->request_stats.size(), size_t(1));
-    CHECK(stream->request_stats.size() == 1 && stream->request_stats[0].success &&
-          !stream->request_stats[0].after_release);
-    CHECK_EQ(stream->violations, 0);
-  });
+  Scenario(
+      "repeat sends one response per element, then a flags-only FINAL", [&] {
+        Loaded m(lib, kRepeatConfig);
+        CHECK_EQ(m.init_code, -1);
+        std::unique_ptr<TRITONBACKEND_Request> r(
+            RepeatRequest({4, 2, 0, 1}, {1, 2, 3, 4}, 5));
+        auto stream = r->stream;
+        CHECK_EQ(m.Execute({r.get()}), -1);
+        CHECK(stream->released);
+        CHECK(stream->WaitDone(std::chrono::seconds(5)));
+        std::lock_guard<std::mutex> lk(stream->mu);
+        CHECK_EQ(stream->events.size(), size_t(5));
+        const int32_t want_out[] = {4, 2, 0, 1};
+        for (size_t e = 0; e < 4 && e < stream->events.size(); ++e) {
+          const Event& ev = stream->events[e];
+          CHECK(ev.has_response && ev.flags == 0 && !ev.error);
+          CHECK_EQ(Scalar<int32_t>(ev, "OUT"), want_out[e]);
+          CHECK_EQ(Scalar<uint32_t>(ev, "IDX"), uint32_t(e));
+          CHECK(ev.outputs.at("OUT").shape == std::vector<int64_t>{1});
+          CHECK(ev.outputs.at("OUT").dtype == TRITONSERVER_TYPE_INT32);
+          CHECK(ev.outputs.at("IDX").dtype == TRITONSERVER_TYPE_UINT32);
+        }
+        if (stream->events.size() == 5) {
+          CHECK(
+              !stream->events[4].has_response &&
+              stream->events[4].flags == TRITONSERVER_RESPONSE_COMPLETE_FINAL);
+        }
+        CHECK_EQ(stream->request_stats.size(), size_t(1));
+        CHECK(
+            stream->request_stats.size() == 1 &&
+            stream->request_stats[0].success &&
+            !stream->request_stats[0].after_release);
+        CHECK_EQ(stream->violations, 0);
+      });
 
   Scenario("repeat finalize waits for in-flight response threads", [&] {
     auto* m = new Loaded(lib, kRepeatConfig);
-    std::unique_ptr<TRITONBACKEND_Request> r(RepeatRequest({7, 8}, {100, 100}, 0));
+    std::unique_ptr<TRITONBACKEND_Request> r(
+        RepeatRequest({7, 8}, {100, 100}, 0));
     auto stream = r->stream;
     CHECK_EQ(m->Execute({r.get()}), -1);
     CHECK(stream->released);
@@ -897,7 +960,9 @@ TestRepeat(const std::string& dir)
     std::unique_ptr<TRITONBACKEND_Request> a(RepeatRequest({1}, {0}, 0));
     std::unique_ptr<TRITONBACKEND_Request> b(RepeatRequest({1}, {0}, 0));
     std::string msg;
-    CHECK_EQ(m.Execute({a.get(), b.get()}, &msg), int(TRITONSERVER_ERROR_INVALID_ARG));
+    CHECK_EQ(
+        m.Execute({a.get(), b.get()}, &msg),
+        int(TRITONSERVER_ERROR_INVALID_ARG));
     CHECK(msg == "repeat backend does not support batched request execution");
     CHECK(!a->stream->released && a->stream->events.empty());
   });
@@ -909,9 +974,13 @@ TestRepeat(const std::string& dir)
     CHECK_EQ(m.Execute({r.get()}), -1);
     CHECK(stream->released);
     CHECK_EQ(stream->events.size(), size_t(1));
-    CHECK(stream->events[0].error && stream->events[0].code == TRITONSERVER_ERROR_INVALID_ARG &&
-          stream->events[0].flags == TRITONSERVER_RESPONSE_COMPLETE_FINAL);
-    CHECK(stream->events[0].msg.find("expected IN and DELAY shape to match") != std::string::npos);
+    CHECK(
+        stream->events[0].error &&
+        stream->events[0].code == TRITONSERVER_ERROR_INVALID_ARG &&
+        stream->events[0].flags == TRITONSERVER_RESPONSE_COMPLETE_FINAL);
+    CHECK(
+        stream->events[0].msg.find("expected IN and DELAY shape to match") !=
+        std::string::npos);
     CHECK_EQ(stream->factories, 0);
   });
 
@@ -942,7 +1011,9 @@ SquareRequest(int32_t k, std::vector<int64_t> shape = {1})
 {
   auto* r = new TRITONBACKEND_Request();
   r->id = "sq";
-  AddInput(r, "IN", TRITONSERVER_TYPE_INT32, std::move(shape), {Bytes(std::vector<int32_t>{k})});
+  AddInput(
+      r, "IN", TRITONSERVER_TYPE_INT32, std::move(shape),
+      {Bytes(std::vector<int32_t>{k})});
   return r;
 }
 
@@ -963,13 +1034,16 @@ TestSquare(const std::string& dir)
     CHECK(zero->stream->WaitDone(std::chrono::seconds(5)));
     CHECK_EQ(stream->events.size(), size_t(4));
     for (size_t e = 0; e < 3 && e < stream->events.size(); ++e) {
-      CHECK(stream->events[e].has_response && stream->events[e].flags == 0 && !stream->events[e].error);
+      CHECK(
+          stream->events[e].has_response && stream->events[e].flags == 0 &&
+          !stream->events[e].error);
       CHECK_EQ(Scalar<int32_t>(stream->events[e], "OUT"), 3);
     }
     CHECK_EQ(stream->response_stats.size(), size_t(3));
     for (const auto& s : stream->response_stats) {
-      CHECK(!s.error && s.has_instance && s.has_factory && s.compute_output_start >= s.start &&
-            s.end >= s.compute_output_start);
+      CHECK(
+          !s.error && s.has_instance && s.has_factory &&
+          s.compute_output_start >= s.start && s.end >= s.compute_output_start);
     }
     CHECK(stream->request_stats.empty());
     CHECK_EQ(zero->stream->events.size(), size_t(1));
@@ -983,14 +1057,18 @@ TestSquare(const std::string& dir)
     std::unique_ptr<TRITONBACKEND_Request> r(SquareRequest(1, {1, 1}));
     CHECK_EQ(m.Execute({r.get()}), -1);
     CHECK(r->stream->WaitDone(std::chrono::seconds(5)));
-    CHECK(r->stream->events.at(0).outputs.at("OUT").shape == (std::vector<int64_t>{1, 1}));
+    CHECK(
+        r->stream->events.at(0).outputs.at("OUT").shape ==
+        (std::vector<int64_t>{1, 1}));
   });
 
   Scenario("square simulates failures and empty responses", [&] {
-    Loaded m(lib, SquareConfig(
-        R"("CUSTOM_FAIL_COUNT":{"string_value":"1"},"CUSTOM_EMPTY_COUNT":{"string_value":"1"},)"
-        R"("CUSTOM_INFER_DELAY_NS":{"string_value":"1000"},"OTHER":{"string_value":"x"},)"
-        R"("CUSTOM_OUTPUT_DELAY_NS":{"string_value":"not a number"})"));
+    Loaded m(
+        lib,
+        SquareConfig(
+            R"("CUSTOM_FAIL_COUNT":{"string_value":"1"},"CUSTOM_EMPTY_COUNT":{"string_value":"1"},)"
+            R"("CUSTOM_INFER_DELAY_NS":{"string_value":"1000"},"OTHER":{"string_value":"x"},)"
+            R"("CUSTOM_OUTPUT_DELAY_NS":{"string_value":"not a number"})"));
     CHECK_EQ(m.init_code, -1);
     std::unique_ptr<TRITONBACKEND_Request> r(SquareRequest(4));
     auto stream = r->stream;
@@ -1000,14 +1078,23 @@ TestSquare(const std::string& dir)
     CHECK_EQ(stream->events.size(), size_t(4));
     if (stream->events.size() == 4) {
       CHECK(!stream->events[0].error && !stream->events[1].error);
-      CHECK(stream->events[2].error && stream->events[2].code == TRITONSERVER_ERROR_UNKNOWN &&
-            stream->events[2].msg == "simulated failure" && stream->events[2].flags == 0);
-      CHECK(!stream->events[3].has_response && stream->events[3].flags == TRITONSERVER_RESPONSE_COMPLETE_FINAL);
+      CHECK(
+          stream->events[2].error &&
+          stream->events[2].code == TRITONSERVER_ERROR_UNKNOWN &&
+          stream->events[2].msg == "simulated failure" &&
+          stream->events[2].flags == 0);
+      CHECK(
+          !stream->events[3].has_response &&
+          stream->events[3].flags == TRITONSERVER_RESPONSE_COMPLETE_FINAL);
     }
     CHECK_EQ(stream->response_stats.size(), size_t(4));
     if (stream->response_stats.size() == 4) {
-      CHECK(stream->response_stats[2].error && stream->response_stats[2].code == TRITONSERVER_ERROR_UNKNOWN);
-      CHECK(!stream->response_stats[3].error && stream->response_stats[3].compute_output_start == 0);
+      CHECK(
+          stream->response_stats[2].error &&
+          stream->response_stats[2].code == TRITONSERVER_ERROR_UNKNOWN);
+      CHECK(
+          !stream->response_stats[3].error &&
+          stream->response_stats[3].compute_output_start == 0);
     }
   });
 
@@ -1021,7 +1108,9 @@ TestSquare(const std::string& dir)
     CHECK_EQ(stream->events.size(), size_t(1));  // FINAL only
     CHECK_EQ(stream->response_stats.size(), size_t(1));
     if (!stream->response_stats.empty()) {
-      CHECK(stream->response_stats[0].error && stream->response_stats[0].code == TRITONSERVER_ERROR_CANCELLED);
+      CHECK(
+          stream->response_stats[0].error &&
+          stream->response_stats[0].code == TRITONSERVER_ERROR_CANCELLED);
       CHECK_EQ(stream->response_stats[0].compute_output_start, uint64_t(0));
     }
   });
@@ -1035,7 +1124,9 @@ TestSquare(const std::string& dir)
     std::unique_ptr<TRITONBACKEND_Request> r(SquareRequest(2, {2, 1}));
     CHECK_EQ(ok.Execute({r.get()}), -1);
     CHECK_EQ(r->stream->events.size(), size_t(1));
-    CHECK(r->stream->events[0].error && r->stream->events[0].flags == TRITONSERVER_RESPONSE_COMPLETE_FINAL);
+    CHECK(
+        r->stream->events[0].error &&
+        r->stream->events[0].flags == TRITONSERVER_RESPONSE_COMPLETE_FINAL);
     CHECK(r->stream->released);
   });
 }
@@ -1052,7 +1143,8 @@ IdentityConfig(int max_batch_size, const std::string& params = "")
          R"("output":[{"name":"OUTPUT1","data_type":"TYPE_STRING","dims":[-1]},)"
          R"({"name":"OUTPUT0","data_type":"TYPE_INT32","dims":[-1]},)"
          R"({"name":"OUTPUT9","data_type":"TYPE_FP32","dims":[1]}],)"
-         R"("batch_input":[],"batch_output":[],"parameters":{)" + params + "}}";
+         R"("batch_input":[],"batch_output":[],"parameters":{)" +
+         params + "}}";
 }
 
 static void
@@ -1068,7 +1160,8 @@ TestIdentity(const std::string& dir)
     CHECK_EQ(Code(lib.init(&backend)), -1);
     g_api_minor = TRITONBACKEND_API_VERSION_MINOR - 1;
     std::string msg;
-    CHECK_EQ(Code(lib.init(&backend), &msg), int(TRITONSERVER_ERROR_UNSUPPORTED));
+    CHECK_EQ(
+        Code(lib.init(&backend), &msg), int(TRITONSERVER_ERROR_UNSUPPORTED));
     CHECK(msg == "triton backend API version does not support this backend");
     g_api_minor = TRITONBACKEND_API_VERSION_MINOR;
     g_api_major = TRITONBACKEND_API_VERSION_MAJOR + 1;
@@ -1083,8 +1176,13 @@ TestIdentity(const std::string& dir)
     Loaded m(lib, IdentityConfig(0));
     CHECK_EQ(m.init_code, -1);
     std::unique_ptr<TRITONBACKEND_Request> r(new TRITONBACKEND_Request());
-    std::string bytes_in = std::string("\x03\x00\x00\x00" "abc", 7);
-    AddInput(r.get(), "INPUT0", TRITONSERVER_TYPE_INT32, {3}, {Bytes(std::vector<int32_t>{1, -2}), Bytes(std::vector<int32_t>{3})});
+    std::string bytes_in = std::string(
+        "\x03\x00\x00\x00"
+        "abc",
+        7);
+    AddInput(
+        r.get(), "INPUT0", TRITONSERVER_TYPE_INT32, {3},
+        {Bytes(std::vector<int32_t>{1, -2}), Bytes(std::vector<int32_t>{3})});
     AddInput(r.get(), "INPUT1", TRITONSERVER_TYPE_BYTES, {1}, {bytes_in});
     r->outputs = {"OUTPUT0", "OUTPUT1"};
     // Second request: only INPUT0, and only OUTPUT0 asked for (optional
@@ -1095,65 +1193,99 @@ TestIdentity(const std::string& dir)
     // Third request: OUTPUT1 asked for without INPUT1, which Triton's
     // identity answers with an UNSUPPORTED error.
     std::unique_ptr<TRITONBACKEND_Request> r3(new TRITONBACKEND_Request());
-    AddInput(r3.get(), "INPUT0", TRITONSERVER_TYPE_INT32, {1}, {Bytes(std::vector<int32_t>{7})});
+    AddInput(
+        r3.get(), "INPUT0", TRITONSERVER_TYPE_INT32, {1},
+        {Bytes(std::vector<int32_t>{7})});
     r3->outputs = {"OUTPUT0", "OUTPUT1"};
     g_batch_stats.clear();
     CHECK_EQ(m.Execute({r.get(), r2.get(), r3.get()}), -1);
     for (auto* req : {r.get(), r2.get()}) {
       CHECK(req->stream->released && req->stream->final);
       CHECK_EQ(req->stream->events.size(), size_t(1));
-      CHECK(req->stream->events[0].flags == TRITONSERVER_RESPONSE_COMPLETE_FINAL && !req->stream->events[0].error);
-      CHECK(req->stream->request_stats.size() == 1 && req->stream->request_stats[0].success &&
-            !req->stream->request_stats[0].after_release);
+      CHECK(
+          req->stream->events[0].flags ==
+              TRITONSERVER_RESPONSE_COMPLETE_FINAL &&
+          !req->stream->events[0].error);
+      CHECK(
+          req->stream->request_stats.size() == 1 &&
+          req->stream->request_stats[0].success &&
+          !req->stream->request_stats[0].after_release);
     }
-    CHECK(r3->stream->released && r3->stream->final && r3->stream->events.size() == 1);
-    CHECK(r3->stream->events[0].error && r3->stream->events[0].code == TRITONSERVER_ERROR_UNSUPPORTED &&
-          r3->stream->events[0].msg.find("INPUT1") != std::string::npos);
-    CHECK(r3->stream->request_stats.size() == 1 && !r3->stream->request_stats[0].success);
+    CHECK(
+        r3->stream->released && r3->stream->final &&
+        r3->stream->events.size() == 1);
+    CHECK(
+        r3->stream->events[0].error &&
+        r3->stream->events[0].code == TRITONSERVER_ERROR_UNSUPPORTED &&
+        r3->stream->events[0].msg.find("INPUT1") != std::string::npos);
+    CHECK(
+        r3->stream->request_stats.size() == 1 &&
+        !r3->stream->request_stats[0].success);
     const auto& outs = r->stream->events.at(0).outputs;
     CHECK_EQ(outs.size(), size_t(2));
     CHECK(outs.at("OUTPUT0").data == Bytes(std::vector<int32_t>{1, -2, 3}));
     CHECK(outs.at("OUTPUT0").shape == std::vector<int64_t>{3});
     CHECK(outs.at("OUTPUT0").dtype == TRITONSERVER_TYPE_INT32);
-    CHECK(outs.at("OUTPUT1").data == bytes_in && outs.at("OUTPUT1").dtype == TRITONSERVER_TYPE_BYTES);
+    CHECK(
+        outs.at("OUTPUT1").data == bytes_in &&
+        outs.at("OUTPUT1").dtype == TRITONSERVER_TYPE_BYTES);
     const auto& outs2 = r2->stream->events.at(0).outputs;
-    CHECK(outs2.size() == 1 && outs2.at("OUTPUT0").data.empty() &&
-          outs2.at("OUTPUT0").shape == std::vector<int64_t>{0});
+    CHECK(
+        outs2.size() == 1 && outs2.at("OUTPUT0").data.empty() &&
+        outs2.at("OUTPUT0").shape == std::vector<int64_t>{0});
     CHECK(g_batch_stats.size() == 1 && g_batch_stats[0].batch_size == 3);
   });
 
-  Scenario("identity counts the batch dimension and honours execute_delay_ms", [&] {
-    Loaded m(lib, IdentityConfig(8, R"("execute_delay_ms":{"string_value":"30"})"));
-    CHECK_EQ(m.init_code, -1);
-    std::unique_ptr<TRITONBACKEND_Request> a(new TRITONBACKEND_Request());
-    std::unique_ptr<TRITONBACKEND_Request> b(new TRITONBACKEND_Request());
-    AddInput(a.get(), "INPUT0", TRITONSERVER_TYPE_INT32, {3, 1}, {Bytes(std::vector<int32_t>{1, 2, 3})});
-    AddInput(b.get(), "INPUT0", TRITONSERVER_TYPE_INT32, {2, 1}, {Bytes(std::vector<int32_t>{4, 5})});
-    a->outputs = b->outputs = {"OUTPUT0"};
-    g_batch_stats.clear();
-    auto start = std::chrono::steady_clock::now();
-    CHECK_EQ(m.Execute({a.get(), b.get()}), -1);
-    CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(30));
-    CHECK(g_batch_stats.size() == 1 && g_batch_stats[0].batch_size == 5);
-    CHECK(b->stream->events.at(0).outputs.at("OUTPUT0").shape == (std::vector<int64_t>{2, 1}));
-  });
+  Scenario(
+      "identity counts the batch dimension and honours execute_delay_ms", [&] {
+        Loaded m(
+            lib,
+            IdentityConfig(8, R"("execute_delay_ms":{"string_value":"30"})"));
+        CHECK_EQ(m.init_code, -1);
+        std::unique_ptr<TRITONBACKEND_Request> a(new TRITONBACKEND_Request());
+        std::unique_ptr<TRITONBACKEND_Request> b(new TRITONBACKEND_Request());
+        AddInput(
+            a.get(), "INPUT0", TRITONSERVER_TYPE_INT32, {3, 1},
+            {Bytes(std::vector<int32_t>{1, 2, 3})});
+        AddInput(
+            b.get(), "INPUT0", TRITONSERVER_TYPE_INT32, {2, 1},
+            {Bytes(std::vector<int32_t>{4, 5})});
+        a->outputs = b->outputs = {"OUTPUT0"};
+        g_batch_stats.clear();
+        auto start = std::chrono::steady_clock::now();
+        CHECK_EQ(m.Execute({a.get(), b.get()}), -1);
+        CHECK(
+            std::chrono::steady_clock::now() - start >=
+            std::chrono::milliseconds(30));
+        CHECK(g_batch_stats.size() == 1 && g_batch_stats[0].batch_size == 5);
+        CHECK(
+            b->stream->events.at(0).outputs.at("OUTPUT0").shape ==
+            (std::vector<int64_t>{2, 1}));
+      });
 
   Scenario("identity answers a failed request with a FINAL error", [&] {
     Loaded m(lib, IdentityConfig(0));
     std::unique_ptr<TRITONBACKEND_Request> r(new TRITONBACKEND_Request());
-    AddInput(r.get(), "INPUT9", TRITONSERVER_TYPE_FP32, {1}, {Bytes(std::vector<float>{1.5f})});
+    AddInput(
+        r.get(), "INPUT9", TRITONSERVER_TYPE_FP32, {1},
+        {Bytes(std::vector<float>{1.5f})});
     r->outputs = {"OUTPUT9"};  // the mock host fails this output buffer
     CHECK_EQ(m.Execute({r.get()}), -1);
     CHECK(r->stream->released);
     CHECK_EQ(r->stream->events.size(), size_t(1));
-    CHECK(r->stream->events[0].error && r->stream->events[0].code == TRITONSERVER_ERROR_UNAVAILABLE &&
-          r->stream->events[0].flags == TRITONSERVER_RESPONSE_COMPLETE_FINAL);
-    CHECK(r->stream->request_stats.size() == 1 && !r->stream->request_stats[0].success);
+    CHECK(
+        r->stream->events[0].error &&
+        r->stream->events[0].code == TRITONSERVER_ERROR_UNAVAILABLE &&
+        r->stream->events[0].flags == TRITONSERVER_RESPONSE_COMPLETE_FINAL);
+    CHECK(
+        r->stream->request_stats.size() == 1 &&
+        !r->stream->request_stats[0].success);
   });
 
   Scenario("identity refuses mismatched configurations", [&] {
     std::string dtype = IdentityConfig(0);
-    dtype.replace(dtype.find("\"TYPE_FP32\",\"dims\":[1]}],"), 11, "\"TYPE_FP64\"");
+    dtype.replace(
+        dtype.find("\"TYPE_FP32\",\"dims\":[1]}],"), 11, "\"TYPE_FP64\"");
     Loaded a(lib, dtype);
     CHECK_EQ(a.init_code, int(TRITONSERVER_ERROR_INVALID_ARG));
     CHECK(a.init_msg.find("data types to match") != std::string::npos);
@@ -1161,7 +1293,9 @@ TestIdentity(const std::string& dir)
     name.replace(name.find("\"OUTPUT9\""), 9, "\"RESULT9\"");
     Loaded b(lib, name);
     CHECK_EQ(b.init_code, int(TRITONSERVER_ERROR_INVALID_ARG));
-    Loaded c(lib, IdentityConfig(0, R"("execute_delay_ms":{"string_value":"soon"})"));
+    Loaded c(
+        lib,
+        IdentityConfig(0, R"("execute_delay_ms":{"string_value":"soon"})"));
     CHECK_EQ(c.init_code, int(TRITONSERVER_ERROR_INVALID_ARG));
   });
 

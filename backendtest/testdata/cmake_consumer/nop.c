@@ -8,8 +8,8 @@ TRITONBACKEND_ModelInstanceExecute(
 {
   (void)instance;
   for (uint32_t r = 0; r < request_count; ++r) {
-    TRITONSERVER_Error* err =
-        TRITONBACKEND_RequestRelease(requests[r], TRITONSERVER_REQUEST_RELEASE_ALL);
+    TRITONSERVER_Error* err = TRITONBACKEND_RequestRelease(
+        requests[r], TRITONSERVER_REQUEST_RELEASE_ALL);
     if (err != NULL) {
       return err;
     }

@@ -630,9 +630,9 @@ TRITONBACKEND_ModelAutoCompleteConfig(
 // size and, if none was set, the scheduling choice are taken from it; other
 // changes are ignored. Meant for TRITONBACKEND_ModelInitialize when
 // TRITONBACKEND_ModelAutoCompleteConfig says so; fails with
-// TRITONSERVER_ERROR_UNSUPPORTED once the model has loaded. Does not take ownership of
-// the message: the caller deletes it. Read the configuration again with
-// TRITONBACKEND_ModelConfig to see what the host made of it.
+// TRITONSERVER_ERROR_UNSUPPORTED once the model has loaded. Does not take
+// ownership of the message: the caller deletes it. Read the configuration again
+// with TRITONBACKEND_ModelConfig to see what the host made of it.
 TRITONBACKEND_DECLSPEC TRITONSERVER_Error* TRITONBACKEND_ModelSetConfig(
     TRITONBACKEND_Model* model, const uint32_t config_version,
     TRITONSERVER_Message* model_config);
@@ -1003,7 +1003,8 @@ TRITONBACKEND_InferenceResponseOutputByName(
 // added): its name, data type, shape and number of dimensions. Fails with
 // TRITONSERVER_ERROR_INVALID_ARG for an index out of range. The name and
 // shape belong to the response and live until it is sent or deleted.
-TRITONBACKEND_DECLSPEC TRITONSERVER_Error* TRITONBACKEND_InferenceResponseOutput(
+TRITONBACKEND_DECLSPEC TRITONSERVER_Error*
+TRITONBACKEND_InferenceResponseOutput(
     TRITONBACKEND_Response* response, const uint32_t index, const char** name,
     TRITONSERVER_DataType* datatype, const int64_t** shape,
     uint64_t* dim_count);

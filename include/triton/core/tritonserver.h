@@ -180,7 +180,8 @@ TRITONSERVER_DECLSPEC const char* TRITONSERVER_MemoryTypeString(
 // Parameters
 //
 // A parameter is a named, typed value. Backends build them as labels for
-// custom metrics; requests expose theirs through TRITONBACKEND_RequestParameter.
+// custom metrics; requests expose theirs through
+// TRITONBACKEND_RequestParameter.
 // ---------------------------------------------------------------------------
 
 typedef enum TRITONSERVER_parametertype_enum {
