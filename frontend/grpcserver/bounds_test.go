@@ -143,7 +143,7 @@ func TestRequestsThatWouldInflateAreRefusedBeforeDecoding(t *testing.T) {
 			Name: "INPUT0", Datatype: "INT32", Shape: make([]int64, 100)}}}, "more than 64 dimensions"},
 		{&pb.ModelInferRequest{ModelName: "m", Id: "count", Inputs: []*pb.ModelInferRequest_InferInputTensor{{
 			Name: "INPUT0", Datatype: "INT32", Shape: []int64{4},
-			Contents: &pb.InferTensorContents{IntContents: []int32{1, 2, 3}}}}}, "3 values in contents for shape [4]"},
+			Contents: &pb.InferTensorContents{IntContents: []int32{1, 2, 3}}}}}, "[request id: count] input byte size mismatch for input 'INPUT0' for model 'm'. Expected 16, got 12"},
 	} {
 		t.Run(tc.req.GetId(), func(t *testing.T) {
 			t.Parallel()

@@ -5,12 +5,15 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 
 	"tritonhost/core"
@@ -241,4 +244,22 @@ func describe(m *pb.ModelStreamInferResponse) string {
 		index = fmt.Sprint(p.GetInt64Param())
 	}
 	return fmt.Sprintf("%s %s %v", r.GetId(), index, final.GetBoolParam())
+}
+
+// wantStatus checks that err is a gRPC status of code with exactly the
+// message want.
+func wantStatus(t *testing.T, what string, err error, code codes.Code, want string) {
+	t.Helper()
+	if st := status.Convert(err); err == nil || st.Code() != code || st.Message() != want {
+		t.Errorf("%s: %v\nwant code %v and the message %q", what, err, code, want)
+	}
+}
+
+// wantStatusPrefix checks that err is a gRPC status of code whose message
+// starts with want (Triton's text, the server's detail after it).
+func wantStatusPrefix(t *testing.T, what string, err error, code codes.Code, want string) {
+	t.Helper()
+	if st := status.Convert(err); err == nil || st.Code() != code || !strings.HasPrefix(st.Message(), want) {
+		t.Errorf("%s: %v\nwant code %v and a message starting %q", what, err, code, want)
+	}
 }
