@@ -11,7 +11,7 @@ import (
 // every requested output exists.
 //
 // The checks run in the order Triton's InferenceRequest::Normalize runs
-// them, and refuse with Triton's words (requesttext.go), so that a client
+// them, and refuse with Triton's words (request_text.go), so that a client
 // that branches on Triton's messages sees the same one first.
 func (m *Model) newRequest(req *InferenceRequest, fn ResponseFunc) (*Request, error) {
 	if err := m.checkInputNames(req); err != nil {
@@ -21,7 +21,15 @@ func (m *Model) newRequest(req *InferenceRequest, fn ResponseFunc) (*Request, er
 	if err != nil {
 		return nil, err
 	}
-	if err := m.checkInputCount(req); err != nil {
+	if err := m.checkInputCount(req, false); err != nil {
+		return nil, err
+	}
+	for i := range req.Inputs {
+		if name := req.Inputs[i].Name; m.inputs[name] == nil {
+			return nil, Errorf(CodeInvalidArg, "unexpected inference input '%s' for model '%s'", name, m.name)
+		}
+	}
+	if err := m.checkInputCount(req, true); err != nil {
 		return nil, err
 	}
 	batch, err := m.requestBatchSize(req)
@@ -91,8 +99,11 @@ func (m *Model) checkRequestedOutputs(req *InferenceRequest) ([]string, error) {
 }
 
 // checkInputCount refuses a request with fewer inputs than the model
-// requires or more than it has, naming those missing.
-func (m *Model) checkInputCount(req *InferenceRequest) error {
+// requires or more than it has, naming those missing. Triton compares the
+// counts only; with byName, once every input is known to be the model's,
+// this server also refuses a request that makes up the count with optional
+// inputs but misses a required one, in the same words.
+func (m *Model) checkInputCount(req *InferenceRequest, byName bool) error {
 	total, required := 0, 0
 	var missing []string
 	for _, cfg := range m.cfg.GetInput() {
@@ -108,7 +119,7 @@ func (m *Model) checkInputCount(req *InferenceRequest) error {
 			missing = append(missing, cfg.GetName())
 		}
 	}
-	if n := len(req.Inputs); n > total || n < required {
+	if n := len(req.Inputs); n > total || n < required || (byName && len(missing) > 0) {
 		given := make([]string, len(req.Inputs))
 		for i := range req.Inputs {
 			given[i] = req.Inputs[i].Name
@@ -127,20 +138,16 @@ func hasInput(given []Input, name string) bool {
 	return false
 }
 
-// requestBatchSize checks that every input is one of the model's and, when
-// the model batches, that each has the same batch dimension, within
-// max_batch_size. It returns the batch size (0 when the model does not
-// batch).
+// requestBatchSize checks, when the model batches, that every input has
+// the same batch dimension, within max_batch_size. It returns the batch
+// size (0 when the model does not batch).
 func (m *Model) requestBatchSize(req *InferenceRequest) (int64, error) {
+	if m.maxBatch <= 0 {
+		return 0, nil
+	}
 	batch := int64(0)
 	for i := range req.Inputs {
 		in := &req.Inputs[i]
-		if m.inputs[in.Name] == nil {
-			return 0, Errorf(CodeInvalidArg, "unexpected inference input '%s' for model '%s'", in.Name, m.name)
-		}
-		if m.maxBatch <= 0 {
-			continue
-		}
 		if len(in.Shape) == 0 {
 			return 0, Errorf(CodeInvalidArg, "%sinput '%s' has no shape but model requires batch dimension for '%s'", requestPrefix(req.ID), in.Name, m.name)
 		}
@@ -151,7 +158,7 @@ func (m *Model) requestBatchSize(req *InferenceRequest) (int64, error) {
 			return 0, Errorf(CodeInvalidArg, "%sinput '%s' batch size does not match other inputs for '%s'", requestPrefix(req.ID), in.Name, m.name)
 		}
 	}
-	if m.maxBatch <= 0 || len(req.Inputs) == 0 {
+	if len(req.Inputs) == 0 {
 		return 0, nil
 	}
 	// Triton reads the batch dimension as unsigned: a negative one is

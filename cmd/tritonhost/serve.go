@@ -12,6 +12,7 @@ import (
 	"tritonhost/core"
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/grpcserver"
+	"tritonhost/frontend/sharedmem"
 	"tritonhost/loader"
 )
 
@@ -47,8 +48,11 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	}
 
 	streams, conns := o.GRPC.options()
-	svc := grpcserver.New(srv, grpcserver.Options{ServerVersion: buildVersion(), MaxMessageBytes: o.MaxMessageBytes,
-		StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, AllowLogFile: o.GRPC.AllowLogFileSetting})
+	shm := sharedmem.New(sharedmem.Options{MaxRegions: o.ShmMaxRegions})
+	defer closeSharedMemory(log, shm)
+	svc := grpcserver.New(srv, grpcserver.Options{ServerName: o.ID, ServerVersion: buildVersion(), MaxMessageBytes: o.MaxMessageBytes,
+		StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, AllowLogFile: o.GRPC.AllowLogFileSetting,
+		SharedMemory: shm})
 	g := svc.NewGRPCServer()
 	lis, err := net.Listen("tcp", net.JoinHostPort(o.GRPCAddress, strconv.Itoa(o.GRPCPort)))
 	if err != nil {
@@ -90,6 +94,19 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	}
 	log.Infof("stopped")
 	return nil
+}
+
+// closeSharedMemory unmaps every shared-memory region; a region a request
+// still holds (one abandoned at the exit timeout) is unmapped when the
+// request lets it go, or with the process.
+func closeSharedMemory(log *serverlog.Logger, shm *sharedmem.Registry) {
+	left, err := shm.Close()
+	if err != nil {
+		log.Errorf("unmap the shared-memory regions: %v", err)
+	}
+	if left > 0 {
+		log.Warnf("%d shared-memory region(s) still held by requests that did not finish", left)
+	}
 }
 
 // start loads the models; a signal (ctx ending) while they load ends the

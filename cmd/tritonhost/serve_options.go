@@ -15,6 +15,7 @@ import (
 	"tritonhost/core"
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/grpcserver"
+	"tritonhost/frontend/sharedmem"
 )
 
 // Backend API versions, as the headers in include/ define them.
@@ -27,6 +28,7 @@ const (
 
 // serveOptions are the serve command's flags, named as Triton's.
 type serveOptions struct {
+	ID                  string
 	ModelRepositories   []string
 	BackendDirectory    string
 	BackendConfig       []string
@@ -45,6 +47,7 @@ type serveOptions struct {
 	StrictReadiness     bool
 	DisableAutoComplete bool
 	BackendCallSecs     int
+	ShmMaxRegions       int
 	GRPC                grpcFlags
 
 	backendConfig map[string]map[string]string
@@ -71,6 +74,7 @@ func newServeCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&o.ID, "id", grpcserver.DefaultServerName, "identifier of this server, as ServerMetadata reports it")
 	f.StringSliceVar(&o.ModelRepositories, "model-repository", nil, "model repository directory (repeatable)")
 	f.StringSliceVar(&o.ModelRepositories, "model-store", nil, "alias of --model-repository")
 	_ = f.MarkHidden("model-store")
@@ -91,6 +95,7 @@ func newServeCommand() *cobra.Command {
 	f.BoolVar(&o.StrictReadiness, "strict-readiness", true, "report ready only when every model loaded")
 	f.BoolVar(&o.DisableAutoComplete, "disable-auto-complete-config", false, "do not let backends complete model configurations")
 	f.IntVar(&o.BackendCallSecs, "backend-call-timeout-secs", int(core.DefaultBackendCallTimeout/time.Second), "seconds a backend may take to initialize or finalize a model or instance; then that model fails and the others go on")
+	f.IntVar(&o.ShmMaxRegions, "system-shm-max-regions", sharedmem.DefaultMaxRegions, "system shared-memory regions clients may have registered at once")
 	o.GRPC.bind(f)
 	return cmd
 }
@@ -162,6 +167,9 @@ func (o *serveOptions) Validate() error {
 	}
 	if o.BackendCallSecs <= 0 {
 		return errors.New("--backend-call-timeout-secs must be positive")
+	}
+	if o.ShmMaxRegions <= 0 {
+		return errors.New("--system-shm-max-regions must be positive")
 	}
 	return o.GRPC.validate()
 }

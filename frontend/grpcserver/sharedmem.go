@@ -6,6 +6,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"tritonhost/core"
 	pb "tritonhost/frontend/inferencepb"
 )
 
@@ -45,19 +46,27 @@ func unimplemented(rpc, why string) error {
 	return status.Errorf(codes.Unimplemented, "%s is not supported by this server yet: %s", rpc, why)
 }
 
-// CudaSharedMemoryStatus is not supported yet.
-func (s *Service) CudaSharedMemoryStatus(context.Context, *pb.CudaSharedMemoryStatusRequest) (*pb.CudaSharedMemoryStatusResponse, error) {
-	return nil, unimplemented("CudaSharedMemoryStatus", "CUDA shared memory needs the GPU support")
+// CUDA shared memory answers as Triton built without GPU support answers:
+// no region is ever registered, so Status lists none (and names none),
+// Unregister has nothing to do, and Register is refused. Clients that
+// clear every region before they start (Triton's examples do) go on.
+
+// CudaSharedMemoryStatus lists no region.
+func (s *Service) CudaSharedMemoryStatus(_ context.Context, req *pb.CudaSharedMemoryStatusRequest) (*pb.CudaSharedMemoryStatusResponse, error) {
+	if req.GetName() != "" {
+		return nil, toStatus(core.Errorf(core.CodeNotFound, "Unable to find cuda shared memory region: '%s'", req.GetName()))
+	}
+	return &pb.CudaSharedMemoryStatusResponse{}, nil
 }
 
-// CudaSharedMemoryRegister is not supported yet.
-func (s *Service) CudaSharedMemoryRegister(context.Context, *pb.CudaSharedMemoryRegisterRequest) (*pb.CudaSharedMemoryRegisterResponse, error) {
-	return nil, unimplemented("CudaSharedMemoryRegister", "CUDA shared memory needs the GPU support")
+// CudaSharedMemoryRegister is refused: this server has no GPU support.
+func (s *Service) CudaSharedMemoryRegister(_ context.Context, req *pb.CudaSharedMemoryRegisterRequest) (*pb.CudaSharedMemoryRegisterResponse, error) {
+	return nil, toStatus(core.Errorf(core.CodeInvalidArg, "failed to register CUDA shared memory region: '%s', GPUs not supported", req.GetName()))
 }
 
-// CudaSharedMemoryUnregister is not supported yet.
+// CudaSharedMemoryUnregister has nothing to unregister.
 func (s *Service) CudaSharedMemoryUnregister(context.Context, *pb.CudaSharedMemoryUnregisterRequest) (*pb.CudaSharedMemoryUnregisterResponse, error) {
-	return nil, unimplemented("CudaSharedMemoryUnregister", "CUDA shared memory needs the GPU support")
+	return &pb.CudaSharedMemoryUnregisterResponse{}, nil
 }
 
 // TraceSetting is not supported yet.

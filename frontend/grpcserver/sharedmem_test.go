@@ -195,3 +195,21 @@ func TestARegionOutlivesItsUnregisterWhileARequestUsesIt(t *testing.T) {
 		t.Errorf("Mapped = %d after the request finished, want 0", n)
 	}
 }
+
+// TestCudaSharedMemoryAnswersAsTritonWithoutGPUs: no CUDA region can be
+// registered; listing and clearing them succeed, as Triton built without
+// GPU support answers (Triton's examples clear them before they start).
+func TestCudaSharedMemoryAnswersAsTritonWithoutGPUs(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{})
+	if _, err := h.client.CudaSharedMemoryUnregister(t.Context(), &pb.CudaSharedMemoryUnregisterRequest{}); err != nil {
+		t.Errorf("CudaSharedMemoryUnregister: %v", err)
+	}
+	if st, err := h.client.CudaSharedMemoryStatus(t.Context(), &pb.CudaSharedMemoryStatusRequest{}); err != nil || len(st.GetRegions()) != 0 {
+		t.Errorf("CudaSharedMemoryStatus: %v %v", st, err)
+	}
+	_, err := h.client.CudaSharedMemoryStatus(t.Context(), &pb.CudaSharedMemoryStatusRequest{Name: "g"})
+	wantStatus(t, "status of a CUDA region", err, codes.NotFound, "Unable to find cuda shared memory region: 'g'")
+	_, err = h.client.CudaSharedMemoryRegister(t.Context(), &pb.CudaSharedMemoryRegisterRequest{Name: "g", RawHandle: []byte{1}, ByteSize: 8})
+	wantStatus(t, "register a CUDA region", err, codes.InvalidArgument, "failed to register CUDA shared memory region: 'g', GPUs not supported")
+}
