@@ -67,11 +67,11 @@ func TestTritonsMessagesFromTheBinary(t *testing.T) {
 	contents := inferRequest("simple", "c", pair(tensor("INPUT0", "INT32", 1, 16))...)
 	contents.Inputs[0].Contents = &pb.InferTensorContents{IntContents: make([]int32, 16)}
 	tests := []struct {
-		name   string
-		req    *pb.ModelInferRequest
-		code   codes.Code
-		want   string
-		rpcs   string // "unary", "stream" or "both": square_int32 is decoupled, so ModelInfer refuses it for that first
+		name string
+		req  *pb.ModelInferRequest
+		code codes.Code
+		want string
+		rpcs string // "unary", "stream" or "both": square_int32 is decoupled, so ModelInfer refuses it for that first
 	}{
 		{"a decoupled model", inferRequest("square_int32", "d", pair(tensor("IN", "INT32", 1))...), codes.Unimplemented,
 			"ModelInfer RPC doesn't support models with decoupled transaction policy", "unary"},
