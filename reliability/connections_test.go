@@ -110,3 +110,50 @@ func TestStreamsPerConnectionAreBounded(t *testing.T) {
 	}
 	t.Logf("with %d streams open on a connection (the limit) a further call waited; once one ended, it was served", limit)
 }
+
+// TestPingFloodIsDisconnected: a client that pings with no call open
+// (--grpc-keepalive-permit-without-calls is off) is told to go away with
+// ENHANCE_YOUR_CALM after a few pings, and disconnected.
+func TestPingFloodIsDisconnected(t *testing.T) {
+	srv := start(t, "")
+	conn, err := net.Dial("tcp", srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(conn, bufio.NewReader(conn))
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	pings := make(chan struct{})
+	go func() {
+		defer close(pings)
+		for i := range 1000 {
+			if fr.WritePing(false, [8]byte{byte(i)}) != nil {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	var code http2.ErrCode
+	goaway := false
+	for !goaway {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			break
+		}
+		if g, ok := f.(*http2.GoAwayFrame); ok {
+			goaway, code = true, g.ErrCode
+		}
+	}
+	conn.Close()
+	<-pings
+	if !goaway || code != http2.ErrCodeEnhanceYourCalm {
+		t.Fatalf("a ping flood got GOAWAY=%v with %v; want GOAWAY ENHANCE_YOUR_CALM", goaway, code)
+	}
+	t.Logf("a client pinging every 5 ms with no call open was sent GOAWAY %v", code)
+}
