@@ -6,7 +6,11 @@
 #             outside a git checkout; `make VERSION=v0.1.0` overrides it
 #             (a container build from a source tree without .git).
 #   COMMIT    `git rev-parse HEAD`, "unknown" outside a checkout.
-#   lint      mk/lint.sh: gofmt, go vet, staticcheck, clang-format.
+#   lint      mk/lint.sh: gofmt, go vet, staticcheck, clang-format, on
+#             $(LINT_DIR) (default: this checkout).
+#   dist      mk/dist.sh: $(DIST_DIR)/tritonhost-$(VERSION)-linux-<arch>.tar.gz
+#             and $(DIST_DIR)/tritonhost_<deb version>_<arch>.deb (nfpm,
+#             packaging/nfpm.yaml).
 #   tools     the pinned staticcheck and nfpm, go-installed into
 #             $(TOOLS_DIR); lint and dist install the one they need.
 
@@ -51,13 +55,28 @@ $(NFPM):
 	GOBIN=$(abspath $(@D)) $(GO) install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION)
 	mv $(@D)/nfpm $@
 
-.PHONY: tools
-tools: $(STATICCHECK) $(NFPM) ## install the pinned staticcheck and nfpm into build/tools
+.PHONY: tools lint-tools
+tools: lint-tools $(NFPM) ## install the pinned staticcheck and nfpm into build/tools
+lint-tools: $(STATICCHECK)
 
 .PHONY: version
 version: ## print the version builds are stamped with
 	@echo $(VERSION)
 
+# The checkout lint checks; the tests point it at scratch repositories.
+LINT_DIR ?= .
+
 .PHONY: lint
 lint: $(STATICCHECK) ## gofmt, go vet, staticcheck and clang-format on every source outside third_party/
-	GO=$(GO) STATICCHECK=$(STATICCHECK) bash mk/lint.sh
+	cd $(LINT_DIR) && GO=$(GO) STATICCHECK=$(abspath $(STATICCHECK)) bash $(abspath mk/lint.sh)
+
+DIST_DIR ?= dist
+# The backends a release ships; conformance is a test probe and stays out.
+DIST_BACKENDS := repeat square addsub identity
+DIST_BACKEND_LIBS := $(foreach b,$(DIST_BACKENDS),$(BACKENDS_DIR)/$(b)/libtriton_$(b).so)
+
+.PHONY: dist
+dist: $(TRITONHOST) $(DIST_BACKEND_LIBS) $(NFPM) ## the release tarball and Debian package, into dist/
+	GO=$(GO) NFPM=$(NFPM) VERSION='$(VERSION)' BIN='$(TRITONHOST)' \
+		BACKENDS_DIR='$(BACKENDS_DIR)' DIST_BACKENDS='$(DIST_BACKENDS)' \
+		BUILD_DIR='$(BUILD_DIR)' DIST_DIR='$(DIST_DIR)' bash mk/dist.sh
