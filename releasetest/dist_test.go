@@ -73,9 +73,13 @@ func TestDistPackageInstallsAndBuildsABackend(t *testing.T) {
 		}
 		unpacked := t.TempDir()
 		run(t, "", nil, "tar", "-xzf", tarballs[0], "-C", unpacked)
-		if got := versionInfo(t, filepath.Join(unpacked, top, "bin", "tritonhost"))["tritonhost"]; got != version {
+		bin := filepath.Join(unpacked, top, "bin", "tritonhost")
+		if got := versionInfo(t, bin)["tritonhost"]; got != version {
 			t.Errorf("the tarball's tritonhost version: %q, want %q", got, version)
 		}
+		// No --backend-directory: the server finds backends/ next to bin/.
+		expectExamplesReady(t, serve(t, bin, "--model-repository", filepath.Join(unpacked, top, "examples", "models")),
+			filepath.Join(unpacked, top, "examples", "models"))
 	})
 
 	t.Run("deb", func(t *testing.T) {
@@ -133,6 +137,13 @@ func serveInstalled(t *testing.T, dest string) {
 	models := filepath.Join(dest, "usr", "share", "doc", "tritonhost", "examples", "models")
 	c := serve(t, filepath.Join(dest, "usr", "bin", "tritonhost"), "--model-repository", models,
 		"--backend-directory", filepath.Join(dest, "opt", "tritonserver", "backends"))
+	expectExamplesReady(t, c, models)
+}
+
+// expectExamplesReady expects the server to list every model of the
+// examples directory as ready.
+func expectExamplesReady(t *testing.T, c pb.GRPCInferenceServiceClient, models string) {
+	t.Helper()
 	index, err := c.RepositoryIndex(ctxFor(t), &pb.RepositoryIndexRequest{})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,8 @@
 //     `tritonhost version` and reports it in ServerMetadata; a build in a
 //     tagged checkout prints the tag (then -dirty, then the commits since),
 //     with make and with a plain go build;
-//   - make dist: the tarball holds what a release ships; the Debian package,
+//   - make dist: the tarball holds what a release ships, and its server
+//     serves its examples with the backends beside it; the Debian package,
 //     unpacked into a scratch root with dpkg -x, runs (`tritonhost version`,
 //     and serving the packaged examples with the packaged backends), and a
 //     backend author's CMake project builds against it with find_package;
