@@ -48,7 +48,8 @@ done
 
 arch=$("$GO" env GOARCH)
 name="tritonhost-$VERSION-linux-$arch"
-work=$(mkdir -p "$BUILD_DIR/dist" && cd "$BUILD_DIR/dist" && pwd)
+# "_": the go command leaves it out of ./... (the examples hold Go files).
+work=$(mkdir -p "$BUILD_DIR/_dist" && cd "$BUILD_DIR/_dist" && pwd)
 stage="$work/stage"
 dist=$(mkdir -p "$DIST_DIR" && cd "$DIST_DIR" && pwd)
 rm -rf "$stage"

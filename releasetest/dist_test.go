@@ -52,6 +52,12 @@ func TestDistPackageInstallsAndBuildsABackend(t *testing.T) {
 	if len(tarballs) != 1 || len(debs) != 1 {
 		t.Fatalf("make dist made tarballs %v and packages %v, want one each", tarballs, debs)
 	}
+	// The staged examples hold Go files; go test ./... must not find them.
+	for _, pkg := range strings.Fields(run(t, root, nil, "go", "list", "./...")) {
+		if strings.HasPrefix(pkg, "tritonhost/build/") {
+			t.Errorf("make dist left a Go package where ./... finds it: %s", pkg)
+		}
+	}
 
 	t.Run("tarball", func(t *testing.T) {
 		top := "tritonhost-" + version + "-linux-" + goArch(t)
