@@ -16,7 +16,6 @@ import (
 
 	"tritonhost/client"
 	pb "tritonhost/frontend/inferencepb"
-	"tritonhost/internal/testenv"
 )
 
 // installHints says how to get each tool a test may need.
@@ -68,9 +67,15 @@ func runErr(dir string, env []string, name string, args ...string) (string, erro
 // git runs git in dir as a fixed author, whatever the machine's settings.
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
+	return gitWith(t, dir, nil, args...)
+}
+
+// gitWith is git with env added to the environment.
+func gitWith(t *testing.T, dir string, env []string, args ...string) string {
+	t.Helper()
 	args = append([]string{"-c", "user.name=release test", "-c", "user.email=release@test.invalid",
 		"-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false"}, args...)
-	return strings.TrimSpace(run(t, dir, nil, "git", args...))
+	return strings.TrimSpace(run(t, dir, env, "git", args...))
 }
 
 // newRepo makes an empty git repository in a temporary directory.
@@ -91,33 +96,6 @@ func writeFile(t *testing.T, dir, name, text string) {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// copyCheckout copies the files of this checkout that git would commit
-// (tracked, or untracked and not ignored; as they are on disk now) into a
-// new git repository with one commit, and returns its path.
-func copyCheckout(t *testing.T) string {
-	t.Helper()
-	root := testenv.RepoRoot(t)
-	dst := newRepo(t)
-	list := run(t, root, nil, "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-	for _, name := range strings.Split(strings.TrimRight(list, "\x00"), "\x00") {
-		info, err := os.Lstat(filepath.Join(root, name))
-		if err != nil || !info.Mode().IsRegular() {
-			continue // deleted but not yet committed, or not a plain file
-		}
-		data, err := os.ReadFile(filepath.Join(root, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		writeFile(t, dst, name, string(data))
-		if err := os.Chmod(filepath.Join(dst, name), info.Mode().Perm()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	git(t, dst, "add", "-A")
-	git(t, dst, "commit", "-q", "-m", "scratch copy")
-	return dst
 }
 
 // versionInfo runs `<bin> version` and returns its lines as name -> value.
