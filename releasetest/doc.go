@@ -8,8 +8,7 @@
 //     are left alone;
 //   - the version: a build stamped with `make VERSION=...` prints it in
 //     `tritonhost version` and reports it in ServerMetadata; a build in a
-//     tagged checkout prints the tag (then -dirty, then the commits since),
-//     with make and with a plain go build;
+//     tagged checkout prints the tag, then the commits since, then -dirty;
 //   - make dist: the tarball holds what a release ships, and its server
 //     serves its examples with the backends beside it; the Debian package,
 //     unpacked into a scratch root with dpkg -x, runs (`tritonhost version`,
