@@ -7,9 +7,11 @@ BUILD_DIR ?= build
 GRPC_PORT ?= 8001
 VERBOSE   ?= 0
 
-include mk/backends.mk
-
 TRITONHOST := $(BIN_DIR)/tritonhost
+
+include mk/backends.mk
+include mk/release.mk
+
 GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' 2>/dev/null) \
               $(wildcard abi/*.c abi/*.h abi/*.so include/triton/core/*.h) go.mod go.sum
 
@@ -21,9 +23,9 @@ all: $(TRITONHOST) backends ## build the server and every backend
 .PHONY: backends
 backends: $(BACKEND_LIBS) ## build every backend (repeat, square, identity, addsub, conformance) into backends/
 
-$(TRITONHOST): $(GO_SOURCES)
+$(TRITONHOST): $(GO_SOURCES) $(VERSION_STAMP)
 	@mkdir -p $(BIN_DIR)
-	$(GO) build -o $@ ./cmd/tritonhost
+	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $@ ./cmd/tritonhost
 
 .PHONY: serve
 serve: all ## build everything and serve examples/models on localhost:8001
@@ -52,7 +54,7 @@ proto: ## regenerate the Go code of proto/*.proto (needs protoc, protoc-gen-go, 
 
 .PHONY: clean
 clean: ## remove build outputs
-	rm -rf $(BIN_DIR) $(BUILD_DIR) $(BACKENDS_DIR)
+	rm -rf $(BIN_DIR) $(BUILD_DIR) $(BACKENDS_DIR) $(DIST_DIR)
 
 .PHONY: help
 help: ## list the tasks
