@@ -28,20 +28,20 @@ type nvmlLibrary struct {
 // nvmlFuncs are the NVML functions, registered with purego. Those marked
 // optional may be nil: they are missing from older drivers.
 type nvmlFuncs struct {
-	init           func() nvml.Return
-	shutdown       func() nvml.Return
-	driverVersion  func(buf *byte, n uint32) nvml.Return
-	count          func(n *uint32) nvml.Return
-	handleByIndex  func(i uint32, dev *uintptr) nvml.Return
-	uuid           func(dev uintptr, buf *byte, n uint32) nvml.Return
-	name           func(dev uintptr, buf *byte, n uint32) nvml.Return
-	memory         func(dev uintptr, m *nvml.Memory) nvml.Return
-	capability     func(dev uintptr, major, minor *int32) nvml.Return
-	utilization    func(dev uintptr, u *nvml.Utilization) nvml.Return // optional
-	powerUsage     func(dev uintptr, mw *uint32) nvml.Return          // optional
-	powerLimit     func(dev uintptr, mw *uint32) nvml.Return          // optional
-	energy         func(dev uintptr, mj *uint64) nvml.Return          // optional
-	errorString    func(r nvml.Return) *byte                          // optional
+	init          func() nvml.Return
+	shutdown      func() nvml.Return
+	driverVersion func(buf *byte, n uint32) nvml.Return
+	count         func(n *uint32) nvml.Return
+	handleByIndex func(i uint32, dev *uintptr) nvml.Return
+	uuid          func(dev uintptr, buf *byte, n uint32) nvml.Return
+	name          func(dev uintptr, buf *byte, n uint32) nvml.Return
+	memory        func(dev uintptr, m *nvml.Memory) nvml.Return
+	capability    func(dev uintptr, major, minor *int32) nvml.Return
+	utilization   func(dev uintptr, u *nvml.Utilization) nvml.Return // optional
+	powerUsage    func(dev uintptr, mw *uint32) nvml.Return          // optional
+	powerLimit    func(dev uintptr, mw *uint32) nvml.Return          // optional
+	energy        func(dev uintptr, mj *uint64) nvml.Return          // optional
+	errorString   func(r nvml.Return) *byte                          // optional
 }
 
 // OpenNVML returns an nvml.Interface on the NVML library at path (a file
