@@ -47,7 +47,7 @@ type driverFuncs struct {
 	memFreeHost    func(p uintptr) cuResult
 	memcpyDtoH     func(dst unsafe.Pointer, src uintptr, n uintptr) cuResult
 	ipcGetHandle   func(handle *[ipcHandleSize]byte, p uintptr) cuResult // optional
-	getErrorString func(r cuResult, s **byte) cuResult                    // optional
+	getErrorString func(r cuResult, s **byte) cuResult                   // optional
 }
 
 // OpenDriver loads the CUDA driver library at path ("" is CUDALibrary,
