@@ -167,3 +167,24 @@ func TestOpenDriverWithoutLibraryFails(t *testing.T) {
 // hostBytes views n bytes of host memory at p (the fake driver's device
 // memory is host memory).
 func hostBytes(p uintptr, n int) []byte { return unsafe.Slice(*(**byte)(unsafe.Pointer(&p)), n) }
+
+// BenchmarkSetCurrentFromGo is what making a GPU current from Go before
+// each Execute would cost: a purego call to cuCtxSetCurrent on a locked
+// thread. The server does it from C instead (abi's context hook), in the
+// same C call that enters the backend.
+func BenchmarkSetCurrentFromGo(b *testing.B) {
+	path := testenv.FakeCUDADriver(b)
+	drv, err := OpenDriver(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := NewDevices(drv, []int{0}, MemoryOptions{CUDAPoolBytes: map[int]uint64{0: 0}}, serverlog.Discard())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	ctx := d.byID[0].ctx
+	for b.Loop() {
+		d.drv.onContext(ctx, func() cuResult { return 0 })
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ebitengine/purego"
@@ -29,6 +30,43 @@ type FakeCUDAStats struct {
 // of the real driver. Tests that need a C compiler are skipped without one.
 func FakeCUDADriver(t testing.TB) string {
 	t.Helper()
+	return buildFakeCUDA(t, t.TempDir())
+}
+
+var shared struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// SharedFakeCUDADriver builds the fake CUDA driver once per test process
+// and returns its path, for tests whose backends open "libcuda.so.1"
+// themselves: the dynamic loader finds a loaded library by its soname, so
+// one process should load one fake driver. RemoveSharedFakeCUDADriver
+// deletes it at the end (TestMain).
+func SharedFakeCUDADriver(t testing.TB) string {
+	t.Helper()
+	shared.once.Do(func() {
+		if shared.dir, shared.err = os.MkdirTemp("", "tritonhost-fakecuda-"); shared.err == nil {
+			shared.path = buildFakeCUDA(t, shared.dir)
+		}
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.path
+}
+
+// RemoveSharedFakeCUDADriver deletes what SharedFakeCUDADriver built.
+func RemoveSharedFakeCUDADriver() {
+	if shared.dir != "" {
+		_ = os.RemoveAll(shared.dir)
+	}
+}
+
+func buildFakeCUDA(t testing.TB, dir string) string {
+	t.Helper()
 	cc := os.Getenv("CC")
 	if cc == "" {
 		cc = "gcc"
@@ -36,7 +74,7 @@ func FakeCUDADriver(t testing.TB) string {
 	if _, err := exec.LookPath(cc); err != nil {
 		t.Skipf("testenv: no C compiler (%s) to build the fake CUDA driver", cc)
 	}
-	out := filepath.Join(t.TempDir(), "libcuda.so.1")
+	out := filepath.Join(dir, "libcuda.so.1")
 	src := filepath.Join(RepoRoot(t), "internal", "testenv", "testdata", "fake_cuda.c")
 	args := []string{"-shared", "-fPIC", "-std=c11", "-Wall", "-Wextra", "-Werror", "-pthread",
 		"-Wl,-soname,libcuda.so.1", "-o", out, src}
