@@ -5,13 +5,13 @@
 // the memory type of the output buffers it asks for.
 //
 // Inputs: IN (UINT8 [-1]); optional WANT (INT32 [2]: the memory type and id
-// preferred for OUT, id -1 for the instance's GPU); optional ALLOC (INT64 [3]: memory type, id and bytes
-// to allocate and free through the memory manager; an error fails the
-// request with it).
-// Outputs: OUT (a copy of IN, in the memory the server gave); DEVICE (INT32
-// [4]: the instance's device id, the current device at initialization, the
-// current device in this Execute (-1: none), OUT's memory type); IPC (UINT8
-// [64]: OUT's CUDA IPC handle, zeros when it has none).
+// preferred for OUT, id -1 for the instance's GPU); optional ALLOC (INT64 [3]:
+// memory type, id and bytes to allocate and free through the memory manager; an
+// error fails the request with it). Outputs: OUT (a copy of IN, in the memory
+// the server gave); DEVICE (INT32 [4]: the instance's device id, the current
+// device at initialization, the current device in this Execute (-1: none),
+// OUT's memory type); IPC (UINT8 [64]: OUT's CUDA IPC handle, zeros when it has
+// none).
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>

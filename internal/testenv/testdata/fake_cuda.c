@@ -50,14 +50,14 @@ struct alloc {
 // Counters a test reads (fakecuda_stats); the layout is
 // testenv.FakeCUDAStats's.
 struct fakecuda_stats {
-  int64_t live_device;       // device allocations not freed
-  int64_t live_host;         // host allocations not freed
-  int64_t live_bytes;        // bytes of both
-  int64_t contexts;          // primary context references held
-  int64_t htod;              // host-to-device copies
-  int64_t dtoh;              // device-to-host copies
-  int64_t set_current;       // cuCtxSetCurrent calls
-  int64_t device_mismatches; // copies while another device was current
+  int64_t live_device;        // device allocations not freed
+  int64_t live_host;          // host allocations not freed
+  int64_t live_bytes;         // bytes of both
+  int64_t contexts;           // primary context references held
+  int64_t htod;               // host-to-device copies
+  int64_t dtoh;               // device-to-host copies
+  int64_t set_current;        // cuCtxSetCurrent calls
+  int64_t device_mismatches;  // copies while another device was current
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -79,7 +79,8 @@ report(void)
   if (f == NULL)
     return;
   fprintf(
-      f, "live_device=%lld live_host=%lld live_bytes=%lld contexts=%lld "
+      f,
+      "live_device=%lld live_host=%lld live_bytes=%lld contexts=%lld "
       "htod=%lld dtoh=%lld set_current=%lld device_mismatches=%lld\n",
       (long long)stats.live_device, (long long)stats.live_host,
       (long long)stats.live_bytes, (long long)stats.contexts,
@@ -320,8 +321,9 @@ cuMemFreeHost(void* p)
 // copy checks a copy touching device memory at dev_side, n bytes, and
 // counts it in *counter.
 static CUresult
-copy(void* dst, const void* src, const char* dev_side, size_t n,
-     int64_t* counter)
+copy(
+    void* dst, const void* src, const char* dev_side, size_t n,
+    int64_t* counter)
 {
   if (current == NULL)
     return CUDA_ERROR_INVALID_CONTEXT;
