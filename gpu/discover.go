@@ -206,7 +206,12 @@ func lookupVisible(all []GPU, entry string) (int, string) {
 // nvmlError describes r as NVML does.
 func nvmlError(lib nvml.Interface, r nvml.Return) string {
 	if l, ok := lib.(*nvmlLibrary); ok {
-		return fmt.Sprintf("%s (%s)", r.Error(), l.ErrorString(r))
+		if r == nvml.ERROR_LIBRARY_NOT_FOUND {
+			return fmt.Sprintf("%s could not be loaded (no NVIDIA driver)", l.path)
+		}
+		if desc := l.ErrorString(r); desc != r.Error() {
+			return fmt.Sprintf("%s (%s)", r.Error(), desc)
+		}
 	}
 	return r.Error()
 }

@@ -142,7 +142,7 @@ func TestDiscoverWithoutDriverCallsNothingAfterInit(t *testing.T) {
 
 func TestOpenNVMLWithoutLibraryIsZeroGPUs(t *testing.T) {
 	d := Discover(OpenNVML("/nonexistent/libnvidia-ml.so.1"), DiscoverOptions{})
-	if len(d.GPUs) != 0 || !strings.Contains(d.Unavailable, "ERROR_LIBRARY_NOT_FOUND") {
+	if len(d.GPUs) != 0 || d.Unavailable != "NVML: /nonexistent/libnvidia-ml.so.1 could not be loaded (no NVIDIA driver)" {
 		t.Fatalf("%+v", d)
 	}
 }

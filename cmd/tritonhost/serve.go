@@ -23,14 +23,18 @@ import (
 func (o *serveOptions) Run(ctx context.Context) error {
 	log := o.logger()
 	o.GRPC.warn(log)
-	host := abi.NewHost(abi.HostOptions{Logger: log})
+	gpus := o.GPU.open(log)
+	defer gpus.close(log) // after the host: the server has stopped
+	o.gpuIDs = gpus.ids()
+	host := abi.NewHost(abi.HostOptions{Logger: log, Devices: gpus.hostDevices()})
 	defer host.Close()
 	provider := loader.New(loader.Options{
-		Opener:              host,
-		BackendDirectory:    o.BackendDirectory,
-		BackendConfig:       o.backendConfig,
-		DisableAutoComplete: o.DisableAutoComplete,
-		Logger:              log,
+		Opener:               host,
+		BackendDirectory:     o.BackendDirectory,
+		BackendConfig:        o.backendConfig,
+		DisableAutoComplete:  o.DisableAutoComplete,
+		Logger:               log,
+		MinComputeCapability: o.GPU.MinComputeCapability,
 	})
 	srv, err := o.start(ctx, log, provider)
 	if err != nil {
@@ -104,6 +108,7 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 		srv, err := core.NewServer(core.Options{
 			ModelRepositories:    o.ModelRepositories,
 			Backends:             provider,
+			GPUs:                 o.gpuIDs,
 			Logger:               log,
 			ExplicitModelControl: o.ModelControlMode == "explicit",
 			StartupModels:        o.LoadModels,

@@ -46,8 +46,10 @@ type serveOptions struct {
 	DisableAutoComplete bool
 	BackendCallSecs     int
 	GRPC                grpcFlags
+	GPU                 gpuFlags
 
 	backendConfig map[string]map[string]string
+	gpuIDs        []int // the GPUs instances may be placed on (Run)
 }
 
 func newServeCommand() *cobra.Command {
@@ -92,6 +94,7 @@ func newServeCommand() *cobra.Command {
 	f.BoolVar(&o.DisableAutoComplete, "disable-auto-complete-config", false, "do not let backends complete model configurations")
 	f.IntVar(&o.BackendCallSecs, "backend-call-timeout-secs", int(core.DefaultBackendCallTimeout/time.Second), "seconds a backend may take to initialize or finalize a model or instance; then that model fails and the others go on")
 	o.GRPC.bind(f)
+	o.GPU.bind(f)
 	return cmd
 }
 
@@ -115,7 +118,7 @@ func (o *serveOptions) Complete() error {
 		}
 		o.backendConfig[backend][k] = v
 	}
-	return nil
+	return o.GPU.complete()
 }
 
 func defaultBackendDirectory() string {
