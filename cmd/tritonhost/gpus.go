@@ -8,8 +8,7 @@ import (
 	"strings"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/gpus"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
 	"tritonhost/abi"
@@ -74,7 +73,8 @@ func (g *gpuFlags) complete() error {
 type serverGPUs struct {
 	nvml      nvml.Interface // initialized, or nil
 	discovery gpu.Discovery
-	devices   *gpu.Devices // nil: no GPU in use
+	devices   *gpu.Devices   // nil: no GPU in use
+	metrics   *gpu.Collector // nil: --allow-gpu-metrics=false
 }
 
 // open discovers the GPUs, logs them, and opens the CUDA driver on the
@@ -88,7 +88,7 @@ func (g *gpuFlags) open(log *serverlog.Logger) *serverGPUs {
 			log.Warnf("%s=%q: want 1 to 8; ignored", mockNVMLEnv, n)
 		} else {
 			log.Warnf("%s=%d: using a mock NVML of %d A100 GPUs; for tests only", mockNVMLEnv, count, count)
-			lib = dgxa100.NewWithGPUs(gpus.Multiple(count, gpus.A100_SXM4_40GB)...)
+			lib = gpu.NewMockNVML(count)
 		}
 	}
 	visible, set := os.LookupEnv("CUDA_VISIBLE_DEVICES")
@@ -97,6 +97,9 @@ func (g *gpuFlags) open(log *serverlog.Logger) *serverGPUs {
 	s := &serverGPUs{discovery: d}
 	if d.Unavailable == "" {
 		s.nvml = lib
+	}
+	if g.AllowMetrics {
+		s.metrics = gpu.NewCollector(d)
 	}
 	ids := d.Usable()
 	if len(ids) == 0 {
@@ -115,6 +118,15 @@ func (g *gpuFlags) open(log *serverlog.Logger) *serverGPUs {
 	log.Infof("CUDA driver %s (CUDA %s) opened on GPU(s) %v", drv.Path(), drv.Version(), devs.IDs())
 	s.devices = devs
 	return s
+}
+
+// metricsCollector returns the GPU figures for the /metrics endpoint to
+// register (nv_gpu_utilization, ...), nil with --allow-gpu-metrics=false.
+func (s *serverGPUs) metricsCollector() prometheus.Collector {
+	if s.metrics == nil {
+		return nil
+	}
+	return s.metrics
 }
 
 // ids returns the CUDA ids instances may be placed on.
