@@ -20,8 +20,8 @@ type Figures struct {
 	MemoryTotal, MemoryUsed uint64
 	HasMemory               bool
 	// PowerUsage and PowerLimit are watts.
-	PowerUsage, PowerLimit   float64
-	HasPowerUsage, HasLimit  bool
+	PowerUsage, PowerLimit  float64
+	HasPowerUsage, HasLimit bool
 	// Energy is joules used since the Collector was made (the server
 	// started), as Triton counts it.
 	Energy    float64
