@@ -28,7 +28,7 @@ type MemoryOptions struct {
 
 // Devices are the GPUs the server uses through the CUDA driver: a primary
 // context for each, its device memory pool, and the pinned host memory
-// pool. It implements what package abi needs of GPUs (abi.Devices). All
+// pool. It implements core.Devices, what the server needs of GPUs. All
 // methods are safe for concurrent use; Close releases everything.
 type Devices struct {
 	drv    *Driver
@@ -39,6 +39,8 @@ type Devices struct {
 	// pinnedCtx is the context the pinned pool was allocated in.
 	pinnedCtx uintptr
 }
+
+var _ core.Devices = (*Devices)(nil)
 
 type device struct {
 	id   int

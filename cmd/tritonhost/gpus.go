@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
-	"tritonhost/abi"
+	"tritonhost/core"
 	"tritonhost/core/serverlog"
 	"tritonhost/gpu"
 )
@@ -137,8 +137,8 @@ func (s *serverGPUs) ids() []int {
 	return s.devices.IDs()
 }
 
-// hostDevices returns the devices for abi, nil without GPUs.
-func (s *serverGPUs) hostDevices() abi.Devices {
+// hostDevices returns the devices for abi and core, nil without GPUs.
+func (s *serverGPUs) hostDevices() core.Devices {
 	if s.devices == nil {
 		return nil
 	}

@@ -25,8 +25,8 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	o.GRPC.warn(log)
 	gpus := o.GPU.open(log)
 	defer gpus.close(log) // after the host: the server has stopped
-	o.gpuIDs = gpus.ids()
-	host := abi.NewHost(abi.HostOptions{Logger: log, Devices: gpus.hostDevices()})
+	o.devices = gpus.hostDevices()
+	host := abi.NewHost(abi.HostOptions{Logger: log, Devices: o.devices})
 	defer host.Close()
 	provider := loader.New(loader.Options{
 		Opener:               host,
@@ -108,7 +108,7 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 		srv, err := core.NewServer(core.Options{
 			ModelRepositories:    o.ModelRepositories,
 			Backends:             provider,
-			GPUs:                 o.gpuIDs,
+			Devices:              o.devices,
 			Logger:               log,
 			ExplicitModelControl: o.ModelControlMode == "explicit",
 			StartupModels:        o.LoadModels,

@@ -49,7 +49,7 @@ type serveOptions struct {
 	GPU                 gpuFlags
 
 	backendConfig map[string]map[string]string
-	gpuIDs        []int // the GPUs instances may be placed on (Run)
+	devices       core.Devices // the GPUs instances may be placed on (Run)
 }
 
 func newServeCommand() *cobra.Command {
