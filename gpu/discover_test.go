@@ -12,6 +12,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/gpus"
 
 	"tritonhost/core/serverlog"
+	"tritonhost/internal/testenv"
 )
 
 // oldGPU is below Triton's default minimum compute capability (6.0).
@@ -161,5 +162,34 @@ func TestDiscoveryTableNamesEveryGPU(t *testing.T) {
 	}
 	if ids(d.GPUs)[1] != 1 {
 		t.Errorf("ids %v", ids(d.GPUs))
+	}
+}
+
+// TestOpenNVMLReadsTheLibrary runs discovery and the metrics on a fake
+// libnvidia-ml.so.1 (testdata/fake_nvml.c) through the purego loader the
+// server uses; it lacks an optional function (the energy counter).
+func TestOpenNVMLReadsTheLibrary(t *testing.T) {
+	path := testenv.SharedLibrary(t, "nvidia-ml", "testdata/fake_nvml.c")
+	lib := OpenNVML(path)
+	if _, ret := lib.DeviceGetCount(); ret != nvml.ERROR_UNINITIALIZED {
+		t.Errorf("before Init: %v", ret)
+	}
+	d := Discover(lib, DiscoverOptions{})
+	defer lib.Shutdown()
+	if d.Unavailable != "" || d.Driver != "999.1.2" || len(d.GPUs) != 2 {
+		t.Fatalf("%+v", d)
+	}
+	h100, k80 := d.GPUs[0], d.GPUs[1]
+	if h100.UUID != "GPU-11111111-2222-3333-4444-555555555555" || h100.Name != "Fake H100" ||
+		h100.MemoryBytes != 80<<30 || h100.Capability() != "9.0" || h100.Hidden != "" {
+		t.Errorf("GPU 0: %+v", h100)
+	}
+	if k80.Capability() != "3.7" || k80.Hidden == "" {
+		t.Errorf("GPU 1 should be hidden: %+v", k80)
+	}
+	f := NewCollector(d).Snapshot()
+	if len(f) != 1 || !f[0].HasUtilization || f[0].Utilization != 0.42 || f[0].MemoryUsed != 3<<30 ||
+		f[0].PowerUsage != 123.456 || f[0].PowerLimit != 700 || f[0].HasEnergy {
+		t.Errorf("figures %+v", f)
 	}
 }
