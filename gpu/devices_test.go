@@ -2,9 +2,12 @@ package gpu
 
 import (
 	"bytes"
+	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/ebitengine/purego"
 
 	"tritonhost/core"
 	"tritonhost/core/serverlog"
@@ -114,8 +117,18 @@ func TestCopyToHostReadsDeviceMemory(t *testing.T) {
 	// The fake driver's device memory is host memory: fill it as a kernel would.
 	copy(hostBytes(p, 16), "0123456789abcdef")
 	got := make([]byte, 16)
+	// On a thread with GPU 0 current, as a backend's thread sending a
+	// response may be: the copy leaves it current.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var currentDevice func() int32
+	purego.RegisterLibFunc(&currentDevice, d.drv.lib, "fakecuda_current_device")
+	d.drv.fn.ctxSetCurrent(d.byID[0].ctx)
 	if err := d.CopyToHost(got, p, 1); err != nil {
 		t.Fatal(err)
+	}
+	if dev := currentDevice(); dev != 0 {
+		t.Errorf("after the copy the thread has GPU %d current, want its own GPU 0 back", dev)
 	}
 	if string(got) != "0123456789abcdef" {
 		t.Errorf("copied %q", got)

@@ -41,6 +41,7 @@ type driverFuncs struct {
 	ctxRetain      func(ctx *uintptr, dev int32) cuResult
 	ctxRelease     func(dev int32) cuResult
 	ctxSetCurrent  func(ctx uintptr) cuResult
+	ctxGetCurrent  func(ctx *uintptr) cuResult
 	memAlloc       func(p *uintptr, size uintptr) cuResult
 	memFree        func(p uintptr) cuResult
 	memHostAlloc   func(p *uintptr, size uintptr, flags uint32) cuResult
@@ -70,6 +71,7 @@ func OpenDriver(path string) (*Driver, error) {
 		{"cuDevicePrimaryCtxRetain", &f.ctxRetain, false},
 		{"cuDevicePrimaryCtxRelease_v2", &f.ctxRelease, false},
 		{"cuCtxSetCurrent", &f.ctxSetCurrent, false},
+		{"cuCtxGetCurrent", &f.ctxGetCurrent, false},
 		{"cuMemAlloc_v2", &f.memAlloc, false},
 		{"cuMemFree_v2", &f.memFree, false},
 		{"cuMemHostAlloc", &f.memHostAlloc, false},
@@ -139,12 +141,21 @@ func (d *Driver) releasePrimary(id int) error {
 
 // onContext runs f on a thread with ctx current: the goroutine keeps its
 // thread from setting the context to f's return, so no other goroutine's
-// CUDA call runs in between on it.
+// CUDA call runs in between on it. The thread's context is restored
+// afterwards: it may be a backend's thread (a response sent from it is
+// copied to the host here), whose CUDA state is the backend's.
 func (d *Driver) onContext(ctx uintptr, f func() cuResult) cuResult {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if r := d.fn.ctxSetCurrent(ctx); r != 0 {
+	var prev uintptr
+	if r := d.fn.ctxGetCurrent(&prev); r != 0 {
 		return r
+	}
+	if prev != ctx {
+		if r := d.fn.ctxSetCurrent(ctx); r != 0 {
+			return r
+		}
+		defer d.fn.ctxSetCurrent(prev)
 	}
 	return f()
 }
