@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"bytes"
+	"errors"
 	"runtime"
 	"strings"
 	"testing"
@@ -199,5 +200,42 @@ func BenchmarkSetCurrentFromGo(b *testing.B) {
 	ctx := d.byID[0].ctx
 	for b.Loop() {
 		d.drv.onContext(ctx, func() cuResult { return 0 })
+	}
+}
+
+// TestDevicesOnTheRealDriver does what the fake-driver tests do on the
+// machine's CUDA driver, GPU 0; skipped where there is none.
+func TestDevicesOnTheRealDriver(t *testing.T) {
+	drv, err := OpenDriver("")
+	if err != nil {
+		t.Skipf("no CUDA driver here: %v", err)
+	}
+	if n, err := drv.DeviceCount(); err != nil || n == 0 {
+		t.Skipf("the CUDA driver sees no GPU (%d, %v)", n, err)
+	}
+	d, err := NewDevices(drv, []int{0}, MemoryOptions{CUDAPoolBytes: map[int]uint64{0: 1 << 20}, PinnedPoolBytes: 1 << 20}, serverlog.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := d.Allocate(core.MemoryGPU, 0, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Allocate(core.MemoryGPU, 0, 1); err == nil {
+		t.Error("allocated past the pool")
+	}
+	if err := d.CopyToHost(make([]byte, 4096), p, 0); err != nil {
+		t.Error(err)
+	}
+	if _, err := d.IPCHandle(0, p); err != nil {
+		t.Error(err)
+	}
+	pinned, err := d.Allocate(core.MemoryCPUPinned, 0, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(hostBytes(pinned, 4096), bytes.Repeat([]byte{1}, 4096))
+	if err := errors.Join(d.Free(core.MemoryGPU, 0, p), d.Free(core.MemoryCPUPinned, 0, pinned), d.Close()); err != nil {
+		t.Error(err)
 	}
 }
