@@ -199,7 +199,9 @@ func BenchmarkSetCurrentFromGo(b *testing.B) {
 	defer d.Close()
 	ctx := d.byID[0].ctx
 	for b.Loop() {
-		d.drv.onContext(ctx, func() cuResult { return 0 })
+		runtime.LockOSThread()
+		d.drv.fn.ctxSetCurrent(ctx)
+		runtime.UnlockOSThread()
 	}
 }
 
