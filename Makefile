@@ -7,6 +7,10 @@ BUILD_DIR ?= build
 GRPC_PORT ?= 8001
 VERBOSE   ?= 0
 
+# go-nvml's cgo package (package gpu uses its types and mock) declares many
+# NVML functions deprecated; compiling it warns about each one.
+export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
+
 TRITONHOST := $(BIN_DIR)/tritonhost
 
 include mk/backends.mk
@@ -31,6 +35,11 @@ $(TRITONHOST): $(GO_SOURCES) $(VERSION_STAMP)
 serve: all ## build everything and serve examples/models on localhost:8001
 	$(TRITONHOST) serve --model-repository examples/models --backend-directory $(BACKENDS_DIR) \
 		--grpc-address 127.0.0.1 --grpc-port $(GRPC_PORT) --log-verbose $(VERBOSE)
+
+.PHONY: serve-gpu
+serve-gpu: all ## serve examples/models and their GPU variants, examples/models_gpu (needs NVIDIA GPUs)
+	$(TRITONHOST) serve --model-repository examples/models --model-repository examples/models_gpu \
+		--backend-directory $(BACKENDS_DIR) --grpc-address 127.0.0.1 --grpc-port $(GRPC_PORT) --log-verbose $(VERBOSE)
 
 .PHONY: test
 test: all ## run every test: pure-Go packages without cgo, everything with the race detector, abi under cgocheck2

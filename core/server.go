@@ -21,7 +21,11 @@ type Options struct {
 	// Backends loads the backends that run the models. Required.
 	Backends BackendProvider
 	// GPUs are the CUDA device ids the server may use (empty: CPU only).
+	// When Devices is set and GPUs is not, they are Devices.IDs().
 	GPUs []int
+	// Devices are the server's GPUs (nil: none), for the backend provider
+	// (package abi takes them too).
+	Devices Devices
 	// Logger receives the server's log (default: discarded).
 	Logger *serverlog.Logger
 	// ExplicitModelControl, as --model-control-mode=explicit: only the models
@@ -124,6 +128,9 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	if opts.BackendCallTimeout <= 0 {
 		opts.BackendCallTimeout = DefaultBackendCallTimeout
+	}
+	if opts.GPUs == nil && opts.Devices != nil {
+		opts.GPUs = opts.Devices.IDs()
 	}
 	s := &Server{opts: opts, log: opts.Logger, models: map[string]*modelEntry{}, locks: map[string]*modelLock{}}
 	dirs, dupes, err := scanRepositories(opts.ModelRepositories)

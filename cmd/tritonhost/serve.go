@@ -30,14 +30,18 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		}
 		defer stopDiagnostics()
 	}
-	host := abi.NewHost(abi.HostOptions{Logger: log})
+	gpus := o.GPU.open(log)
+	defer gpus.close(log) // after the host: the server has stopped
+	o.devices = gpus.hostDevices()
+	host := abi.NewHost(abi.HostOptions{Logger: log, Devices: o.devices})
 	defer host.Close()
 	provider := loader.New(loader.Options{
-		Opener:              host,
-		BackendDirectory:    o.BackendDirectory,
-		BackendConfig:       o.backendConfig,
-		DisableAutoComplete: o.DisableAutoComplete,
-		Logger:              log,
+		Opener:               host,
+		BackendDirectory:     o.BackendDirectory,
+		BackendConfig:        o.backendConfig,
+		DisableAutoComplete:  o.DisableAutoComplete,
+		Logger:               log,
+		MinComputeCapability: o.GPU.MinComputeCapability,
 	})
 	srv, err := o.start(ctx, log, provider)
 	if err != nil {
@@ -111,6 +115,7 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 		srv, err := core.NewServer(core.Options{
 			ModelRepositories:         o.ModelRepositories,
 			Backends:                  provider,
+			Devices:                   o.devices,
 			Logger:                    log,
 			ExplicitModelControl:      o.ModelControlMode == "explicit",
 			StartupModels:             o.LoadModels,

@@ -47,8 +47,10 @@ type serveOptions struct {
 	BackendCallSecs     int
 	DebugAddress        string
 	GRPC                grpcFlags
+	GPU                 gpuFlags
 
 	backendConfig map[string]map[string]string
+	devices       core.Devices // the GPUs instances may be placed on (Run)
 }
 
 func newServeCommand() *cobra.Command {
@@ -94,6 +96,7 @@ func newServeCommand() *cobra.Command {
 	f.IntVar(&o.BackendCallSecs, "backend-call-timeout-secs", int(core.DefaultBackendCallTimeout/time.Second), "seconds a backend may take to initialize or finalize a model or instance; then that model fails and the others go on")
 	f.StringVar(&o.DebugAddress, "debug-address", "", "serve Go's pprof profiles (goroutines, heap, CPU) on this host:port for diagnosis; off when empty; bind it to loopback")
 	o.GRPC.bind(f)
+	o.GPU.bind(f)
 	return cmd
 }
 
@@ -117,7 +120,7 @@ func (o *serveOptions) Complete() error {
 		}
 		o.backendConfig[backend][k] = v
 	}
-	return nil
+	return o.GPU.complete()
 }
 
 func defaultBackendDirectory() string {
