@@ -10,6 +10,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/gpus"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 
 	"tritonhost/core/serverlog"
 	"tritonhost/internal/testenv"
@@ -18,7 +19,7 @@ import (
 // oldGPU is below Triton's default minimum compute capability (6.0).
 var oldGPU = gpus.Config{Name: "Mock Tesla M40", MemoryMB: 12288, CudaMajor: 5, CudaMinor: 2}
 
-func uuids(s *dgxa100.Server) []string {
+func uuids(s *server.Server) []string {
 	var out []string
 	for _, d := range s.Devices {
 		u, _ := d.GetUUID()

@@ -8,13 +8,14 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/gpus"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // meter gives a mock GPU the figures a real one reports: utilization
 // percent, memory, milliwatts and a running millijoule counter.
-func meter(d *dgxa100.Device, util uint32, used uint64, mw, limit uint32, mj *uint64) {
+func meter(d *server.Device, util uint32, used uint64, mw, limit uint32, mj *uint64) {
 	d.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
 		return nvml.Utilization{Gpu: util}, nvml.SUCCESS
 	}
@@ -29,8 +30,8 @@ func meter(d *dgxa100.Device, util uint32, used uint64, mw, limit uint32, mj *ui
 func TestCollectorReportsTritonsGPUMetrics(t *testing.T) {
 	s := dgxa100.NewWithGPUs(gpus.A100_SXM4_40GB, gpus.A100_SXM4_40GB, oldGPU)
 	energy := []uint64{5_000_000, 1_000}
-	meter(s.Devices[0].(*dgxa100.Device), 75, 1<<30, 250_500, 400_000, &energy[0])
-	meter(s.Devices[1].(*dgxa100.Device), 0, 0, 60_000, 400_000, &energy[1])
+	meter(s.Devices[0].(*server.Device), 75, 1<<30, 250_500, 400_000, &energy[0])
+	meter(s.Devices[1].(*server.Device), 0, 0, 60_000, 400_000, &energy[1])
 	u := uuids(s)
 
 	c := NewCollector(Discover(s, DiscoverOptions{}))
@@ -75,7 +76,7 @@ func TestCollectorLeavesOutWhatNVMLCannotTell(t *testing.T) {
 	// go-nvml's mock answers memory only, as a GPU without power
 	// management or an old driver would.
 	s := dgxa100.NewWithGPUs(gpus.A100_SXM4_40GB)
-	d := s.Devices[0].(*dgxa100.Device)
+	d := s.Devices[0].(*server.Device)
 	notSupported := func() (uint32, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
 	d.GetPowerUsageFunc, d.GetEnforcedPowerLimitFunc = notSupported, notSupported
 	d.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{}, nvml.ERROR_NOT_SUPPORTED }

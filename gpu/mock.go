@@ -4,6 +4,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/gpus"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 )
 
 // NewMockNVML returns go-nvml's mock of a DGX A100 with count GPUs, for
@@ -14,7 +15,7 @@ import (
 func NewMockNVML(count int) nvml.Interface {
 	s := dgxa100.NewWithGPUs(gpus.Multiple(count, gpus.A100_SXM4_40GB)...)
 	for _, d := range s.Devices {
-		dev := d.(*dgxa100.Device)
+		dev := d.(*server.Device)
 		total := dev.Config.MemoryMB << 20
 		dev.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
 			return nvml.Utilization{Gpu: 50, Memory: 10}, nvml.SUCCESS

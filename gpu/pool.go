@@ -92,11 +92,6 @@ func (p *pool) release(addr uintptr) error {
 	return nil
 }
 
-// contains reports whether addr lies inside the pool's region.
-func (p *pool) contains(addr uintptr) bool {
-	return p.size > 0 && addr >= p.base && addr < p.base+p.size
-}
-
 // stats returns the blocks handed out and their bytes.
 func (p *pool) stats() (blocks int, bytes uint64) {
 	p.mu.Lock()

@@ -42,7 +42,7 @@ type harness struct {
 	client pb.GRPCInferenceServiceClient
 	conn   *grpc.ClientConn
 	sent   atomic.Int64 // messages stream handlers have passed to SendMsg
-	log    *logBuffer  // what the server logged
+	log    *logBuffer   // what the server logged
 }
 
 // logBuffer collects a server's log; safe for concurrent use.
