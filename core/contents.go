@@ -7,16 +7,16 @@ import (
 
 // checkContents checks that an input's contents are exactly what its shape
 // and data type call for, and no larger than the server holds
-// (MaxTensorBytes).
+// (Options.MaxTensorBytes).
 func (m *Model) checkContents(id string, in *Input) error {
 	n := ElementCount(in.Shape) // the dims were checked: only an overflow makes it negative
 	if n < 0 {
 		return Errorf(CodeInvalidArg, "model %q: input %q: shape %s has more elements than an int64 counts", m.name, in.Name, dimsString(in.Shape))
 	}
-	got, limit := in.ByteSize(), m.maxTensorBytes
+	got, limit := in.ByteSize(), m.maxTensor
 	if in.DataType == TypeBytes {
-		if got > uint64(limit) {
-			return Errorf(CodeInvalidArg, "model %q: input %q: BYTES contents are %s", m.name, in.Name, tooLarge(int64(min(got, math.MaxInt64)), limit))
+		if got > uint64(limit.bytes) {
+			return Errorf(CodeInvalidArg, "model %q: input %q: BYTES contents are %s", m.name, in.Name, limit.tooLarge(int64(min(got, math.MaxInt64))))
 		}
 		return m.checkBytesElements(id, in, n)
 	}
@@ -24,8 +24,8 @@ func (m *Model) checkContents(id string, in *Input) error {
 	if !ok {
 		want = -1
 	}
-	if !ok || want > limit {
-		return Errorf(CodeInvalidArg, "model %q: input %q: shape %s of %s is %s", m.name, in.Name, dimsString(in.Shape), in.DataType, tooLarge(want, limit))
+	if !ok || want > limit.bytes {
+		return Errorf(CodeInvalidArg, "model %q: input %q: shape %s of %s is %s", m.name, in.Name, dimsString(in.Shape), in.DataType, limit.tooLarge(want))
 	}
 	if got != uint64(want) {
 		return byteSizeError(id, m.name, in.Name, want, got)

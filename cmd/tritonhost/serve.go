@@ -24,14 +24,25 @@ import (
 func (o *serveOptions) Run(ctx context.Context) error {
 	log := o.logger()
 	o.GRPC.warn(log)
-	host := abi.NewHost(abi.HostOptions{Logger: log})
+	if o.DebugAddress != "" {
+		stopDiagnostics, err := startDiagnostics(o.DebugAddress, log)
+		if err != nil {
+			return fmt.Errorf("listen for diagnostics: %w", err)
+		}
+		defer stopDiagnostics()
+	}
+	gpus := o.GPU.open(log)
+	defer gpus.close(log) // after the host: the server has stopped
+	o.devices = gpus.hostDevices()
+	host := abi.NewHost(abi.HostOptions{Logger: log, Devices: o.devices})
 	defer host.Close()
 	provider := loader.New(loader.Options{
-		Opener:              host,
-		BackendDirectory:    o.BackendDirectory,
-		BackendConfig:       o.backendConfig,
-		DisableAutoComplete: o.DisableAutoComplete,
-		Logger:              log,
+		Opener:               host,
+		BackendDirectory:     o.BackendDirectory,
+		BackendConfig:        o.backendConfig,
+		DisableAutoComplete:  o.DisableAutoComplete,
+		Logger:               log,
+		MinComputeCapability: o.GPU.MinComputeCapability,
 	})
 	srv, err := o.start(ctx, log, provider)
 	if err != nil {
@@ -119,13 +130,16 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 	done := make(chan started, 1)
 	go func() {
 		srv, err := core.NewServer(core.Options{
-			ModelRepositories:    o.ModelRepositories,
-			Backends:             provider,
-			Logger:               log,
-			ExplicitModelControl: o.ModelControlMode == "explicit",
-			StartupModels:        o.LoadModels,
-			MaxTensorBytes:       int64(o.MaxMessageBytes),
-			BackendCallTimeout:   time.Duration(o.BackendCallSecs) * time.Second,
+			ModelRepositories:         o.ModelRepositories,
+			Backends:                  provider,
+			Devices:                   o.devices,
+			Logger:                    log,
+			ExplicitModelControl:      o.ModelControlMode == "explicit",
+			StartupModels:             o.LoadModels,
+			MaxTensorBytes:            int64(o.MaxMessageBytes),
+			MaxTensorBytesSetting:     "--grpc-max-message-size",
+			BackendCallTimeoutSetting: "--backend-call-timeout-secs",
+			BackendCallTimeout:        time.Duration(o.BackendCallSecs) * time.Second,
 		})
 		done <- started{srv, err}
 	}()

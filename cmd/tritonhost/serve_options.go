@@ -48,9 +48,12 @@ type serveOptions struct {
 	DisableAutoComplete bool
 	BackendCallSecs     int
 	ShmMaxRegions       int
+	DebugAddress        string
 	GRPC                grpcFlags
+	GPU                 gpuFlags
 
 	backendConfig map[string]map[string]string
+	devices       core.Devices // the GPUs instances may be placed on (Run)
 }
 
 func newServeCommand() *cobra.Command {
@@ -96,7 +99,9 @@ func newServeCommand() *cobra.Command {
 	f.BoolVar(&o.DisableAutoComplete, "disable-auto-complete-config", false, "do not let backends complete model configurations")
 	f.IntVar(&o.BackendCallSecs, "backend-call-timeout-secs", int(core.DefaultBackendCallTimeout/time.Second), "seconds a backend may take to initialize or finalize a model or instance; then that model fails and the others go on")
 	f.IntVar(&o.ShmMaxRegions, "system-shm-max-regions", sharedmem.DefaultMaxRegions, "system shared-memory regions clients may have registered at once")
+	f.StringVar(&o.DebugAddress, "debug-address", "", "serve Go's pprof profiles (goroutines, heap, CPU) on this host:port for diagnosis; off when empty; bind it to loopback")
 	o.GRPC.bind(f)
+	o.GPU.bind(f)
 	return cmd
 }
 
@@ -120,7 +125,7 @@ func (o *serveOptions) Complete() error {
 		}
 		o.backendConfig[backend][k] = v
 	}
-	return nil
+	return o.GPU.complete()
 }
 
 func defaultBackendDirectory() string {

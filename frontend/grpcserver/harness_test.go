@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
+	"tritonhost/core/serverlog"
 	"tritonhost/frontend/grpcserver"
 	pb "tritonhost/frontend/inferencepb"
 )
@@ -42,6 +44,26 @@ type harness struct {
 	client pb.GRPCInferenceServiceClient
 	conn   *grpc.ClientConn
 	sent   atomic.Int64 // messages stream handlers have passed to SendMsg
+	log    *logBuffer   // what the server logged
+}
+
+// logBuffer collects a server's log; safe for concurrent use.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// has reports whether the log contains s.
+func (l *logBuffer) has(s string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Contains(l.b.String(), s)
 }
 
 // setup configures a harness.
@@ -56,8 +78,8 @@ type setup struct {
 // server stops, and no goroutine either started may outlive them.
 func newHarness(t *testing.T, cfg setup, models ...coretest.ModelDir) *harness {
 	t.Helper()
-	h := &harness{p: coretest.NewProvider()}
-	h.srv = coretest.Serve(t, core.Options{Backends: h.p, ExplicitModelControl: cfg.explicit}, models...)
+	h := &harness{p: coretest.NewProvider(), log: &logBuffer{}}
+	h.srv = coretest.Serve(t, core.Options{Backends: h.p, ExplicitModelControl: cfg.explicit, Logger: serverlog.New(h.log)}, models...)
 	if !h.srv.Ready() {
 		t.Fatalf("a model did not load: %+v", h.srv.RepositoryIndex())
 	}
