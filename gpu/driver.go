@@ -47,7 +47,12 @@ type driverFuncs struct {
 	memHostAlloc   func(p *uintptr, size uintptr, flags uint32) cuResult
 	memFreeHost    func(p uintptr) cuResult
 	memcpyDtoH     func(dst unsafe.Pointer, src uintptr, n uintptr) cuResult
+	memcpyHtoD     func(dst uintptr, src unsafe.Pointer, n uintptr) cuResult
 	ipcGetHandle   func(handle *[ipcHandleSize]byte, p uintptr) cuResult // optional
+	// CUDA shared memory (ipc.go); optional.
+	ipcOpen   func(p *uintptr, handle ipcMemHandle, flags uint32) cuResult
+	ipcClose  func(p uintptr) cuResult
+	addrRange func(base *uintptr, size *uintptr, p uintptr) cuResult
 	getErrorString func(r cuResult, s **byte) cuResult                   // optional
 }
 
@@ -77,7 +82,12 @@ func OpenDriver(path string) (*Driver, error) {
 		{"cuMemHostAlloc", &f.memHostAlloc, false},
 		{"cuMemFreeHost", &f.memFreeHost, false},
 		{"cuMemcpyDtoH_v2", &f.memcpyDtoH, false},
+		{"cuMemcpyHtoD_v2", &f.memcpyHtoD, false},
 		{"cuIpcGetMemHandle", &f.ipcGetHandle, true},
+		{"cuIpcOpenMemHandle", &f.ipcOpen, true},
+		{"cuIpcOpenMemHandle_v2", &f.ipcOpen, true}, // the current one, where present
+		{"cuIpcCloseMemHandle", &f.ipcClose, true},
+		{"cuMemGetAddressRange_v2", &f.addrRange, true},
 		{"cuGetErrorString", &f.getErrorString, true},
 	} {
 		addr, err := purego.Dlsym(lib, s.name)

@@ -23,6 +23,8 @@ type FakeCUDAStats struct {
 	HtoD, DtoH       int64 // copies
 	SetCurrent       int64 // cuCtxSetCurrent calls
 	DeviceMismatches int64 // copies while another device's context was current
+	LiveIPC          int64 // IPC handles opened (cuIpcOpenMemHandle) and not closed
+	IPCOpened        int64 // IPC handles opened
 }
 
 // FakeCUDADriver compiles the fake CUDA driver into a temporary directory
@@ -113,8 +115,8 @@ func ReadFakeCUDAReport(t testing.TB, file string) FakeCUDAStats {
 	}
 	var s FakeCUDAStats
 	_, err = fmt.Sscanf(strings.TrimSpace(string(data)),
-		"live_device=%d live_host=%d live_bytes=%d contexts=%d htod=%d dtoh=%d set_current=%d device_mismatches=%d",
-		&s.LiveDevice, &s.LiveHost, &s.LiveBytes, &s.Contexts, &s.HtoD, &s.DtoH, &s.SetCurrent, &s.DeviceMismatches)
+		"live_device=%d live_host=%d live_bytes=%d contexts=%d htod=%d dtoh=%d set_current=%d device_mismatches=%d live_ipc=%d ipc_opened=%d",
+		&s.LiveDevice, &s.LiveHost, &s.LiveBytes, &s.Contexts, &s.HtoD, &s.DtoH, &s.SetCurrent, &s.DeviceMismatches, &s.LiveIPC, &s.IPCOpened)
 	if err != nil {
 		t.Fatalf("testenv: fake CUDA report %q: %v", data, err)
 	}

@@ -10,19 +10,35 @@
 // driver checks (a current context, a live allocation, the bounds), so a
 // caller that would fail on a GPU fails here too.
 //
+// Device memory is shared as CUDA IPC shares it, across processes: each
+// device allocation is a memfd mapping, its IPC handle names the owning
+// process, the descriptor and the allocation's number, and
+// cuIpcOpenMemHandle maps /proc/<pid>/fd/<fd> after checking that it is
+// still that allocation. Unlike the real driver, a process may open its own
+// handles (the in-process tests do). The fake's GPUs have no peer access: a
+// handle opens only in a context of the device that holds the memory.
+//
 // Environment: FAKECUDA_DEVICES is the device count (default 2);
 // FAKECUDA_REPORT names a file rewritten with the counters after every
 // change, for tests that read them from another process.
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef int CUresult;
 typedef int CUdevice;
 typedef unsigned long long CUdeviceptr;
 typedef struct fake_ctx* CUcontext;
+typedef struct {
+  char reserved[64];
+} CUipcMemHandle;
 
 enum {
   CUDA_SUCCESS = 0,
@@ -31,7 +47,12 @@ enum {
   CUDA_ERROR_NOT_INITIALIZED = 3,
   CUDA_ERROR_INVALID_DEVICE = 101,
   CUDA_ERROR_INVALID_CONTEXT = 201,
+  CUDA_ERROR_NOT_FOUND = 500,
 };
+
+// CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS, the only flag cuIpcOpenMemHandle
+// takes.
+#define IPC_LAZY_ENABLE_PEER_ACCESS 0x1
 
 #define MAX_DEVICES 16
 #define MAX_ALLOCS 4096
@@ -44,7 +65,22 @@ struct fake_ctx {
 struct alloc {
   char* base;
   size_t size;
-  int device;  // -1: page-locked host memory
+  int device;   // -1: page-locked host memory
+  int fd;       // device memory allocated here: its memfd; else -1
+  int ipc;      // 1: device memory mapped by cuIpcOpenMemHandle
+  uint64_t id;  // device memory allocated here: its number
+};
+
+// The fake's IPC handle (CUipcMemHandle's 64 bytes).
+struct fake_ipc_handle {
+  char magic[8];  // "fakecuda"
+  int32_t device;
+  int32_t pid;    // the process that allocated the memory
+  uint64_t base;  // its address there
+  uint64_t size;
+  uint64_t id;  // its number there, also in its memfd's name
+  int32_t fd;   // its memfd there
+  char unused[20];
 };
 
 // Counters a test reads (fakecuda_stats); the layout is
@@ -58,6 +94,8 @@ struct fakecuda_stats {
   int64_t dtoh;               // device-to-host copies
   int64_t set_current;        // cuCtxSetCurrent calls
   int64_t device_mismatches;  // copies while another device was current
+  int64_t live_ipc;           // IPC handles opened and not closed
+  int64_t ipc_opened;         // IPC handles opened
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -66,6 +104,7 @@ static int device_count = 2;
 static struct fake_ctx contexts[MAX_DEVICES];
 static struct alloc allocs[MAX_ALLOCS];
 static struct fakecuda_stats stats;
+static uint64_t next_id;
 static __thread CUcontext current;
 
 // report rewrites FAKECUDA_REPORT; called with mu held.
@@ -81,11 +120,13 @@ report(void)
   fprintf(
       f,
       "live_device=%lld live_host=%lld live_bytes=%lld contexts=%lld "
-      "htod=%lld dtoh=%lld set_current=%lld device_mismatches=%lld\n",
+      "htod=%lld dtoh=%lld set_current=%lld device_mismatches=%lld "
+      "live_ipc=%lld ipc_opened=%lld\n",
       (long long)stats.live_device, (long long)stats.live_host,
       (long long)stats.live_bytes, (long long)stats.contexts,
       (long long)stats.htod, (long long)stats.dtoh,
-      (long long)stats.set_current, (long long)stats.device_mismatches);
+      (long long)stats.set_current, (long long)stats.device_mismatches,
+      (long long)stats.live_ipc, (long long)stats.ipc_opened);
   fclose(f);
 }
 
@@ -201,39 +242,65 @@ cuCtxGetDevice(CUdevice* dev)
   return CUDA_SUCCESS;
 }
 
+// The kinds of allocation: device memory allocated here, page-locked host
+// memory, device memory of another allocation opened from its IPC handle.
+enum kind { KIND_DEVICE, KIND_HOST, KIND_IPC };
+
+static enum kind
+kind_of(const struct alloc* a)
+{
+  if (a->ipc)
+    return KIND_IPC;
+  return a->device < 0 ? KIND_HOST : KIND_DEVICE;
+}
+
+// count adds delta allocations of a's kind to the counters; mu held.
+static void
+count(const struct alloc* a, int delta)
+{
+  switch (kind_of(a)) {
+    case KIND_DEVICE:
+      stats.live_device += delta;
+      stats.live_bytes += delta * (int64_t)a->size;
+      break;
+    case KIND_HOST:
+      stats.live_host += delta;
+      stats.live_bytes += delta * (int64_t)a->size;
+      break;
+    case KIND_IPC:
+      stats.live_ipc += delta;
+      if (delta > 0)
+        stats.ipc_opened += delta;
+      break;
+  }
+  report();
+}
+
 // track records a new allocation; called with mu held.
 static CUresult
-track(char* base, size_t size, int device)
+track(struct alloc a)
 {
   for (int i = 0; i < MAX_ALLOCS; i++) {
     if (allocs[i].base == NULL) {
-      allocs[i] = (struct alloc){base, size, device};
-      if (device >= 0)
-        stats.live_device++;
-      else
-        stats.live_host++;
-      stats.live_bytes += (int64_t)size;
-      report();
+      allocs[i] = a;
+      count(&a, 1);
       return CUDA_SUCCESS;
     }
   }
   return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-// untrack forgets the allocation at base of the given kind; mu held.
+// untrack forgets the allocation at base of kind k and returns it in *out;
+// mu held.
 static CUresult
-untrack(char* base, int host)
+untrack(char* base, enum kind k, struct alloc* out)
 {
   for (int i = 0; i < MAX_ALLOCS; i++) {
     struct alloc* a = &allocs[i];
-    if (a->base == base && base != NULL && (a->device < 0) == host) {
-      if (host)
-        stats.live_host--;
-      else
-        stats.live_device--;
-      stats.live_bytes -= (int64_t)a->size;
+    if (a->base == base && base != NULL && kind_of(a) == k) {
+      *out = *a;
+      count(a, -1);
       a->base = NULL;
-      report();
       return CUDA_SUCCESS;
     }
   }
@@ -252,6 +319,8 @@ find(const char* p, size_t n)
   return NULL;
 }
 
+// Device memory is a shared mapping of a memfd named after the
+// allocation's number, so that another process can open it (cuIpc*).
 CUresult
 cuMemAlloc_v2(CUdeviceptr* dptr, size_t size)
 {
@@ -259,14 +328,27 @@ cuMemAlloc_v2(CUdeviceptr* dptr, size_t size)
     return CUDA_ERROR_INVALID_VALUE;
   if (current == NULL)
     return CUDA_ERROR_INVALID_CONTEXT;
-  char* p = malloc(size);
-  if (p == NULL)
-    return CUDA_ERROR_OUT_OF_MEMORY;
   pthread_mutex_lock(&mu);
-  CUresult r = track(p, size, current->device);
+  uint64_t id = ++next_id;
+  pthread_mutex_unlock(&mu);
+  char name[32];
+  snprintf(name, sizeof name, "fakecuda-%llu", (unsigned long long)id);
+  int fd = memfd_create(name, MFD_CLOEXEC);
+  if (fd < 0)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  char* p = MAP_FAILED;
+  if (ftruncate(fd, (off_t)size) == 0)
+    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    close(fd);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  pthread_mutex_lock(&mu);
+  CUresult r = track((struct alloc){p, size, current->device, fd, 0, id});
   pthread_mutex_unlock(&mu);
   if (r != CUDA_SUCCESS) {
-    free(p);
+    munmap(p, size);
+    close(fd);
     return r;
   }
   *dptr = (CUdeviceptr)(uintptr_t)p;
@@ -276,12 +358,14 @@ cuMemAlloc_v2(CUdeviceptr* dptr, size_t size)
 CUresult
 cuMemFree_v2(CUdeviceptr dptr)
 {
-  char* p = (char*)(uintptr_t)dptr;
+  struct alloc a;
   pthread_mutex_lock(&mu);
-  CUresult r = untrack(p, 0);
+  CUresult r = untrack((char*)(uintptr_t)dptr, KIND_DEVICE, &a);
   pthread_mutex_unlock(&mu);
-  if (r == CUDA_SUCCESS)
-    free(p);
+  if (r == CUDA_SUCCESS) {
+    munmap(a.base, a.size);
+    close(a.fd);
+  }
   return r;
 }
 
@@ -297,7 +381,7 @@ cuMemHostAlloc(void** pp, size_t size, unsigned int flags)
   if (p == NULL)
     return CUDA_ERROR_OUT_OF_MEMORY;
   pthread_mutex_lock(&mu);
-  CUresult r = track(p, size, -1);
+  CUresult r = track((struct alloc){p, size, -1, -1, 0, 0});
   pthread_mutex_unlock(&mu);
   if (r != CUDA_SUCCESS) {
     free(p);
@@ -310,8 +394,9 @@ cuMemHostAlloc(void** pp, size_t size, unsigned int flags)
 CUresult
 cuMemFreeHost(void* p)
 {
+  struct alloc a;
   pthread_mutex_lock(&mu);
-  CUresult r = untrack(p, 1);
+  CUresult r = untrack(p, KIND_HOST, &a);
   pthread_mutex_unlock(&mu);
   if (r == CUDA_SUCCESS)
     free(p);
@@ -357,22 +442,120 @@ cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n)
   return copy(dst, s, s, n, &stats.dtoh);
 }
 
-// The handle of the allocation holding dptr: "fakecuda", its device and
-// its base address.
+_Static_assert(
+    sizeof(struct fake_ipc_handle) == sizeof(CUipcMemHandle),
+    "the fake IPC handle is a CUipcMemHandle");
+
+// The handle of the device allocation holding dptr (struct
+// fake_ipc_handle). Memory opened from a handle has none.
 CUresult
-cuIpcGetMemHandle(void* handle, CUdeviceptr dptr)
+cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr dptr)
 {
   if (handle == NULL)
     return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&mu);
   struct alloc* a = find((const char*)(uintptr_t)dptr, 1);
   CUresult r = CUDA_ERROR_INVALID_VALUE;
+  if (a != NULL && kind_of(a) == KIND_DEVICE) {
+    struct fake_ipc_handle h = {
+        .device = a->device,
+        .pid = (int32_t)getpid(),
+        .base = (uint64_t)(uintptr_t)a->base,
+        .size = a->size,
+        .id = a->id,
+        .fd = a->fd};
+    memcpy(h.magic, "fakecuda", 8);
+    memcpy(handle, &h, sizeof h);
+    r = CUDA_SUCCESS;
+  }
+  pthread_mutex_unlock(&mu);
+  return r;
+}
+
+// open_exported opens the memfd a handle names, in the process that owns
+// it, checking that the descriptor is still that allocation's.
+static int
+open_exported(const struct fake_ipc_handle* h)
+{
+  char path[64], target[128], want[64];
+  snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)h->pid, (int)h->fd);
+  snprintf(
+      want, sizeof want, "/memfd:fakecuda-%llu (deleted)",
+      (unsigned long long)h->id);
+  ssize_t n = readlink(path, target, sizeof target - 1);
+  if (n < 0)
+    return -1;
+  target[n] = '\0';
+  if (strcmp(target, want) != 0)
+    return -1;
+  return open(path, O_RDWR | O_CLOEXEC);
+}
+
+// Maps the allocation a handle names into this process, in the current
+// context, which must be of the allocation's device.
+CUresult
+cuIpcOpenMemHandle_v2(
+    CUdeviceptr* dptr, CUipcMemHandle handle, unsigned int flags)
+{
+  struct fake_ipc_handle h;
+  memcpy(&h, &handle, sizeof h);
+  if (dptr == NULL || (flags & ~IPC_LAZY_ENABLE_PEER_ACCESS) != 0 ||
+      memcmp(h.magic, "fakecuda", 8) != 0 || h.size == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (current == NULL)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  if (h.device != current->device)
+    return CUDA_ERROR_INVALID_DEVICE;
+  int fd = open_exported(&h);
+  if (fd < 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  struct stat st;
+  char* p = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && (uint64_t)st.st_size >= h.size)
+    p = mmap(NULL, h.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED)
+    return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&mu);
+  CUresult r = track((struct alloc){p, h.size, h.device, -1, 1, 0});
+  pthread_mutex_unlock(&mu);
+  if (r != CUDA_SUCCESS) {
+    munmap(p, h.size);
+    return r;
+  }
+  *dptr = (CUdeviceptr)(uintptr_t)p;
+  return CUDA_SUCCESS;
+}
+
+CUresult
+cuIpcCloseMemHandle(CUdeviceptr dptr)
+{
+  if (current == NULL)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  struct alloc a;
+  pthread_mutex_lock(&mu);
+  CUresult r = untrack((char*)(uintptr_t)dptr, KIND_IPC, &a);
+  pthread_mutex_unlock(&mu);
+  if (r == CUDA_SUCCESS)
+    munmap(a.base, a.size);
+  return r;
+}
+
+// The base and size of the device allocation, or opened IPC memory,
+// holding dptr; either result may be NULL.
+CUresult
+cuMemGetAddressRange_v2(CUdeviceptr* base, size_t* size, CUdeviceptr dptr)
+{
+  if (current == NULL)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  pthread_mutex_lock(&mu);
+  struct alloc* a = find((const char*)(uintptr_t)dptr, 1);
+  CUresult r = CUDA_ERROR_NOT_FOUND;
   if (a != NULL && a->device >= 0) {
-    memset(handle, 0, 64);
-    memcpy(handle, "fakecuda", 8);
-    memcpy((char*)handle + 8, &a->device, sizeof(int));
-    uint64_t base = (uint64_t)(uintptr_t)a->base;
-    memcpy((char*)handle + 16, &base, sizeof(base));
+    if (base != NULL)
+      *base = (CUdeviceptr)(uintptr_t)a->base;
+    if (size != NULL)
+      *size = a->size;
     r = CUDA_SUCCESS;
   }
   pthread_mutex_unlock(&mu);
@@ -402,6 +585,9 @@ cuGetErrorString(CUresult error, const char** str)
       break;
     case CUDA_ERROR_INVALID_CONTEXT:
       *str = "invalid device context";
+      break;
+    case CUDA_ERROR_NOT_FOUND:
+      *str = "named symbol not found";
       break;
     default:
       *str = NULL;
