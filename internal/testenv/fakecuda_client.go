@@ -19,14 +19,14 @@ type FakeCUDAClient struct {
 	t   testing.TB
 	lib uintptr
 	fn  struct {
-		init        func(flags uint32) int32
-		retain      func(ctx *uintptr, dev int32) int32
-		release     func(dev int32) int32
-		setCurrent  func(ctx uintptr) int32
-		alloc       func(p *uintptr, size uintptr) int32
-		free        func(p uintptr) int32
-		htod        func(dst uintptr, src unsafe.Pointer, n uintptr) int32
-		dtoh        func(dst unsafe.Pointer, src uintptr, n uintptr) int32
+		init         func(flags uint32) int32
+		retain       func(ctx *uintptr, dev int32) int32
+		release      func(dev int32) int32
+		setCurrent   func(ctx uintptr) int32
+		alloc        func(p *uintptr, size uintptr) int32
+		free         func(p uintptr) int32
+		htod         func(dst uintptr, src unsafe.Pointer, n uintptr) int32
+		dtoh         func(dst unsafe.Pointer, src uintptr, n uintptr) int32
 		ipcGetHandle func(h *[64]byte, p uintptr) int32
 	}
 
