@@ -34,26 +34,27 @@ type Driver struct {
 }
 
 type driverFuncs struct {
-	init          func(flags uint32) cuResult
-	driverVersion func(v *int32) cuResult
-	deviceCount   func(n *int32) cuResult
-	deviceGet     func(dev *int32, ordinal int32) cuResult
-	ctxRetain     func(ctx *uintptr, dev int32) cuResult
-	ctxRelease    func(dev int32) cuResult
-	ctxSetCurrent func(ctx uintptr) cuResult
-	ctxGetCurrent func(ctx *uintptr) cuResult
-	memAlloc      func(p *uintptr, size uintptr) cuResult
-	memFree       func(p uintptr) cuResult
-	memHostAlloc  func(p *uintptr, size uintptr, flags uint32) cuResult
-	memFreeHost   func(p uintptr) cuResult
-	memcpyDtoH    func(dst unsafe.Pointer, src uintptr, n uintptr) cuResult
-	memcpyHtoD    func(dst uintptr, src unsafe.Pointer, n uintptr) cuResult
-	ipcGetHandle  func(handle *[ipcHandleSize]byte, p uintptr) cuResult // optional
+	init           func(flags uint32) cuResult
+	driverVersion  func(v *int32) cuResult
+	deviceCount    func(n *int32) cuResult
+	deviceGet      func(dev *int32, ordinal int32) cuResult
+	ctxRetain      func(ctx *uintptr, dev int32) cuResult
+	ctxRelease     func(dev int32) cuResult
+	ctxSetCurrent  func(ctx uintptr) cuResult
+	ctxGetCurrent  func(ctx *uintptr) cuResult
+	memAlloc       func(p *uintptr, size uintptr) cuResult
+	memFree        func(p uintptr) cuResult
+	memHostAlloc   func(p *uintptr, size uintptr, flags uint32) cuResult
+	memFreeHost    func(p uintptr) cuResult
+	memcpyDtoH     func(dst unsafe.Pointer, src uintptr, n uintptr) cuResult
+	memcpyHtoD     func(dst uintptr, src unsafe.Pointer, n uintptr) cuResult
+	ipcGetHandle   func(handle *[ipcHandleSize]byte, p uintptr) cuResult // optional
+	getErrorString func(r cuResult, s **byte) cuResult                   // optional
+
 	// CUDA shared memory (ipc.go); optional.
-	ipcOpen        func(p *uintptr, handle ipcMemHandle, flags uint32) cuResult
-	ipcClose       func(p uintptr) cuResult
-	addrRange      func(base *uintptr, size *uintptr, p uintptr) cuResult
-	getErrorString func(r cuResult, s **byte) cuResult // optional
+	ipcOpen   func(p *uintptr, handle ipcMemHandle, flags uint32) cuResult
+	ipcClose  func(p uintptr) cuResult
+	addrRange func(base *uintptr, size *uintptr, p uintptr) cuResult
 }
 
 // OpenDriver loads the CUDA driver library at path ("" is CUDALibrary,
