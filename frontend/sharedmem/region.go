@@ -26,6 +26,10 @@ type region struct {
 	mapping []byte
 	data    []byte
 
+	// cuda is the device memory of a CUDA region (cuda.go); the fields
+	// above but name and size are then unset.
+	cuda *cudaMemory
+
 	// Guarded by the registry's mutex.
 	leases  int  // leases not yet released
 	removed bool // unregistered: unmapped once leases drops to 0
@@ -101,6 +105,9 @@ func (r *region) objectSize() (uint64, error) {
 // checkObject checks that the object still covers the region: a client
 // may have shrunk it since it registered the region.
 func (r *region) checkObject() error {
+	if r.cuda != nil {
+		return nil
+	}
 	objSize, err := r.objectSize()
 	if err != nil {
 		return err
@@ -112,8 +119,12 @@ func (r *region) checkObject() error {
 	return nil
 }
 
-// unmap releases the mapping and the object's descriptor.
+// unmap releases the mapping and the object's descriptor, or closes a
+// CUDA region's IPC handle.
 func (r *region) unmap() error {
+	if r.cuda != nil {
+		return r.cuda.close()
+	}
 	var errs []error
 	if r.mapping != nil {
 		if err := syscall.Munmap(r.mapping); err != nil {

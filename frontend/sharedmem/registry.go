@@ -18,12 +18,16 @@ type Options struct {
 	// MaxRegions bounds the regions registered at once (default
 	// DefaultMaxRegions): each holds a mapping and a file descriptor.
 	MaxRegions int
+	// CUDA enables CUDA regions (cuda.go); without a driver they are
+	// refused as Triton built without GPU support refuses them.
+	CUDA CUDAOptions
 }
 
 // Registry is the set of registered system shared-memory regions, by
 // name. It is safe for concurrent use.
 type Registry struct {
-	max int
+	max  int
+	cuda CUDAOptions
 
 	mu      sync.Mutex
 	regions map[string]*region
@@ -36,7 +40,7 @@ func New(opts Options) *Registry {
 	if opts.MaxRegions <= 0 {
 		opts.MaxRegions = DefaultMaxRegions
 	}
-	return &Registry{max: opts.MaxRegions, regions: map[string]*region{}}
+	return &Registry{max: opts.MaxRegions, cuda: opts.CUDA.withDefaults(), regions: map[string]*region{}}
 }
 
 // RegionStatus describes a registered region, as
@@ -55,7 +59,7 @@ type RegionStatus struct {
 // MaxRegions are registered or the registry is closed.
 func (r *Registry) Register(name, key string, offset, byteSize uint64) error {
 	r.mu.Lock()
-	err := r.checkRoomLocked(name)
+	err := r.checkRoomLocked(name, false)
 	r.mu.Unlock()
 	if err != nil {
 		return err
@@ -66,7 +70,7 @@ func (r *Registry) Register(name, key string, offset, byteSize uint64) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.checkRoomLocked(name); err != nil { // registered meanwhile
+	if err := r.checkRoomLocked(name, false); err != nil { // registered meanwhile
 		rg.unmap()
 		return err
 	}
@@ -75,16 +79,32 @@ func (r *Registry) Register(name, key string, offset, byteSize uint64) error {
 	return nil
 }
 
-func (r *Registry) checkRoomLocked(name string) error {
+// checkRoomLocked checks that a region of the name and kind may be
+// registered: system and CUDA regions share one namespace, as in Triton,
+// and each kind has its bound.
+func (r *Registry) checkRoomLocked(name string, cuda bool) error {
 	switch {
 	case r.closed:
 		return core.Errorf(core.CodeUnavailable, "failed to register shared memory region '%s': the server is shutting down", name)
 	case r.regions[name] != nil:
 		return core.Errorf(core.CodeAlreadyExists, "shared memory region '%s' already in manager", name)
-	case len(r.regions) >= r.max:
+	case !cuda && r.countLocked(false) >= r.max:
 		return core.Errorf(core.CodeUnavailable, "failed to register shared memory region '%s': the server holds at most %d regions (--system-shm-max-regions); unregister one first", name, r.max)
+	case cuda && r.countLocked(true) >= r.cuda.MaxRegions:
+		return core.Errorf(core.CodeUnavailable, "failed to register shared memory region '%s': the server holds at most %d CUDA regions (--cuda-shm-max-regions); unregister one first", name, r.cuda.MaxRegions)
 	}
 	return nil
+}
+
+// countLocked counts the registered regions of one kind.
+func (r *Registry) countLocked(cuda bool) int {
+	n := 0
+	for _, rg := range r.regions {
+		if (rg.cuda != nil) == cuda {
+			n++
+		}
+	}
+	return n
 }
 
 // Status returns the region name, or every region when name is "",
@@ -97,11 +117,16 @@ func (r *Registry) Status(name string) ([]RegionStatus, error) {
 		if rg == nil {
 			return nil, core.Errorf(core.CodeNotFound, "Unable to find system shared memory region: '%s'", name)
 		}
+		if rg.cuda != nil {
+			return nil, core.Errorf(core.CodeNotFound, "The region named '%s' is registered as CUDA shared memory, not system shared memory", name)
+		}
 		return []RegionStatus{rg.status()}, nil
 	}
 	out := make([]RegionStatus, 0, len(r.regions))
 	for _, rg := range r.regions {
-		out = append(out, rg.status())
+		if rg.cuda == nil {
+			out = append(out, rg.status())
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -111,14 +136,27 @@ func (rg *region) status() RegionStatus {
 	return RegionStatus{Name: rg.name, Key: rg.key, Offset: rg.offset, ByteSize: rg.size}
 }
 
-// Unregister removes the region name, or every region when name is "". An
-// unknown name is no error (as in Triton). A region that a lease holds
-// stays mapped until the lease is released; its name is free at once.
+// Unregister removes the system region name, or every system region when
+// name is "". An unknown name, or a CUDA region's, is no error (as in
+// Triton). A region that a lease holds stays mapped until the lease is
+// released; its name is free at once.
 func (r *Registry) Unregister(name string) error {
+	var errs []error
+	for _, rg := range r.remove(name, false) {
+		errs = append(errs, rg.unmap())
+	}
+	return errors.Join(errs...)
+}
+
+// remove takes the regions of one kind named name (all of them for "")
+// out of the registry, and returns those that no lease holds, to be
+// unmapped now; the others are unmapped by their last lease.
+func (r *Registry) remove(name string, cuda bool) []*region {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	var gone []*region
 	for n, rg := range r.regions {
-		if name == "" || n == name {
+		if (name == "" || n == name) && (rg.cuda != nil) == cuda {
 			delete(r.regions, n)
 			rg.removed = true
 			if rg.leases == 0 {
@@ -127,12 +165,7 @@ func (r *Registry) Unregister(name string) error {
 		}
 	}
 	r.mapped -= len(gone)
-	r.mu.Unlock()
-	var errs []error
-	for _, rg := range gone {
-		errs = append(errs, rg.unmap())
-	}
-	return errors.Join(errs...)
+	return gone
 }
 
 // Close unregisters every region and refuses new ones. Regions that
@@ -142,7 +175,7 @@ func (r *Registry) Close() (stillLeased int, err error) {
 	r.mu.Lock()
 	r.closed = true
 	r.mu.Unlock()
-	err = r.Unregister("")
+	err = errors.Join(r.Unregister(""), r.UnregisterCUDA(""))
 	return r.Mapped(), err
 }
 
@@ -157,15 +190,16 @@ func (r *Registry) Mapped() int {
 // Lease is the use of byteSize bytes of a region by one request. Its
 // memory stays mapped until Release.
 type Lease struct {
-	reg  *Registry
-	rg   *region
-	data []byte
-	once sync.Once
+	reg          *Registry
+	rg           *region
+	offset, size uint64 // the span, in the region
+	data         []byte // the span, in a system region
+	once         sync.Once
 }
 
-// Acquire leases byteSize bytes from offset of the region name, checked
-// against the region (Triton's words) and against the object's current
-// size. The caller must Release the lease when the request no longer
+// Acquire leases byteSize bytes from offset of the region name, system or
+// CUDA, checked against the region (Triton's words) and, for a system
+// region, against the object's current size. The caller must Release the lease when the request no longer
 // touches the memory.
 func (r *Registry) Acquire(name string, offset, byteSize uint64) (*Lease, error) {
 	r.mu.Lock()
@@ -188,7 +222,10 @@ func (r *Registry) Acquire(name string, offset, byteSize uint64) (*Lease, error)
 	if err != nil {
 		return nil, err
 	}
-	l := &Lease{reg: r, rg: rg, data: rg.data[offset : offset+byteSize : offset+byteSize]}
+	l := &Lease{reg: r, rg: rg, offset: offset, size: byteSize}
+	if rg.cuda == nil {
+		l.data = rg.data[offset : offset+byteSize : offset+byteSize]
+	}
 	if err := rg.checkObject(); err != nil {
 		l.Release()
 		return nil, err
@@ -196,7 +233,9 @@ func (r *Registry) Acquire(name string, offset, byteSize uint64) (*Lease, error)
 	return l, nil
 }
 
-// Bytes returns the leased memory. It is valid until Release.
+// Bytes returns the leased memory of a system region, nil for a CUDA
+// region (see Read and Write, which serve both). It is valid until
+// Release.
 func (l *Lease) Bytes() []byte { return l.data }
 
 // Release ends the lease; a second call does nothing. The last release of
