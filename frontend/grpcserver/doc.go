@@ -19,9 +19,10 @@
 // they arise. Where the server says more than Triton, it says it after
 // Triton's text, so that clients matching Triton's messages still match.
 //
-// Inputs and outputs may live in system shared-memory regions
+// Inputs and outputs may live in system or CUDA shared-memory regions
 // (sharedmem.Registry, shared with the HTTP frontend): a request leases
-// the spans it names, reads its inputs there without a copy, has its
-// outputs copied there as each response arrives, and releases the leases
-// once core reports it finished.
+// the spans it names, reads its inputs there (without a copy from system
+// memory; copied to the host from a CUDA region), has its outputs copied
+// there as each response arrives, and releases the leases once core
+// reports it finished.
 package grpcserver

@@ -122,7 +122,11 @@ func (s *Service) inputData(req *pb.ModelInferRequest, ir *core.InferenceRequest
 				return err
 			}
 			mem.leases = append(mem.leases, l)
-			ir.Inputs[i].Buffers = [][]byte{l.Bytes()}
+			data, err := l.Read() // a CUDA region's input is copied to the host
+			if err != nil {
+				return err
+			}
+			ir.Inputs[i].Buffers = [][]byte{data}
 		case in.GetContents() != nil && len(raw) > 0:
 			return core.Errorf(core.CodeInvalidArg, "contents field must not be specified when using raw_input_contents for '%s' for model '%s'", in.GetName(), model)
 		case in.GetContents() != nil:

@@ -236,7 +236,7 @@ func (s *Service) ServerMetadata(context.Context, *pb.ServerMetadataRequest) (*p
 	return &pb.ServerMetadataResponse{
 		Name:       s.opts.ServerName,
 		Version:    s.opts.ServerVersion,
-		Extensions: append([]string(nil), Extensions...),
+		Extensions: s.extensions(),
 	}, nil
 }
 

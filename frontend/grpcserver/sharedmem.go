@@ -6,7 +6,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"tritonhost/core"
 	pb "tritonhost/frontend/inferencepb"
 )
 
@@ -44,29 +43,6 @@ func (s *Service) SystemSharedMemoryUnregister(_ context.Context, req *pb.System
 
 func unimplemented(rpc, why string) error {
 	return status.Errorf(codes.Unimplemented, "%s is not supported by this server yet: %s", rpc, why)
-}
-
-// CUDA shared memory answers as Triton built without GPU support answers:
-// no region is ever registered, so Status lists none (and names none),
-// Unregister has nothing to do, and Register is refused. Clients that
-// clear every region before they start (Triton's examples do) go on.
-
-// CudaSharedMemoryStatus lists no region.
-func (s *Service) CudaSharedMemoryStatus(_ context.Context, req *pb.CudaSharedMemoryStatusRequest) (*pb.CudaSharedMemoryStatusResponse, error) {
-	if req.GetName() != "" {
-		return nil, toStatus(core.Errorf(core.CodeNotFound, "Unable to find cuda shared memory region: '%s'", req.GetName()))
-	}
-	return &pb.CudaSharedMemoryStatusResponse{}, nil
-}
-
-// CudaSharedMemoryRegister is refused: this server has no GPU support.
-func (s *Service) CudaSharedMemoryRegister(_ context.Context, req *pb.CudaSharedMemoryRegisterRequest) (*pb.CudaSharedMemoryRegisterResponse, error) {
-	return nil, toStatus(core.Errorf(core.CodeInvalidArg, "failed to register CUDA shared memory region: '%s', GPUs not supported", req.GetName()))
-}
-
-// CudaSharedMemoryUnregister has nothing to unregister.
-func (s *Service) CudaSharedMemoryUnregister(context.Context, *pb.CudaSharedMemoryUnregisterRequest) (*pb.CudaSharedMemoryUnregisterResponse, error) {
-	return &pb.CudaSharedMemoryUnregisterResponse{}, nil
 }
 
 // TraceSetting is not supported yet.

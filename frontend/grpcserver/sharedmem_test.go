@@ -102,9 +102,22 @@ func TestSharedMemoryInputsAndOutputs(t *testing.T) {
 	if _, err := h.client.SystemSharedMemoryUnregister(t.Context(), &pb.SystemSharedMemoryUnregisterRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := reg.Mapped(); n != 0 {
+	// The stream's request is finished, and its leases released, just
+	// after its response is sent.
+	if n := eventually(func() int64 { return int64(reg.Mapped()) }); n != 0 {
 		t.Errorf("%d region(s) still mapped after the requests finished and the regions were unregistered", n)
 	}
+}
+
+// eventually returns what count returns once it is 0, or after
+// coretest.Patience: for what a request releases once it is finished,
+// just after its response has reached the client.
+func eventually(count func() int64) int64 {
+	n := count()
+	for deadline := time.Now().Add(coretest.Patience); n != 0 && time.Now().Before(deadline); n = count() {
+		time.Sleep(time.Millisecond)
+	}
+	return n
 }
 
 // TestSharedMemoryRefusals: Triton's errors for spans outside a region and

@@ -128,13 +128,14 @@ func (rm *requestMemory) place(resp *core.Response) *core.Response {
 		if l == nil {
 			continue
 		}
-		dst := l.Bytes()
-		if len(o.Data) > len(dst) {
+		if uint64(len(o.Data)) > l.Size() {
 			return &core.Response{Err: core.Errorf(core.CodeInternal,
 				"shared memory size specified with the request for output '%s' (%d bytes) should be at least %d bytes to hold the results",
-				o.Name, len(dst), len(o.Data))}
+				o.Name, l.Size(), len(o.Data))}
 		}
-		copy(dst, o.Data)
+		if err := l.Write(o.Data); err != nil { // to the device for a CUDA region
+			return &core.Response{Err: err}
+		}
 		o.Data = nil
 	}
 	return &out
