@@ -13,6 +13,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/serverlog"
+	"tritonhost/frontend/sharedmem"
 	"tritonhost/gpu"
 )
 
@@ -27,6 +28,7 @@ type gpuFlags struct {
 	CUDAPools            []string // <id>:<bytes>
 	PinnedPoolBytes      int64
 	AllowMetrics         bool
+	CUDAShmMaxRegions    int
 	DriverLibrary        string // hidden: the CUDA driver to load
 	NVMLLibrary          string // hidden: the NVML library to load
 
@@ -41,6 +43,7 @@ func (g *gpuFlags) bind(f *pflag.FlagSet) {
 	f.Int64Var(&g.PinnedPoolBytes, "pinned-memory-pool-byte-size", gpu.DefaultPinnedPoolBytes,
 		"page-locked host memory pool for backends, in bytes (0: none)")
 	f.BoolVar(&g.AllowMetrics, "allow-gpu-metrics", true, "report GPU utilization, memory, power and energy as metrics")
+	f.IntVar(&g.CUDAShmMaxRegions, "cuda-shm-max-regions", sharedmem.DefaultMaxRegions, "CUDA shared-memory regions clients may have registered at once")
 	f.StringVar(&g.DriverLibrary, "cuda-driver-library", gpu.CUDALibrary, "CUDA driver library to load (for tests: a fake driver)")
 	f.StringVar(&g.NVMLLibrary, "nvml-library", gpu.NVMLLibrary, "NVML library to load")
 	_ = f.MarkHidden("cuda-driver-library")
@@ -61,6 +64,9 @@ func (g *gpuFlags) complete() error {
 	}
 	if g.PinnedPoolBytes < 0 {
 		return errors.New("--pinned-memory-pool-byte-size must not be negative")
+	}
+	if g.CUDAShmMaxRegions <= 0 {
+		return errors.New("--cuda-shm-max-regions must be positive")
 	}
 	if g.MinComputeCapability < 0 {
 		return errors.New("--min-supported-compute-capability must not be negative")

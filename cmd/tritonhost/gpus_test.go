@@ -22,7 +22,7 @@ func TestGPUFlagsParsePoolSizes(t *testing.T) {
 		{[]string{"-1:5"}, nil, "want <integer>:<integer>"},
 		{[]string{"0:lots"}, nil, "want <integer>:<integer>"},
 	} {
-		g := gpuFlags{CUDAPools: tc.pools}
+		g := gpuFlags{CUDAPools: tc.pools, CUDAShmMaxRegions: 1}
 		err := g.complete()
 		switch {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):

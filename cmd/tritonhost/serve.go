@@ -59,7 +59,7 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	}
 
 	streams, conns := o.GRPC.options()
-	shm := sharedmem.New(sharedmem.Options{MaxRegions: o.ShmMaxRegions})
+	shm := sharedmem.New(sharedmem.Options{MaxRegions: o.ShmMaxRegions, CUDA: o.cudaSharedMemory(gpus)})
 	defer closeSharedMemory(log, shm)
 	svc := grpcserver.New(srv, grpcserver.Options{ServerName: o.ID, ServerVersion: buildVersion(), MaxMessageBytes: o.MaxMessageBytes,
 		StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, AllowLogFile: o.GRPC.AllowLogFileSetting,

@@ -1,0 +1,21 @@
+package main
+
+import (
+	"tritonhost/frontend/sharedmem"
+	"tritonhost/gpu"
+)
+
+var _ sharedmem.CUDA = (*gpu.Devices)(nil)
+
+// cudaSharedMemory configures CUDA shared-memory regions: opened on the
+// GPUs the CUDA driver opened, none without them (registering is then
+// refused as Triton built without GPU support refuses it). An input in a
+// region is copied to the host only up to the largest tensor the server
+// holds, --grpc-max-message-size.
+func (o *serveOptions) cudaSharedMemory(g *serverGPUs) sharedmem.CUDAOptions {
+	opts := sharedmem.CUDAOptions{MaxRegions: o.GPU.CUDAShmMaxRegions, MaxReadBytes: uint64(o.MaxMessageBytes)}
+	if g.devices != nil { // a nil *gpu.Devices must not become a non-nil interface
+		opts.Driver = g.devices
+	}
+	return opts
+}
