@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -34,7 +35,7 @@ func (d *Devices) OpenIPCHandle(id int64, handle [ipcHandleSize]byte) (uintptr, 
 	f := &d.drv.fn
 	switch {
 	case dev == nil:
-		return 0, 0, fmt.Errorf("invalid device ordinal (GPU %d is not a GPU of this server)", id)
+		return 0, 0, errors.New("invalid device ordinal (not a GPU of this server)")
 	case f.ipcOpen == nil || f.ipcClose == nil || f.addrRange == nil:
 		return 0, 0, fmt.Errorf("operation not supported (the CUDA driver %s lacks CUDA IPC)", d.drv.path)
 	}

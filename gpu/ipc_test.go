@@ -63,7 +63,7 @@ func TestIPCHandlesRefused(t *testing.T) {
 		handle [ipcHandleSize]byte
 		want   string
 	}{
-		{"a GPU the server does not have", 5, h, "invalid device ordinal (GPU 5 is not a GPU of this server)"},
+		{"a GPU the server does not have", 5, h, "invalid device ordinal (not a GPU of this server)"},
 		{"a negative GPU", -1, h, "invalid device ordinal"},
 		{"memory of another GPU", 1, h, "invalid device ordinal (cuIpcOpenMemHandle: CUDA error 101)"},
 		{"not a handle", 0, [ipcHandleSize]byte{1, 2, 3}, "invalid argument (cuIpcOpenMemHandle: CUDA error 1)"},
