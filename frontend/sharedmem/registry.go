@@ -23,8 +23,8 @@ type Options struct {
 	CUDA CUDAOptions
 }
 
-// Registry is the set of registered system shared-memory regions, by
-// name. It is safe for concurrent use.
+// Registry is the set of registered shared-memory regions, system and
+// CUDA (cuda.go), by name. It is safe for concurrent use.
 type Registry struct {
 	max  int
 	cuda CUDAOptions
@@ -107,8 +107,9 @@ func (r *Registry) countLocked(cuda bool) int {
 	return n
 }
 
-// Status returns the region name, or every region when name is "",
-// sorted by name. An unknown name is CodeNotFound.
+// Status returns the system region name, or every system region when name
+// is "", sorted by name. An unknown name, or a CUDA region's, is
+// CodeNotFound.
 func (r *Registry) Status(name string) ([]RegionStatus, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -199,8 +200,8 @@ type Lease struct {
 
 // Acquire leases byteSize bytes from offset of the region name, system or
 // CUDA, checked against the region (Triton's words) and, for a system
-// region, against the object's current size. The caller must Release the lease when the request no longer
-// touches the memory.
+// region, against the object's current size. The caller must Release the
+// lease when the request no longer touches the memory.
 func (r *Registry) Acquire(name string, offset, byteSize uint64) (*Lease, error) {
 	r.mu.Lock()
 	rg := r.regions[name]
