@@ -29,6 +29,18 @@ type InferenceRequest struct {
 	// Outputs names the outputs the client wants; empty means all of them.
 	Outputs    []string
 	Parameters []Parameter
+	// Origin is the submitter's, opaque to the server; the backend layer
+	// that runs the request finds it with Request.Origin (abi keeps there
+	// the response allocator of a backend that submitted the request, so
+	// the serving backend writes outputs where the submitter asked).
+	Origin any
+	// OnFinished, if set, is called once the server is done with an
+	// accepted request: its final response was delivered and the backend
+	// released it, so nothing reads the inputs' buffers any more. It runs on
+	// whichever goroutine or backend thread finished the request, possibly
+	// while the request's Responder is locked: it must return at once and
+	// not call back into the request.
+	OnFinished func()
 }
 
 // ParameterType is the type of a Parameter's value, numbered as

@@ -410,7 +410,12 @@ func (s *Server) Submit(ctx context.Context, m *Model, req *InferenceRequest, fn
 		r.trace.Report(TraceRequestStart, r.requestStart)
 	}
 	s.inflight.add()
-	r.onFinished = func(*Request) { s.inflight.done() }
+	r.onFinished = func(*Request) {
+		s.inflight.done()
+		if req.OnFinished != nil {
+			req.OnFinished()
+		}
+	}
 	if ctx.Done() != nil {
 		if ctx.Err() != nil {
 			s.inflight.done()
