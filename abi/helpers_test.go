@@ -88,6 +88,7 @@ func startServer(t *testing.T, repo string, mutate ...func(*core.Options, *loade
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
 	}
+	host.AttachServer(srv)
 	ts := &testServer{Server: srv, host: host, log: logs}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

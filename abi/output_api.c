@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "_cgo_export.h"
+#include "inprocess.h"
 #include "objects.h"
 
 #define RESPONSE(var, h) THOST_OBJECT(var, h, THOST_KIND_RESPONSE, "response")
@@ -51,6 +52,7 @@ TRITONBACKEND_ResponseOutput(
     return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
   memset(out, 0, offsetof(struct thost_output, inline_data));
   out->attrs.server_owned = true;
+  out->caller = r->ctx->caller;
   out->datatype = datatype;
   out->shape = (int64_t*)(out + 1);
   if (dims_count > 0)
@@ -85,6 +87,9 @@ TRITONBACKEND_OutputBuffer(
         TRITONSERVER_ERROR_ALREADY_EXISTS, "output '%s' already has a buffer",
         o->name);
   }
+  if (o->caller != NULL)  // a backend's request: its allocator provides it
+    return thost_caller_alloc_output(
+        o, buffer_byte_size, memory_type, memory_type_id, buffer);
   if (buffer_byte_size <= THOST_INLINE_OUTPUT_BYTES) {
     o->buffer = o->inline_data;
   } else {

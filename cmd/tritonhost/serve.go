@@ -43,6 +43,7 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	host.AttachServer(srv) // backends' in-process API (TRITONSERVER_ServerInferAsync)
 	for _, st := range srv.RepositoryIndex() {
 		log.Infof("model %q version %q: %s %s", st.Name, st.Version, st.Readiness, st.Reason)
 	}
