@@ -73,6 +73,13 @@ func TestMain(m *testing.M) {
 // request, no backend API object.
 func startServer(t *testing.T, repo string, mutate ...func(*core.Options, *loader.Options)) *testServer {
 	t.Helper()
+	return startServerWithHost(t, repo, abi.HostOptions{}, mutate...)
+}
+
+// startServerWithHost is startServer with a host made from hopts (its
+// logger is the test's).
+func startServerWithHost(t *testing.T, repo string, hopts abi.HostOptions, mutate ...func(*core.Options, *loader.Options)) *testServer {
+	t.Helper()
 	backends := testenv.BackendDir(t)
 	logs := &logBuffer{}
 	logger := serverlog.New(logs)
@@ -81,7 +88,8 @@ func startServer(t *testing.T, repo string, mutate ...func(*core.Options, *loade
 	for _, f := range mutate {
 		f(&copts, &lopts)
 	}
-	host := abi.NewHost(abi.HostOptions{Logger: lopts.Logger})
+	hopts.Logger = lopts.Logger
+	host := abi.NewHost(hopts)
 	lopts.Opener = host
 	copts.Backends = loader.New(lopts)
 	srv, err := core.NewServer(copts)

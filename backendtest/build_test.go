@@ -39,6 +39,11 @@ var backendLibs = []struct {
 		needsStub: true,
 	},
 	{
+		name:      "bls",
+		exports:   modelEntryPoints,
+		needsStub: true,
+	},
+	{
 		name: "identity",
 		exports: append([]string{
 			"TRITONBACKEND_Finalize",
