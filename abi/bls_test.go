@@ -259,4 +259,3 @@ func TestBLSIsAccountedForUntilUnload(t *testing.T) {
 		}
 	})
 }
-
