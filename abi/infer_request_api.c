@@ -16,14 +16,13 @@
 
 // Refuses a change to a request in flight (the server reads it until its
 // release callback).
-#define MUTABLE(r)                                                     \
-  do {                                                                 \
-    if (__atomic_load_n(&(r)->in_flight, __ATOMIC_ACQUIRE))            \
-      return thost_errorf(                                             \
-          TRITONSERVER_ERROR_INVALID_ARG,                              \
-          "%s: the request is in flight; change it after its release " \
-          "callback",                                                  \
-          __func__);                                                   \
+#define MUTABLE(r)                                                   \
+  do {                                                               \
+    if (__atomic_load_n(&(r)->in_flight, __ATOMIC_ACQUIRE))          \
+      return thost_errorf(                                           \
+          TRITONSERVER_ERROR_INVALID_ARG,                            \
+          "%s: the request is in flight until its release callback", \
+          __func__);                                                 \
   } while (0)
 
 static TRITONSERVER_Error*

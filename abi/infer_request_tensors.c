@@ -11,14 +11,13 @@
 #define REQUEST(var, h) \
   THOST_OBJECT(var, h, THOST_KIND_INFER_REQUEST, "inference request")
 
-#define MUTABLE(r)                                                     \
-  do {                                                                 \
-    if (__atomic_load_n(&(r)->in_flight, __ATOMIC_ACQUIRE))            \
-      return thost_errorf(                                             \
-          TRITONSERVER_ERROR_INVALID_ARG,                              \
-          "%s: the request is in flight; change it after its release " \
-          "callback",                                                  \
-          __func__);                                                   \
+#define MUTABLE(r)                                                   \
+  do {                                                               \
+    if (__atomic_load_n(&(r)->in_flight, __ATOMIC_ACQUIRE))          \
+      return thost_errorf(                                           \
+          TRITONSERVER_ERROR_INVALID_ARG,                            \
+          "%s: the request is in flight until its release callback", \
+          __func__);                                                 \
   } while (0)
 
 static TRITONSERVER_Error*

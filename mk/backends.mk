@@ -110,7 +110,8 @@ THOST_IDENTITY_OBJS := $(call THOST_OBJS_OF,backends_c/identity,identity \
 THOST_CONFORMANCE_OBJS := $(call THOST_OBJS_OF,backends_c/conformance,conformance \
 	kinds kind_main kind_thread kind_reschedule kind_cancel report checks_server \
 	checks_objects checks_backend checks_model checks_instance checks_config \
-	checks_request checks_input checks_response checks_statistics) $(THOST_CJSON_OBJ)
+	checks_request checks_input checks_response checks_statistics checks_inprocess \
+	checks_inprocess_tensors inprocess_callbacks kind_inprocess kind_peer) $(THOST_CJSON_OBJ)
 THOST_ALL_OBJS := $(sort $(THOST_LAYER_OBJS) $(THOST_REPEAT_OBJS) $(THOST_SQUARE_OBJS) \
 	$(THOST_ADDSUB_OBJS) $(THOST_BLS_OBJS) $(THOST_IDENTITY_OBJS) $(THOST_CONFORMANCE_OBJS))
 
