@@ -231,6 +231,11 @@ TRITONSERVER_Error* conf_attributes_fn(
     TRITONSERVER_ResponseAllocator* allocator, const char* tensor_name,
     TRITONSERVER_BufferAttributes* buffer_attributes, void* userp,
     void* buffer_userp);
+/* kind_peer.c: the peer answers only once the caller opened the gate (up
+ * to 10 s), so the caller's checks of a request in flight cannot race with
+ * its return. One gate for the backend: one "inprocess" request at a time. */
+void conf_peer_gate_close(void);
+void conf_peer_gate_open(void);
 void conf_request_released(
     TRITONSERVER_InferenceRequest* request, const uint32_t flags, void* userp);
 void conf_response_complete(

@@ -203,19 +203,24 @@ conf_execute_inprocess(conf_instance* st, TRITONBACKEND_Request* req)
     check_refused_submissions(r, server, q);
     /* Cancelling before submission does not cancel the submission. */
     TRITONSERVER_ErrorDelete(TRITONSERVER_InferenceRequestCancel(q));
+    conf_peer_gate_close();
     ok = CONF_CHECK(r, TRITONSERVER_ServerInferAsync, "good", server, q, NULL);
   }
   bool released = false;
   if (ok) {
     check_in_flight(r, server, q);
+    conf_peer_gate_open();
     released = wait_released(c);
     conf_result(
         r, "TRITONSERVER_ServerInferAsync", "released",
         released ? "OK" : "TIMEOUT");
   }
+  conf_peer_gate_open();
   if (released) {
     report_calls(r, c);
     CONF_CHECK(r, TRITONSERVER_InferenceRequestDelete, "after_release", q);
+  } else if (q != NULL && !ok) { /* never submitted: still ours */
+    TRITONSERVER_ErrorDelete(TRITONSERVER_InferenceRequestDelete(q));
   }
   if (a != NULL) {
     CONF_CHECK(r, TRITONSERVER_ResponseAllocatorDelete, "good", a);

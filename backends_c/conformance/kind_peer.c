@@ -10,11 +10,51 @@
  * answer of TRITONBACKEND_RequestOutputBufferProperties, and where its
  * output buffers landed.
  */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "conformance.h"
+
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static bool gate_open = true;
+
+void
+conf_peer_gate_close(void)
+{
+  pthread_mutex_lock(&gate_mu);
+  gate_open = false;
+  pthread_mutex_unlock(&gate_mu);
+}
+
+void
+conf_peer_gate_open(void)
+{
+  pthread_mutex_lock(&gate_mu);
+  gate_open = true;
+  pthread_cond_broadcast(&gate_cv);
+  pthread_mutex_unlock(&gate_mu);
+}
+
+static void
+gate_wait(void)
+{
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 10;
+  pthread_mutex_lock(&gate_mu);
+  int rc = 0;
+  while (!gate_open && rc != ETIMEDOUT) {
+    rc = pthread_cond_timedwait(&gate_cv, &gate_mu, &deadline);
+  }
+  pthread_mutex_unlock(&gate_mu);
+}
 
 static void param(
     TRITONBACKEND_Response* resp, const char* name, const char* fmt, ...)
@@ -138,6 +178,7 @@ void
 conf_execute_peer(conf_instance* st, TRITONBACKEND_Request* req)
 {
   (void)st;
+  gate_wait();
   static const char empty_element[4] = {0, 0, 0, 0}; /* one empty string */
   for (int32_t i = 1; i <= 2; i++) {
     TRITONBACKEND_Response* resp = NULL;
