@@ -30,7 +30,7 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		}
 		defer stopDiagnostics()
 	}
-	host := abi.NewHost(abi.HostOptions{Logger: log})
+	host := abi.NewHost(o.InProcess.hostOptions(log))
 	defer host.Close()
 	provider := loader.New(loader.Options{
 		Opener:              host,

@@ -47,6 +47,7 @@ type serveOptions struct {
 	BackendCallSecs     int
 	DebugAddress        string
 	GRPC                grpcFlags
+	InProcess           inprocessFlags
 
 	backendConfig map[string]map[string]string
 }
@@ -94,6 +95,7 @@ func newServeCommand() *cobra.Command {
 	f.IntVar(&o.BackendCallSecs, "backend-call-timeout-secs", int(core.DefaultBackendCallTimeout/time.Second), "seconds a backend may take to initialize or finalize a model or instance; then that model fails and the others go on")
 	f.StringVar(&o.DebugAddress, "debug-address", "", "serve Go's pprof profiles (goroutines, heap, CPU) on this host:port for diagnosis; off when empty; bind it to loopback")
 	o.GRPC.bind(f)
+	o.InProcess.bind(f)
 	return cmd
 }
 
@@ -164,6 +166,9 @@ func (o *serveOptions) Validate() error {
 	}
 	if o.BackendCallSecs <= 0 {
 		return errors.New("--backend-call-timeout-secs must be positive")
+	}
+	if err := o.InProcess.validate(); err != nil {
+		return err
 	}
 	return o.GRPC.validate()
 }
