@@ -81,8 +81,7 @@ TRITONSERVER_ResponseAllocatorDelete(TRITONSERVER_ResponseAllocator* allocator)
   return NULL;
 }
 
-// ---- The hooks of the backend API
-// ---------------------------------------------
+// ---- The hooks of the backend API -------------------------------------------
 
 #define ALLOCATOR_HANDLE(c) \
   THOST_AS_HANDLE(TRITONSERVER_ResponseAllocator, (c)->allocator)

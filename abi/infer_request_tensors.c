@@ -184,8 +184,7 @@ TRITONSERVER_InferenceRequestRemoveAllInputs(
   return NULL;
 }
 
-// ---- Input data
-// ---------------------------------------------------------------
+// ---- Input data -------------------------------------------------------------
 
 static TRITONSERVER_Error*
 append_data(
@@ -294,8 +293,7 @@ TRITONSERVER_InferenceRequestRemoveAllInputData(
   return NULL;
 }
 
-// ---- Requested outputs
-// --------------------------------------------------------
+// ---- Requested outputs ------------------------------------------------------
 
 static int64_t
 find_output(struct thost_infer_request* r, const char* name)

@@ -13,8 +13,7 @@
 #define RESPONSE(var, h) \
   THOST_OBJECT(var, h, THOST_KIND_INFER_RESPONSE, "inference response")
 
-// ---- Outputs taken from a serving backend's response
-// --------------------------
+// ---- Outputs taken from a serving backend's response ------------------------
 
 void
 thost_iresp_output_free(struct thost_iresp_output* o)
@@ -89,8 +88,7 @@ thost_output_set_free(struct thost_output_set* set)
   free(set);
 }
 
-// ---- Building a delivered response
-// --------------------------------------------
+// ---- Building a delivered response ------------------------------------------
 
 struct thost_infer_response*
 thost_iresp_new(
@@ -251,8 +249,7 @@ thost_iresp_free(struct thost_infer_response* r)
   free(r);
 }
 
-// ---- The accessors
-// ------------------------------------------------------------
+// ---- The accessors ----------------------------------------------------------
 
 TRITONSERVER_Error*
 TRITONSERVER_InferenceResponseDelete(

@@ -19,8 +19,7 @@
 
 #include "objects.h"
 
-// ---- Allocators
-// ---------------------------------------------------------------
+// ---- Allocators -------------------------------------------------------------
 
 struct thost_allocator {
   uint64_t handle;
@@ -68,8 +67,7 @@ TRITONSERVER_Error* thost_caller_query(
 // nobody else can be told of, and deletes it; nothing for NULL.
 void thost_log_caller_error(const char* what, TRITONSERVER_Error* err);
 
-// ---- Requests
-// -----------------------------------------------------------------
+// ---- Requests ---------------------------------------------------------------
 
 // One buffer of an input: where the caller's data is (not copied).
 struct thost_ireq_buffer {
@@ -159,8 +157,7 @@ void thost_infer_call_respond(
     struct thost_infer_call* call, uint64_t response, uint32_t flags);
 void thost_infer_call_release(struct thost_infer_call* call);
 
-// ---- Responses
-// ----------------------------------------------------------------
+// ---- Responses --------------------------------------------------------------
 
 // One output of a delivered response. Its buffer came from the caller's
 // allocator (allocated, handed back through release_fn), or is NULL.
