@@ -2,6 +2,7 @@ package abi_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"tritonhost/abi"
 	"tritonhost/core"
+	"tritonhost/core/coretest"
 	"tritonhost/internal/testenv"
 )
 
@@ -204,7 +206,7 @@ func TestBLSGivesUpOnASlowCalleeAtItsDeadline(t *testing.T) {
 func TestBLSStalledCallerBoundsItsQueueAndBlocksNothingElse(t *testing.T) {
 	t.Parallel()
 	const maxPending, k = 4, 60
-	srv := startServerWithHost(t, blsRepo(t), abi.HostOptions{InProcessMaxPending: maxPending, InProcessStallTimeout: time.Second})
+	srv := startServerWith(t, blsRepo(t), serverSetup{host: abi.HostOptions{InProcessMaxPending: maxPending, InProcessStallTimeout: time.Second}})
 	gate := make(chan struct{})
 	var once sync.Once
 	c := newCollector()
@@ -258,4 +260,55 @@ func TestBLSIsAccountedForUntilUnload(t *testing.T) {
 			t.Errorf("after unload: %v", live)
 		}
 	})
+}
+
+// goModels serves the models of backend "go" with a Go-native fake backend
+// (core/coretest), the others with the loader.
+type goModels struct {
+	goBackend *coretest.Provider
+	loader    core.BackendProvider
+}
+
+func (p goModels) LoadModel(m *core.Model) (core.BackendModel, error) {
+	if m.Config().GetBackend() == "go" {
+		return p.goBackend.LoadModel(m)
+	}
+	return p.loader.LoadModel(m)
+}
+
+func (p goModels) Close() error { return errors.Join(p.goBackend.Close(), p.loader.Close()) }
+
+// TestBLSCopiesOutputsTheServerHolds: the outputs of a model whose
+// responses the server holds in its own memory (a Go-native backend here,
+// an ensemble elsewhere) reach the caller through its allocator too,
+// allocated when the response is delivered and copied in, streamed
+// response by response.
+func TestBLSCopiesOutputsTheServerHolds(t *testing.T) {
+	t.Parallel()
+	goBackend := coretest.NewProvider().Set("echo", coretest.Answering(coretest.Times(3)))
+	srv := startServerWith(t, testenv.Repository(t,
+		testenv.Model{Name: "echo", Config: `backend: "go"
+model_transaction_policy { decoupled: true }
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]`},
+		testenv.Model{Name: "bls_echo", Config: blsConfig("bls_echo", "echo", "model_transaction_policy { decoupled: true }")},
+	), serverSetup{wrap: func(l core.BackendProvider) core.BackendProvider { return goModels{goBackend, l} }})
+	evs := infer(t, srv, &core.InferenceRequest{Model: "bls_echo", ID: "copied",
+		Inputs: []core.Input{core.NewInput("INPUT0", core.TypeInt32, []int64{3}, int32s(7, -8, 9))}})
+	var n int
+	for _, ev := range evs {
+		if ev.resp == nil {
+			continue
+		}
+		if ev.resp.Err != nil {
+			t.Fatalf("response %d: %v", n, ev.resp.Err)
+		}
+		if o := output(t, ev.resp, "OUTPUT0"); !slices.Equal(o.Data, int32s(7, -8, 9)) || !slices.Equal(o.Shape, []int64{3}) {
+			t.Errorf("response %d: OUTPUT0 = %v %v", n, o.Data, o.Shape)
+		}
+		n++
+	}
+	if n != 3 || !evs[len(evs)-1].final {
+		t.Errorf("got %d responses (last final: %v), want 3 and a final", n, evs[len(evs)-1].final)
+	}
 }

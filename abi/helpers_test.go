@@ -73,13 +73,20 @@ func TestMain(m *testing.M) {
 // request, no backend API object.
 func startServer(t *testing.T, repo string, mutate ...func(*core.Options, *loader.Options)) *testServer {
 	t.Helper()
-	return startServerWithHost(t, repo, abi.HostOptions{}, mutate...)
+	return startServerWith(t, repo, serverSetup{}, mutate...)
 }
 
-// startServerWithHost is startServer with a host made from hopts (its
-// logger is the test's).
-func startServerWithHost(t *testing.T, repo string, hopts abi.HostOptions, mutate ...func(*core.Options, *loader.Options)) *testServer {
+// serverSetup is what startServerWith does differently from startServer.
+type serverSetup struct {
+	host abi.HostOptions // the host's options (its logger is the test's)
+	// wrap, if set, wraps the loader as the server's backend provider.
+	wrap func(core.BackendProvider) core.BackendProvider
+}
+
+// startServerWith is startServer as setup says.
+func startServerWith(t *testing.T, repo string, setup serverSetup, mutate ...func(*core.Options, *loader.Options)) *testServer {
 	t.Helper()
+	hopts := setup.host
 	backends := testenv.BackendDir(t)
 	logs := &logBuffer{}
 	logger := serverlog.New(logs)
@@ -92,6 +99,9 @@ func startServerWithHost(t *testing.T, repo string, hopts abi.HostOptions, mutat
 	host := abi.NewHost(hopts)
 	lopts.Opener = host
 	copts.Backends = loader.New(lopts)
+	if setup.wrap != nil {
+		copts.Backends = setup.wrap(copts.Backends)
+	}
 	srv, err := core.NewServer(copts)
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
