@@ -72,13 +72,19 @@ func outValues(t *testing.T, evs []event) []int32 {
 
 func TestBLSCallsAModelAndWaitsForItsResponse(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, blsRepo(t))
+	// bls_batched takes batches (dynamic batching, one instance): it starts
+	// the calls of a batch before waiting for any.
+	batched := strings.Replace(testenv.ExampleConfig(t, "bls_simple"), `name: "bls_simple"`, `name: "bls_batched"`, 1) +
+		"dynamic_batching { max_queue_delay_microseconds: 20000 }\ninstance_group [ { count: 1 kind: KIND_CPU } ]\n"
+	batched = strings.Replace(batched, "instance_group [ { count: 2 kind: KIND_CPU } ]", "", 1)
+	srv := startServer(t, blsRepo(t, testenv.Model{Name: "bls_batched", Config: batched}))
 	const n = 12
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			outputs := [][]string{nil, {"OUTPUT1"}}[i%2]
-			req, a, b := addsubRequest("bls_simple", core.TypeInt32, []int64{1, 16}, i+1, outputs...)
+			model := []string{"bls_simple", "bls_batched"}[i/2%2]
+			req, a, b := addsubRequest(model, core.TypeInt32, []int64{1, 16}, i+1, outputs...)
 			evs := infer(t, srv, req)
 			if len(evs) != 1 || !evs[0].final || evs[0].resp == nil || evs[0].resp.Err != nil {
 				t.Errorf("request %d: want one final response, got %+v", i, evs)
@@ -97,10 +103,10 @@ func TestBLSCallsAModelAndWaitsForItsResponse(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for _, model := range []string{"bls_simple", "simple"} {
+	for model, want := range map[string]uint64{"bls_simple": n / 2, "bls_batched": n / 2, "simple": n} {
 		stats, err := srv.Statistics(model, 1)
-		if err != nil || len(stats) != 1 || stats[0].Inference.Success.Count != n {
-			t.Errorf("%s statistics: %+v %v, want %d successes", model, stats, err, n)
+		if err != nil || len(stats) != 1 || stats[0].Inference.Success.Count != want {
+			t.Errorf("%s statistics: %+v %v, want %d successes", model, stats, err, want)
 		}
 	}
 }

@@ -14,17 +14,19 @@
 //   outputs should be outputs of the callee.
 //
 // A model that is not decoupled calls synchronously: Execute starts a call
-// per request, waits for the callee's one response and answers with a copy
-// of it. A decoupled model forwards: Execute starts the calls and returns,
-// and each response of the callee (square_int32, say, which sends k) is
-// sent on as a response of the request, from the thread the server
-// delivers it on, with its flags; a flags-only final stays one. Before the
-// first call an instance checks the callee with the model queries
-// (TRITONSERVER_ServerModelIsReady, ServerModelConfig, ServerModelMetadata):
-// ready, decoupled only if this model is, and taking this model's inputs.
+// per request of its batch, then waits for each callee's one response (one
+// deadline for the batch) and answers with a copy of it. A decoupled model
+// forwards: Execute starts the calls and returns, and each response of the
+// callee (square_int32, say, which sends k) is sent on as a response of the
+// request, from the thread the server delivers it on, with its flags; a
+// flags-only final stays one. Before the first call an instance checks the
+// callee with the model queries (TRITONSERVER_ServerModelIsReady,
+// ServerModelConfig, ServerModelMetadata): ready, decoupled only if this model
+// is, and taking this model's inputs.
 //
 // Built on the C++ backend layer (backends_cpp/layer); bls_call.hpp has the
 // call itself.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -32,6 +34,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "backend_entry_points.hpp"
 #include "backend_model.hpp"
@@ -148,9 +151,10 @@ class ModelInstanceState : public BackendModelInstance {
       : BackendModelInstance(instance, model_state), model_state_(model_state)
   {
   }
-  // Answers one request of a model that is not decoupled: true if it
-  // succeeded.
-  bool CallAndWait(TRITONBACKEND_Request* request, uint64_t exec_start_ns);
+  bool Finish(
+      TRITONBACKEND_Request* request, Call* call,
+      std::chrono::steady_clock::time_point deadline, uint64_t exec_start_ns,
+      uint64_t compute_start_ns);
   void Answer(
       TRITONBACKEND_Request* request, TRITONSERVER_InferenceResponse* from,
       TRITONSERVER_Error* err, uint64_t exec_start_ns,
@@ -213,51 +217,63 @@ ModelInstanceState::Execute(
     TRITONBACKEND_Request** requests, uint32_t request_count)
 {
   const uint64_t exec_start_ns = NowNs();
-  const bool forward = model_state_->IsDecoupled();
-  uint64_t started = 0;
+  const Call::Mode mode =
+      model_state_->IsDecoupled() ? Call::Mode::kForward : Call::Mode::kWait;
+  // Every call of the batch starts before any is waited for, so the callee
+  // works on all of them at once.
+  std::vector<std::pair<TRITONBACKEND_Request*, std::shared_ptr<Call>>> calls;
   for (uint32_t i = 0; i < request_count; ++i) {
     TRITONBACKEND_Request* request = requests[i];
+    std::shared_ptr<Call> call;
     TRITONSERVER_Error* err = model_state_->EnsureCalleeChecked();
+    if (err == nullptr) {
+      err = Call::Start(target_, request, mode, exec_start_ns, &call);
+    }
     if (err != nullptr) {
       Refuse(TritonModelInstance(), request, err, exec_start_ns);
-    } else if (!forward) {
-      started += CallAndWait(request, exec_start_ns) ? 1 : 0;
     } else {
-      std::shared_ptr<Call> call;
-      err = Call::Start(
-          target_, request, Call::Mode::kForward, exec_start_ns, &call);
-      if (err != nullptr) {
-        Refuse(TritonModelInstance(), request, err, exec_start_ns);
-      } else {
-        ++started;  // answered and released by the call's callbacks
-      }
+      calls.emplace_back(request, std::move(call));
     }
   }
-  if (started > 0) {
+  // kForward: the calls' callbacks answer and release the requests.
+  uint64_t succeeded = (mode == Call::Mode::kForward) ? calls.size() : 0;
+  if (mode == Call::Mode::kWait) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + model_state_->Timeout();
+    const uint64_t compute_start_ns = NowNs();
+    for (auto& [request, call] : calls) {
+      succeeded +=
+          Finish(request, call.get(), deadline, exec_start_ns, compute_start_ns)
+              ? 1
+              : 0;
+    }
+  }
+  if (succeeded > 0) {
     const uint64_t now = NowNs();
     THOST_LOG_IF_ERROR(
         TRITONBACKEND_ModelInstanceReportBatchStatistics(
-            TritonModelInstance(), started, exec_start_ns, exec_start_ns, now,
+            TritonModelInstance(), succeeded, exec_start_ns, exec_start_ns, now,
             now),
         MessagePrefix() + "failed to report batch statistics");
   }
   return nullptr;  // every request is answered, or will be by its call
 }
 
+// Waits for 'call' until 'deadline' and answers its request; true if it
+// succeeded.
 bool
-ModelInstanceState::CallAndWait(
-    TRITONBACKEND_Request* request, uint64_t exec_start_ns)
+ModelInstanceState::Finish(
+    TRITONBACKEND_Request* request, Call* call,
+    std::chrono::steady_clock::time_point deadline, uint64_t exec_start_ns,
+    uint64_t compute_start_ns)
 {
-  std::shared_ptr<Call> call;
-  TRITONSERVER_Error* err =
-      Call::Start(target_, request, Call::Mode::kWait, exec_start_ns, &call);
-  if (err != nullptr) {
-    Refuse(TritonModelInstance(), request, err, exec_start_ns);
-    return false;
-  }
-  const uint64_t compute_start_ns = NowNs();
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
   TRITONSERVER_InferenceResponse* response = nullptr;
-  if (!call->Wait(model_state_->Timeout(), &response, &err)) {
+  TRITONSERVER_Error* err = nullptr;
+  if (!call->Wait(
+          std::max(left, std::chrono::milliseconds(0)), model_state_->Timeout(),
+          &response, &err)) {
     return false;  // answered by Wait, released by the call
   }
   if (err == nullptr && response == nullptr) {

@@ -218,11 +218,11 @@ Call::AddRequestedOutputs()
 
 bool
 Call::Wait(
-    std::chrono::milliseconds timeout,
+    std::chrono::milliseconds left, std::chrono::milliseconds timeout,
     TRITONSERVER_InferenceResponse** response, TRITONSERVER_Error** error)
 {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!back_cv_.wait_for(lock, timeout, [this] { return back_; })) {
+  if (!back_cv_.wait_for(lock, left, [this] { return back_; })) {
     GiveUp(timeout);  // under the lock, so OnRelease comes after
     return false;
   }

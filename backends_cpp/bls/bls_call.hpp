@@ -95,14 +95,16 @@ class Call {
   Call& operator=(const Call&) = delete;
 
   // Mode::kWait: waits until the callee hands the inner request back, or
-  // for 'timeout'. In time: returns true with the callee's one response
-  // (owned by the caller; nullptr when it sent none) or its error (owned),
-  // and the caller answers and releases the outer request. Too late:
+  // until 'left' has passed. In time: returns true with the callee's one
+  // response (owned by the caller; nullptr when it sent none) or its error
+  // (owned), and the caller answers and releases the outer request. Too late:
   // cancels the inner request, answers the outer one with an UNAVAILABLE
   // error, reports its statistics and returns false; OnRelease releases it
   // once the callee hands the inner request back.
+  // 'left' is how long to wait; 'timeout' the configured deadline, for the
+  // error message.
   bool Wait(
-      std::chrono::milliseconds timeout,
+      std::chrono::milliseconds left, std::chrono::milliseconds timeout,
       TRITONSERVER_InferenceResponse** response, TRITONSERVER_Error** error);
 
  private:
