@@ -1257,8 +1257,11 @@ func TestConformanceInProcessCallReachesThePeerAndBack(t *testing.T) {
 		"inprocess.out":                      "11,22",
 		"inprocess.null_final":               "true",
 		"inprocess.release_flags":            "1",
-		"inprocess.calls":                    "starts=3 allocs=5 attributes=5 queries=1 releases=5 responses=3 finals=1",
-		"inprocess.preferred_gpu":            "5",
+		// 2 responses sent, 1 deleted unsent, 1 sent after the final flag
+		// (refused): every buffer back to the allocator.
+		"inprocess.calls":                    "starts=4 allocs=6 attributes=6 queries=1 releases=6 responses=3 finals=1",
+		"inprocess.preferred_gpu":            "6",
+		"inprocess.peer_send_after_final":    "NOT_FOUND",
 		"inprocess.query_name":               "AUTO_OUT",
 		"inprocess.threads":                  "alloc_on_caller=false response_on_other=true",
 	})

@@ -239,18 +239,26 @@ func (c *inferCall) send(p *core.Responder, resp *C.struct_thost_response, final
 			}
 		}
 	}
+	kept := false
 	if set != nil {
 		c.mu.Lock()
-		c.pending[r] = set
+		if c.pending != nil { // nil once the call ended
+			c.pending[r] = set
+			kept = true
+		}
 		c.mu.Unlock()
 	}
 	err := p.Send(r, final)
-	if err != nil && set != nil {
+	switch {
+	case set == nil:
+	case !kept: // the call had ended, so Send refused r: nobody else has the buffers
+		C.thost_output_set_free(set)
+	case err != nil: // refused, never to be delivered, unless end already released it
 		c.mu.Lock()
 		_, still := c.pending[r]
 		delete(c.pending, r)
 		c.mu.Unlock()
-		if still { // refused, never to be delivered: the buffers go back now
+		if still {
 			C.thost_output_set_free(set)
 		}
 	}

@@ -236,6 +236,8 @@ TRITONSERVER_Error* conf_attributes_fn(
  * its return. One gate for the backend: one "inprocess" request at a time. */
 void conf_peer_gate_close(void);
 void conf_peer_gate_open(void);
+/* What the peer's send after its final flag returned ("NOT_FOUND"). */
+const char* conf_peer_after_final(void);
 void conf_request_released(
     TRITONSERVER_InferenceRequest* request, const uint32_t flags, void* userp);
 void conf_response_complete(

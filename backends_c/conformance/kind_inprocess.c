@@ -160,6 +160,8 @@ report_calls(conf_report* r, conf_call* c)
   conf_value(r, "inprocess.null_final", "%s", c->null_final ? "true" : "false");
   conf_value(r, "inprocess.release_flags", "%u", c->release_flags);
   conf_value(r, "inprocess.out", "%d,%d", c->out[0], c->out[1]);
+  conf_value(
+      r, "inprocess.peer_send_after_final", "%s", conf_peer_after_final());
   pthread_mutex_unlock(&c->mu);
 }
 

@@ -5,10 +5,12 @@
  * each with AUTO_OUT (11, then 22) and an output the submitter did not ask
  * for (CHECKS), their buffers from the submitter's allocator with GPU
  * memory preferred; a third response it deletes unsent; then a flags-only
- * final. The first response carries, as STRING parameters, what the peer
- * saw: the request's id, correlation id, timeout, parameters and DATA, the
- * answer of TRITONBACKEND_RequestOutputBufferProperties, and where its
- * output buffers landed.
+ * final, and a response sent after it (refused; the result is kept for the
+ * caller, conf_peer_after_final). The first response carries, as STRING
+ * parameters, what the peer saw: the request's id, correlation id, timeout,
+ * parameters and DATA, the answer of
+ * TRITONBACKEND_RequestOutputBufferProperties, and where its output buffers
+ * landed.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -20,6 +22,10 @@
 #include <time.h>
 
 #include "conformance.h"
+
+/* What sending after the final flag gave the peer, for the caller to
+ * report once the request is back (guarded by gate_mu). */
+static char after_final[32] = "(not sent)";
 
 static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
@@ -40,6 +46,16 @@ conf_peer_gate_open(void)
   gate_open = true;
   pthread_cond_broadcast(&gate_cv);
   pthread_mutex_unlock(&gate_mu);
+}
+
+const char*
+conf_peer_after_final(void)
+{
+  static char copy[sizeof(after_final)];
+  pthread_mutex_lock(&gate_mu);
+  memcpy(copy, after_final, sizeof(copy));
+  pthread_mutex_unlock(&gate_mu);
+  return copy;
 }
 
 static void
@@ -212,6 +228,18 @@ conf_execute_peer(conf_instance* st, TRITONBACKEND_Request* req)
   if (TRITONBACKEND_ResponseFactoryNew(&f, req) == NULL) {
     TRITONSERVER_ErrorDelete(
         TRITONBACKEND_ResponseFactorySendFlags(f, CONF_FINAL));
+    /* Too late: refused, and its buffer goes back to the allocator. */
+    TRITONBACKEND_Response* late = NULL;
+    if (TRITONBACKEND_ResponseNewFromFactory(&late, f) == NULL) {
+      const int32_t value = 44;
+      TRITONSERVER_ErrorDelete(add_output(
+          late, "AUTO_OUT", TRITONSERVER_TYPE_INT32, &value, 4, NULL, 0));
+      const char* got =
+          outcome(TRITONBACKEND_ResponseSend(late, CONF_FINAL, NULL));
+      pthread_mutex_lock(&gate_mu);
+      snprintf(after_final, sizeof(after_final), "%s", got);
+      pthread_mutex_unlock(&gate_mu);
+    }
     TRITONSERVER_ErrorDelete(TRITONBACKEND_ResponseFactoryDelete(f));
   }
   TRITONSERVER_ErrorDelete(TRITONBACKEND_RequestRelease(req, CONF_RELEASE_ALL));
