@@ -1259,10 +1259,10 @@ func TestConformanceInProcessCallReachesThePeerAndBack(t *testing.T) {
 		"inprocess.release_flags":            "1",
 		// 2 responses sent, 1 deleted unsent, 1 sent after the final flag
 		// (refused): every buffer back to the allocator.
-		"inprocess.calls":                    "starts=4 allocs=6 attributes=6 queries=1 releases=6 responses=3 finals=1",
-		"inprocess.preferred_gpu":            "6",
-		"inprocess.peer_send_after_final":    "NOT_FOUND",
-		"inprocess.query_name":               "AUTO_OUT",
-		"inprocess.threads":                  "alloc_on_caller=false response_on_other=true",
+		"inprocess.calls":                 "starts=4 allocs=6 attributes=6 queries=1 releases=6 responses=3 finals=1",
+		"inprocess.preferred_gpu":         "6",
+		"inprocess.peer_send_after_final": "NOT_FOUND",
+		"inprocess.query_name":            "AUTO_OUT",
+		"inprocess.threads":               "alloc_on_caller=false response_on_other=true",
 	})
 }
