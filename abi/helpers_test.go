@@ -50,6 +50,7 @@ type testServer struct {
 func TestMain(m *testing.M) {
 	goroutines := runtime.NumGoroutine()
 	code := m.Run()
+	testenv.RemoveSharedFakeCUDADriver()
 	if code == 0 {
 		deadline := time.Now().Add(10 * time.Second)
 		for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {

@@ -26,6 +26,8 @@ type HostOptions struct {
 	// Metrics is the registry backends' custom metrics are registered in
 	// (default: a new one, see Host.Metrics).
 	Metrics *metrics.Registry
+	// Devices are the server's GPUs (nil: none; see Devices).
+	Devices Devices
 	// InProcessMaxPending bounds the responses of one request a backend
 	// submitted (TRITONSERVER_ServerInferAsync) that wait for its response
 	// callback (default DefaultInProcessMaxPending). A serving backend that
@@ -48,6 +50,7 @@ type Host struct {
 	c       *C.struct_thost_host
 	log     *serverlog.Logger
 	metrics *metrics.Registry
+	devices Devices
 
 	requests      table[*heldRequest]
 	models        table[*core.Model]
@@ -88,7 +91,7 @@ func NewHost(opts HostOptions) *Host {
 	if opts.InProcessStallTimeout <= 0 {
 		opts.InProcessStallTimeout = DefaultInProcessStallTimeout
 	}
-	h := &Host{log: opts.Logger, metrics: opts.Metrics,
+	h := &Host{log: opts.Logger, metrics: opts.Metrics, devices: opts.Devices,
 		maxPending: opts.InProcessMaxPending, stallTimeout: opts.InProcessStallTimeout}
 
 	hostRegistry.mu.Lock()
@@ -101,6 +104,9 @@ func NewHost(opts HostOptions) *Host {
 	h.c = C.thost_host_new(C.uint64_t(key))
 	if h.c == nil {
 		panic("abi: out of memory creating a host")
+	}
+	if h.devices != nil {
+		h.c.has_devices = 1 // before any backend runs: no other thread reads it yet
 	}
 	byKey = append(slices.Clip(byKey), h)
 	hostRegistry.byKey.Store(&byKey)

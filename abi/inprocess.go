@@ -45,7 +45,7 @@ func serverOf(c *C.struct_thost_host, fn string) (*Host, *core.Server, *C.TRITON
 
 // inferCall is one submission of an inference request by a backend
 // (TRITONSERVER_ServerInferAsync), from its acceptance until the release
-// callback has returned. The server's ResponseFunc and OnFinished only
+// callback has returned. The server's ResponseFunc and Finished only
 // queue what they are given (they may run under the request's responder
 // lock); the call's own goroutine, started at submission, calls the
 // backend's response and release functions from the queue, one at a time,
@@ -108,7 +108,7 @@ func (h *Host) submit(srv *core.Server, creq *C.struct_thost_infer_request, cb *
 	c.key = h.calls.add(c)
 	storeCallKey(creq, c.key) // from here Cancel reaches the call
 	req.Origin = c
-	req.OnFinished = c.finished
+	req.Finished = c.finished
 	if err := srv.Submit(ctx, m, req, c.onResponse); err != nil {
 		storeCallKey(creq, 0)
 		h.calls.take(c.key)
@@ -133,7 +133,7 @@ func (c *inferCall) onResponse(resp *core.Response, final bool) {
 	c.signal()
 }
 
-// finished is the request's OnFinished: the release callback comes last.
+// finished is the request's Finished: the release callback comes last.
 func (c *inferCall) finished() {
 	c.mu.Lock()
 	c.queue = append(c.queue, delivery{release: true})

@@ -57,6 +57,9 @@ struct thost_host {
   uint64_t key;     // the Go Host's registry key
   uint64_t server;  // its TRITONSERVER_Server handle
   int closed;       // atomic
+  int has_devices;  // set once by Go before any backend runs: GPU and pinned
+                    // memory come from the Go side's Devices
+                    // (exports_device.go)
   int log_on[4];    // atomic, by TRITONSERVER_LogLevel: mirrored from the Go
                     // logger
   int64_t live[THOST_COUNT_MAX];  // atomic
@@ -168,6 +171,12 @@ struct thost_instance {
   struct thost_message* host_policy;  // server-owned {"<policy>":{}}
   uint32_t profile_count;
   char** profiles;
+  // For a GPU instance on a server with GPUs: ctx_fn(ctx_arg) makes its
+  // device current on the calling thread (cuCtxSetCurrent and the device's
+  // primary context, from package gpu) and returns a CUresult. Called
+  // right before each of the instance's entry points (host.c). NULL: none.
+  void* ctx_fn;
+  void* ctx_arg;
 };
 
 // ---- Requests ---------------------------------------------------------------
@@ -283,8 +292,13 @@ struct thost_output {
   int64_t* shape;
   uint32_t dims_count;
   bool has_buffer;
-  void* buffer;  // inline_data, malloc'd, or from the caller's allocator
+  // device_buffer: buffer is GPU or pinned memory from the host's Devices
+  // (attrs says which), returned to them when the response is freed.
+  bool device_buffer;
+  void* buffer;  // inline_data, malloc'd, device memory (device_buffer) or
+                 // from the caller's allocator (caller_buffer)
   uint64_t byte_size;
+  struct thost_host* host;  // the server of the response
   // The submitter's allocator, when the response answers a request a backend
   // submitted (its context's, valid while the response lives), and what it
   // handed out for the buffer (caller_buffer set).
@@ -292,6 +306,7 @@ struct thost_output {
   bool caller_buffer;
   void* buffer_userp;
   struct thost_buffer_attributes attrs;
+  unsigned char ipc_handle[64];  // CUipcMemHandle, filled on first use
   unsigned char inline_data[THOST_INLINE_OUTPUT_BYTES];
 };
 

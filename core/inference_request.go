@@ -34,13 +34,16 @@ type InferenceRequest struct {
 	// the response allocator of a backend that submitted the request, so
 	// the serving backend writes outputs where the submitter asked).
 	Origin any
-	// OnFinished, if set, is called once the server is done with an
-	// accepted request: its final response was delivered and the backend
-	// released it, so nothing reads the inputs' buffers any more. It runs on
-	// whichever goroutine or backend thread finished the request, possibly
-	// while the request's Responder is locked: it must return at once and
-	// not call back into the request.
-	OnFinished func()
+	// Finished, if set, is called once when the request is finished: its
+	// final response was delivered and the backend released it for good.
+	// From then on the server holds no reference to the inputs' buffers, so
+	// memory lent to the request (a shared-memory region, a calling
+	// backend's input buffers) may be taken back. It runs on the goroutine
+	// or backend thread that finished the request, possibly while the
+	// request's Responder is locked: it must return at once and not call
+	// back into the request. It is not called when Infer or Submit returns
+	// an error: the request was never accepted.
+	Finished func()
 }
 
 // ParameterType is the type of a Parameter's value, numbered as

@@ -10,11 +10,11 @@ import (
 	"tritonhost/core/coretest"
 )
 
-// TestOnFinishedRunsOnceAfterFinalAndRelease: a submitter learns when the
-// server is done with its inputs (OnFinished) only once both the final
-// response was delivered and the backend released the request, whichever
-// comes last; the backend sees the submitter's Origin on the request.
-func TestOnFinishedRunsOnceAfterFinalAndRelease(t *testing.T) {
+// TestFinishedWaitsForTheFinalResponseAfterRelease: a backend that releases
+// its request before answering (decoupled) does not finish it; Finished runs
+// once the final response was delivered too; the backend sees the
+// submitter's Origin on the request.
+func TestFinishedWaitsForTheFinalResponseAfterRelease(t *testing.T) {
 	t.Parallel()
 	p := coretest.NewProvider()
 	srv := coretest.Start(t, p, coretest.ModelDir{Name: "m", Config: vectorConfig(decoupled)})
@@ -30,9 +30,9 @@ func TestOnFinishedRunsOnceAfterFinalAndRelease(t *testing.T) {
 	var finalSeen atomic.Bool
 	req := vector("r", 1, 2)
 	req.Origin = "the submitter's"
-	req.OnFinished = func() {
+	req.Finished = func() {
 		if !finalSeen.Load() {
-			t.Errorf("OnFinished ran before the final response was delivered")
+			t.Errorf("Finished ran before the final response was delivered")
 		}
 		finished.Add(1)
 	}
@@ -48,7 +48,7 @@ func TestOnFinishedRunsOnceAfterFinalAndRelease(t *testing.T) {
 	}
 	p.WaitCalls(t, "r", "Release", 1)
 	if n := finished.Load(); n != 0 {
-		t.Fatalf("OnFinished ran %d times while the final response was still to come", n)
+		t.Fatalf("Finished ran %d times while the final response was still to come", n)
 	}
 	gate.Open()
 	<-done
@@ -57,21 +57,9 @@ func TestOnFinishedRunsOnceAfterFinalAndRelease(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	if n := finished.Load(); n != 1 {
-		t.Errorf("OnFinished ran %d times, want once", n)
+		t.Errorf("Finished ran %d times, want once", n)
 	}
 	if got := seen.Load(); got != "the submitter's" {
 		t.Errorf("the backend saw Origin %v, want the submitter's", got)
-	}
-}
-
-// TestOnFinishedIsNotCalledForARefusedRequest: a request Submit refuses
-// never reached the server, so nothing reports it finished.
-func TestOnFinishedIsNotCalledForARefusedRequest(t *testing.T) {
-	t.Parallel()
-	srv, _ := serveModel(t, vectorConfig(), coretest.Echo())
-	req := coretest.Request("m", "bad", coretest.Int32Input("NOPE", []int64{1}, 1))
-	req.OnFinished = func() { t.Errorf("OnFinished ran for a refused request") }
-	if err := srv.Infer(context.Background(), req, func(*core.Response, bool) {}); err == nil {
-		t.Fatal("a request with an unknown input was accepted")
 	}
 }
