@@ -180,6 +180,22 @@ parameters [ { key: "bls_model" value: { string_value: "square_int32" } } ]
 	}
 }
 
+// TestBLSCallsBeforeTheServerServesAreRefusedAsTritons: while the host has
+// no server (as while the models load) the in-process API answers
+// Triton's UNAVAILABLE "Server not ready", which bls passes to its client.
+func TestBLSCallsBeforeTheServerServesAreRefusedAsTritons(t *testing.T) {
+	t.Parallel()
+	srv := startServerWith(t, blsRepo(t), serverSetup{detached: true})
+	req, _, _ := addsubRequest("bls_simple", core.TypeInt32, []int64{1, 16}, 3)
+	evs := infer(t, srv, req)
+	if len(evs) != 1 || evs[0].resp == nil {
+		t.Fatalf("want one error response, got %+v", evs)
+	}
+	if err := evs[0].resp.Err; core.CodeOf(err) != core.CodeUnavailable || err.Error() != "Server not ready" {
+		t.Errorf("error %v (%v), want UNAVAILABLE \"Server not ready\"", err, core.CodeOf(err))
+	}
+}
+
 func TestBLSGivesUpOnASlowCalleeAtItsDeadline(t *testing.T) {
 	t.Parallel()
 	slow := identityConfig("slow", 0, `parameters [{ key: "execute_delay_ms" value: { string_value: "1500" } }]

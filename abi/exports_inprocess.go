@@ -55,7 +55,7 @@ func thostServerModelIsReady(host *C.struct_thost_host, name *C.char, version C.
 		return cerr
 	}
 	if !srv.Live() {
-		return cErrorf(core.CodeUnavailable, "%s: the server is shutting down", fn)
+		return errServerNotReady()
 	}
 	m, err := srv.Model(C.GoString(name), int64(version))
 	*ready = C.bool(err == nil && m.Readiness() == core.ModelReady)
@@ -82,7 +82,7 @@ func thostServerModelMetadata(host *C.struct_thost_host, name *C.char, version C
 }
 
 //export thostServerModelConfig
-func thostServerModelConfig(host *C.struct_thost_host, name *C.char, version C.int64_t, out **C.TRITONSERVER_Message) (ret *C.TRITONSERVER_Error) {
+func thostServerModelConfig(host *C.struct_thost_host, name *C.char, version C.int64_t, configVersion C.uint32_t, out **C.TRITONSERVER_Message) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONSERVER_ServerModelConfig"
 	defer recoverError(fn, &ret)
 	_, srv, cerr := serverOf(host, fn)
@@ -92,6 +92,9 @@ func thostServerModelConfig(host *C.struct_thost_host, name *C.char, version C.i
 	m, err := srv.Model(C.GoString(name), int64(version))
 	if err != nil {
 		return cError(err)
+	}
+	if configVersion != 1 { // Triton's ModelConfigToJson
+		return cErrorf(core.CodeInvalidArg, "model configuration version %d not supported, supported versions are: 1", configVersion)
 	}
 	return newMessage(fn, m.ConfigJSON(), out)
 }

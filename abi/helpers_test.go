@@ -82,6 +82,9 @@ type serverSetup struct {
 	host abi.HostOptions // the host's options (its logger is the test's)
 	// wrap, if set, wraps the loader as the server's backend provider.
 	wrap func(core.BackendProvider) core.BackendProvider
+	// detached leaves the host without a server for the in-process API,
+	// as while the server's models load.
+	detached bool
 }
 
 // startServerWith is startServer as setup says.
@@ -107,7 +110,9 @@ func startServerWith(t *testing.T, repo string, setup serverSetup, mutate ...fun
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
 	}
-	host.AttachServer(srv)
+	if !setup.detached {
+		host.AttachServer(srv)
+	}
 	ts := &testServer{Server: srv, host: host, log: logs}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

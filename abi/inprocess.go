@@ -22,11 +22,18 @@ const (
 	DefaultInProcessStallTimeout = 5 * time.Second
 )
 
+// errServerNotReady is Triton's answer to the in-process API while the
+// server starts (its models load) and, for ModelIsReady, while it stops.
+func errServerNotReady() *C.TRITONSERVER_Error {
+	return cErrorf(core.CodeUnavailable, "Server not ready")
+}
+
 // AttachServer makes s the server that backends reach through the
 // in-process API: the handle TRITONBACKEND_ModelServer gives them leads to
 // it, for TRITONSERVER_InferenceRequestNew, TRITONSERVER_ServerInferAsync
 // and the model queries. Call it once s is created (core.NewServer has
-// loaded the models by then); until then those calls answer UNAVAILABLE.
+// loaded the models by then); until then those calls answer UNAVAILABLE
+// "Server not ready", as Triton's do while its models load.
 func (h *Host) AttachServer(s *core.Server) { h.server.Store(s) }
 
 // serverOf returns the attached server of a C server, or an error for the
@@ -38,7 +45,7 @@ func serverOf(c *C.struct_thost_host, fn string) (*Host, *core.Server, *C.TRITON
 	}
 	s := h.server.Load()
 	if s == nil {
-		return nil, nil, cErrorf(core.CodeUnavailable, "%s: the server is not serving yet", fn)
+		return nil, nil, errServerNotReady()
 	}
 	return h, s, nil
 }

@@ -89,14 +89,9 @@ TRITONSERVER_ServerModelConfig(
   THOST_CHECK_ARG(
       model_name != NULL && model_config != NULL,
       "model_name or model_config is NULL");
-  if (config_version != 1) {  // as TRITONBACKEND_ModelConfig
-    return thost_errorf(
-        TRITONSERVER_ERROR_INVALID_ARG,
-        "model configuration version %u is not supported, only version 1 is",
-        config_version);
-  }
+  // The version is checked once the model is found, as Triton does.
   return thostServerModelConfig(
-      host, (char*)model_name, model_version, model_config);
+      host, (char*)model_name, model_version, config_version, model_config);
 }
 
 void

@@ -1136,9 +1136,13 @@ typedef enum tritonserver_txn_property_flag_enum {
 // The server: model queries and inference (in-process server API)
 //
 // 'server' is the handle TRITONBACKEND_ModelServer returns; it stays valid
-// while the server runs. Any thread may call these. A server that has not
-// started serving yet (while its models load) or is shutting down answers
-// with TRITONSERVER_ERROR_UNAVAILABLE.
+// while the server runs. Any thread may call these. Errors are the server's
+// own, code and message as a client of the server would see them (an
+// unknown model: TRITONSERVER_ERROR_NOT_FOUND "Request for unknown model:
+// '<name>' is not found"). A server that has not started serving yet (while
+// its models load) answers every one with TRITONSERVER_ERROR_UNAVAILABLE
+// "Server not ready"; one that is shutting down answers ModelIsReady so and
+// refuses new requests with TRITONSERVER_ERROR_UNAVAILABLE.
 // ---------------------------------------------------------------------------
 
 // Stores in *ready whether version 'model_version' of 'model_name' (-1: the
@@ -1163,7 +1167,8 @@ TRITONSERVER_ServerModelMetadata(
 // Stores in *model_config a new message, owned by the caller (release it
 // with TRITONSERVER_MessageDelete), holding the configuration of the model
 // as loaded, in the JSON TRITONBACKEND_ModelConfig gives its backend.
-// 'config_version' must be 1 (TRITONSERVER_ERROR_INVALID_ARG otherwise).
+// 'config_version' must be 1 (TRITONSERVER_ERROR_INVALID_ARG otherwise, once
+// the model was found).
 TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ServerModelConfig(
     struct TRITONSERVER_Server* server, const char* model_name,
     const int64_t model_version, const uint32_t config_version,
