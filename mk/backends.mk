@@ -104,7 +104,7 @@ THOST_CJSON_OBJ := $(THOST_OBJ)/third_party/cjson/cJSON.o
 THOST_REPEAT_OBJS := $(call THOST_OBJS_OF,repeat_backend,repeat)
 THOST_SQUARE_OBJS := $(call THOST_OBJS_OF,square_backend,square)
 THOST_ADDSUB_OBJS := $(call THOST_OBJS_OF,backends_cpp/addsub,addsub)
-THOST_BLS_OBJS := $(call THOST_OBJS_OF,backends_cpp/bls,bls bls_call callee_check)
+THOST_BLS_OBJS := $(call THOST_OBJS_OF,backends_cpp/bls,bls bls_call callee_check cpu_outputs)
 THOST_IDENTITY_OBJS := $(call THOST_OBJS_OF,backends_c/identity,identity \
 	identity_config identity_execute messages) $(THOST_CJSON_OBJ)
 THOST_CONFORMANCE_OBJS := $(call THOST_OBJS_OF,backends_c/conformance,conformance \

@@ -42,6 +42,7 @@
 #include "bls_call.hpp"
 #include "callee_check.hpp"
 #include "clock.hpp"
+#include "cpu_outputs.hpp"
 #include "errors.hpp"
 #include "logging.hpp"
 #include "state_handles.hpp"

@@ -37,23 +37,6 @@
 
 namespace tritonhost { namespace backend { namespace bls {
 
-// The response allocator of a bls model: every output buffer of a callee
-// is malloc'd CPU memory, handed back with free. Its functions keep no
-// state, so one allocator serves every call of the model at once.
-class CpuAllocator {
- public:
-  static TRITONSERVER_Error* Create(std::unique_ptr<CpuAllocator>* out);
-  ~CpuAllocator();
-  CpuAllocator(const CpuAllocator&) = delete;
-  CpuAllocator& operator=(const CpuAllocator&) = delete;
-
-  TRITONSERVER_ResponseAllocator* Handle() const { return allocator_; }
-
- private:
-  CpuAllocator() = default;
-  TRITONSERVER_ResponseAllocator* allocator_ = nullptr;
-};
-
 // The calls an instance has started and whose callbacks have not all
 // returned.
 class CallCounter {
@@ -142,9 +125,5 @@ class Call {
   TRITONSERVER_Error* error_ = nullptr;                 // kWait
   std::shared_ptr<Call> self_;  // held from submission to OnRelease
 };
-
-// Copies the outputs (CPU memory) and parameters of 'from' into 'to'.
-TRITONSERVER_Error* CopyResponse(
-    TRITONSERVER_InferenceResponse* from, TRITONBACKEND_Response* to);
 
 }}}  // namespace tritonhost::backend::bls
