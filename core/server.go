@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -65,6 +66,11 @@ type Options struct {
 	// BackendCallTimeout, for the messages of calls given up on (default
 	// "BackendCallTimeout").
 	BackendCallTimeoutSetting string
+	// EnsembleStepWait bounds how long an ensemble waits for a free slot
+	// of a step that has max_inflight_requests in flight (default
+	// DefaultEnsembleStepWait, Triton's 300 s); the step then goes ahead
+	// past the bound, with an error logged, rather than risk a deadlock.
+	EnsembleStepWait time.Duration
 }
 
 // Server hosts the models of a repository and runs inference on them. All
@@ -89,6 +95,9 @@ type modelEntry struct {
 	versions map[int64]*Model // loaded versions
 	status   []VersionStatus  // last load outcome per version
 	err      error            // why the model has no loaded version
+	steps    []string         // an ensemble's step models (nil for other models)
+	invalid  bool             // its configuration, or an ensemble's graph, was refused
+	orphaned bool             // an ensemble unloaded with a model it runs; it loads with it again
 }
 
 // VersionStatus is one line of the repository index.
@@ -125,6 +134,9 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.BackendCallTimeout <= 0 {
 		opts.BackendCallTimeout = DefaultBackendCallTimeout
 	}
+	if opts.EnsembleStepWait <= 0 {
+		opts.EnsembleStepWait = DefaultEnsembleStepWait
+	}
 	s := &Server{opts: opts, log: opts.Logger, models: map[string]*modelEntry{}, locks: map[string]*modelLock{}}
 	dirs, dupes, err := scanRepositories(opts.ModelRepositories)
 	if err != nil {
@@ -139,23 +151,15 @@ func NewServer(opts Options) (*Server, error) {
 	for name := range dirs {
 		if s.startsWithServer(name) {
 			names = append(names, name)
-		} else {
+		}
+	}
+	names = withSteps(names, dirs) // an ensemble loads the models it runs
+	for name := range dirs {
+		if !slices.Contains(names, name) {
 			s.models[name] = &modelEntry{name: name, dir: dirs[name]}
 		}
 	}
-	sort.Strings(names)
-	sem := make(chan struct{}, opts.LoadConcurrency)
-	var wg sync.WaitGroup
-	for _, name := range names {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			unlock, _ := s.lockModel(context.Background(), name)
-			defer unlock()
-			s.loadEntry(name, dirs[name])
-		})
-	}
-	wg.Wait()
+	s.loadInOrder(names, dirs)
 	return s, nil
 }
 
@@ -210,6 +214,7 @@ func (s *Server) loadEntry(name, dir string) error {
 func (s *Server) loadVersions(e *modelEntry) error {
 	raw, cfg, err := readModelConfig(e.name, e.dir, s.opts.GPUs)
 	if err != nil {
+		e.invalid = true
 		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
 		return err
 	}
@@ -218,13 +223,17 @@ func (s *Server) loadVersions(e *modelEntry) error {
 		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
 		return err
 	}
+	plan, err := s.prepareEnsemble(e, cfg)
+	if err != nil {
+		return err
+	}
 	var errs []error
 	for _, v := range versions {
 		st := VersionStatus{Name: e.name, Version: strconv.FormatInt(v, 10)}
 		m, err := newModel(e.name, v, e.dir, raw, cloneConfig(cfg), s.modelEnv())
 		if err == nil {
 			s.log.Infof("loading: %s:%d", e.name, v)
-			err = m.load(s.opts.Backends)
+			err = s.loadVersion(m, plan)
 		}
 		if err != nil {
 			err = fmt.Errorf("version %d: %w", v, err)
@@ -265,6 +274,8 @@ func (s *Server) unloadVersions(ctx context.Context, e *modelEntry) []error {
 // control. Loads and unloads of one model run one at a time, in the order
 // they take its lock; those of different models do not wait for each
 // other. Each call into the backend is bounded by BackendCallTimeout.
+// Loading an ensemble first loads the models its steps run that have no
+// loaded version; loading a model loads again the ensembles that run it.
 func (s *Server) LoadModel(name string) error {
 	if !s.opts.ExplicitModelControl {
 		return Errorf(CodeUnavailable, "explicit model load / unload is not allowed unless the server runs with explicit model control")
@@ -276,16 +287,10 @@ func (s *Server) LoadModel(name string) error {
 	if err != nil {
 		return Errorf(CodeInternal, "load model %q: %w", name, err)
 	}
-	dir, ok := dirs[name]
-	if !ok {
+	if _, ok := dirs[name]; !ok {
 		return Errorf(CodeNotFound, "load model %q: no such model in the repository", name)
 	}
-	unlock, _ := s.lockModel(context.Background(), name)
-	defer unlock()
-	if s.stopping.Load() {
-		return errShuttingDown()
-	}
-	return s.loadEntry(name, dir)
+	return s.loadWithDependencies(name, dirs)
 }
 
 // UnloadModel unloads every version of a model under explicit model
@@ -293,7 +298,8 @@ func (s *Server) LoadModel(name string) error {
 // refused. It waits for a load or unload of the same model in progress
 // (until ctx ends), and returns an error, the unload going on without it,
 // when ctx ends or a Finalize call does not return within
-// BackendCallTimeout.
+// BackendCallTimeout. The ensembles that run the model are unloaded with
+// it (see orphanDependents).
 func (s *Server) UnloadModel(ctx context.Context, name string) error {
 	if !s.opts.ExplicitModelControl {
 		return Errorf(CodeUnavailable, "explicit model load / unload is not allowed unless the server runs with explicit model control")
@@ -317,7 +323,8 @@ func (s *Server) UnloadModel(ctx context.Context, name string) error {
 	}
 	s.models[name] = &modelEntry{name: name, dir: e.dir}
 	s.mu.Unlock()
-	return errors.Join(s.unloadVersions(ctx, e)...)
+	errs := s.unloadVersions(ctx, e)
+	return errors.Join(append(errs, s.orphanDependents(ctx, name, nil)...)...)
 }
 
 func errShuttingDown() error { return Errorf(CodeUnavailable, "server is shutting down") }
@@ -401,6 +408,13 @@ func (s *Server) Submit(ctx context.Context, m *Model, req *InferenceRequest, fn
 	if s.stopping.Load() {
 		return errShuttingDown()
 	}
+	return s.submit(ctx, m, req, fn, nil)
+}
+
+// submit is Submit without the shutdown check: an ensemble's steps belong
+// to a request already accepted. step, when set, ties the request to the
+// ensemble step that sends it (see stepLink).
+func (s *Server) submit(ctx context.Context, m *Model, req *InferenceRequest, fn ResponseFunc, step *stepLink) error {
 	r, err := m.newRequest(req, fn)
 	if err != nil {
 		return err
@@ -411,6 +425,10 @@ func (s *Server) Submit(ctx context.Context, m *Model, req *InferenceRequest, fn
 	}
 	s.inflight.add()
 	r.onFinished = func(*Request) { s.inflight.done() }
+	if step != nil {
+		r.stepOf = step.durations
+		r.onFinished = func(*Request) { s.inflight.done(); step.finished() }
+	}
 	if ctx.Done() != nil {
 		if ctx.Err() != nil {
 			s.inflight.done()
@@ -441,7 +459,7 @@ func (s *Server) Ready() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, e := range s.models {
-		if e.err != nil {
+		if e.err != nil && !e.orphaned {
 			return false
 		}
 	}
