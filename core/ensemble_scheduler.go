@@ -2,6 +2,8 @@ package core
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -38,15 +40,23 @@ func newEnsembleScheduler(m *Model, srv *Server, plan *ensemblePlan) *ensembleSc
 			s.limiters = append(s.limiters, newStepLimiter(plan.maxInflight))
 		}
 	}
-	srv.log.Infof("ensemble %q version %d runs steps %s%s", m.name, m.version, describeSteps(plan), decoupledNote(plan.decoupled))
+	srv.log.Infof("ensemble %q version %d runs steps %s%s", m.name, m.version, describeSteps(plan), s.note())
 	return s
 }
 
-func decoupledNote(decoupled bool) string {
-	if decoupled {
-		return " (decoupled)"
+// note says what the log line of a loaded ensemble adds to its steps.
+func (s *ensembleScheduler) note() string {
+	var parts []string
+	if s.plan.decoupled {
+		parts = append(parts, "decoupled")
 	}
-	return ""
+	if s.plan.maxInflight > 0 {
+		parts = append(parts, fmt.Sprintf("max_inflight_requests %d, waiting at most %v for a slot", s.plan.maxInflight, s.wait))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
 }
 
 // enqueue starts the request's run. What fails from then on (a step model

@@ -25,8 +25,8 @@ func (run *ensembleRun) sendOne(c *stepCall) {
 	run.mu.Unlock()
 	lim := run.limiter(c.step.index)
 	if lim != nil && !lim.acquire(run.ctx, run.sched.wait) {
-		run.sched.srv.log.Errorf("ensemble %q: step %d (model %q) had no free slot for %v (max_inflight_requests %d, EnsembleStepWait); request %q goes on past the bound",
-			run.plan.name, c.step.index, c.model.name, run.sched.wait, run.plan.maxInflight, c.req.ID)
+		run.sched.srv.log.Errorf("ensemble %q: step %d (model %q) had no free slot for %v (max_inflight_requests %d, %s); request %q goes on past the bound",
+			run.plan.name, c.step.index, c.model.name, run.sched.wait, run.plan.maxInflight, run.sched.srv.opts.EnsembleStepWaitSetting, c.req.ID)
 	}
 	link := &stepLink{durations: &run.durations, finished: run.release}
 	err := run.sched.srv.submit(run.ctx, c.model, c.req, func(resp *Response, final bool) { run.stepResponse(c, resp, final) }, link)

@@ -71,6 +71,10 @@ type Options struct {
 	// DefaultEnsembleStepWait, Triton's 300 s); the step then goes ahead
 	// past the bound, with an error logged, rather than risk a deadlock.
 	EnsembleStepWait time.Duration
+	// EnsembleStepWaitSetting names the setting that sets
+	// EnsembleStepWait, for the message of a wait that ran out (default
+	// "EnsembleStepWait").
+	EnsembleStepWaitSetting string
 }
 
 // Server hosts the models of a repository and runs inference on them. All
@@ -136,6 +140,9 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	if opts.EnsembleStepWait <= 0 {
 		opts.EnsembleStepWait = DefaultEnsembleStepWait
+	}
+	if opts.EnsembleStepWaitSetting == "" {
+		opts.EnsembleStepWaitSetting = "EnsembleStepWait"
 	}
 	s := &Server{opts: opts, log: opts.Logger, models: map[string]*modelEntry{}, locks: map[string]*modelLock{}}
 	dirs, dupes, err := scanRepositories(opts.ModelRepositories)

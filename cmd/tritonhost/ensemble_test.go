@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -78,8 +79,9 @@ func TestSquarePipelineStreamsEveryResponseOnce(t *testing.T) {
 	}
 }
 
-// TestSquarePipelineIsDecoupled: the loaded configuration says so, and
-// the unary ModelInfer refuses it as it refuses any decoupled model.
+// TestSquarePipelineIsDecoupled: the loaded configuration says so, the
+// unary ModelInfer refuses it as it refuses any decoupled model, and
+// `tritonhost infer` streams it.
 func TestSquarePipelineIsDecoupled(t *testing.T) {
 	srv := startServer(t, "")
 	ctx := ctxFor(t)
@@ -96,6 +98,18 @@ func TestSquarePipelineIsDecoupled(t *testing.T) {
 	}
 	if _, err := srv.client.ModelInfer(ctx, req); status.Code(err) != codes.Unimplemented || !strings.Contains(err.Error(), "decoupled") {
 		t.Errorf("ModelInfer(square_pipeline): %v, want Unimplemented (decoupled)", err)
+	}
+	out, err := exec.Command(serverBinary, "infer", "square_pipeline", "-u", srv.addr, "-i", "IN:INT32:1:3").CombinedOutput()
+	if err != nil {
+		t.Fatalf("infer: %v\n%s", err, out)
+	}
+	const want = `id=0 final=false OUT INT32 [1] = [3]
+id=0 final=false OUT INT32 [1] = [3]
+id=0 final=false OUT INT32 [1] = [3]
+id=0 final=true
+`
+	if string(out) != want {
+		t.Errorf("infer printed:\n%s\nwant:\n%s", out, want)
 	}
 }
 
@@ -130,5 +144,45 @@ func TestBrokenEnsembleIsUnavailableWithTritonsReason(t *testing.T) {
 	req, _ := client.Request{Model: "identity_int32", Inputs: []client.Tensor{client.Int32s("INPUT0", []int64{1}, 7)}}.Message()
 	if _, err := srv.client.ModelInfer(ctxFor(t), req); err != nil {
 		t.Errorf("identity_int32 beside a broken ensemble: %v", err)
+	}
+}
+
+// TestEnsembleStepWaitFlag: --ensemble-step-wait-secs reaches the
+// ensembles that bound their steps (max_inflight_requests), which stream
+// every response once within the bound, and a wait of 0 is refused.
+func TestEnsembleStepWaitFlag(t *testing.T) {
+	bounded := strings.NewReplacer(`"square_pipeline"`, `"bounded"`, "ensemble_scheduling {", "ensemble_scheduling {\n  max_inflight_requests: 2").
+		Replace(testenv.ExampleConfig(t, "square_pipeline"))
+	repo := testenv.Repository(t,
+		testenv.Model{Name: "identity_int32", Config: testenv.ExampleConfig(t, "identity_int32")},
+		testenv.Model{Name: "square_int32", Config: testenv.ExampleConfig(t, "square_int32")},
+		testenv.Model{Name: "bounded", Config: bounded})
+	srv := startServer(t, repo, "--ensemble-step-wait-secs", "7")
+	const want = `ensemble "bounded" version 1 runs steps 0:identity_int32 1:square_int32 2:identity_int32 (decoupled; max_inflight_requests 2, waiting at most 7s for a slot)`
+	if !strings.Contains(srv.log.String(), want) {
+		t.Errorf("the log lacks %q", want)
+	}
+	s, err := client.OpenStream(ctxFor(t), srv.client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send(client.Request{Model: "bounded", ID: "b", Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, 20)}}); err != nil {
+		t.Fatal(err)
+	}
+	s.CloseSend()
+	n := 0
+	for _, r := range collect(t, s) {
+		if r.err != "" || r.final || len(r.outs["OUT"]) != 1 || r.outs["OUT"][0] != 20 {
+			t.Fatalf("unexpected message %+v", r)
+		}
+		n++
+	}
+	if n != 20 {
+		t.Errorf("got %d responses, want 20", n)
+	}
+
+	out, err := exec.Command(serverBinary, "serve", "--model-repository", repo, "--ensemble-step-wait-secs", "0").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--ensemble-step-wait-secs must be positive") {
+		t.Errorf("serve --ensemble-step-wait-secs 0: %v\n%s", err, out)
 	}
 }
