@@ -168,3 +168,29 @@ func TestNoGoroutineOutlivesUnloadedEnsembles(t *testing.T) {
 		t.Errorf("%d requests still live after every model unloaded", n)
 	}
 }
+
+// TestReloadingAStepModelKeepsRequestsInFlight: a request in flight when
+// the model of its next step reloads goes on with the new version, and
+// the reload (which reloads the ensemble too) returns once it is done.
+func TestReloadingAStepModelKeepsRequestsInFlight(t *testing.T) {
+	t.Parallel()
+	p := coretest.NewProvider()
+	gate := coretest.NewGate(t)
+	p.Set("pre", coretest.Gated(gate, coretest.Echo()))
+	srv := explicitServer(t, p, "pipe")
+	reply := coretest.Infer(t, srv, coretest.Request("pipe", "r", input("IN", 6)))
+	p.Reached(t, "r")
+	reloaded := make(chan error, 1)
+	go func() { reloaded <- srv.LoadModel("post") }()
+	p.WaitEvent(t, "finalize model post") // the version the request started with is gone
+	gate.Open()
+	if got := ints(t, reply.Single(t), "OUT"); !slices.Equal(got, []int32{6}) {
+		t.Errorf("OUT = %v, want [6]", got)
+	}
+	if err := <-reloaded; err != nil {
+		t.Errorf("LoadModel(post): %v", err)
+	}
+	if got := readiness(t, srv, "post", "pipe"); !slices.Equal(got, []core.ModelReadiness{core.ModelReady, core.ModelReady}) {
+		t.Errorf("after the reload, post and pipe are %v, want ready", got)
+	}
+}

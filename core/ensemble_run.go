@@ -42,7 +42,7 @@ type ensembleRun struct {
 	needed    []bool         // the steps the requested outputs need
 	reads     map[string]int // how many readers each tensor value has
 	requested map[string]bool
-	models    []*Model // the version each needed step runs, fixed at the start
+	models    []*Model // the version each needed step runs, fixed at the start (unless it unloads meanwhile: see sendOne)
 	tensors   map[string]map[uint64]*tensorValue
 	nextKey   uint64
 	live      int   // step requests sent and not finished, plus one until start returns

@@ -188,10 +188,3 @@ func (l *stepLimiter) release() {
 	close(l.freed)
 	l.freed = make(chan struct{})
 }
-
-// inFlight returns how many slots are taken.
-func (l *stepLimiter) inFlight() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n
-}

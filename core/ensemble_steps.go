@@ -28,8 +28,15 @@ func (run *ensembleRun) sendOne(c *stepCall) {
 		run.sched.srv.log.Errorf("ensemble %q: step %d (model %q) had no free slot for %v (max_inflight_requests %d, %s); request %q goes on past the bound",
 			run.plan.name, c.step.index, c.model.name, run.sched.wait, run.plan.maxInflight, run.sched.srv.opts.EnsembleStepWaitSetting, c.req.ID)
 	}
-	link := &stepLink{durations: &run.durations, finished: run.release}
-	err := run.sched.srv.submit(run.ctx, c.model, c.req, func(resp *Response, final bool) { run.stepResponse(c, resp, final) }, link)
+	err := run.submit(c)
+	if err != nil && c.model.Readiness() != ModelReady {
+		// The version the request started with is unloading (its model is
+		// being reloaded): the step goes to the version that replaces it.
+		if m, merr := run.sched.srv.Model(c.step.model, c.step.version); merr == nil && m != c.model {
+			c.model = m
+			err = run.submit(c)
+		}
+	}
 	if err != nil {
 		if lim != nil {
 			lim.release()
@@ -39,6 +46,12 @@ func (run *ensembleRun) sendOne(c *stepCall) {
 		run.mu.Unlock()
 		run.release()
 	}
+}
+
+// submit sends the step's request to its model.
+func (run *ensembleRun) submit(c *stepCall) error {
+	link := &stepLink{durations: &run.durations, finished: run.release}
+	return run.sched.srv.submit(run.ctx, c.model, c.req, func(resp *Response, final bool) { run.stepResponse(c, resp, final) }, link)
 }
 
 // limiter returns step i's limiter; nil without max_inflight_requests.
