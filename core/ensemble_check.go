@@ -48,7 +48,7 @@ func (t *graphTensor) consistentWith(o *graphTensor, prefix string) error {
 	}
 	if !wildcardEqual(t.dims, o.dims) && !wildcardEqual(t.fullDims, o.fullDims) {
 		return Errorf(CodeInvalidArg, "%sinconsistent shape: %s is inferred from model %s while %s is inferred from model %s",
-			prefix, shapeString(t.fullDims), t.model, shapeString(o.fullDims), o.model)
+			prefix, dimsString(t.fullDims), t.model, dimsString(o.fullDims), o.model)
 	}
 	return nil
 }

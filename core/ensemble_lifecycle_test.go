@@ -35,7 +35,7 @@ func TestEnsemblesLoadAfterTheModelsTheyRun(t *testing.T) {
 
 // explicitServer serves pre, post, pipe and outer under explicit model
 // control, loading startup at start.
-func explicitServer(t *testing.T, p *coretest.Provider, startup ...string) *core.Server {
+func explicitEnsembleServer(t *testing.T, p *coretest.Provider, startup ...string) *core.Server {
 	t.Helper()
 	return coretest.Serve(t, core.Options{Backends: p, ExplicitModelControl: true, StartupModels: startup},
 		append(vectorModels("pre", "post"), pipeline(), outer)...)
@@ -56,13 +56,13 @@ func readiness(t *testing.T, srv *core.Server, models ...string) []core.ModelRea
 func TestLoadingAnEnsembleLoadsTheModelsItRuns(t *testing.T) {
 	t.Parallel()
 	ready := []core.ModelReadiness{core.ModelReady, core.ModelReady, core.ModelReady}
-	srv := explicitServer(t, coretest.NewProvider(), "outer")
+	srv := explicitEnsembleServer(t, coretest.NewProvider(), "outer")
 	if got := readiness(t, srv, "pre", "post", "pipe"); !slices.Equal(got, ready) {
 		t.Errorf("with outer loaded at start, pre, post and pipe are %v, want ready", got)
 	}
 
 	p := coretest.NewProvider()
-	srv = explicitServer(t, p)
+	srv = explicitEnsembleServer(t, p)
 	if err := srv.LoadModel("pipe"); err != nil {
 		t.Fatalf("LoadModel(pipe): %v", err)
 	}
@@ -80,7 +80,7 @@ func TestLoadingAnEnsembleLoadsTheModelsItRuns(t *testing.T) {
 // server stays ready: nothing failed), and loading pre brings them back.
 func TestUnloadingAModelTakesAwayTheEnsemblesThatRunIt(t *testing.T) {
 	t.Parallel()
-	srv := explicitServer(t, coretest.NewProvider(), "outer")
+	srv := explicitEnsembleServer(t, coretest.NewProvider(), "outer")
 	coretest.Track(t, func() {
 		if err := srv.UnloadModel(context.Background(), "pre"); err != nil {
 			t.Fatalf("UnloadModel(pre): %v", err)
@@ -117,7 +117,7 @@ func TestUnloadingAnEnsembleWaitsForItsRequests(t *testing.T) {
 	p := coretest.NewProvider()
 	gate := coretest.NewGate(t)
 	p.Set("pre", coretest.Gated(gate, coretest.Echo()))
-	srv := explicitServer(t, p, "pipe")
+	srv := explicitEnsembleServer(t, p, "pipe")
 	reply := coretest.Infer(t, srv, coretest.Request("pipe", "r", input("IN", 5)))
 	p.Reached(t, "r")
 	unloaded := make(chan error, 1)
@@ -177,7 +177,7 @@ func TestReloadingAStepModelKeepsRequestsInFlight(t *testing.T) {
 	p := coretest.NewProvider()
 	gate := coretest.NewGate(t)
 	p.Set("pre", coretest.Gated(gate, coretest.Echo()))
-	srv := explicitServer(t, p, "pipe")
+	srv := explicitEnsembleServer(t, p, "pipe")
 	reply := coretest.Infer(t, srv, coretest.Request("pipe", "r", input("IN", 6)))
 	p.Reached(t, "r")
 	reloaded := make(chan error, 1)

@@ -69,7 +69,7 @@ func (s *Server) loadInOrder(names []string, dirs map[string]string) {
 			defer func() { <-sem }()
 			unlock, _ := s.lockModel(context.Background(), n)
 			defer unlock()
-			s.loadEntry(n, dirs[n])
+			s.loadEntry(&modelEntry{name: n, dir: dirs[n]})
 		})
 	}
 	wg.Wait()
@@ -93,39 +93,54 @@ func inCycle(n string, deps map[string][]string) bool {
 	return false
 }
 
-// loadWithDependencies is LoadModel's work once name is known to be in
-// the repository: first the models name's steps run (transitively) that
-// have no loaded version, deepest first; then name; then the ensembles
-// that run name, which are loaded again so that they check it anew (and
-// come back if its unload had taken them away).
-func (s *Server) loadWithDependencies(name string, dirs map[string]string) error {
-	for _, dep := range s.unloadedSteps(name, dirs) {
-		_ = s.loadLocked(dep, dirs[dep])
+// loadWithDependencies is LoadModelWith's work once e, the entry to
+// load, is known: first the models e's steps run (transitively) that the
+// repositories hold and that have no loaded version, deepest first; then
+// e; then the ensembles that run e's model, which are loaded again so that
+// they check it anew (and come back if its unload had taken them away).
+func (s *Server) loadWithDependencies(e *modelEntry) error {
+	dirs, _, err := scanRepositories(s.opts.ModelRepositories)
+	if err != nil {
+		s.removeFiles(e)
+		return pollFailure(e.name, err)
 	}
-	err := s.loadLocked(name, dirs[name])
-	s.reloadDependents(name, dirs, map[string]bool{name: true})
+	for _, dep := range s.unloadedSteps(e, dirs) {
+		_ = s.loadLocked(&modelEntry{name: dep, dir: dirs[dep]})
+	}
+	err = s.loadLocked(e)
+	s.reloadDependents(e.name, dirs, map[string]bool{e.name: true})
 	return err
 }
 
-// loadLocked loads one model under its lock, unless the server stops.
-func (s *Server) loadLocked(name, dir string) error {
-	unlock, _ := s.lockModel(context.Background(), name)
+// loadLocked loads one model entry under its lock, unless the server
+// stops.
+func (s *Server) loadLocked(e *modelEntry) error {
+	unlock, _ := s.lockModel(context.Background(), e.name)
 	defer unlock()
 	if s.stopping.Load() {
+		s.removeFiles(e)
 		return errShuttingDown()
 	}
-	return s.loadEntry(name, dir)
+	return s.loadEntry(e)
 }
 
-// unloadedSteps returns the models name's steps run, transitively, that
-// the repository holds and that have no loaded version, each after the
-// models its own steps run.
-func (s *Server) unloadedSteps(name string, dirs map[string]string) []string {
+// unloadedSteps returns the models e's steps run, transitively, that the
+// repository holds and that have no loaded version, each after the models
+// its own steps run. e's steps are those of its load request's
+// configuration when it has one.
+func (s *Server) unloadedSteps(e *modelEntry, dirs map[string]string) []string {
 	var out []string
-	seen := map[string]bool{name: true}
+	seen := map[string]bool{e.name: true}
 	var visit func(string)
 	visit = func(n string) {
-		for _, st := range configuredSteps(dirs[n]) {
+		steps := configuredSteps(dirs[n])
+		if n == e.name {
+			steps = configuredSteps(e.dir)
+			if e.override != nil {
+				steps = stepModels(e.override)
+			}
+		}
+		for _, st := range steps {
 			if _, ok := dirs[st]; !ok || seen[st] {
 				continue
 			}
@@ -136,7 +151,7 @@ func (s *Server) unloadedSteps(name string, dirs map[string]string) []string {
 			}
 		}
 	}
-	visit(name)
+	visit(e.name)
 	return out
 }
 
@@ -170,7 +185,7 @@ func (s *Server) reloadDependents(name string, dirs map[string]string, seen map[
 			continue
 		}
 		seen[dep] = true
-		if err := s.loadLocked(dep, dirs[dep]); err != nil {
+		if err := s.loadLocked(&modelEntry{name: dep, dir: dirs[dep]}); err != nil {
 			s.log.Warnf("ensemble %q did not load again after %q loaded: %v", dep, name, err)
 		}
 		s.reloadDependents(dep, dirs, seen)

@@ -12,6 +12,7 @@ import (
 	"tritonhost/core"
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/grpcserver"
+	"tritonhost/frontend/sharedmem"
 	"tritonhost/loader"
 )
 
@@ -30,14 +31,18 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		}
 		defer stopDiagnostics()
 	}
-	host := abi.NewHost(abi.HostOptions{Logger: log})
+	gpus := o.GPU.open(log)
+	defer gpus.close(log) // after the host: the server has stopped
+	o.devices = gpus.hostDevices()
+	host := abi.NewHost(abi.HostOptions{Logger: log, Devices: o.devices})
 	defer host.Close()
 	provider := loader.New(loader.Options{
-		Opener:              host,
-		BackendDirectory:    o.BackendDirectory,
-		BackendConfig:       o.backendConfig,
-		DisableAutoComplete: o.DisableAutoComplete,
-		Logger:              log,
+		Opener:               host,
+		BackendDirectory:     o.BackendDirectory,
+		BackendConfig:        o.backendConfig,
+		DisableAutoComplete:  o.DisableAutoComplete,
+		Logger:               log,
+		MinComputeCapability: o.GPU.MinComputeCapability,
 	})
 	srv, err := o.start(ctx, log, provider)
 	if err != nil {
@@ -54,8 +59,11 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	}
 
 	streams, conns := o.GRPC.options()
-	svc := grpcserver.New(srv, grpcserver.Options{ServerVersion: buildVersion(), MaxMessageBytes: o.MaxMessageBytes,
-		StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, AllowLogFile: o.GRPC.AllowLogFileSetting})
+	shm := sharedmem.New(sharedmem.Options{MaxRegions: o.ShmMaxRegions})
+	defer closeSharedMemory(log, shm)
+	svc := grpcserver.New(srv, grpcserver.Options{ServerName: o.ID, ServerVersion: buildVersion(), MaxMessageBytes: o.MaxMessageBytes,
+		StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, AllowLogFile: o.GRPC.AllowLogFileSetting,
+		SharedMemory: shm})
 	g := svc.NewGRPCServer()
 	lis, err := net.Listen("tcp", net.JoinHostPort(o.GRPCAddress, strconv.Itoa(o.GRPCPort)))
 	if err != nil {
@@ -99,6 +107,19 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	return nil
 }
 
+// closeSharedMemory unmaps every shared-memory region; a region a request
+// still holds (one abandoned at the exit timeout) is unmapped when the
+// request lets it go, or with the process.
+func closeSharedMemory(log *serverlog.Logger, shm *sharedmem.Registry) {
+	left, err := shm.Close()
+	if err != nil {
+		log.Errorf("unmap the shared-memory regions: %v", err)
+	}
+	if left > 0 {
+		log.Warnf("%d shared-memory region(s) still held by requests that did not finish", left)
+	}
+}
+
 // start loads the models; a signal (ctx ending) while they load ends the
 // start-up at once, leaving a model stuck in its backend behind.
 func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provider core.BackendProvider) (*core.Server, error) {
@@ -111,6 +132,7 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 		srv, err := core.NewServer(core.Options{
 			ModelRepositories:         o.ModelRepositories,
 			Backends:                  provider,
+			Devices:                   o.devices,
 			Logger:                    log,
 			ExplicitModelControl:      o.ModelControlMode == "explicit",
 			StartupModels:             o.LoadModels,
