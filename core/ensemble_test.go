@@ -143,7 +143,7 @@ func TestEnsembleStepErrorsEndTheRequest(t *testing.T) {
 		{"execute fails", coretest.Fail(errors.New("device lost")), "-1",
 			core.CodeUnknown, "in ensemble 'pipe', device lost"},
 		{"the next model refuses the tensor", coretest.Echo(), "2",
-			core.CodeInvalidArg, `in ensemble 'pipe', model "post": input "INPUT0": shape [3] does not match the model's dims [2]`},
+			core.CodeInvalidArg, "in ensemble 'pipe', [request id: r] unexpected shape for input 'INPUT0' for model 'post'. Expected [2], got [3]. "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
