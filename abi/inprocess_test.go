@@ -57,7 +57,7 @@ func TestRepeatSendsEachElementThenFinal(t *testing.T) {
 func TestSquareAnswersEachRequestOnItsOwnThread(t *testing.T) {
 	t.Parallel()
 	cfg := testenv.ExampleConfig(t, "square_int32") + `
-parameters [{ key: "CUSTOM_OUTPUT_DELAY_NS" value: { string_value: "2000000" } }]
+parameters [{ key: "CUSTOM_OUTPUT_DELAY_NS" value: { string_value: "50000000" } }]
 `
 	srv := startServer(t, testenv.Repository(t, testenv.Model{Name: "square_int32", Config: cfg}))
 
@@ -189,7 +189,7 @@ func TestBadRequestsGetTheirOwnErrors(t *testing.T) {
 		inputs []core.Input
 		outs   []string
 		code   core.Code
-		want   string   // the whole message, Triton's
+		want   string // the whole message, Triton's
 	}{
 		{"unknown model", "nope", 0, good(), nil, core.CodeNotFound, "Request for unknown model: 'nope' is not found"},
 		{"unknown version", "repeat_int32", 7, good(), nil, core.CodeNotFound, "Request for unknown model: 'repeat_int32' version 7 is not found"},
