@@ -103,4 +103,3 @@ func dialClient(t *testing.T, srv *testenv.Server) pb.GRPCInferenceServiceClient
 	_, c := srv.Dial(t)
 	return c
 }
-
