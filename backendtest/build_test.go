@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -123,7 +125,7 @@ func builtWithMake(t *testing.T) (backendsDir, buildDir string) {
 			return
 		}
 		makeBuild.dir = dir
-		cmd := exec.Command("make", "-f", "mk/backends.mk",
+		cmd := exec.Command("make", "-j", strconv.Itoa(runtime.NumCPU()), "-f", "mk/backends.mk",
 			"BACKENDS_DIR="+filepath.Join(dir, "backends"),
 			"BUILD_DIR="+filepath.Join(dir, "build"))
 		cmd.Dir = root
