@@ -39,8 +39,9 @@ type Request struct {
 	finished   atomic.Bool
 	onFinished func(*Request)
 	stopCancel func() bool
-	backend    any    // data the backend layer attaches (SetBackendData)
-	trace      *Trace // nil unless the Tracer sampled the request
+	backend    any            // data the backend layer attaches (SetBackendData)
+	stepOf     *stepDurations // an ensemble step's request: where its compute times add up
+	trace      *Trace         // nil unless the Tracer sampled the request
 	tracer     Tracer
 }
 
@@ -64,6 +65,10 @@ func (r *Request) Timeout() time.Duration { return r.client.Timeout }
 
 // Parameters returns the request parameters the client sent.
 func (r *Request) Parameters() []Parameter { return r.client.Parameters }
+
+// Origin returns InferenceRequest.Origin, what the submitter attached for
+// the backend layer.
+func (r *Request) Origin() any { return r.client.Origin }
 
 // Inputs returns the inputs with backend-visible shapes. The slice and its
 // buffers must not be modified.

@@ -47,10 +47,12 @@ type serveOptions struct {
 	StrictReadiness     bool
 	DisableAutoComplete bool
 	BackendCallSecs     int
+	EnsembleStepWait    int
 	ShmMaxRegions       int
 	DebugAddress        string
 	GRPC                grpcFlags
 	GPU                 gpuFlags
+	InProcess           inprocessFlags
 
 	backendConfig map[string]map[string]string
 	devices       core.Devices // the GPUs instances may be placed on (Run)
@@ -98,10 +100,12 @@ func newServeCommand() *cobra.Command {
 	f.BoolVar(&o.StrictReadiness, "strict-readiness", true, "report ready only when every model loaded")
 	f.BoolVar(&o.DisableAutoComplete, "disable-auto-complete-config", false, "do not let backends complete model configurations")
 	f.IntVar(&o.BackendCallSecs, "backend-call-timeout-secs", int(core.DefaultBackendCallTimeout/time.Second), "seconds a backend may take to initialize or finalize a model or instance; then that model fails and the others go on")
+	f.IntVar(&o.EnsembleStepWait, "ensemble-step-wait-secs", int(core.DefaultEnsembleStepWait/time.Second), "seconds an ensemble step at its max_inflight_requests waits for a slot; then it goes ahead past the bound, with an error logged")
 	f.IntVar(&o.ShmMaxRegions, "system-shm-max-regions", sharedmem.DefaultMaxRegions, "system shared-memory regions clients may have registered at once")
 	f.StringVar(&o.DebugAddress, "debug-address", "", "serve Go's pprof profiles (goroutines, heap, CPU) on this host:port for diagnosis; off when empty; bind it to loopback")
 	o.GRPC.bind(f)
 	o.GPU.bind(f)
+	o.InProcess.bind(f)
 	return cmd
 }
 
@@ -173,8 +177,14 @@ func (o *serveOptions) Validate() error {
 	if o.BackendCallSecs <= 0 {
 		return errors.New("--backend-call-timeout-secs must be positive")
 	}
+	if o.EnsembleStepWait <= 0 {
+		return errors.New("--ensemble-step-wait-secs must be positive")
+	}
 	if o.ShmMaxRegions <= 0 {
 		return errors.New("--system-shm-max-regions must be positive")
+	}
+	if err := o.InProcess.validate(); err != nil {
+		return err
 	}
 	return o.GRPC.validate()
 }
