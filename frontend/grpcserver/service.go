@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -19,6 +18,7 @@ import (
 
 	"tritonhost/core"
 	pb "tritonhost/frontend/inferencepb"
+	"tritonhost/frontend/protocol"
 )
 
 // DefaultMaxMessageBytes is the default limit on one gRPC message, sent or
@@ -45,7 +45,11 @@ type Options struct {
 	StrictReadiness bool
 	// AllowLogFile lets LogSettings send the log to a file the client
 	// names; off by default, as the path is on the server's machine.
+	// Ignored when LogControl is set.
 	AllowLogFile bool
+	// LogControl, if set, is the log control shared with the server's other
+	// frontends (default: one of the service's own).
+	LogControl *protocol.LogControl
 }
 
 // StreamLimits bound one ModelStreamInfer stream, so that no client holds
@@ -99,9 +103,7 @@ type Service struct {
 	drainOnce sync.Once
 	draining  chan struct{} // closed when the server starts shutting down
 
-	logMu   sync.Mutex
-	logFile string   // current log file ("" for standard error)
-	logOut  *os.File // open log file, if any
+	logs *protocol.LogControl
 }
 
 var _ pb.GRPCInferenceServiceServer = (*Service)(nil)
@@ -124,7 +126,11 @@ func New(srv *core.Server, opts Options) *Service {
 	setDefault(&opts.Connection.KeepaliveTime, 2*time.Hour)
 	setDefault(&opts.Connection.KeepaliveTimeout, 20*time.Second)
 	setDefault(&opts.Connection.MinPingInterval, 5*time.Minute)
-	return &Service{core: srv, opts: opts, health: health.NewServer(), draining: make(chan struct{})}
+	logs := opts.LogControl
+	if logs == nil {
+		logs = protocol.NewLogControl(srv.Logger(), opts.AllowLogFile)
+	}
+	return &Service{core: srv, opts: opts, health: health.NewServer(), draining: make(chan struct{}), logs: logs}
 }
 
 func setDefault[T int | uint32 | time.Duration](v *T, def T) {
@@ -207,24 +213,13 @@ func (s *Service) ServerMetadata(context.Context, *pb.ServerMetadataRequest) (*p
 	return &pb.ServerMetadataResponse{
 		Name:       s.opts.ServerName,
 		Version:    s.opts.ServerVersion,
-		Extensions: []string{"model_configuration", "model_repository", "model_repository(unload_dependents)", "statistics", "parameters", "logging"},
+		Extensions: protocol.Extensions,
 	}, nil
 }
 
 // model resolves a model name and a version string ("" for the newest).
 func (s *Service) model(name, version string) (*core.Model, error) {
-	if name == "" {
-		return nil, core.Errorf(core.CodeInvalidArg, "a model name is required")
-	}
-	var v int64
-	if version != "" {
-		n, err := strconv.ParseInt(version, 10, 64)
-		if err != nil || n < 1 {
-			return nil, core.Errorf(core.CodeInvalidArg, "model %q: version %q is not a positive integer", name, version)
-		}
-		v = n
-	}
-	return s.core.Model(name, v)
+	return protocol.Model(s.core, name, version)
 }
 
 // ModelMetadata reports a model's versions and tensor signatures; batching
@@ -234,28 +229,16 @@ func (s *Service) ModelMetadata(_ context.Context, req *pb.ModelMetadataRequest)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	cfg := m.Config()
-	resp := &pb.ModelMetadataResponse{Name: m.Name(), Platform: cfg.GetPlatform()}
-	if resp.Platform == "" {
-		resp.Platform = cfg.GetBackend()
-	}
-	for _, v := range s.core.Versions(m.Name()) {
-		resp.Versions = append(resp.Versions, strconv.FormatInt(v, 10))
-	}
-	shape := func(dims []int64) []int64 {
-		if cfg.GetMaxBatchSize() > 0 {
-			return append([]int64{-1}, dims...)
+	md := protocol.Metadata(s.core, m)
+	resp := &pb.ModelMetadataResponse{Name: md.Name, Platform: md.Platform, Versions: md.Versions}
+	tensors := func(ts []protocol.TensorMetadata) []*pb.ModelMetadataResponse_TensorMetadata {
+		var out []*pb.ModelMetadataResponse_TensorMetadata
+		for _, t := range ts {
+			out = append(out, &pb.ModelMetadataResponse_TensorMetadata{Name: t.Name, Datatype: t.Datatype, Shape: t.Shape})
 		}
-		return dims
+		return out
 	}
-	for _, in := range cfg.GetInput() {
-		resp.Inputs = append(resp.Inputs, &pb.ModelMetadataResponse_TensorMetadata{
-			Name: in.GetName(), Datatype: core.DataType(in.GetDataType()).String(), Shape: shape(in.GetDims())})
-	}
-	for _, out := range cfg.GetOutput() {
-		resp.Outputs = append(resp.Outputs, &pb.ModelMetadataResponse_TensorMetadata{
-			Name: out.GetName(), Datatype: core.DataType(out.GetDataType()).String(), Shape: shape(out.GetDims())})
-	}
+	resp.Inputs, resp.Outputs = tensors(md.Inputs), tensors(md.Outputs)
 	return resp, nil
 }
 
@@ -272,13 +255,9 @@ func (s *Service) ModelConfig(_ context.Context, req *pb.ModelConfigRequest) (*p
 // ModelStatistics reports the statistics the core and the backends
 // recorded, for one model (and version) or all.
 func (s *Service) ModelStatistics(_ context.Context, req *pb.ModelStatisticsRequest) (*pb.ModelStatisticsResponse, error) {
-	var version int64
-	if v := req.GetVersion(); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 {
-			return nil, status.Errorf(codes.InvalidArgument, "model %q: version %q is not a positive integer", req.GetName(), v)
-		}
-		version = n
+	version, err := protocol.ParseVersion(req.GetName(), req.GetVersion())
+	if err != nil {
+		return nil, toStatus(err)
 	}
 	stats, err := s.core.Statistics(req.GetName(), version)
 	if err != nil {

@@ -131,7 +131,7 @@ func (st *inferStream) submit(in *inboundRequest) {
 		st.refuse(sr, err)
 		return
 	}
-	sr.emptyFinal = opts.emptyFinal
+	sr.emptyFinal = opts.EmptyFinal
 	sr.header.version = versionString(m.Version())
 	err = st.svc.core.Submit(st.ctx, m, ir, func(resp *core.Response, final bool) { st.respond(sr, resp, final) })
 	if err != nil {

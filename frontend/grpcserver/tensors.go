@@ -5,31 +5,14 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
-	"time"
 
 	"tritonhost/core"
 	pb "tritonhost/frontend/inferencepb"
-)
-
-// Request parameters the protocol reserves; they configure the request
-// rather than reaching the backend.
-const (
-	paramSequenceID       = "sequence_id"
-	paramSequenceStart    = "sequence_start"
-	paramSequenceEnd      = "sequence_end"
-	paramPriority         = "priority"
-	paramTimeout          = "timeout"
-	paramEmptyFinal       = "triton_enable_empty_final_response"
-	paramFinalResponse    = "triton_final_response"
-	paramBinaryDataOutput = "binary_data_output"
-	paramHeaders          = "headers"
+	"tritonhost/frontend/protocol"
 )
 
 // requestOptions are what the frontend itself takes from a request.
-type requestOptions struct {
-	emptyFinal bool // triton_enable_empty_final_response
-}
+type requestOptions = protocol.Options
 
 // resolve turns a received request into what core takes, in an order that
 // spends nothing on a request that will be refused: it decodes the header
@@ -113,76 +96,20 @@ func decodeRequest(req *pb.ModelInferRequest) (*core.InferenceRequest, requestOp
 }
 
 func applyParameter(ir *core.InferenceRequest, opts *requestOptions, name string, p *pb.InferParameter) error {
-	switch name {
-	case paramSequenceID:
-		switch v := p.GetParameterChoice().(type) {
-		case *pb.InferParameter_Int64Param:
-			ir.CorrelationID = core.CorrelationID{Uint: uint64(v.Int64Param)}
-		case *pb.InferParameter_Uint64Param:
-			ir.CorrelationID = core.CorrelationID{Uint: v.Uint64Param}
-		case *pb.InferParameter_StringParam:
-			ir.CorrelationID = core.CorrelationID{String: v.StringParam, IsString: true}
-		default:
-			return fmt.Errorf("must be an integer or a string")
-		}
-	case paramSequenceStart, paramSequenceEnd, paramEmptyFinal:
-		v, ok := p.GetParameterChoice().(*pb.InferParameter_BoolParam)
-		if !ok {
-			return fmt.Errorf("must be a bool")
-		}
-		switch {
-		case name == paramEmptyFinal:
-			opts.emptyFinal = v.BoolParam
-		case v.BoolParam && name == paramSequenceStart:
-			ir.Flags |= core.RequestFlagSequenceStart
-		case v.BoolParam:
-			ir.Flags |= core.RequestFlagSequenceEnd
-		}
-	case paramPriority, paramTimeout:
-		var n uint64
-		switch v := p.GetParameterChoice().(type) {
-		case *pb.InferParameter_Int64Param:
-			if v.Int64Param < 0 {
-				return fmt.Errorf("must not be negative")
-			}
-			n = uint64(v.Int64Param)
-		case *pb.InferParameter_Uint64Param:
-			n = v.Uint64Param
-		default:
-			return fmt.Errorf("must be an integer")
-		}
-		if name == paramPriority {
-			ir.Priority = n
-		} else {
-			ir.Timeout = time.Duration(n) * time.Microsecond
-		}
-	case paramBinaryDataOutput, paramHeaders:
-		// HTTP-only options; nothing to do over gRPC.
-	default:
-		if strings.HasPrefix(name, "triton_") {
-			return fmt.Errorf("parameters starting with triton_ are reserved")
-		}
-		cp := core.Parameter{Name: name}
-		switch v := p.GetParameterChoice().(type) {
-		case *pb.InferParameter_BoolParam:
-			cp.Type, cp.Bool = core.ParamBool, v.BoolParam
-		case *pb.InferParameter_Int64Param:
-			cp.Type, cp.Int = core.ParamInt, v.Int64Param
-		case *pb.InferParameter_Uint64Param:
-			if v.Uint64Param > math.MaxInt64 {
-				return fmt.Errorf("%d does not fit in an int64", v.Uint64Param)
-			}
-			cp.Type, cp.Int = core.ParamInt, int64(v.Uint64Param)
-		case *pb.InferParameter_StringParam:
-			cp.Type, cp.String = core.ParamString, v.StringParam
-		case *pb.InferParameter_DoubleParam:
-			cp.Type, cp.Double = core.ParamDouble, v.DoubleParam
-		default:
-			return fmt.Errorf("has no value")
-		}
-		ir.Parameters = append(ir.Parameters, cp)
+	var v protocol.Value
+	switch c := p.GetParameterChoice().(type) {
+	case *pb.InferParameter_BoolParam:
+		v = protocol.Value{Kind: protocol.KindBool, Bool: c.BoolParam}
+	case *pb.InferParameter_Int64Param:
+		v = protocol.Value{Kind: protocol.KindInt, Int: c.Int64Param}
+	case *pb.InferParameter_Uint64Param:
+		v = protocol.Value{Kind: protocol.KindUint, Uint: c.Uint64Param}
+	case *pb.InferParameter_StringParam:
+		v = protocol.Value{Kind: protocol.KindString, String: c.StringParam}
+	case *pb.InferParameter_DoubleParam:
+		v = protocol.Value{Kind: protocol.KindDouble, Double: c.DoubleParam}
 	}
-	return nil
+	return protocol.ApplyParameter(ir, opts, name, v)
 }
 
 // convertContents converts the typed contents of ir's inputs to their
@@ -202,7 +129,7 @@ func convertContents(m *core.Model, req *pb.ModelInferRequest, ir *core.Inferenc
 		}
 		dt := ir.Inputs[i].DataType
 		want := core.ElementCount(in.GetShape())
-		if !takesInput(m, in.GetName(), dt) || want < 0 {
+		if !protocol.TakesInput(m, in.GetName(), dt) || want < 0 {
 			continue
 		}
 		n := int64(countContents(c))
@@ -217,16 +144,6 @@ func convertContents(m *core.Model, req *pb.ModelInferRequest, ir *core.Inferenc
 		ir.Inputs[i].Buffers = [][]byte{data}
 	}
 	return nil
-}
-
-// takesInput reports whether m has an input name of data type dt.
-func takesInput(m *core.Model, name string, dt core.DataType) bool {
-	for _, in := range m.Config().GetInput() {
-		if in.GetName() == name {
-			return core.DataType(in.GetDataType()) == dt
-		}
-	}
-	return false
 }
 
 func hasContents(c *pb.InferTensorContents) bool {

@@ -1,0 +1,101 @@
+package protocol
+
+import (
+	"strconv"
+
+	"tritonhost/core"
+)
+
+// Extensions are the protocol extensions the server reports in its
+// metadata, as Triton names them.
+var Extensions = []string{"model_configuration", "model_repository", "model_repository(unload_dependents)",
+	"statistics", "parameters", "logging", "binary_tensor_data", "generate"}
+
+// ParseVersion parses a model version given as a string: "" selects the
+// newest (0), anything else must be a positive integer.
+func ParseVersion(model, version string) (int64, error) {
+	if version == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(version, 10, 64)
+	if err != nil || n < 1 {
+		return 0, core.Errorf(core.CodeInvalidArg, "model %q: version %q is not a positive integer", model, version)
+	}
+	return n, nil
+}
+
+// Model resolves a model name and a version string ("" for the newest).
+func Model(srv *core.Server, name, version string) (*core.Model, error) {
+	if name == "" {
+		return nil, core.Errorf(core.CodeInvalidArg, "a model name is required")
+	}
+	v, err := ParseVersion(name, version)
+	if err != nil {
+		return nil, err
+	}
+	return srv.Model(name, v)
+}
+
+// TensorMetadata is one input or output of a model's metadata.
+type TensorMetadata struct {
+	Name     string  `json:"name"`
+	Datatype string  `json:"datatype"`
+	Shape    []int64 `json:"shape"`
+}
+
+// ModelMetadata is what the model metadata call reports.
+type ModelMetadata struct {
+	Name     string           `json:"name"`
+	Versions []string         `json:"versions"`
+	Platform string           `json:"platform"`
+	Inputs   []TensorMetadata `json:"inputs"`
+	Outputs  []TensorMetadata `json:"outputs"`
+}
+
+// Metadata returns a model's metadata: its loaded versions, its platform
+// (the backend when no platform is set) and its tensors, with a -1 batch
+// dimension in front when the model batches.
+func Metadata(srv *core.Server, m *core.Model) ModelMetadata {
+	cfg := m.Config()
+	md := ModelMetadata{Name: m.Name(), Platform: cfg.GetPlatform(), Versions: []string{},
+		Inputs: []TensorMetadata{}, Outputs: []TensorMetadata{}}
+	if md.Platform == "" {
+		md.Platform = cfg.GetBackend()
+	}
+	for _, v := range srv.Versions(m.Name()) {
+		md.Versions = append(md.Versions, strconv.FormatInt(v, 10))
+	}
+	shape := func(dims []int64) []int64 {
+		if cfg.GetMaxBatchSize() > 0 {
+			return append([]int64{-1}, dims...)
+		}
+		return append([]int64{}, dims...)
+	}
+	for _, in := range cfg.GetInput() {
+		md.Inputs = append(md.Inputs, TensorMetadata{Name: in.GetName(), Datatype: core.DataType(in.GetDataType()).String(), Shape: shape(in.GetDims())})
+	}
+	for _, out := range cfg.GetOutput() {
+		md.Outputs = append(md.Outputs, TensorMetadata{Name: out.GetName(), Datatype: core.DataType(out.GetDataType()).String(), Shape: shape(out.GetDims())})
+	}
+	return md
+}
+
+// TakesInput reports whether m has an input name of data type dt.
+func TakesInput(m *core.Model, name string, dt core.DataType) bool {
+	for _, in := range m.Config().GetInput() {
+		if in.GetName() == name {
+			return core.DataType(in.GetDataType()) == dt
+		}
+	}
+	return false
+}
+
+// InputType returns the data type of m's input name, and whether m has it.
+func InputType(m *core.Model, name string) (core.DataType, bool) {
+	for _, in := range m.Config().GetInput() {
+		if in.GetName() == name {
+			return core.DataType(in.GetDataType()), true
+		}
+	}
+	return core.TypeInvalid, false
+}
