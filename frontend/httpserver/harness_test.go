@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -40,8 +41,9 @@ type harness struct {
 }
 
 type setup struct {
-	opts     httpserver.Options
-	explicit bool
+	opts      httpserver.Options
+	explicit  bool
+	connState func(net.Conn, http.ConnState) // observes the server's connections
 }
 
 // newHarness starts everything; at cleanup the HTTP server shuts down
@@ -55,6 +57,7 @@ func newHarness(t *testing.T, cfg setup, models ...coretest.ModelDir) *harness {
 	h.http = httpserver.New(h.srv, cfg.opts)
 	h.ts = httptest.NewUnstartedServer(nil)
 	h.ts.Config = h.http.NewHTTPServer()
+	h.ts.Config.ConnState = cfg.connState
 	coretest.Track(t, h.ts.Start)
 	t.Cleanup(func() {
 		h.http.Drain()

@@ -65,9 +65,12 @@ func decodeValues(dt core.DataType, raw []byte, max int64) (jsonTensor, error) {
 		case json.Delim(']'):
 			n := counts[depth-1]
 			counts = counts[:depth-1]
+			for len(t.shape) < depth {
+				t.shape = append(t.shape, -1) // not seen closed yet
+			}
 			switch {
-			case len(t.shape) < depth:
-				t.shape = append(t.shape, n)
+			case t.shape[depth-1] < 0:
+				t.shape[depth-1] = n
 			case t.shape[depth-1] != n:
 				return t, fmt.Errorf("the nested arrays are not all of one length (%d and %d at depth %d)", t.shape[depth-1], n, depth)
 			}
