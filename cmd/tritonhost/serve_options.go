@@ -46,6 +46,8 @@ type serveOptions struct {
 	DisableAutoComplete bool
 	BackendCallSecs     int
 	GRPC                grpcFlags
+	HTTP                httpFlags
+	Metrics             metricsFlags
 
 	backendConfig map[string]map[string]string
 }
@@ -54,7 +56,7 @@ func newServeCommand() *cobra.Command {
 	o := &serveOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve --model-repository DIR [flags]",
-		Short: "Serve a model repository over Triton's gRPC protocol",
+		Short: "Serve a model repository over Triton's gRPC and HTTP/REST protocols, with Prometheus metrics",
 		Example: `  tritonhost serve --model-repository examples/models --backend-directory backends
   tritonhost serve --model-repository /models --model-control-mode explicit --load-model square_int32`,
 		Args: cobra.NoArgs,
@@ -92,6 +94,8 @@ func newServeCommand() *cobra.Command {
 	f.BoolVar(&o.DisableAutoComplete, "disable-auto-complete-config", false, "do not let backends complete model configurations")
 	f.IntVar(&o.BackendCallSecs, "backend-call-timeout-secs", int(core.DefaultBackendCallTimeout/time.Second), "seconds a backend may take to initialize or finalize a model or instance; then that model fails and the others go on")
 	o.GRPC.bind(f)
+	o.HTTP.bind(f)
+	o.Metrics.bind(f)
 	return cmd
 }
 
@@ -162,6 +166,12 @@ func (o *serveOptions) Validate() error {
 	}
 	if o.BackendCallSecs <= 0 {
 		return errors.New("--backend-call-timeout-secs must be positive")
+	}
+	if err := o.HTTP.validate(); err != nil {
+		return err
+	}
+	if err := o.Metrics.validate(); err != nil {
+		return err
 	}
 	return o.GRPC.validate()
 }
