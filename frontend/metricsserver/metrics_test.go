@@ -43,26 +43,11 @@ func scrape(t *testing.T, url string) string {
 		t.Fatalf("the exposition does not parse: %v\n%s", err, body)
 	}
 	for _, p := range problems {
-		if !NamingConvention(p.Text) {
+		if !metricsserver.NamingConvention(p.Text) {
 			t.Errorf("lint: %s: %s", p.Metric, p.Text)
 		}
 	}
 	return string(body)
-}
-
-// NamingConvention reports whether a lint problem is one of Prometheus'
-// naming conventions that Triton's own metric names break (they are kept
-// for compatibility with Triton's dashboards and autoscalers): a counter
-// without _total, a unit abbreviated (_us, _ms), a _count suffix on a
-// counter or gauge, the type in the name.
-func NamingConvention(problem string) bool {
-	for _, s := range []string{`should have "_total" suffix`, "should not contain abbreviated units",
-		`should not have "_count" suffix`, "should not include type"} {
-		if strings.Contains(problem, s) {
-			return true
-		}
-	}
-	return false
 }
 
 func serve(t *testing.T, opts metricsserver.Options) (*metricsserver.Server, string) {

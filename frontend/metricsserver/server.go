@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,4 +105,20 @@ func (s *Server) NewHTTPServer() *http.Server {
 func (s *Server) Close() {
 	s.cancel()
 	s.done.Wait()
+}
+
+// NamingConvention reports whether a problem that promtool check metrics
+// (promlint) reports is one of Prometheus' naming conventions that
+// Triton's own metric names break, and keep for compatibility with
+// Triton's dashboards and autoscalers: a counter without _total, a unit
+// abbreviated (_us, _ms), a _count suffix on a counter or gauge, the type
+// in the name. Any other problem is a real one.
+func NamingConvention(problem string) bool {
+	for _, s := range []string{`should have "_total" suffix`, "should not contain abbreviated units",
+		`should not have "_count" suffix`, "should not include type"} {
+		if strings.Contains(problem, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+
+	"tritonhost/frontend/metricsserver"
+)
+
+// scrapeMetrics GETs /metrics of the server's metrics endpoint and checks
+// it: promlint always, and promtool check metrics when it is installed (CI
+// installs it). Only the naming-convention problems of Triton's own names
+// are allowed.
+func (s *server) scrapeMetrics(t *testing.T) string {
+	t.Helper()
+	resp, err := httpGet("http://" + s.metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems, err := promlint.New(bytes.NewReader(resp)).Lint()
+	if err != nil {
+		t.Fatalf("the exposition does not parse: %v", err)
+	}
+	for _, p := range problems {
+		if !metricsserver.NamingConvention(p.Text) {
+			t.Errorf("lint: %s: %s", p.Metric, p.Text)
+		}
+	}
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Log("promtool is not installed (Debian package prometheus; .ci/run installs it): checked with promlint only")
+		return string(resp)
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(resp)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit) && exit.ExitCode() == 3: // lint problems: only Triton's names may draw them
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if !metricsserver.NamingConvention(line) {
+				t.Errorf("promtool check metrics: %s", line)
+			}
+		}
+	default:
+		t.Errorf("promtool check metrics failed (%v):\n%s", err, out)
+	}
+	return string(resp)
+}
+
+// sample returns the value of the line starting with series.
+func sample(t *testing.T, text, series string) float64 {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no %s in the metrics", series)
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestMetricsPassPromtoolAndRiseWithTraffic(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "", "--metrics-interval-ms", "100")
+	const success = `nv_inference_request_success{model="identity_fp32",version="1"}`
+	const first = `nv_inference_first_response_histogram_ms_count{model="repeat_int32",version="1"}`
+	before := s.scrapeMetrics(t)
+	for _, series := range []string{"nv_cpu_utilization", "nv_cpu_memory_total_bytes", "nv_cpu_memory_used_bytes",
+		`nv_inference_queue_duration_us{model="simple",version="1"}`, `nv_inference_pending_request_count{model="simple",version="1"}`,
+		`nv_inference_request_failure{model="simple",reason="REJECTED",version="1"}`} {
+		sample(t, before, series)
+	}
+	for range 5 {
+		if status, _, body := s.httpCall(t, "POST", "/v2/models/identity_fp32/infer",
+			[]byte(`{"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[1,2],"data":[1,2]}]}`)); status != 200 {
+			t.Fatalf("infer: %d %s", status, body)
+		}
+	}
+	if status, _, body := s.httpCall(t, "POST", "/v2/models/repeat_int32/generate_stream", []byte(`{"IN":[1,2],"DELAY":[0,0],"WAIT":0}`)); status != 200 {
+		t.Fatalf("generate_stream: %d %s", status, body)
+	}
+	after := s.scrapeMetrics(t)
+	if got, was := sample(t, after, success), sample(t, before, success); got != was+5 {
+		t.Errorf("%s went from %v to %v after 5 requests", success, was, got)
+	}
+	if got, was := sample(t, after, first), sample(t, before, first); got != was+1 {
+		t.Errorf("%s went from %v to %v after one streamed request", first, was, got)
+	}
+	if sample(t, after, `nv_inference_exec_count{model="identity_fp32",version="1"}`) < 1 {
+		t.Error("no execution counted")
+	}
+}
