@@ -45,14 +45,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 
 // generateRequest resolves the model and decodes the generate body.
 func (s *Server) generateRequest(w http.ResponseWriter, r *http.Request) (*core.Model, *core.InferenceRequest, error) {
-	if s.isDraining() {
-		return nil, nil, core.Errorf(core.CodeUnavailable, "server is shutting down")
-	}
-	m, err := s.model(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	body, err := readBody(w, r, s.opts.MaxInputBytes)
+	m, body, err := s.inferenceBody(w, r)
 	if err != nil {
 		return nil, nil, err
 	}

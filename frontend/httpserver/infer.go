@@ -52,20 +52,10 @@ type inferCall struct {
 // infer serves POST .../infer: one request, one response, on a model that
 // is not decoupled.
 func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
-	if s.isDraining() {
-		writeError(w, core.Errorf(core.CodeUnavailable, "server is shutting down"))
-		return
+	m, body, err := s.inferenceBody(w, r)
+	if err == nil && m.Decoupled() {
+		err = errDecoupled()
 	}
-	m, err := s.model(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if m.Decoupled() {
-		writeError(w, errDecoupled())
-		return
-	}
-	body, err := readBody(w, r, s.opts.MaxInputBytes)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -82,6 +72,20 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 	}
 	s.setWriteDeadline(w, s.opts.WriteTimeout)
 	writeInferResponse(w, m, call, resp)
+}
+
+// inferenceBody resolves the model of an inference route and reads the
+// body; a draining server refuses.
+func (s *Server) inferenceBody(w http.ResponseWriter, r *http.Request) (*core.Model, []byte, error) {
+	if s.isDraining() {
+		return nil, nil, core.Errorf(core.CodeUnavailable, "server is shutting down")
+	}
+	m, err := s.model(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := readBody(w, r, s.opts.MaxInputBytes)
+	return m, body, err
 }
 
 // errDecoupled refuses a decoupled model on a route that answers once, in

@@ -20,10 +20,7 @@ import (
 	"tritonhost/frontend/metricsserver"
 )
 
-const vector = `backend: "go"
-input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
-`
+var vector = coretest.VectorConfig("")
 
 // scrape GETs /metrics, checks it with promlint (what promtool check
 // metrics runs) and returns the text.
@@ -69,7 +66,7 @@ func TestModelCountsRiseWithTraffic(t *testing.T) {
 		Set("stream", coretest.Answering(coretest.Stream(2))).
 		Set("broken", coretest.Fail(errors.New("broken")))
 	srv := coretest.Start(t, p, coretest.ModelDir{Name: "plain", Config: vector},
-		coretest.ModelDir{Name: "stream", Config: vector + "model_transaction_policy { decoupled: true }"},
+		coretest.ModelDir{Name: "stream", Config: coretest.VectorConfig(coretest.Decoupled)},
 		coretest.ModelDir{Name: "broken", Config: vector})
 	_, url := serve(t, metricsserver.Options{Core: srv})
 	before := scrape(t, url)
