@@ -40,6 +40,10 @@ test: all ## run every test: pure-Go packages without cgo, everything with the r
 	$(GO) test -race -count=1 ./...
 	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./abi/...
 
+.PHONY: soak
+soak: all ## run the reliability suite at full scale (1000 streams x 100 requests, 35,000 pipelined requests, ...; several minutes)
+	$(GO) test -count=1 -timeout 60m -v ./reliability -soak
+
 .PHONY: bench
 bench: all ## run the benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./...

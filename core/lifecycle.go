@@ -206,8 +206,8 @@ func (lc *lifecycle) giveUp(stuck *backendCall, timeout time.Duration, cause err
 		then = "the version failed to load, and what the backend created is finalized once its calls return"
 	}
 	if stuck != nil {
-		err := Errorf(CodeUnavailable, "%s: %s did not return within %v (BackendCallTimeout); a call into a backend cannot be interrupted, so it is left running: %s",
-			m.ident(), stuck.what, timeout, then)
+		err := Errorf(CodeUnavailable, "%s: %s did not return within %v (%s); a call into a backend cannot be interrupted, so it is left running: %s",
+			m.ident(), stuck.what, timeout, m.callTimeoutSetting, then)
 		m.log.Errorf("%v", err)
 		return &givenUpError{err}
 	}

@@ -45,11 +45,18 @@ func fixedByteSize(dtype DataType, count int64) (int64, bool) {
 	return mulInt64(count, elem)
 }
 
+// tensorLimit is the largest tensor the server holds (Options.MaxTensorBytes)
+// and the name of the setting an operator changes it with, for messages.
+type tensorLimit struct {
+	bytes   int64
+	setting string
+}
+
 // tooLarge describes a tensor of size bytes (-1: more than an int64 counts)
-// that MaxTensorBytes refuses.
-func tooLarge(size, limit int64) string {
+// that the limit refuses.
+func (l tensorLimit) tooLarge(size int64) string {
 	if size < 0 {
-		return fmt.Sprintf("more bytes than an int64 counts, and the largest tensor the server holds is %d bytes (MaxTensorBytes)", limit)
+		return fmt.Sprintf("more bytes than an int64 counts, and the largest tensor the server holds is %d bytes (%s)", l.bytes, l.setting)
 	}
-	return fmt.Sprintf("%d bytes, more than the largest tensor the server holds, %d bytes (MaxTensorBytes)", size, limit)
+	return fmt.Sprintf("%d bytes, more than the largest tensor the server holds, %d bytes (%s)", size, l.bytes, l.setting)
 }

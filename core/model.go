@@ -37,13 +37,14 @@ type Model struct {
 	dir     string // <repository>/<model>
 	log     *serverlog.Logger
 	gpus    []int
-	// maxTensorBytes is Options.MaxTensorBytes: the largest input, output
-	// or state value the model takes or keeps.
-	maxTensorBytes int64
+	// maxTensor is Options.MaxTensorBytes: the largest input, output or
+	// state value the model takes or keeps.
+	maxTensor tensorLimit
 	// callTimeout is Options.BackendCallTimeout, and lifecycles the
 	// server's unfinished loads and unloads (see lifecycle).
-	callTimeout time.Duration
-	lifecycles  *lifecycleSet
+	callTimeout        time.Duration
+	callTimeoutSetting string
+	lifecycles         *lifecycleSet
 
 	// The configuration may change only while the backend initializes the
 	// model (auto-complete through SetConfig); it is frozen once loaded.
@@ -69,16 +70,17 @@ type Model struct {
 
 // modelEnv is what a model version takes from its server's options.
 type modelEnv struct {
-	gpus           []int
-	log            *serverlog.Logger
-	maxTensorBytes int64
-	callTimeout    time.Duration
-	lifecycles     *lifecycleSet
+	gpus               []int
+	log                *serverlog.Logger
+	maxTensor          tensorLimit
+	callTimeout        time.Duration
+	callTimeoutSetting string
+	lifecycles         *lifecycleSet
 }
 
 func newModel(name string, version int64, dir string, raw, cfg *configpb.ModelConfig, env modelEnv) (*Model, error) {
 	m := &Model{name: name, version: version, dir: dir, gpus: env.gpus, log: env.log, raw: raw,
-		maxTensorBytes: env.maxTensorBytes, callTimeout: env.callTimeout, lifecycles: env.lifecycles,
+		maxTensor: env.maxTensor, callTimeout: env.callTimeout, callTimeoutSetting: env.callTimeoutSetting, lifecycles: env.lifecycles,
 		firstResp: newFirstResponseHistogram()}
 	if err := m.applyConfig(cfg); err != nil {
 		return nil, err
@@ -127,7 +129,7 @@ func (m *Model) MaxBatchSize() int64 { return m.maxBatch }
 // bytes, that the server holds for this model (Options.MaxTensorBytes). A
 // backend layer that allocates for a backend (an output buffer, a state
 // value) refuses a larger size before allocating.
-func (m *Model) MaxTensorBytes() int64 { return m.maxTensorBytes }
+func (m *Model) MaxTensorBytes() int64 { return m.maxTensor.bytes }
 
 // Instances returns the model's instances.
 func (m *Model) Instances() []*Instance { return m.instances }

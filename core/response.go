@@ -114,8 +114,8 @@ func (p *Responder) Send(resp *Response, final bool) error {
 // server holds (Options.MaxTensorBytes). Send applies it; a backend layer
 // that copies outputs can apply it first and copy nothing.
 func (p *Responder) CheckOutputSize(name string, size int64) error {
-	if m := p.model; size > m.maxTensorBytes {
-		return Errorf(CodeInternal, "model %q sent output %q of %s", m.name, name, tooLarge(size, m.maxTensorBytes))
+	if m := p.model; size > m.maxTensor.bytes {
+		return Errorf(CodeInternal, "model %q sent output %q of %s", m.name, name, m.maxTensor.tooLarge(size))
 	}
 	return nil
 }

@@ -216,7 +216,7 @@ func newStateSpec(m *Model, st *configpb.ModelSequenceBatching_State, batchDim b
 			return nil, bad("initial_state data_file: %v", err)
 		}
 		if spec.dtype == TypeBytes {
-			data, err := readFile(path, m.maxTensorBytes, false)
+			data, err := readFile(path, m.maxTensor, false)
 			if err != nil {
 				return nil, bad("initial_state data_file: %v", err)
 			}
@@ -227,7 +227,7 @@ func newStateSpec(m *Model, st *configpb.ModelSequenceBatching_State, batchDim b
 			break
 		}
 		want, _ := fixedByteSize(spec.dtype, count) // initialStateSize checked it
-		data, err := readFile(path, want, true)
+		data, err := readFile(path, tensorLimit{bytes: want}, true)
 		if err != nil {
 			return nil, bad("initial_state data_file: %v", err)
 		}
@@ -254,8 +254,8 @@ func (m *Model) initialStateSize(spec *stateSpec, what string) (int64, error) {
 	if !ok {
 		size = -1
 	}
-	if !ok || size > m.maxTensorBytes {
-		return 0, fmt.Errorf("%s, shape %s of %s, is %s", what, shapeString(spec.initShape), spec.dtype, tooLarge(size, m.maxTensorBytes))
+	if !ok || size > m.maxTensor.bytes {
+		return 0, fmt.Errorf("%s, shape %s of %s, is %s", what, shapeString(spec.initShape), spec.dtype, m.maxTensor.tooLarge(size))
 	}
 	return count, nil
 }
@@ -263,7 +263,7 @@ func (m *Model) initialStateSize(spec *stateSpec, what string) (int64, error) {
 // readFile reads the regular file at path: all of it, failing when it
 // is larger than limit, or with prefix set its first limit bytes (the
 // rest is not read).
-func readFile(path string, limit int64, prefix bool) ([]byte, error) {
+func readFile(path string, limit tensorLimit, prefix bool) ([]byte, error) {
 	// Stat first: opening a FIFO would wait for a writer.
 	if st, err := os.Stat(path); err != nil {
 		return nil, err
@@ -279,10 +279,10 @@ func readFile(path string, limit int64, prefix bool) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !prefix && st.Size() > limit {
-		return nil, fmt.Errorf("%s is %s", path, tooLarge(st.Size(), limit))
+	if !prefix && st.Size() > limit.bytes {
+		return nil, fmt.Errorf("%s is %s", path, limit.tooLarge(st.Size()))
 	}
-	data := make([]byte, min(st.Size(), limit))
+	data := make([]byte, min(st.Size(), limit.bytes))
 	n, err := io.ReadFull(f, data)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) { // a file that shrank: the caller sees it short
 		return nil, fmt.Errorf("read %s: %w", path, err)

@@ -97,8 +97,8 @@ func (r *Request) CheckStateOutput(name string) error {
 // backend layer that copies state values can apply it first and copy
 // nothing.
 func (r *Request) CheckStateSize(name string, size int64) error {
-	if limit := r.model.maxTensorBytes; size > limit || size < 0 {
-		return Errorf(CodeInvalidArg, "model %q: state %q of request %q: the value is %s", r.model.name, name, r.ID(), tooLarge(size, limit))
+	if limit := r.model.maxTensor; size > limit.bytes || size < 0 {
+		return Errorf(CodeInvalidArg, "model %q: state %q of request %q: the value is %s", r.model.name, name, r.ID(), limit.tooLarge(size))
 	}
 	return nil
 }

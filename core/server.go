@@ -44,6 +44,10 @@ type Options struct {
 	// zeros or a file) does not load. Sizes are computed with
 	// overflow-checked arithmetic, before anything is allocated.
 	MaxTensorBytes int64
+	// MaxTensorBytesSetting names the setting that sets MaxTensorBytes
+	// (a command-line flag), for the messages that refuse a tensor
+	// (default "MaxTensorBytes").
+	MaxTensorBytesSetting string
 	// BackendCallTimeout bounds each call into a backend that loads or
 	// unloads a model version: BackendProvider.LoadModel,
 	// BackendModel.NewInstance, BackendInstance.Finalize and
@@ -57,6 +61,10 @@ type Options struct {
 	// load that failed meanwhile is finalized; an unload carries on in its
 	// order). Executions are not bounded by it.
 	BackendCallTimeout time.Duration
+	// BackendCallTimeoutSetting names the setting that sets
+	// BackendCallTimeout, for the messages of calls given up on (default
+	// "BackendCallTimeout").
+	BackendCallTimeoutSetting string
 }
 
 // Server hosts the models of a repository and runs inference on them. All
@@ -108,6 +116,12 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.MaxTensorBytes <= 0 {
 		opts.MaxTensorBytes = DefaultMaxTensorBytes
 	}
+	if opts.BackendCallTimeoutSetting == "" {
+		opts.BackendCallTimeoutSetting = "BackendCallTimeout"
+	}
+	if opts.MaxTensorBytesSetting == "" {
+		opts.MaxTensorBytesSetting = "MaxTensorBytes"
+	}
 	if opts.BackendCallTimeout <= 0 {
 		opts.BackendCallTimeout = DefaultBackendCallTimeout
 	}
@@ -146,8 +160,8 @@ func NewServer(opts Options) (*Server, error) {
 }
 
 func (s *Server) modelEnv() modelEnv {
-	return modelEnv{gpus: s.opts.GPUs, log: s.log, maxTensorBytes: s.opts.MaxTensorBytes,
-		callTimeout: s.opts.BackendCallTimeout, lifecycles: &s.lifecycles}
+	return modelEnv{gpus: s.opts.GPUs, log: s.log, maxTensor: tensorLimit{s.opts.MaxTensorBytes, s.opts.MaxTensorBytesSetting},
+		callTimeout: s.opts.BackendCallTimeout, callTimeoutSetting: s.opts.BackendCallTimeoutSetting, lifecycles: &s.lifecycles}
 }
 
 func (s *Server) startsWithServer(name string) bool {

@@ -56,7 +56,7 @@ func (m *Model) newRequest(req *InferenceRequest, fn ResponseFunc) (*Request, er
 		if !dimsMatch(dims, cfg.GetDims()) {
 			return nil, bad("input %q: shape %s does not match the model's dims %s%s", in.Name, shapeString(in.Shape), shapeString(cfg.GetDims()), batchNote(m.maxBatch))
 		}
-		if err := checkByteSize(in, m.maxTensorBytes); err != nil {
+		if err := checkByteSize(in, m.maxTensor); err != nil {
 			return nil, bad("input %q: %v", in.Name, err)
 		}
 		inputs[i] = *in
@@ -119,16 +119,16 @@ func dimsMatch(shape, dims []int64) bool {
 }
 
 // checkByteSize checks that an input's contents are exactly what its shape
-// and type call for, and no more than limit bytes (MaxTensorBytes).
-func checkByteSize(in *Input, limit int64) error {
+// and type call for, and no larger than limit.
+func checkByteSize(in *Input, limit tensorLimit) error {
 	n := ElementCount(in.Shape) // the dims were checked: only an overflow makes it negative
 	if n < 0 {
 		return fmt.Errorf("shape %s has more elements than an int64 counts", shapeString(in.Shape))
 	}
 	got := in.ByteSize()
 	if in.DataType == TypeBytes {
-		if got > uint64(limit) {
-			return fmt.Errorf("BYTES contents are %s", tooLarge(int64(min(got, math.MaxInt64)), limit))
+		if got > uint64(limit.bytes) {
+			return fmt.Errorf("BYTES contents are %s", limit.tooLarge(int64(min(got, math.MaxInt64))))
 		}
 		count := countBytesElements(in.Buffers)
 		if count < 0 {
@@ -143,8 +143,8 @@ func checkByteSize(in *Input, limit int64) error {
 	if !ok {
 		want = -1
 	}
-	if !ok || want > limit {
-		return fmt.Errorf("shape %s of %s is %s", shapeString(in.Shape), in.DataType, tooLarge(want, limit))
+	if !ok || want > limit.bytes {
+		return fmt.Errorf("shape %s of %s is %s", shapeString(in.Shape), in.DataType, limit.tooLarge(want))
 	}
 	if got != uint64(want) {
 		return fmt.Errorf("got %d bytes, shape %s of %s needs %d", got, shapeString(in.Shape), in.DataType, want)

@@ -37,7 +37,7 @@ over Triton's gRPC protocol (inference.GRPCInferenceService).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCommand(), newInferCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), newInferCommand(), newPerfCommand(), newVersionCommand())
 	return root
 }
 

@@ -20,6 +20,13 @@ import (
 func (o *serveOptions) Run(ctx context.Context) error {
 	log := o.logger()
 	o.GRPC.warn(log)
+	if o.DebugAddress != "" {
+		stopDiagnostics, err := startDiagnostics(o.DebugAddress, log)
+		if err != nil {
+			return fmt.Errorf("listen for diagnostics: %w", err)
+		}
+		defer stopDiagnostics()
+	}
 	host := abi.NewHost(abi.HostOptions{Logger: log})
 	defer host.Close()
 	provider := loader.New(loader.Options{
@@ -81,13 +88,15 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 	done := make(chan started, 1)
 	go func() {
 		srv, err := core.NewServer(core.Options{
-			ModelRepositories:    o.ModelRepositories,
-			Backends:             provider,
-			Logger:               log,
-			ExplicitModelControl: o.ModelControlMode == "explicit",
-			StartupModels:        o.LoadModels,
-			MaxTensorBytes:       int64(o.MaxMessageBytes),
-			BackendCallTimeout:   time.Duration(o.BackendCallSecs) * time.Second,
+			ModelRepositories:         o.ModelRepositories,
+			Backends:                  provider,
+			Logger:                    log,
+			ExplicitModelControl:      o.ModelControlMode == "explicit",
+			StartupModels:             o.LoadModels,
+			MaxTensorBytes:            int64(o.MaxMessageBytes),
+			MaxTensorBytesSetting:     "--grpc-max-message-size",
+			BackendCallTimeoutSetting: "--backend-call-timeout-secs",
+			BackendCallTimeout:        time.Duration(o.BackendCallSecs) * time.Second,
 		})
 		done <- started{srv, err}
 	}()

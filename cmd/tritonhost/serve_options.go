@@ -45,6 +45,7 @@ type serveOptions struct {
 	StrictReadiness     bool
 	DisableAutoComplete bool
 	BackendCallSecs     int
+	DebugAddress        string
 	GRPC                grpcFlags
 	HTTP                httpFlags
 	Metrics             metricsFlags
@@ -93,6 +94,7 @@ func newServeCommand() *cobra.Command {
 	f.BoolVar(&o.StrictReadiness, "strict-readiness", true, "report ready only when every model loaded")
 	f.BoolVar(&o.DisableAutoComplete, "disable-auto-complete-config", false, "do not let backends complete model configurations")
 	f.IntVar(&o.BackendCallSecs, "backend-call-timeout-secs", int(core.DefaultBackendCallTimeout/time.Second), "seconds a backend may take to initialize or finalize a model or instance; then that model fails and the others go on")
+	f.StringVar(&o.DebugAddress, "debug-address", "", "serve Go's pprof profiles (goroutines, heap, CPU) on this host:port for diagnosis; off when empty; bind it to loopback")
 	o.GRPC.bind(f)
 	o.HTTP.bind(f)
 	o.Metrics.bind(f)

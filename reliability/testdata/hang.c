@@ -1,0 +1,55 @@
+// A backend that never returns from one of its calls, chosen by the
+// model's name: a model named "hang_init..." hangs in
+// TRITONBACKEND_ModelInitialize, one named "hang_fini..." in
+// TRITONBACKEND_ModelFinalize. Any other model answers each request with
+// an empty response. It stands for a backend stuck on a device or a lock.
+#define _POSIX_C_SOURCE 200809L
+#include <string.h>
+#include <time.h>
+
+#include "triton/core/tritonbackend.h"
+
+static void
+hang_if(TRITONBACKEND_Model* model, const char* prefix)
+{
+  const char* name = NULL;
+  if (TRITONBACKEND_ModelName(model, &name) != NULL || name == NULL ||
+      strncmp(name, prefix, strlen(prefix)) != 0) {
+    return;
+  }
+  for (;;) {
+    struct timespec second = {1, 0};
+    nanosleep(&second, NULL);
+  }
+}
+
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model)
+{
+  hang_if(model, "hang_init");
+  return NULL;
+}
+
+TRITONSERVER_Error*
+TRITONBACKEND_ModelFinalize(TRITONBACKEND_Model* model)
+{
+  hang_if(model, "hang_fini");
+  return NULL;
+}
+
+TRITONSERVER_Error*
+TRITONBACKEND_ModelInstanceExecute(
+    TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request** requests,
+    const uint32_t request_count)
+{
+  (void)instance;
+  for (uint32_t i = 0; i < request_count; i++) {
+    TRITONBACKEND_Response* response = NULL;
+    if (TRITONBACKEND_ResponseNew(&response, requests[i]) == NULL) {
+      TRITONBACKEND_ResponseSend(
+          response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, NULL);
+    }
+    TRITONBACKEND_RequestRelease(requests[i], TRITONSERVER_REQUEST_RELEASE_ALL);
+  }
+  return NULL;
+}
