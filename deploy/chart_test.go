@@ -4,7 +4,6 @@
 package deploy_test
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -14,11 +13,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -284,7 +280,12 @@ func freePorts(t *testing.T, n int) []int {
 func checkGet(t *testing.T, port int, path string) {
 	t.Helper()
 	c := &http.Client{Timeout: 30 * time.Second}
-	resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d%s", port, path))
+	url := fmt.Sprintf("http://127.0.0.1:%d%s", port, path)
+	resp, err := c.Get(url)
+	for deadline := time.Now().Add(30 * time.Second); err != nil && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond) // HTTP and metrics start just after gRPC
+		resp, err = c.Get(url)
+	}
 	if err != nil {
 		t.Errorf("GET :%d%s: %v", port, path, err)
 		return
@@ -297,7 +298,12 @@ func checkGet(t *testing.T, port int, path string) {
 
 func checkListening(t *testing.T, port int) {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 10*time.Second)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	for deadline := time.Now().Add(30 * time.Second); err != nil && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		conn, err = net.DialTimeout("tcp", addr, 10*time.Second)
+	}
 	if err != nil {
 		t.Errorf("port %d does not answer: %v", port, err)
 		return
@@ -305,91 +311,33 @@ func checkListening(t *testing.T, port int) {
 	conn.Close()
 }
 
-var (
-	buildOnce sync.Once
-	binary    string // tritonhost, built once for the tests
-	buildErr  error
-)
+var binary string // tritonhost, built once by TestMain
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if binary != "" {
-		os.RemoveAll(filepath.Dir(binary))
+	dir, err := os.MkdirTemp("", "tritonhost-deploy-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
+	if binary, err = testenv.BuildServer(dir, false); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
-var metricsStarted = regexp.MustCompile(`Started Metrics Service at`)
-
-// startServer runs `tritonhost serve` with args (its --model-repository
-// replaced by the example models), bound to loopback, until the test ends.
+// startServer runs `tritonhost serve` on the example models with the
+// serve flags of args (their model repository and backend directory
+// left out), bound to loopback, until the test ends.
 func startServer(t *testing.T, args []string) {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "tritonhost-deploy-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binary = filepath.Join(dir, "tritonhost")
-		cmd := exec.Command("go", "build", "-o", binary, filepath.Join(testenv.RepoRoot(t), "cmd", "tritonhost"))
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	bin := binary
 	var kept []string
 	for _, a := range args {
 		if !strings.HasPrefix(a, "--model-repository") && !strings.HasPrefix(a, "--backend-directory") {
 			kept = append(kept, a)
 		}
 	}
-	full := append([]string{"serve", "--model-repository", testenv.ExampleModels(t), "--backend-directory", testenv.BackendDir(t),
-		"--http-address", "127.0.0.1", "--grpc-address", "127.0.0.1"}, kept...)
-	cmd := exec.Command(bin, full...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var log bytes.Buffer
-	started := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		ok := false
-		for sc.Scan() {
-			log.WriteString(sc.Text() + "\n")
-			if !ok && metricsStarted.MatchString(sc.Text()) {
-				ok = true
-				started <- true
-			}
-		}
-		if !ok {
-			started <- false
-		}
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(60 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	select {
-	case ok := <-started:
-		if !ok {
-			t.Fatalf("tritonhost %s exited before serving:\n%s", strings.Join(full, " "), log.String())
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("tritonhost did not start")
-	}
+	testenv.StartServer(t, testenv.ServerConfig{Binary: binary, Args: kept})
 }
