@@ -9,9 +9,15 @@ HTTP_PORT ?= 8000
 METRICS_PORT ?= 8002
 VERBOSE   ?= 0
 
-include mk/backends.mk
+# go-nvml's cgo package (package gpu uses its types and mock) declares many
+# NVML functions deprecated; compiling it warns about each one.
+export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 TRITONHOST := $(BIN_DIR)/tritonhost
+
+include mk/backends.mk
+include mk/release.mk
+
 GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' 2>/dev/null) \
               $(wildcard abi/*.c abi/*.h abi/*.so include/triton/core/*.h) go.mod go.sum
 
@@ -23,15 +29,20 @@ all: $(TRITONHOST) backends ## build the server and every backend
 .PHONY: backends
 backends: $(BACKEND_LIBS) ## build every backend (repeat, square, identity, addsub, conformance) into backends/
 
-$(TRITONHOST): $(GO_SOURCES)
+$(TRITONHOST): $(GO_SOURCES) $(VERSION_STAMP)
 	@mkdir -p $(BIN_DIR)
-	$(GO) build -o $@ ./cmd/tritonhost
+	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $@ ./cmd/tritonhost
 
 .PHONY: serve
 serve: all ## build everything and serve examples/models on localhost: gRPC 8001, HTTP 8000, metrics 8002
 	$(TRITONHOST) serve --model-repository examples/models --backend-directory $(BACKENDS_DIR) \
 		--grpc-address 127.0.0.1 --grpc-port $(GRPC_PORT) --http-address 127.0.0.1 --http-port $(HTTP_PORT) \
 		--metrics-port $(METRICS_PORT) --log-verbose $(VERBOSE)
+
+.PHONY: serve-gpu
+serve-gpu: all ## serve examples/models and their GPU variants, examples/models_gpu (needs NVIDIA GPUs)
+	$(TRITONHOST) serve --model-repository examples/models --model-repository examples/models_gpu \
+		--backend-directory $(BACKENDS_DIR) --grpc-address 127.0.0.1 --grpc-port $(GRPC_PORT) --log-verbose $(VERBOSE)
 
 .PHONY: test
 test: all ## run every test: pure-Go packages without cgo, everything with the race detector, abi under cgocheck2
@@ -55,7 +66,7 @@ proto: ## regenerate the Go code of proto/*.proto (needs protoc, protoc-gen-go, 
 
 .PHONY: clean
 clean: ## remove build outputs
-	rm -rf $(BIN_DIR) $(BUILD_DIR) $(BACKENDS_DIR)
+	rm -rf $(BIN_DIR) $(BUILD_DIR) $(BACKENDS_DIR) $(DIST_DIR)
 
 .PHONY: help
 help: ## list the tasks

@@ -31,6 +31,14 @@
 // through the //export functions in exports_*.go, each of which recovers
 // from panics. No Go pointer is kept in C memory except input buffers, which
 // are pinned while their request block lives.
+//
+// GPUs. A host given Devices (core.Devices, package gpu) serves GPU and
+// pinned memory from their pools (MemoryManagerAllocate, OutputBuffer;
+// exports_device.go), copies GPU outputs to the host when a response is
+// sent, and makes a GPU instance's device current from C, through the hook
+// Devices.ContextHook returns, right before each of the instance's entry
+// points (host.c). abi itself never links CUDA: the hook is a function
+// pointer package gpu found with purego.
 package abi
 
 /*

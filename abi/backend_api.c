@@ -153,6 +153,16 @@ TRITONBACKEND_BackendAttributeSetParallelModelInstanceLoading(
 }
 
 // ---- Memory manager ---------------------------------------------------------
+// CPU memory is malloc'd. GPU and pinned memory come from the server's
+// Devices (Go, exports_device.go) when it has GPUs: the per-device pools and
+// the pinned pool, refused past their size with Triton's errors. Without
+// GPUs, GPU memory is UNAVAILABLE and pinned memory is ordinary host memory.
+
+static bool
+has_devices(const struct thost_backend* b)
+{
+  return __atomic_load_n(&b->host->has_devices, __ATOMIC_ACQUIRE) != 0;
+}
 
 TRITONSERVER_Error*
 TRITONBACKEND_MemoryManagerAllocate(
@@ -174,6 +184,11 @@ TRITONBACKEND_MemoryManagerAllocate(
             TRITONSERVER_MemoryTypeString(memory_type),
             (long long)memory_type_id);
       }
+      if (memory_type == TRITONSERVER_MEMORY_CPU_PINNED && has_devices(b)) {
+        *buffer = NULL;
+        return thostDeviceAlloc(
+            b->host, memory_type, memory_type_id, byte_size, buffer);
+      }
       if (posix_memalign(buffer, 64, byte_size == 0 ? 1 : byte_size) != 0) {
         *buffer = NULL;
         return thost_errorf(
@@ -185,6 +200,11 @@ TRITONBACKEND_MemoryManagerAllocate(
       }
       return NULL;
     case TRITONSERVER_MEMORY_GPU:
+      if (has_devices(b)) {
+        *buffer = NULL;
+        return thostDeviceAlloc(
+            b->host, memory_type, memory_type_id, byte_size, buffer);
+      }
       return thost_errorf(
           TRITONSERVER_ERROR_UNAVAILABLE,
           "TRITONBACKEND_MemoryManagerAllocate: GPU memory is not available on "
@@ -207,9 +227,21 @@ TRITONBACKEND_MemoryManagerFree(
     case TRITONSERVER_MEMORY_CPU:
     case TRITONSERVER_MEMORY_CPU_PINNED:
       THOST_CHECK_ARG(memory_type_id == 0, "CPU memory has only id 0");
+      if (memory_type == TRITONSERVER_MEMORY_CPU_PINNED && has_devices(b)) {
+        return buffer == NULL
+                   ? NULL
+                   : thostDeviceFree(
+                         b->host, memory_type, memory_type_id, buffer);
+      }
       free(buffer);
       return NULL;
     case TRITONSERVER_MEMORY_GPU:
+      if (has_devices(b)) {
+        return buffer == NULL
+                   ? NULL
+                   : thostDeviceFree(
+                         b->host, memory_type, memory_type_id, buffer);
+      }
       return thost_errorf(
           TRITONSERVER_ERROR_UNAVAILABLE,
           "TRITONBACKEND_MemoryManagerFree: GPU memory is not available on "

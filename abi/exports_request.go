@@ -10,7 +10,9 @@ package abi
 import "C"
 
 import (
+	"errors"
 	"math"
+	"slices"
 	"unsafe"
 
 	"tritonhost/core"
@@ -97,7 +99,7 @@ func thostResponseSend(resp *C.struct_thost_response, flags C.uint32_t, cerr *C.
 	if cerr != nil {
 		r = &core.Response{Err: core.Errorf(core.Code(cerr.code), "%s", errorMessage(cerr))}
 	} else {
-		r = convertResponse(resp, p, st.req.RequestedOutputs())
+		r = convertResponse(resp, p, st.req.RequestedOutputs(), st.lib.host.devices)
 	}
 	return cError(p.Send(r, f&core.ResponseCompleteFinal != 0))
 }
@@ -136,7 +138,11 @@ type responseBlock struct {
 // output: one allocation, none when the response is small). Output names
 // are taken from names (the request's outputs) when they match, so a
 // response allocates no strings.
-func convertResponse(resp *C.struct_thost_response, p *core.Responder, names []string) *core.Response {
+//
+// GPU outputs are copied from the device through devices, here, when the
+// response is sent (the wire needs host memory); pinned outputs are host
+// memory and read directly.
+func convertResponse(resp *C.struct_thost_response, p *core.Responder, names []string, devices Devices) *core.Response {
 	blk := &responseBlock{}
 	r := &blk.resp
 	if n := int(resp.output_count); n > 0 {
@@ -175,7 +181,14 @@ func convertResponse(resp *C.struct_thost_response, p *core.Responder, names []s
 			shapes = append(shapes, unsafe.Slice((*int64)(unsafe.Pointer(o.shape)), int(o.dims_count))...)
 			off := len(data)
 			if o.has_buffer {
-				data = append(data, unsafe.Slice((*byte)(o.buffer), int(o.byte_size))...)
+				if o.attrs.memory_type == C.TRITONSERVER_MEMORY_GPU {
+					var err error
+					if data, err = copyFromDevice(data, o, devices); err != nil {
+						return &core.Response{Err: core.Errorf(core.CodeInternal, "output %q: %v", name, err)}
+					}
+				} else {
+					data = append(data, unsafe.Slice((*byte)(o.buffer), int(o.byte_size))...)
+				}
 			}
 			r.Outputs = append(r.Outputs, core.Output{
 				Name:     name,
@@ -221,4 +234,15 @@ next:
 		}
 	}
 	return C.GoString(c)
+}
+
+// copyFromDevice appends the GPU buffer of o to data.
+func copyFromDevice(data []byte, o *C.struct_thost_output, devices Devices) ([]byte, error) {
+	if devices == nil {
+		return data, errors.New("a GPU buffer on a server without GPUs")
+	}
+	n := int(o.byte_size)
+	start := len(data)
+	data = slices.Grow(data, n)[:start+n]
+	return data, devices.CopyToHost(data[start:], uintptr(o.buffer), int64(o.attrs.memory_type_id))
 }

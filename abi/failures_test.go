@@ -67,8 +67,8 @@ func TestBrokenBackendsLeaveOtherModelsServing(t *testing.T) {
 		}
 		err := srv.Infer(context.Background(), &core.InferenceRequest{Model: name,
 			Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(1))}}, func(*core.Response, bool) {})
-		if core.CodeOf(err) != core.CodeUnavailable {
-			t.Errorf("%s: Infer error %v, want UNAVAILABLE", name, err)
+		if want := "Request for unknown model: '" + name + "' has no available versions"; core.CodeOf(err) != core.CodeNotFound || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: Infer error %v, want NOT_FOUND %q", name, err, want)
 		}
 	}
 	for _, name := range []string{"identity_int32", "fails_execute"} {

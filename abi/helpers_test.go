@@ -50,6 +50,7 @@ type testServer struct {
 func TestMain(m *testing.M) {
 	goroutines := runtime.NumGoroutine()
 	code := m.Run()
+	testenv.RemoveSharedFakeCUDADriver()
 	if code == 0 {
 		deadline := time.Now().Add(10 * time.Second)
 		for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
@@ -73,6 +74,13 @@ func TestMain(m *testing.M) {
 // request, no backend API object.
 func startServer(t *testing.T, repo string, mutate ...func(*core.Options, *loader.Options)) *testServer {
 	t.Helper()
+	return startServerWith(t, repo, abi.HostOptions{}, mutate...)
+}
+
+// startServerWith is startServer with a host made from hopts (its logger
+// is the test's).
+func startServerWith(t *testing.T, repo string, hopts abi.HostOptions, mutate ...func(*core.Options, *loader.Options)) *testServer {
+	t.Helper()
 	backends := testenv.BackendDir(t)
 	logs := &logBuffer{}
 	logger := serverlog.New(logs)
@@ -81,7 +89,8 @@ func startServer(t *testing.T, repo string, mutate ...func(*core.Options, *loade
 	for _, f := range mutate {
 		f(&copts, &lopts)
 	}
-	host := abi.NewHost(abi.HostOptions{Logger: lopts.Logger})
+	hopts.Logger = lopts.Logger
+	host := abi.NewHost(hopts)
 	lopts.Opener = host
 	copts.Backends = loader.New(lopts)
 	srv, err := core.NewServer(copts)

@@ -110,9 +110,27 @@ thost_call_model(void* fn, struct thost_model* m)
       ((model_fn)fn)(THOST_AS_HANDLE(TRITONBACKEND_Model, m->handle)));
 }
 
+// enter_device makes a GPU instance's device current on the calling thread.
+static TRITONSERVER_Error*
+enter_device(struct thost_instance* i)
+{
+  if (i->ctx_fn == NULL)
+    return NULL;
+  int rc = ((int (*)(void*))i->ctx_fn)(i->ctx_arg);
+  if (rc == 0)
+    return NULL;
+  return thost_errorf(
+      TRITONSERVER_ERROR_INTERNAL,
+      "cannot make GPU %d current for instance '%s': CUDA error %d",
+      (int)i->device_id, i->name, rc);
+}
+
 TRITONSERVER_Error*
 thost_call_instance(void* fn, struct thost_instance* i)
 {
+  TRITONSERVER_Error* derr = enter_device(i);
+  if (derr != NULL)
+    return derr;
   WITH_HOST(
       i->model->backend->host, ((instance_fn)fn)(THOST_AS_HANDLE(
                                    TRITONBACKEND_ModelInstance, i->handle)));
@@ -123,6 +141,9 @@ thost_call_execute(
     void* fn, struct thost_instance* i, uint64_t* requests, uint32_t n)
 {
   // requests holds n request handles: the array the backend receives.
+  TRITONSERVER_Error* derr = enter_device(i);
+  if (derr != NULL)
+    return derr;
   WITH_HOST(
       i->model->backend->host,
       ((execute_fn)fn)(

@@ -25,6 +25,8 @@ type HostOptions struct {
 	// Metrics is the registry backends' custom metrics are registered in
 	// (default: a new one, see Host.Metrics).
 	Metrics *metrics.Registry
+	// Devices are the server's GPUs (nil: none; see Devices).
+	Devices Devices
 }
 
 // Host is one server's side of the backend API: the Go objects that C
@@ -39,6 +41,7 @@ type Host struct {
 	c       *C.struct_thost_host
 	log     *serverlog.Logger
 	metrics *metrics.Registry
+	devices Devices
 
 	requests      table[*heldRequest]
 	models        table[*core.Model]
@@ -65,7 +68,7 @@ func NewHost(opts HostOptions) *Host {
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.NewRegistry()
 	}
-	h := &Host{log: opts.Logger, metrics: opts.Metrics}
+	h := &Host{log: opts.Logger, metrics: opts.Metrics, devices: opts.Devices}
 
 	hostRegistry.mu.Lock()
 	defer hostRegistry.mu.Unlock()
@@ -77,6 +80,9 @@ func NewHost(opts HostOptions) *Host {
 	h.c = C.thost_host_new(C.uint64_t(key))
 	if h.c == nil {
 		panic("abi: out of memory creating a host")
+	}
+	if h.devices != nil {
+		h.c.has_devices = 1 // before any backend runs: no other thread reads it yet
 	}
 	byKey = append(slices.Clip(byKey), h)
 	hostRegistry.byKey.Store(&byKey)

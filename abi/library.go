@@ -240,11 +240,31 @@ func (m *modelHandle) NewInstance(inst *core.Instance) (loader.Instance, error) 
 		h.instances.take(key)
 		return nil, fmt.Errorf("instance %q: out of memory creating its handle", name)
 	}
+	if err := h.enterDeviceHook(inst, c); err != nil {
+		C.thost_instance_free(c)
+		h.instances.take(key)
+		return nil, err
+	}
 	ih := &instanceHandle{lib: m.lib, c: c, key: key}
 	m.lib.mu.Lock()
 	m.lib.instances = append(m.lib.instances, ih)
 	m.lib.mu.Unlock()
 	return ih, nil
+}
+
+// enterDeviceHook gives a GPU instance the hook that makes its device
+// current before each of its entry points (host.c), on a host with
+// Devices. A GPU the Devices do not have fails the instance.
+func (h *Host) enterDeviceHook(inst *core.Instance, c *C.struct_thost_instance) error {
+	if h.devices == nil || inst.Kind() != core.KindGPU {
+		return nil
+	}
+	fn, arg, ok := h.devices.ContextHook(int64(inst.DeviceID()))
+	if !ok {
+		return fmt.Errorf("instance %q: GPU %d has no CUDA context on this server", inst.Name(), inst.DeviceID())
+	}
+	c.ctx_fn, c.ctx_arg = pointer(fn), pointer(arg)
+	return nil
 }
 
 // instanceHandle is the TRITONBACKEND_ModelInstance of one instance; it

@@ -52,6 +52,9 @@ struct thost_host {
   uint64_t key;     // the Go Host's registry key
   uint64_t server;  // its TRITONSERVER_Server handle
   int closed;       // atomic
+  int has_devices;  // set once by Go before any backend runs: GPU and pinned
+                    // memory come from the Go side's Devices
+                    // (exports_device.go)
   int log_on[4];    // atomic, by TRITONSERVER_LogLevel: mirrored from the Go
                     // logger
   int64_t live[THOST_COUNT_MAX];  // atomic
@@ -163,6 +166,12 @@ struct thost_instance {
   struct thost_message* host_policy;  // server-owned {"<policy>":{}}
   uint32_t profile_count;
   char** profiles;
+  // For a GPU instance on a server with GPUs: ctx_fn(ctx_arg) makes its
+  // device current on the calling thread (cuCtxSetCurrent and the device's
+  // primary context, from package gpu) and returns a CUresult. Called
+  // right before each of the instance's entry points (host.c). NULL: none.
+  void* ctx_fn;
+  void* ctx_arg;
 };
 
 // ---- Requests ---------------------------------------------------------------
@@ -274,9 +283,14 @@ struct thost_output {
   int64_t* shape;
   uint32_t dims_count;
   bool has_buffer;
-  void* buffer;  // inline_data or malloc'd
+  // device_buffer: buffer is GPU or pinned memory from the host's Devices
+  // (attrs says which), returned to them when the response is freed.
+  bool device_buffer;
+  void* buffer;  // inline_data, malloc'd, or device memory (device_buffer)
   uint64_t byte_size;
+  struct thost_host* host;  // the server of the response
   struct thost_buffer_attributes attrs;
+  unsigned char ipc_handle[64];  // CUipcMemHandle, filled on first use
   unsigned char inline_data[THOST_INLINE_OUTPUT_BYTES];
 };
 

@@ -51,6 +51,7 @@ TRITONBACKEND_ResponseOutput(
     return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
   memset(out, 0, offsetof(struct thost_output, inline_data));
   out->attrs.server_owned = true;
+  out->host = r->ctx->host;
   out->datatype = datatype;
   out->shape = (int64_t*)(out + 1);
   if (dims_count > 0)
@@ -69,6 +70,35 @@ TRITONBACKEND_ResponseOutput(
   return NULL;
 }
 
+// device_buffer gives o a buffer of the GPU or pinned memory the backend
+// prefers, from the server's Devices, and reports whether it did. Without
+// GPUs, or when the pool cannot hold it, the output gets host memory
+// instead, as Triton's allocators fall back; the backend sees the actual
+// type. The response is copied to the host when it is sent.
+static bool
+device_buffer(
+    struct thost_output* o, TRITONSERVER_MemoryType want, int64_t want_id,
+    uint64_t byte_size)
+{
+  if ((want != TRITONSERVER_MEMORY_GPU &&
+       want != TRITONSERVER_MEMORY_CPU_PINNED) ||
+      byte_size == 0 || o->host == NULL ||
+      !__atomic_load_n(&o->host->has_devices, __ATOMIC_ACQUIRE))
+    return false;
+  void* p = NULL;
+  TRITONSERVER_Error* err =
+      thostDeviceAlloc(o->host, want, want_id, byte_size, &p);
+  if (err != NULL) {
+    TRITONSERVER_ErrorDelete(err);
+    return false;
+  }
+  o->buffer = p;
+  o->device_buffer = true;
+  o->attrs.memory_type = want;
+  o->attrs.memory_type_id = want_id;
+  return true;
+}
+
 TRITONSERVER_Error*
 TRITONBACKEND_OutputBuffer(
     TRITONBACKEND_Output* output, void** buffer,
@@ -85,7 +115,13 @@ TRITONBACKEND_OutputBuffer(
         TRITONSERVER_ERROR_ALREADY_EXISTS, "output '%s' already has a buffer",
         o->name);
   }
-  if (buffer_byte_size <= THOST_INLINE_OUTPUT_BYTES) {
+  TRITONSERVER_MemoryType want = *memory_type;
+  const int64_t want_id = want == TRITONSERVER_MEMORY_GPU ? *memory_type_id : 0;
+  o->attrs.memory_type = TRITONSERVER_MEMORY_CPU;
+  o->attrs.memory_type_id = 0;
+  if (device_buffer(o, want, want_id, buffer_byte_size)) {
+    // GPU or pinned memory, as the backend prefers.
+  } else if (buffer_byte_size <= THOST_INLINE_OUTPUT_BYTES) {
     o->buffer = o->inline_data;
   } else {
     o->buffer = malloc(buffer_byte_size);
@@ -99,12 +135,9 @@ TRITONBACKEND_OutputBuffer(
   o->has_buffer = true;
   o->byte_size = buffer_byte_size;
   o->attrs.byte_size = buffer_byte_size;
-  o->attrs.memory_type =
-      TRITONSERVER_MEMORY_CPU;  // outputs always live in host memory
-  o->attrs.memory_type_id = 0;
   *buffer = o->buffer;
-  *memory_type = TRITONSERVER_MEMORY_CPU;
-  *memory_type_id = 0;
+  *memory_type = o->attrs.memory_type;
+  *memory_type_id = o->attrs.memory_type_id;
   return NULL;
 }
 
@@ -118,6 +151,17 @@ TRITONBACKEND_OutputBufferAttributes(
   THOST_CHECK_ARG(buffer_attributes != NULL, "buffer_attributes is NULL");
   // Before TRITONBACKEND_OutputBuffer the attributes describe no buffer (CPU,
   // id 0, size 0); Triton hands them out then too.
+  if (o->device_buffer && o->attrs.memory_type == TRITONSERVER_MEMORY_GPU &&
+      o->attrs.cuda_ipc_handle == NULL) {
+    // The CUDA IPC handle of the device allocation holding the buffer,
+    // asked of the driver the first time.
+    TRITONSERVER_Error* err = thostDeviceIPCHandle(
+        o->host, o->attrs.memory_type_id, o->buffer, o->ipc_handle);
+    if (err == NULL)
+      o->attrs.cuda_ipc_handle = o->ipc_handle;
+    else
+      TRITONSERVER_ErrorDelete(err);
+  }
   uint64_t h = thost_handle_lazy(
       &o->attrs.handle, THOST_KIND_BUFFER_ATTRIBUTES, &o->attrs);
   if (h == 0)

@@ -426,9 +426,18 @@ TRITONBACKEND_InputBufferForHostPolicy(
     const uint32_t index, const void** buffer, uint64_t* buffer_byte_size,
     TRITONSERVER_MemoryType* memory_type, int64_t* memory_type_id)
 {
+  // As Triton: a NULL policy means the input's buffers; a named one means
+  // the copies made for that policy, or the input's buffers when it has none
+  // (an input from the wire never has: it is host memory as received). On
+  // error the buffer is NULL and its size 0.
   (void)host_policy_name;
-  return TRITONBACKEND_InputBuffer(
+  TRITONSERVER_Error* err = TRITONBACKEND_InputBuffer(
       input, index, buffer, buffer_byte_size, memory_type, memory_type_id);
+  if (err != NULL && buffer != NULL && buffer_byte_size != NULL) {
+    *buffer = NULL;
+    *buffer_byte_size = 0;
+  }
+  return err;
 }
 
 TRITONSERVER_Error*

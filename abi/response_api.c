@@ -106,8 +106,15 @@ response_free(struct thost_response* r)
 {
   for (uint32_t i = 0; i < r->output_count; i++) {
     struct thost_output* out = r->outputs[i];
-    if (out->buffer != out->inline_data)
+    if (out->device_buffer) {
+      TRITONSERVER_Error* err = thostDeviceFree(
+          out->host, out->attrs.memory_type, out->attrs.memory_type_id,
+          out->buffer);
+      if (err != NULL)
+        TRITONSERVER_ErrorDelete(err);
+    } else if (out->buffer != out->inline_data) {
       free(out->buffer);
+    }
     thost_handle_free(out->handle);
     thost_handle_free(out->attrs.handle);
     free(out);

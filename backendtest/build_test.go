@@ -35,7 +35,7 @@ var backendLibs = []struct {
 	},
 	{
 		name:      "addsub",
-		exports:   modelEntryPoints,
+		exports:   append([]string{"TRITONBACKEND_GetBackendAttribute"}, modelEntryPoints...),
 		needsStub: true,
 	},
 	{

@@ -10,7 +10,14 @@
 // Server.Infer submits a request whose ResponseFunc may be called any number
 // of times (the Go counterpart of TRITONSERVER_InferenceRequestSetResponseCallback),
 // and Server.Stop drains in-flight work and unloads every model, within its
-// context's deadline.
+// context's deadline. Under explicit model control, LoadModelWith loads a
+// model with the configuration and files a load request carries
+// (LoadOptions), the files in a temporary directory that goes with the
+// model.
+//
+// Requests are validated, and models looked up, with Triton's checks in
+// Triton's order and Triton's words (request_text.go, model_lookup.go), so
+// that a frontend passes Triton's messages to Triton's clients unchanged.
 //
 // What a client or a model configuration can make the server hold is
 // bounded: tensors by Options.MaxTensorBytes, the calls into a backend that

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Code classifies an error. The values are those of TRITONSERVER_Error_Code,
@@ -108,4 +109,13 @@ func CodeOf(err error) Code {
 		return CodeUnavailable
 	}
 	return CodeUnknown
+}
+
+// quoteAll returns names, each quoted as Go quotes strings.
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strconv.Quote(n)
+	}
+	return out
 }

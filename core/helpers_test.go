@@ -65,6 +65,14 @@ func wantError(t *testing.T, what string, err error, code core.Code, parts ...st
 	}
 }
 
+// wantExactError checks that err has code and exactly the message want.
+func wantExactError(t *testing.T, what string, err error, code core.Code, want string) {
+	t.Helper()
+	if err == nil || core.CodeOf(err) != code || err.Error() != want {
+		t.Errorf("%s: error %v (code %v)\nwant %q (code %v)", what, err, core.CodeOf(err), want, code)
+	}
+}
+
 // indices returns the IndexParam of each response (-1 where missing).
 func indices(resps []*core.Response) []int64 {
 	out := make([]int64, len(resps))

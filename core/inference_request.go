@@ -29,6 +29,14 @@ type InferenceRequest struct {
 	// Outputs names the outputs the client wants; empty means all of them.
 	Outputs    []string
 	Parameters []Parameter
+	// Finished, if set, is called once when the request is finished: its
+	// final response was delivered and the backend released it for good.
+	// From then on the server holds no reference to the inputs' buffers, so
+	// memory lent to the request (a shared-memory region) may be taken
+	// back. It runs on the goroutine or backend thread that finished the
+	// request. It is not called when Infer or Submit returns an error: the
+	// request was never accepted.
+	Finished func()
 }
 
 // ParameterType is the type of a Parameter's value, numbered as

@@ -155,7 +155,8 @@ func TestExplicitModelControl(t *testing.T) {
 	}
 	loaded := []string{"load m", "instance m/m_0"}
 	unloaded := []string{"finalize instance m/m_0", "finalize model m"}
-	step("infer before any load", infer(), core.CodeUnavailable)
+	wantExactError(t, "infer before any load", infer(), core.CodeNotFound, "Request for unknown model: 'm' is not found")
+	step("infer before any load", nil, core.CodeUnknown)
 	if st := srv.RepositoryIndex(); len(st) != 1 || st[0].Readiness != core.ModelUnavailable {
 		t.Errorf("index before load: %+v", st)
 	}
@@ -163,13 +164,17 @@ func TestExplicitModelControl(t *testing.T) {
 	step("infer after load", infer(), core.CodeUnknown, loaded...)
 	step("reload", load(), core.CodeUnknown, slices.Concat(loaded, loaded, unloaded)...)
 	step("unload", srv.UnloadModel(t.Context(), "m"), core.CodeUnknown, slices.Concat(loaded, loaded, unloaded, unloaded)...)
-	step("infer after unload", infer(), core.CodeUnavailable, slices.Concat(loaded, loaded, unloaded, unloaded)...)
-	step("load an unknown model", srv.LoadModel("nope"), core.CodeNotFound, slices.Concat(loaded, loaded, unloaded, unloaded)...)
+	wantError(t, "infer after unload", infer(), core.CodeNotFound, "Request for unknown model: 'm' has no available versions")
+	if st := srv.RepositoryIndex(); len(st) != 1 || st[0].Readiness != core.ModelUnavailable || st[0].Version != "1" || st[0].Reason != "unloaded" {
+		t.Errorf("index after unload: %+v, want version 1 UNAVAILABLE, unloaded", st)
+	}
+	wantError(t, "load an unknown model", srv.LoadModel("nope"), core.CodeInternal, "failed to load 'nope', failed to poll from model repository")
+	step("load an unknown model", nil, core.CodeUnknown, slices.Concat(loaded, loaded, unloaded, unloaded)...)
 	step("unload an unknown model", srv.UnloadModel(t.Context(), "nope"), core.CodeNotFound, slices.Concat(loaded, loaded, unloaded, unloaded)...)
 
 	fixed, _ := serveModel(t, vectorConfig(), coretest.Echo())
-	wantError(t, "LoadModel without explicit control", fixed.LoadModel("m"), core.CodeUnavailable, "explicit model control")
-	wantError(t, "UnloadModel without explicit control", fixed.UnloadModel(t.Context(), "m"), core.CodeUnavailable, "explicit model control")
+	wantError(t, "LoadModel without explicit control", fixed.LoadModel("m"), core.CodeUnavailable, "explicit model load / unload is not allowed if polling is enabled", "explicit model control")
+	wantError(t, "UnloadModel without explicit control", fixed.UnloadModel(t.Context(), "m"), core.CodeUnavailable, "explicit model load / unload is not allowed if polling is enabled", "explicit model control")
 }
 
 // TestFailedModelLoadLeavesOthersServing: when a model's backend refuses it,
@@ -215,7 +220,7 @@ func TestFailedModelLoadLeavesOthersServing(t *testing.T) {
 				}
 			}
 			wantError(t, "Infer on the failed model", srv.Infer(t.Context(), coretest.Request("bad", "x"), coretest.NewCollector().Receive),
-				core.CodeUnavailable, `model "bad"`, tc.reason)
+				core.CodeNotFound, "Request for unknown model: 'bad' has no available versions", tc.reason)
 			succeeded(t, coretest.Infer(t, srv, vector("r", 1)))
 		})
 	}

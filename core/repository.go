@@ -55,11 +55,16 @@ func readModelConfig(name, dir string, gpus []int) (raw, cfg *configpb.ModelConf
 	if err != nil {
 		return nil, nil, Errorf(CodeInvalidArg, "model %q: %w", name, err)
 	}
-	cfg, err = normalizedConfig(raw, modelconfig.Defaults{ModelName: name, GPUs: gpus})
+	cfg, err = normalizedConfig(raw, modelDefaults(name, gpus))
 	if err != nil {
 		return nil, nil, Errorf(CodeInvalidArg, "model %q: %s: %w", name, path, err)
 	}
 	return raw, cfg, nil
+}
+
+// modelDefaults are the defaults the configuration of model name takes.
+func modelDefaults(name string, gpus []int) modelconfig.Defaults {
+	return modelconfig.Defaults{ModelName: name, GPUs: gpus}
 }
 
 // normalizedConfig returns a normalized, validated copy of raw.

@@ -212,6 +212,9 @@ func (r *Request) finish() {
 	if r.onFinished != nil {
 		r.onFinished(r)
 	}
+	if r.client.Finished != nil {
+		r.client.Finished()
+	}
 }
 
 // failAndRelease completes a request the backend never owned (or gave back

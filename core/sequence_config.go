@@ -196,7 +196,7 @@ func newStateSpec(m *Model, st *configpb.ModelSequenceBatching_State, batchDim b
 	}
 	for i, d := range init.GetDims() {
 		if d < 0 {
-			return nil, bad("initial_state dims %s contain a variable dimension", shapeString(init.GetDims()))
+			return nil, bad("initial_state dims %s contain a variable dimension", dimsString(init.GetDims()))
 		}
 		if sd := st.GetDims()[i]; sd != -1 && sd != d {
 			return nil, bad("initial_state dim %d does not match the state's dim %d", d, sd)
@@ -248,14 +248,14 @@ func newStateSpec(m *Model, st *configpb.ModelSequenceBatching_State, batchDim b
 func (m *Model) initialStateSize(spec *stateSpec, what string) (int64, error) {
 	count := ElementCount(spec.initShape)
 	if count < 0 {
-		return 0, fmt.Errorf("%s, shape %s, has more elements than an int64 counts", what, shapeString(spec.initShape))
+		return 0, fmt.Errorf("%s, shape %s, has more elements than an int64 counts", what, dimsString(spec.initShape))
 	}
 	size, ok := fixedByteSize(spec.dtype, count)
 	if !ok {
 		size = -1
 	}
 	if !ok || size > m.maxTensor.bytes {
-		return 0, fmt.Errorf("%s, shape %s of %s, is %s", what, shapeString(spec.initShape), spec.dtype, m.maxTensor.tooLarge(size))
+		return 0, fmt.Errorf("%s, shape %s of %s, is %s", what, dimsString(spec.initShape), spec.dtype, m.maxTensor.tooLarge(size))
 	}
 	return count, nil
 }

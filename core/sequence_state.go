@@ -127,17 +127,17 @@ func (r *Request) UpdateState(name string, dtype DataType, shape []int64, data [
 	}
 	count := ElementCount(shape)
 	if count < 0 || dtype != TypeBytes && count > math.MaxInt64/int64(dtype.ByteSize()) {
-		return bad("shape %s has a negative dimension or more bytes than an int64 counts", shapeString(shape))
+		return bad("shape %s has a negative dimension or more bytes than an int64 counts", dimsString(shape))
 	}
 	if err := r.CheckStateSize(name, int64(len(data))); err != nil {
 		return err
 	}
 	if dtype == TypeBytes {
 		if got := countBytesElements([][]byte{data}); got != count {
-			return bad("the buffer holds %d BYTES element(s), shape %s needs %d", got, shapeString(shape), count)
+			return bad("the buffer holds %d BYTES element(s), shape %s needs %d", got, dimsString(shape), count)
 		}
 	} else if want := count * int64(dtype.ByteSize()); int64(len(data)) != want {
-		return bad("the buffer has %d bytes, shape %s of %s needs %d", len(data), shapeString(shape), dtype, want)
+		return bad("the buffer has %d bytes, shape %s of %s needs %d", len(data), dimsString(shape), dtype, want)
 	}
 	s.mu.Lock()
 	s.values[spec.input] = stateValue{dtype: dtype, shape: slices.Clone(shape), data: data}

@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	"strconv"
 	"sync"
@@ -21,7 +20,11 @@ type Options struct {
 	// Backends loads the backends that run the models. Required.
 	Backends BackendProvider
 	// GPUs are the CUDA device ids the server may use (empty: CPU only).
+	// When Devices is set and GPUs is not, they are Devices.IDs().
 	GPUs []int
+	// Devices are the server's GPUs (nil: none), for the backend provider
+	// (package abi takes them too).
+	Devices Devices
 	// Logger receives the server's log (default: discarded).
 	Logger *serverlog.Logger
 	// ExplicitModelControl, as --model-control-mode=explicit: only the models
@@ -82,15 +85,6 @@ type Server struct {
 	inflight   inflightCounter
 }
 
-// modelEntry is everything the server knows of one model directory.
-type modelEntry struct {
-	name     string
-	dir      string
-	versions map[int64]*Model // loaded versions
-	status   []VersionStatus  // last load outcome per version
-	err      error            // why the model has no loaded version
-}
-
 // VersionStatus is one line of the repository index.
 type VersionStatus struct {
 	Name      string
@@ -125,6 +119,9 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.BackendCallTimeout <= 0 {
 		opts.BackendCallTimeout = DefaultBackendCallTimeout
 	}
+	if opts.GPUs == nil && opts.Devices != nil {
+		opts.GPUs = opts.Devices.IDs()
+	}
 	s := &Server{opts: opts, log: opts.Logger, models: map[string]*modelEntry{}, locks: map[string]*modelLock{}}
 	dirs, dupes, err := scanRepositories(opts.ModelRepositories)
 	if err != nil {
@@ -152,7 +149,7 @@ func NewServer(opts Options) (*Server, error) {
 			defer func() { <-sem }()
 			unlock, _ := s.lockModel(context.Background(), name)
 			defer unlock()
-			s.loadEntry(name, dirs[name])
+			s.loadEntry(&modelEntry{name: name, dir: dirs[name]})
 		})
 	}
 	wg.Wait()
@@ -174,201 +171,6 @@ func (s *Server) startsWithServer(name string) bool {
 		}
 	}
 	return false
-}
-
-// loadEntry loads every selected version of one model and installs the
-// result, replacing (and then unloading) whatever was loaded before. The
-// caller holds the model's lock. If Stop began meanwhile, the new versions
-// are not installed: they, and the ones loaded before, are unloaded again.
-func (s *Server) loadEntry(name, dir string) error {
-	e := &modelEntry{name: name, dir: dir, versions: map[int64]*Model{}}
-	err := s.loadVersions(e)
-	if err != nil {
-		e.err = err
-		s.log.Errorf("failed to load model %q: %v", name, err)
-	}
-	s.mu.Lock()
-	old := s.models[name]
-	if s.stopping.Load() {
-		s.models[name] = &modelEntry{name: name, dir: dir}
-		s.mu.Unlock()
-		for _, ent := range []*modelEntry{e, old} {
-			if ent != nil {
-				_ = s.unloadVersions(context.Background(), ent)
-			}
-		}
-		return Errorf(CodeUnavailable, "model %q: the server began shutting down while the model loaded; it is unloaded again", name)
-	}
-	s.models[name] = e
-	s.mu.Unlock()
-	if old != nil {
-		_ = s.unloadVersions(context.Background(), old)
-	}
-	return err
-}
-
-func (s *Server) loadVersions(e *modelEntry) error {
-	raw, cfg, err := readModelConfig(e.name, e.dir, s.opts.GPUs)
-	if err != nil {
-		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
-		return err
-	}
-	versions, err := modelVersions(e.name, e.dir, cfg)
-	if err != nil {
-		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
-		return err
-	}
-	var errs []error
-	for _, v := range versions {
-		st := VersionStatus{Name: e.name, Version: strconv.FormatInt(v, 10)}
-		m, err := newModel(e.name, v, e.dir, raw, cloneConfig(cfg), s.modelEnv())
-		if err == nil {
-			s.log.Infof("loading: %s:%d", e.name, v)
-			err = m.load(s.opts.Backends)
-		}
-		if err != nil {
-			err = fmt.Errorf("version %d: %w", v, err)
-			errs = append(errs, err)
-			st.Readiness, st.Reason = ModelUnavailable, err.Error()
-		} else {
-			e.versions[v] = m
-			st.Readiness = ModelReady
-			s.log.Infof("successfully loaded '%s' version %d", e.name, v)
-		}
-		e.status = append(e.status, st)
-	}
-	if len(e.versions) == 0 {
-		return errors.Join(errs...)
-	}
-	for _, err := range errs {
-		s.log.Errorf("model %q: %v", e.name, err)
-	}
-	return nil
-}
-
-// unloadVersions unloads the versions of e, each with Model.unload, and
-// logs the outcome.
-func (s *Server) unloadVersions(ctx context.Context, e *modelEntry) []error {
-	var errs []error
-	for _, m := range e.versions {
-		if err := m.unload(ctx); err != nil {
-			errs = append(errs, err)
-			s.log.Errorf("%v", err)
-		} else {
-			s.log.Infof("successfully unloaded '%s' version %d", m.name, m.version)
-		}
-	}
-	return errs
-}
-
-// LoadModel loads (or reloads) a model by name under explicit model
-// control. Loads and unloads of one model run one at a time, in the order
-// they take its lock; those of different models do not wait for each
-// other. Each call into the backend is bounded by BackendCallTimeout.
-func (s *Server) LoadModel(name string) error {
-	if !s.opts.ExplicitModelControl {
-		return Errorf(CodeUnavailable, "explicit model load / unload is not allowed unless the server runs with explicit model control")
-	}
-	if s.stopping.Load() {
-		return errShuttingDown()
-	}
-	dirs, _, err := scanRepositories(s.opts.ModelRepositories)
-	if err != nil {
-		return Errorf(CodeInternal, "load model %q: %w", name, err)
-	}
-	dir, ok := dirs[name]
-	if !ok {
-		return Errorf(CodeNotFound, "load model %q: no such model in the repository", name)
-	}
-	unlock, _ := s.lockModel(context.Background(), name)
-	defer unlock()
-	if s.stopping.Load() {
-		return errShuttingDown()
-	}
-	return s.loadEntry(name, dir)
-}
-
-// UnloadModel unloads every version of a model under explicit model
-// control. Queued requests still run (until ctx ends); new ones are
-// refused. It waits for a load or unload of the same model in progress
-// (until ctx ends), and returns an error, the unload going on without it,
-// when ctx ends or a Finalize call does not return within
-// BackendCallTimeout.
-func (s *Server) UnloadModel(ctx context.Context, name string) error {
-	if !s.opts.ExplicitModelControl {
-		return Errorf(CodeUnavailable, "explicit model load / unload is not allowed unless the server runs with explicit model control")
-	}
-	if s.stopping.Load() {
-		return errShuttingDown()
-	}
-	unlock, err := s.lockModel(ctx, name)
-	if err != nil {
-		return Errorf(CodeUnavailable, "unload model %q: a load or unload of it is still in progress (%w)", name, err)
-	}
-	defer unlock()
-	if s.stopping.Load() {
-		return errShuttingDown()
-	}
-	s.mu.Lock()
-	e := s.models[name]
-	if e == nil {
-		s.mu.Unlock()
-		return Errorf(CodeNotFound, "unload model %q: no such model", name)
-	}
-	s.models[name] = &modelEntry{name: name, dir: e.dir}
-	s.mu.Unlock()
-	return errors.Join(s.unloadVersions(ctx, e)...)
-}
-
-func errShuttingDown() error { return Errorf(CodeUnavailable, "server is shutting down") }
-
-// Model returns a loaded model version; version <= 0 picks the newest.
-func (s *Server) Model(name string, version int64) (*Model, error) {
-	s.mu.RLock()
-	e := s.models[name]
-	s.mu.RUnlock()
-	if e == nil {
-		return nil, Errorf(CodeNotFound, "model %q is not found in the model repository", name)
-	}
-	if version > 0 {
-		if m := e.versions[version]; m != nil {
-			return m, nil
-		}
-		return nil, Errorf(CodeNotFound, "model %q has no version %d loaded", name, version)
-	}
-	var best *Model
-	for _, m := range e.versions {
-		if m.Readiness() == ModelReady && (best == nil || m.version > best.version) {
-			best = m
-		}
-	}
-	if best == nil {
-		reason := "no version is loaded"
-		if e.err != nil {
-			reason = e.err.Error()
-		}
-		return nil, Errorf(CodeUnavailable, "model %q is not ready: %s", name, reason)
-	}
-	return best, nil
-}
-
-// Versions returns the loaded versions of a model, ascending; nil if the
-// model is unknown or has none loaded.
-func (s *Server) Versions(name string) []int64 {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	e := s.models[name]
-	if e == nil {
-		return nil
-	}
-	var out []int64
-	for v, m := range e.versions {
-		if m.Readiness() == ModelReady {
-			out = append(out, v)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
 }
 
 // Logger returns the server's logger.

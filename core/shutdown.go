@@ -117,7 +117,7 @@ func (s *Server) stopModel(ctx context.Context, name string) (unloaded bool, err
 	if e == nil {
 		return true, nil
 	}
-	return true, s.unloadVersions(ctx, e)
+	return true, s.retire(ctx, e)
 }
 
 // inflightCounter counts requests and lets Stop wait for zero.

@@ -102,31 +102,8 @@ func DecodeBytes(data []byte) ([][]byte, error) {
 // whose contents are split over buffers (an element may straddle buffers).
 // It returns -1 if the contents are not a whole number of elements.
 func countBytesElements(buffers [][]byte) int64 {
-	var (
-		count   int64
-		lenBuf  [4]byte
-		lenHave int    // bytes of the current length prefix seen so far
-		skip    uint64 // bytes of the current element still to skip
-	)
-	for _, b := range buffers {
-		for len(b) > 0 {
-			if skip > 0 {
-				n := min(skip, uint64(len(b)))
-				skip -= n
-				b = b[n:]
-				continue
-			}
-			c := copy(lenBuf[lenHave:], b)
-			lenHave += c
-			b = b[c:]
-			if lenHave == 4 {
-				skip = uint64(binary.LittleEndian.Uint32(lenBuf[:]))
-				lenHave = 0
-				count++
-			}
-		}
-	}
-	if lenHave != 0 || skip != 0 {
+	count, partial, cut := scanBytesElements(buffers)
+	if partial > 0 || cut {
 		return -1
 	}
 	return count

@@ -1,13 +1,7 @@
 package core
 
 import (
-	"fmt"
-	"math"
-	"sort"
-	"strings"
 	"time"
-
-	"tritonhost/core/configpb"
 )
 
 // newRequest validates a client request against the model configuration and
@@ -15,77 +9,37 @@ import (
 // shaped as the dims allow (with a batch dimension when the model batches),
 // and exactly as large as its shape says; every required input is present;
 // every requested output exists.
+//
+// The checks run in the order Triton's InferenceRequest::Normalize runs
+// them, and refuse with Triton's words (request_text.go), so that a client
+// that branches on Triton's messages sees the same one first.
 func (m *Model) newRequest(req *InferenceRequest, fn ResponseFunc) (*Request, error) {
-	bad := func(format string, args ...any) error {
-		return Errorf(CodeInvalidArg, "model %q: %s", m.name, fmt.Sprintf(format, args...))
+	if err := m.checkInputNames(req); err != nil {
+		return nil, err
 	}
-	batch := int64(-1)
+	outputs, err := m.checkRequestedOutputs(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.checkInputCount(req, false); err != nil {
+		return nil, err
+	}
+	for i := range req.Inputs {
+		if name := req.Inputs[i].Name; m.inputs[name] == nil {
+			return nil, Errorf(CodeInvalidArg, "unexpected inference input '%s' for model '%s'", name, m.name)
+		}
+	}
+	if err := m.checkInputCount(req, true); err != nil {
+		return nil, err
+	}
+	batch, err := m.requestBatchSize(req)
+	if err != nil {
+		return nil, err
+	}
 	inputs := make([]Input, len(req.Inputs))
 	for i := range req.Inputs {
-		in := &req.Inputs[i]
-		if m.sequenceInput(in.Name) {
-			return nil, bad("input %q is provided by the sequence batcher (sequence_batching control_input or state); do not send it", in.Name)
-		}
-		cfg := m.inputs[in.Name]
-		if cfg == nil {
-			return nil, bad("unexpected input %q; the model's inputs are %s", in.Name, m.inputNames())
-		}
-		for j := 0; j < i; j++ {
-			if req.Inputs[j].Name == in.Name {
-				return nil, bad("input %q is given more than once", in.Name)
-			}
-		}
-		if want := DataType(cfg.GetDataType()); in.DataType != want {
-			return nil, bad("input %q: data type %s does not match the model's %s", in.Name, in.DataType, want)
-		}
-		dims := in.Shape
-		if m.maxBatch > 0 {
-			if len(in.Shape) == 0 {
-				return nil, bad("input %q: shape [] has no batch dimension; the model batches (max_batch_size %d)", in.Name, m.maxBatch)
-			}
-			b := in.Shape[0]
-			if b < 1 || b > m.maxBatch {
-				return nil, bad("input %q: batch size %d is outside 1..%d (max_batch_size)", in.Name, b, m.maxBatch)
-			}
-			if batch >= 0 && b != batch {
-				return nil, bad("input %q: batch size %d differs from the other inputs' %d", in.Name, b, batch)
-			}
-			batch = b
-			dims = in.Shape[1:]
-		}
-		if !dimsMatch(dims, cfg.GetDims()) {
-			return nil, bad("input %q: shape %s does not match the model's dims %s%s", in.Name, shapeString(in.Shape), shapeString(cfg.GetDims()), batchNote(m.maxBatch))
-		}
-		if err := checkByteSize(in, m.maxTensor); err != nil {
-			return nil, bad("input %q: %v", in.Name, err)
-		}
-		inputs[i] = *in
-		if rs := cfg.GetReshape(); rs != nil {
-			inputs[i].Shape = reshape(in.Shape, m.maxBatch > 0, cfg.GetDims(), rs.GetShape())
-			// The configuration's check of the reshape makes this hold;
-			// a backend must never see a shape its buffer does not fill.
-			if ElementCount(inputs[i].Shape) != ElementCount(in.Shape) {
-				return nil, bad("input %q: shape %s reshaped to %s changes its element count", in.Name, shapeString(in.Shape), shapeString(inputs[i].Shape))
-			}
-		}
-	}
-	if missing := m.missingInputs(req.Inputs); len(missing) > 0 {
-		return nil, bad("missing required input(s) %s", strings.Join(quoteAll(missing), ", "))
-	}
-	outputs := req.Outputs
-	for i, name := range req.Outputs {
-		if len(m.outputs) > 0 && m.outputs[name] == nil {
-			return nil, bad("unexpected requested output %q; the model's outputs are %s", name, m.outputNames())
-		}
-		for j := 0; j < i; j++ {
-			if req.Outputs[j] == name {
-				return nil, bad("output %q is requested more than once", name)
-			}
-		}
-	}
-	if len(outputs) == 0 {
-		for _, out := range m.cfg.GetOutput() {
-			outputs = append(outputs, out.GetName())
+		if inputs[i], err = m.checkInput(req, &req.Inputs[i]); err != nil {
+			return nil, err
 		}
 	}
 	r := &Request{
@@ -104,110 +58,166 @@ func (m *Model) newRequest(req *InferenceRequest, fn ResponseFunc) (*Request, er
 	return r, nil
 }
 
-// dimsMatch reports whether shape fits dims, where -1 in dims matches any
-// non-negative size.
-func dimsMatch(shape, dims []int64) bool {
-	if len(shape) != len(dims) {
-		return false
-	}
-	for i, d := range dims {
-		if shape[i] < 0 || (d != -1 && shape[i] != d) {
-			return false
+// checkInputNames refuses an input given twice (Triton refuses it when the
+// input is added) and an input the sequence batcher provides.
+func (m *Model) checkInputNames(req *InferenceRequest) error {
+	for i := range req.Inputs {
+		name := req.Inputs[i].Name
+		for j := 0; j < i; j++ {
+			if req.Inputs[j].Name == name {
+				return Errorf(CodeInvalidArg, "%sinput '%s' already exists in request", requestPrefix(req.ID), name)
+			}
 		}
-	}
-	return true
-}
-
-// checkByteSize checks that an input's contents are exactly what its shape
-// and type call for, and no larger than limit.
-func checkByteSize(in *Input, limit tensorLimit) error {
-	n := ElementCount(in.Shape) // the dims were checked: only an overflow makes it negative
-	if n < 0 {
-		return fmt.Errorf("shape %s has more elements than an int64 counts", shapeString(in.Shape))
-	}
-	got := in.ByteSize()
-	if in.DataType == TypeBytes {
-		if got > uint64(limit.bytes) {
-			return fmt.Errorf("BYTES contents are %s", limit.tooLarge(int64(min(got, math.MaxInt64))))
+		if m.sequenceInput(name) {
+			return Errorf(CodeInvalidArg, "model %q: input %q is provided by the sequence batcher (sequence_batching control_input or state); do not send it", m.name, name)
 		}
-		count := countBytesElements(in.Buffers)
-		if count < 0 {
-			return fmt.Errorf("BYTES contents are not a whole number of length-prefixed elements")
-		}
-		if count != n {
-			return fmt.Errorf("BYTES contents hold %d element(s), shape %s needs %d", count, shapeString(in.Shape), n)
-		}
-		return nil
-	}
-	want, ok := mulInt64(n, int64(in.DataType.ByteSize()))
-	if !ok {
-		want = -1
-	}
-	if !ok || want > limit.bytes {
-		return fmt.Errorf("shape %s of %s is %s", shapeString(in.Shape), in.DataType, limit.tooLarge(want))
-	}
-	if got != uint64(want) {
-		return fmt.Errorf("got %d bytes, shape %s of %s needs %d", got, shapeString(in.Shape), in.DataType, want)
 	}
 	return nil
 }
 
-func (m *Model) missingInputs(given []Input) []string {
-	var missing []string
-	for _, cfg := range m.cfg.GetInput() {
-		if cfg.GetOptional() || m.sequenceInput(cfg.GetName()) {
-			continue
+// checkRequestedOutputs checks the outputs the client named and returns
+// those to produce: the named ones, or every output of the configuration.
+func (m *Model) checkRequestedOutputs(req *InferenceRequest) ([]string, error) {
+	for i, name := range req.Outputs {
+		if len(m.outputs) > 0 && m.outputs[name] == nil {
+			return nil, Errorf(CodeInvalidArg, "unexpected inference output '%s' for model '%s'", name, m.name)
 		}
-		found := false
-		for i := range given {
-			if given[i].Name == cfg.GetName() {
-				found = true
-				break
+		for j := 0; j < i; j++ {
+			if req.Outputs[j] == name {
+				return nil, Errorf(CodeInvalidArg, "model %q: output %q is requested more than once", m.name, name)
 			}
 		}
-		if !found {
+	}
+	if len(req.Outputs) > 0 {
+		return req.Outputs, nil
+	}
+	outputs := make([]string, 0, len(m.cfg.GetOutput()))
+	for _, out := range m.cfg.GetOutput() {
+		outputs = append(outputs, out.GetName())
+	}
+	return outputs, nil
+}
+
+// checkInputCount refuses a request with fewer inputs than the model
+// requires or more than it has, naming those missing. Triton compares the
+// counts only; with byName, once every input is known to be the model's,
+// this server also refuses a request that makes up the count with optional
+// inputs but misses a required one, in the same words.
+func (m *Model) checkInputCount(req *InferenceRequest, byName bool) error {
+	total, required := 0, 0
+	var missing []string
+	for _, cfg := range m.cfg.GetInput() {
+		if m.sequenceInput(cfg.GetName()) {
+			continue
+		}
+		total++
+		if cfg.GetOptional() {
+			continue
+		}
+		required++
+		if !hasInput(req.Inputs, cfg.GetName()) {
 			missing = append(missing, cfg.GetName())
 		}
 	}
-	return missing
-}
-
-func (m *Model) inputNames() string {
-	return nameList(m.cfg.GetInput(), (*configpb.ModelInput).GetName)
-}
-
-func (m *Model) outputNames() string {
-	return nameList(m.cfg.GetOutput(), (*configpb.ModelOutput).GetName)
-}
-
-func nameList[T any](items []T, name func(T) string) string {
-	names := make([]string, len(items))
-	for i, it := range items {
-		names[i] = name(it)
+	if n := len(req.Inputs); n > total || n < required || (byName && len(missing) > 0) {
+		given := make([]string, len(req.Inputs))
+		for i := range req.Inputs {
+			given[i] = req.Inputs[i].Name
+		}
+		return missingInputsError(req.ID, m.name, total, required, given, missing)
 	}
-	sort.Strings(names)
-	return "[" + strings.Join(quoteAll(names), ", ") + "]"
+	return nil
 }
 
-func quoteAll(names []string) []string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = fmt.Sprintf("%q", n)
+func hasInput(given []Input, name string) bool {
+	for i := range given {
+		if given[i].Name == name {
+			return true
+		}
 	}
-	return out
+	return false
 }
 
-func shapeString(shape []int64) string {
-	parts := make([]string, len(shape))
-	for i, d := range shape {
-		parts[i] = fmt.Sprint(d)
+// requestBatchSize checks, when the model batches, that every input has
+// the same batch dimension, within max_batch_size. It returns the batch
+// size (0 when the model does not batch).
+func (m *Model) requestBatchSize(req *InferenceRequest) (int64, error) {
+	if m.maxBatch <= 0 {
+		return 0, nil
 	}
-	return "[" + strings.Join(parts, ",") + "]"
+	batch := int64(0)
+	for i := range req.Inputs {
+		in := &req.Inputs[i]
+		if len(in.Shape) == 0 {
+			return 0, Errorf(CodeInvalidArg, "%sinput '%s' has no shape but model requires batch dimension for '%s'", requestPrefix(req.ID), in.Name, m.name)
+		}
+		switch b := in.Shape[0]; {
+		case i == 0:
+			batch = b
+		case b != batch:
+			return 0, Errorf(CodeInvalidArg, "%sinput '%s' batch size does not match other inputs for '%s'", requestPrefix(req.ID), in.Name, m.name)
+		}
+	}
+	if len(req.Inputs) == 0 {
+		return 0, nil
+	}
+	// Triton reads the batch dimension as unsigned: a negative one is
+	// too large too.
+	if batch > m.maxBatch || batch < 0 {
+		return 0, Errorf(CodeInvalidArg, "%sinference request batch-size must be <= %d for '%s'", requestPrefix(req.ID), m.maxBatch, m.name)
+	}
+	if batch == 0 {
+		return 0, Errorf(CodeInvalidArg, "%sinference request batch-size must be >= 1 for '%s' (the first dimension of every input is the batch size)", requestPrefix(req.ID), m.name)
+	}
+	return batch, nil
 }
 
-func batchNote(maxBatch int64) string {
-	if maxBatch > 0 {
-		return " after the batch dimension"
+// checkInput checks one input's data type, shape and contents, and returns
+// it as the backend sees it (with the configuration's reshape applied).
+func (m *Model) checkInput(req *InferenceRequest, in *Input) (Input, error) {
+	cfg := m.inputs[in.Name]
+	if want := DataType(cfg.GetDataType()); in.DataType != want {
+		return Input{}, Errorf(CodeInvalidArg, "%sinference input '%s' data-type is '%s', but model '%s' expects '%s'",
+			requestPrefix(req.ID), in.Name, protocolName(in.DataType), m.name, protocolName(want))
 	}
-	return ""
+	dims := in.Shape
+	if m.maxBatch > 0 {
+		dims = in.Shape[1:]
+	}
+	if err := m.checkShape(req.ID, in, dims, cfg.GetDims()); err != nil {
+		return Input{}, err
+	}
+	if err := m.checkContents(req.ID, in); err != nil {
+		return Input{}, err
+	}
+	out := *in
+	if rs := cfg.GetReshape(); rs != nil {
+		out.Shape = reshape(in.Shape, m.maxBatch > 0, cfg.GetDims(), rs.GetShape())
+		// The configuration's check of the reshape makes this hold; a
+		// backend must never see a shape its buffer does not fill.
+		if ElementCount(out.Shape) != ElementCount(in.Shape) {
+			return Input{}, Errorf(CodeInvalidArg, "model %q: input %q: shape %s reshaped to %s changes its element count",
+				m.name, in.Name, dimsString(in.Shape), dimsString(out.Shape))
+		}
+	}
+	return out, nil
+}
+
+// checkShape compares an input's dims (without the batch dimension) with
+// the configuration's, where -1 in the configuration matches any size.
+func (m *Model) checkShape(id string, in *Input, dims, want []int64) error {
+	match := len(dims) == len(want)
+	for i := 0; match && i < len(dims); i++ {
+		switch {
+		case dims[i] == -1:
+			return Errorf(CodeInvalidArg, "%sAll input dimensions should be specified for input '%s' for model '%s', got %s",
+				requestPrefix(id), in.Name, m.name, dimsString(in.Shape))
+		case dims[i] < 0 || (want[i] != -1 && dims[i] != want[i]):
+			match = false
+		}
+	}
+	if !match {
+		return shapeError(id, m.name, in.Name, m.maxBatch, want, in.Shape)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"strings"
 	"testing"
 
 	"tritonhost/core"
@@ -28,9 +29,9 @@ sequence_batching { control_input [ { name: "START" control [ { kind: CONTROL_SE
 
 // TestValidationRefusesMalformedRequests submits requests with one thing
 // wrong each: Infer refuses them at once with INVALID_ARG (or NOT_FOUND for
-// an unknown model), naming the model and the input or output, and neither
-// the backend nor the response function ever sees them. Well-formed
-// requests around the edges of the rules go through.
+// an unknown model) and exactly Triton's message ("{id}" stands for the
+// request's id), and neither the backend nor the response function ever
+// sees them. Well-formed requests around the edges of the rules go through.
 func TestValidationRefusesMalformedRequests(t *testing.T) {
 	t.Parallel()
 	p := coretest.NewProvider()
@@ -52,43 +53,83 @@ func TestValidationRefusesMalformedRequests(t *testing.T) {
 		return req
 	}
 	straddling := core.EncodeBytes([]byte("ab"), []byte("cde"))
+	const note = " NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size."
 	tests := []struct {
-		name  string
-		req   *core.InferenceRequest
-		code  core.Code // 0 (CodeUnknown): the request is valid
-		parts []string  // what the error names besides the model
+		name string
+		req  *core.InferenceRequest
+		code core.Code // 0 (CodeUnknown): the request is valid
+		want string    // the whole message; "{id}" is the request's id
 	}{
-		{"required inputs only", v(ints("IN", 1, 2), text([]int64{1, 2}, "a", "b")), 0, nil},
-		{"with the optional input", v(ints("IN", 1, 2), text([]int64{1, 1}, "a"), raw("OPT", core.TypeFP32, []int64{1, 1}, make([]byte, 4))), 0, nil},
-		{"a batch of max_batch_size", v(ints("IN", 4, 2), text([]int64{4, 0})), 0, nil},
-		{"BYTES elements may straddle buffers", v(ints("IN", 1, 2), raw("TEXT", core.TypeBytes, []int64{1, 2}, straddling[:2], straddling[2:7], straddling[7:])), 0, nil},
-		{"contents split over buffers", v(raw("IN", core.TypeInt32, []int64{1, 2}, make([]byte, 3), make([]byte, 5)), text([]int64{1, 0})), 0, nil},
-		{"a requested output", withOutputs(v(ints("IN", 1, 2), text([]int64{1, 0})), "OUT2"), 0, nil},
+		{"required inputs only", v(ints("IN", 1, 2), text([]int64{1, 2}, "a", "b")), 0, ""},
+		{"with the optional input", v(ints("IN", 1, 2), text([]int64{1, 1}, "a"), raw("OPT", core.TypeFP32, []int64{1, 1}, make([]byte, 4))), 0, ""},
+		{"a batch of max_batch_size", v(ints("IN", 4, 2), text([]int64{4, 0})), 0, ""},
+		{"BYTES elements may straddle buffers", v(ints("IN", 1, 2), raw("TEXT", core.TypeBytes, []int64{1, 2}, straddling[:2], straddling[2:7], straddling[7:])), 0, ""},
+		{"contents split over buffers", v(raw("IN", core.TypeInt32, []int64{1, 2}, make([]byte, 3), make([]byte, 5)), text([]int64{1, 0})), 0, ""},
+		{"a requested output", withOutputs(v(ints("IN", 1, 2), text([]int64{1, 0})), "OUT2"), 0, ""},
 
-		{"an unknown input", v(ints("IN", 1, 2), text([]int64{1, 0}), ints("NOPE", 1, 1)), core.CodeInvalidArg, []string{`unexpected input "NOPE"`, `"IN", "OPT", "TEXT"`}},
-		{"an input given twice", v(ints("IN", 1, 2), text([]int64{1, 0}), ints("IN", 1, 2)), core.CodeInvalidArg, []string{`input "IN" is given more than once`}},
-		{"the wrong data type", v(raw("IN", core.TypeFP32, []int64{1, 2}, make([]byte, 8)), text([]int64{1, 0})), core.CodeInvalidArg, []string{`input "IN"`, "FP32", "INT32"}},
-		{"a dimension too many", v(ints("IN", 1, 2, 1), text([]int64{1, 0})), core.CodeInvalidArg, []string{`input "IN"`, "[1,2,1]", "dims [2] after the batch dimension"}},
-		{"a wrong dimension", v(ints("IN", 1, 3), text([]int64{1, 0})), core.CodeInvalidArg, []string{`input "IN"`, "[1,3]"}},
-		{"a negative dimension", v(ints("IN", 1, 2), text([]int64{1, -1})), core.CodeInvalidArg, []string{`input "TEXT"`, "[1,-1]"}},
-		{"no batch dimension", v(ints("IN"), text([]int64{1, 0})), core.CodeInvalidArg, []string{`input "IN"`, "no batch dimension"}},
-		{"a batch of zero", v(ints("IN", 0, 2), text([]int64{0, 0})), core.CodeInvalidArg, []string{`input "IN"`, "batch size 0"}},
-		{"a batch above max_batch_size", v(ints("IN", 5, 2), text([]int64{5, 0})), core.CodeInvalidArg, []string{`input "IN"`, "batch size 5", "1..4"}},
-		{"inputs of different batch sizes", v(ints("IN", 2, 2), text([]int64{1, 0})), core.CodeInvalidArg, []string{`input "TEXT"`, "batch size 1 differs", "2"}},
-		{"too few bytes", v(raw("IN", core.TypeInt32, []int64{1, 2}, make([]byte, 4)), text([]int64{1, 0})), core.CodeInvalidArg, []string{`input "IN"`, "got 4 bytes", "needs 8"}},
-		{"too many bytes", v(raw("IN", core.TypeInt32, []int64{1, 2}, make([]byte, 12)), text([]int64{1, 0})), core.CodeInvalidArg, []string{`input "IN"`, "got 12 bytes"}},
-		{"BYTES cut inside an element", v(ints("IN", 1, 2), raw("TEXT", core.TypeBytes, []int64{1, 1}, []byte{5, 0, 0, 0, 'a'})), core.CodeInvalidArg, []string{`input "TEXT"`, "length-prefixed"}},
-		{"BYTES cut inside a length", v(ints("IN", 1, 2), raw("TEXT", core.TypeBytes, []int64{1, 1}, []byte{1, 0})), core.CodeInvalidArg, []string{`input "TEXT"`, "length-prefixed"}},
-		{"fewer BYTES elements than the shape", v(ints("IN", 1, 2), text([]int64{1, 3}, "a", "b")), core.CodeInvalidArg, []string{`input "TEXT"`, "2 element(s)", "needs 3"}},
-		{"a missing input", v(ints("IN", 1, 2)), core.CodeInvalidArg, []string{`missing required input(s) "TEXT"`}},
-		{"an unknown requested output", withOutputs(v(ints("IN", 1, 2), text([]int64{1, 0})), "NOPE"), core.CodeInvalidArg, []string{`requested output "NOPE"`, `"OUT", "OUT2"`}},
-		{"an output requested twice", withOutputs(v(ints("IN", 1, 2), text([]int64{1, 0})), "OUT", "OUT"), core.CodeInvalidArg, []string{`output "OUT" is requested more than once`}},
-		{"an empty tensor of a huge shape", coretest.Request("w", "", raw("IN", core.TypeInt64, []int64{1 << 62, 0})), 0, nil},
-		{"more elements than 64 bits count", coretest.Request("w", "", raw("IN", core.TypeInt64, []int64{1 << 62, 4})), core.CodeInvalidArg, []string{`input "IN"`, "[4611686018427387904,4]"}},
-		{"more bytes than 64 bits count", coretest.Request("w", "", raw("IN", core.TypeInt64, []int64{1 << 61, 1})), core.CodeInvalidArg, []string{`input "IN"`, "[2305843009213693952,1]"}},
-		{"a sequence control input from the client", coretest.Request("s", "", ints("IN", 1), ints("START", 1)), core.CodeInvalidArg, []string{`model "s"`, `input "START"`, "sequence batcher"}},
-		{"an unknown model", coretest.Request("nope", "", ints("IN", 1, 2)), core.CodeNotFound, []string{`model "nope"`}},
-		{"an unknown version", &core.InferenceRequest{Model: "v", Version: 7, Inputs: []core.Input{ints("IN", 1, 2), text([]int64{1, 0})}}, core.CodeNotFound, []string{"version 7"}},
+		{"an unknown input", v(ints("IN", 1, 2), text([]int64{1, 0}), ints("NOPE", 1, 1)), core.CodeInvalidArg,
+			"unexpected inference input 'NOPE' for model 'v'"},
+		{"an input given twice", v(ints("IN", 1, 2), text([]int64{1, 0}), ints("IN", 1, 2)), core.CodeInvalidArg,
+			"[request id: {id}] input 'IN' already exists in request"},
+		{"the wrong data type", v(raw("IN", core.TypeFP32, []int64{1, 2}, make([]byte, 8)), text([]int64{1, 0})), core.CodeInvalidArg,
+			"[request id: {id}] inference input 'IN' data-type is 'FP32', but model 'v' expects 'INT32'"},
+		{"a dimension too many", v(ints("IN", 1, 2, 1), text([]int64{1, 0})), core.CodeInvalidArg,
+			"[request id: {id}] unexpected shape for input 'IN' for model 'v'. Expected [-1,2], got [1,2,1]." + note},
+		{"a wrong dimension", v(ints("IN", 1, 3), text([]int64{1, 0})), core.CodeInvalidArg,
+			"[request id: {id}] unexpected shape for input 'IN' for model 'v'. Expected [-1,2], got [1,3]." + note},
+		{"a dimension left unspecified", v(ints("IN", 1, 2), text([]int64{1, -1})), core.CodeInvalidArg,
+			"[request id: {id}] All input dimensions should be specified for input 'TEXT' for model 'v', got [1,-1]"},
+		{"a negative dimension", v(ints("IN", 1, 2), text([]int64{1, -2})), core.CodeInvalidArg,
+			"[request id: {id}] unexpected shape for input 'TEXT' for model 'v'. Expected [-1,-1], got [1,-2]." + note},
+		{"no batch dimension", v(ints("IN"), text([]int64{1, 0})), core.CodeInvalidArg,
+			"[request id: {id}] input 'IN' has no shape but model requires batch dimension for 'v'"},
+		{"a batch of zero", v(ints("IN", 0, 2), text([]int64{0, 0})), core.CodeInvalidArg,
+			"[request id: {id}] inference request batch-size must be >= 1 for 'v' (the first dimension of every input is the batch size)"},
+		{"a batch above max_batch_size", v(ints("IN", 5, 2), text([]int64{5, 0})), core.CodeInvalidArg,
+			"[request id: {id}] inference request batch-size must be <= 4 for 'v'"},
+		{"a negative batch", v(ints("IN", -1, 2), text([]int64{-1, 0})), core.CodeInvalidArg,
+			"[request id: {id}] inference request batch-size must be <= 4 for 'v'"},
+		{"inputs of different batch sizes", v(ints("IN", 2, 2), text([]int64{1, 0})), core.CodeInvalidArg,
+			"[request id: {id}] input 'TEXT' batch size does not match other inputs for 'v'"},
+		{"too few bytes", v(raw("IN", core.TypeInt32, []int64{1, 2}, make([]byte, 4)), text([]int64{1, 0})), core.CodeInvalidArg,
+			"[request id: {id}] input byte size mismatch for input 'IN' for model 'v'. Expected 8, got 4"},
+		{"too many bytes", v(raw("IN", core.TypeInt32, []int64{1, 2}, make([]byte, 12)), text([]int64{1, 0})), core.CodeInvalidArg,
+			"[request id: {id}] input byte size mismatch for input 'IN' for model 'v'. Expected 8, got 12"},
+		{"BYTES cut inside an element", v(ints("IN", 1, 2), raw("TEXT", core.TypeBytes, []int64{1, 1}, []byte{5, 0, 0, 0, 'a'})), core.CodeInvalidArg,
+			"[request id: {id}] the last string element of inference input 'TEXT' for model 'v' runs past the end of its contents"},
+		{"BYTES cut inside a length", v(ints("IN", 1, 2), raw("TEXT", core.TypeBytes, []int64{1, 1}, []byte{1, 0})), core.CodeInvalidArg,
+			"[request id: {id}] incomplete string length indicator for inference input 'TEXT' for model 'v', expecting 4 bytes but only 2 bytes available. Please make sure the string length indicator is in one buffer."},
+		{"fewer BYTES elements than the shape", v(ints("IN", 1, 2), text([]int64{1, 3}, "a", "b")), core.CodeInvalidArg,
+			"[request id: {id}] expected 3 string elements for inference input 'TEXT' for model 'v', got 2"},
+		{"more BYTES elements than the shape", v(ints("IN", 1, 2), text([]int64{1, 1}, "a", "b", "c")), core.CodeInvalidArg,
+			"[request id: {id}] unexpected number of string elements 2 for inference input 'TEXT' for model 'v', expecting 1"},
+		{"a missing input", v(ints("IN", 1, 2)), core.CodeInvalidArg,
+			"[request id: {id}] expected number of inputs between 2 and 3 but got 1 inputs for model 'v'. Got input(s) ['IN'], but missing required input(s) ['TEXT']. Please provide all required input(s)."},
+		{"an optional input in place of a required one", v(ints("IN", 1, 2), raw("OPT", core.TypeFP32, []int64{1, 1}, make([]byte, 4))), core.CodeInvalidArg,
+			"[request id: {id}] expected number of inputs between 2 and 3 but got 2 inputs for model 'v'. Got input(s) ['IN','OPT'], but missing required input(s) ['TEXT']. Please provide all required input(s)."},
+		{"no input at all", v(), core.CodeInvalidArg,
+			"[request id: {id}] expected number of inputs between 2 and 3 but got 0 inputs for model 'v'. Got input(s) [], but missing required input(s) ['IN','TEXT']. Please provide all required input(s)."},
+		{"a missing input, no optional one", coretest.Request("s", ""), core.CodeInvalidArg,
+			"[request id: {id}] expected 1 inputs but got 0 inputs for model 's'. Got input(s) [], but missing required input(s) ['IN']. Please provide all required input(s)."},
+		{"an unknown input in place of a required one", coretest.Request("s", "", ints("X", 1)), core.CodeInvalidArg,
+			"unexpected inference input 'X' for model 's'"},
+		{"an input too many", coretest.Request("s", "", ints("IN", 1), ints("X", 1)), core.CodeInvalidArg,
+			"[request id: {id}] expected 1 inputs but got 2 inputs for model 's'. Got input(s) ['IN','X'], but missing required input(s) ]. Please provide all required input(s)."},
+		{"an unknown requested output", withOutputs(v(ints("IN", 1, 2), text([]int64{1, 0})), "NOPE"), core.CodeInvalidArg,
+			"unexpected inference output 'NOPE' for model 'v'"},
+		{"an output requested twice", withOutputs(v(ints("IN", 1, 2), text([]int64{1, 0})), "OUT", "OUT"), core.CodeInvalidArg,
+			`model "v": output "OUT" is requested more than once`},
+		{"an empty tensor of a huge shape", coretest.Request("w", "", raw("IN", core.TypeInt64, []int64{1 << 62, 0})), 0, ""},
+		{"more elements than 64 bits count", coretest.Request("w", "", raw("IN", core.TypeInt64, []int64{1 << 62, 4})), core.CodeInvalidArg,
+			`model "w": input "IN": shape [4611686018427387904,4] has more elements than an int64 counts`},
+		{"more bytes than 64 bits count", coretest.Request("w", "", raw("IN", core.TypeInt64, []int64{1 << 61, 1})), core.CodeInvalidArg,
+			`model "w": input "IN": shape [2305843009213693952,1] of INT64 is more bytes than an int64 counts, and the largest tensor the server holds is 268435456 bytes (MaxTensorBytes)`},
+		{"a sequence control input from the client", coretest.Request("s", "", ints("IN", 1), ints("START", 1)), core.CodeInvalidArg,
+			`model "s": input "START" is provided by the sequence batcher (sequence_batching control_input or state); do not send it`},
+		{"an unknown model", coretest.Request("nope", "", ints("IN", 1, 2)), core.CodeNotFound,
+			"Request for unknown model: 'nope' is not found"},
+		{"an unknown version", &core.InferenceRequest{Model: "v", Version: 7, Inputs: []core.Input{ints("IN", 1, 2), text([]int64{1, 0})}}, core.CodeNotFound,
+			"Request for unknown model: 'v' version 7 is not found"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,12 +146,22 @@ func TestValidationRefusesMalformedRequests(t *testing.T) {
 				}
 				return
 			}
-			wantError(t, "Infer", err, tc.code, append(tc.parts, `model "`+tc.req.Model+`"`)...)
+			wantExactError(t, "Infer", err, tc.code, strings.ReplaceAll(tc.want, "{id}", tc.name))
 			if reply.Finished() || len(reply.Snapshot().Responses) > 0 || p.Executed(tc.name) {
 				t.Error("a refused request reached the response function or the backend")
 			}
 		})
 	}
+}
+
+// TestValidationNamesARequestWithoutIDAsTritonDoes: Triton writes
+// "<id_unknown>" where a request has no id.
+func TestValidationNamesARequestWithoutIDAsTritonDoes(t *testing.T) {
+	t.Parallel()
+	srv := coretest.Start(t, coretest.NewProvider(), validationModels...)
+	err := srv.Infer(t.Context(), coretest.Request("s", "", coretest.Int32Input("IN", []int64{2})), coretest.NewCollector().Receive)
+	wantExactError(t, "Infer", err, core.CodeInvalidArg,
+		"[request id: <id_unknown>] unexpected shape for input 'IN' for model 's'. Expected [1], got [2]. ")
 }
 
 // TestInferNeedsAResponseFunction: without one Infer refuses at once.

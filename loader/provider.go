@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"sync"
@@ -29,6 +30,9 @@ type Options struct {
 	// CloseGrace is how long closing a library waits for its backend to let
 	// go of its last requests (default 10s).
 	CloseGrace time.Duration
+	// MinComputeCapability is --min-supported-compute-capability, which
+	// backends read as "min-compute-capability" (default 6.0, Triton's).
+	MinComputeCapability float64
 }
 
 // Provider implements core.BackendProvider for shared-library backends. It
@@ -206,7 +210,7 @@ func (p *Provider) backendConfig(backend string) map[string]string {
 		"auto-complete-config":   fmt.Sprint(!p.opts.DisableAutoComplete),
 		"backend-directory":      p.opts.BackendDirectory,
 		"default-max-batch-size": "4",
-		"min-compute-capability": "6.000000",
+		"min-compute-capability": fmt.Sprintf("%f", cmp.Or(p.opts.MinComputeCapability, 6.0)),
 	}
 	for k, v := range p.opts.BackendConfig[""] {
 		out[k] = v

@@ -10,6 +10,7 @@
  */
 #include "identity.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 
 /* ---- backend ---------------------------------------------------------- */
@@ -110,6 +111,9 @@ static void
 instance_delete(identity_instance* instance)
 {
   if (instance != NULL) {
+    if (instance->cuda != NULL) {
+      dlclose(instance->cuda);
+    }
     free(instance->name);
     free(instance);
   }
@@ -137,13 +141,31 @@ instance_fill(identity_instance* st, TRITONBACKEND_ModelInstance* instance)
         TRITONSERVER_ERROR_INTERNAL, "identity backend: model has no state");
   }
   if (kind != TRITONSERVER_INSTANCEGROUPKIND_CPU &&
-      kind != TRITONSERVER_INSTANCEGROUPKIND_MODEL) {
+      kind != TRITONSERVER_INSTANCEGROUPKIND_MODEL &&
+      kind != TRITONSERVER_INSTANCEGROUPKIND_GPU) {
     return identity_error(
         TRITONSERVER_ERROR_UNSUPPORTED,
-        "identity backend: instance '%s' has kind %s; only KIND_CPU and "
-        "KIND_MODEL are supported",
+        "identity backend: instance '%s' has kind %s; only KIND_CPU, KIND_GPU "
+        "and KIND_MODEL are supported",
         name, TRITONSERVER_InstanceGroupKindString(kind));
   }
+  if (kind == TRITONSERVER_INSTANCEGROUPKIND_GPU) {
+    st->cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (st->cuda == NULL) {
+      return identity_error(
+          TRITONSERVER_ERROR_UNAVAILABLE,
+          "identity backend: instance '%s' is on GPU %d but the CUDA driver "
+          "cannot be loaded: %s",
+          name, (int)device_id, dlerror());
+    }
+    st->htod = (identity_htod_fn)dlsym(st->cuda, "cuMemcpyHtoD_v2");
+    if (st->htod == NULL) {
+      return identity_error(
+          TRITONSERVER_ERROR_UNAVAILABLE,
+          "identity backend: the CUDA driver lacks cuMemcpyHtoD_v2");
+    }
+  }
+  st->kind = kind;
   st->instance = instance;
   st->device_id = device_id;
   st->model = model_state;

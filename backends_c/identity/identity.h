@@ -5,6 +5,7 @@
 #ifndef TRITONHOST_BACKENDS_IDENTITY_IDENTITY_H
 #define TRITONHOST_BACKENDS_IDENTITY_IDENTITY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "triton/core/tritonbackend.h"
@@ -29,10 +30,20 @@ typedef struct identity_model {
                                 absent */
 } identity_model;
 
-/* Per instance. */
+/* cuMemcpyHtoD_v2 of the CUDA driver. */
+typedef int (*identity_htod_fn)(
+    unsigned long long dst, const void* src, size_t byte_count);
+
+/* Per instance. A GPU instance asks for its outputs in its GPU's memory and
+ * copies into them with the CUDA driver, which it opens itself
+ * (libcuda.so.1, as the server loaded it); the server makes the GPU current
+ * on the thread that runs Execute. */
 typedef struct identity_instance {
   TRITONBACKEND_ModelInstance* instance;
+  TRITONSERVER_InstanceGroupKind kind;
   int32_t device_id;
+  void* cuda;            /* dlopen handle of libcuda.so.1, GPU instances */
+  identity_htod_fn htod; /* GPU instances */
   const identity_model* model; /* owned by the model; outlives instances */
   char* name;
 } identity_instance;

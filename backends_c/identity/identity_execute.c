@@ -51,11 +51,12 @@ find_input(
   return NULL;
 }
 
-/* Concatenates the input's buffers into 'dst' (exactly byte_size bytes). */
+/* Concatenates the input's buffers into 'dst' (exactly byte_size bytes),
+ * host memory, or GPU memory when 'htod' is set (the CUDA driver's copy). */
 static TRITONSERVER_Error*
 copy_input(
     TRITONBACKEND_Input* input, const char* name, uint32_t buffer_count,
-    char* dst, uint64_t byte_size)
+    char* dst, uint64_t byte_size, identity_htod_fn htod)
 {
   uint64_t offset = 0;
   for (uint32_t b = 0; b < buffer_count; b++) {
@@ -76,7 +77,14 @@ copy_input(
           "buffers of input '%s' hold more than its byte size %llu", name,
           (unsigned long long)byte_size);
     }
-    if (size > 0) {
+    if (size > 0 && htod != NULL) {
+      int rc = htod((unsigned long long)(uintptr_t)(dst + offset), src, size);
+      if (rc != 0) {
+        return identity_error(
+            TRITONSERVER_ERROR_INTERNAL,
+            "copying input '%s' to the GPU failed: CUDA error %d", name, rc);
+      }
+    } else if (size > 0) {
       memcpy(dst + offset, src, size);
     }
     offset += size;
@@ -94,8 +102,8 @@ copy_input(
  * that input. */
 static TRITONSERVER_Error*
 add_output(
-    TRITONBACKEND_Request* request, TRITONBACKEND_Response* response,
-    const char* output_name)
+    const identity_instance* instance, TRITONBACKEND_Request* request,
+    TRITONBACKEND_Response* response, const char* output_name)
 {
   if (strncmp(output_name, "OUTPUT", 6) != 0) {
     return identity_error(
@@ -126,8 +134,12 @@ add_output(
     uint64_t byte_size = 0;
     TRITONBACKEND_Output* output = NULL;
     void* dst = NULL;
-    TRITONSERVER_MemoryType type = TRITONSERVER_MEMORY_CPU;
-    int64_t type_id = 0;
+    /* A GPU instance prefers its GPU's memory; the server may give host
+     * memory instead. */
+    const bool on_gpu = instance->kind == TRITONSERVER_INSTANCEGROUPKIND_GPU;
+    TRITONSERVER_MemoryType type =
+        on_gpu ? TRITONSERVER_MEMORY_GPU : TRITONSERVER_MEMORY_CPU;
+    int64_t type_id = on_gpu ? instance->device_id : 0;
     err = TRITONBACKEND_InputProperties(
         input, NULL, &datatype, &shape, &dims_count, &byte_size, &buffer_count);
     if (err == NULL) {
@@ -138,14 +150,17 @@ add_output(
       err =
           TRITONBACKEND_OutputBuffer(output, &dst, byte_size, &type, &type_id);
     }
-    if (err == NULL && type == TRITONSERVER_MEMORY_GPU) {
+    if (err == NULL && type == TRITONSERVER_MEMORY_GPU &&
+        instance->htod == NULL) {
       err = identity_error(
           TRITONSERVER_ERROR_UNSUPPORTED,
-          "output '%s' got a GPU buffer; identity copies CPU memory only",
+          "output '%s' got a GPU buffer but the instance has no CUDA driver",
           output_name);
     }
     if (err == NULL) {
-      err = copy_input(input, input_name, buffer_count, dst, byte_size);
+      err = copy_input(
+          input, input_name, buffer_count, dst, byte_size,
+          type == TRITONSERVER_MEMORY_GPU ? instance->htod : NULL);
     }
   }
   free(input_name);
@@ -181,14 +196,16 @@ request_batch_size(
 
 /* Fills 'response' with every output the request asks for. */
 static TRITONSERVER_Error*
-fill_response(TRITONBACKEND_Request* request, TRITONBACKEND_Response* response)
+fill_response(
+    const identity_instance* instance, TRITONBACKEND_Request* request,
+    TRITONBACKEND_Response* response)
 {
   uint32_t count = 0;
   RETURN_IF_ERROR(TRITONBACKEND_RequestOutputCount(request, &count));
   for (uint32_t i = 0; i < count; i++) {
     const char* output_name = NULL;
     RETURN_IF_ERROR(TRITONBACKEND_RequestOutputName(request, i, &output_name));
-    RETURN_IF_ERROR(add_output(request, response, output_name));
+    RETURN_IF_ERROR(add_output(instance, request, response, output_name));
   }
   return NULL;
 }
@@ -196,16 +213,17 @@ fill_response(TRITONBACKEND_Request* request, TRITONBACKEND_Response* response)
 /* Sends the request's one FINAL response; true if it carries no error. */
 static bool
 respond(
-    const identity_model* model, TRITONBACKEND_Request* request,
+    const identity_instance* instance, TRITONBACKEND_Request* request,
     uint64_t* batch_size)
 {
+  const identity_model* model = instance->model;
   TRITONBACKEND_Response* response = NULL;
   TRITONSERVER_Error* err = TRITONBACKEND_ResponseNew(&response, request);
   if (err == NULL) {
     err = request_batch_size(model, request, batch_size);
   }
   if (err == NULL) {
-    err = fill_response(request, response);
+    err = fill_response(instance, request, response);
   }
   if (err == NULL) {
     /* Response parameters, as Triton's identity attaches to show them. */
@@ -254,7 +272,7 @@ identity_execute(
   uint64_t total_batch_size = 0;
   for (uint32_t r = 0; r < request_count; r++) {
     uint64_t batch_size = 1;
-    bool ok = respond(instance->model, requests[r], &batch_size);
+    bool ok = respond(instance, requests[r], &batch_size);
     total_batch_size += batch_size;
     const uint64_t end_ns = now_ns();
     /* Statistics must be reported before the request is released. */

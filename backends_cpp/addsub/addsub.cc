@@ -270,3 +270,17 @@ ModelInstanceState::Compute(
 THOST_BACKEND_ENTRY_POINTS(
     tritonhost::backend::addsub::ModelState,
     tritonhost::backend::addsub::ModelInstanceState);
+
+//
+// addsub computes on the CPU: it prefers KIND_CPU, so a model without
+// instance_group gets one CPU instance on a server with GPUs too (Triton's
+// placement of the default group follows the backend's preference).
+//
+extern "C" TRITONSERVER_Error*
+TRITONBACKEND_GetBackendAttribute(
+    TRITONBACKEND_Backend* /* backend */,
+    TRITONBACKEND_BackendAttribute* backend_attributes)
+{
+  return TRITONBACKEND_BackendAttributeAddPreferredInstanceGroup(
+      backend_attributes, TRITONSERVER_INSTANCEGROUPKIND_CPU, 1, nullptr, 0);
+}

@@ -16,6 +16,7 @@ import (
 	"tritonhost/frontend/httpserver"
 	"tritonhost/frontend/metricsserver"
 	"tritonhost/frontend/protocol"
+	"tritonhost/frontend/sharedmem"
 )
 
 // endpoint is one listening protocol server of serve.
@@ -27,9 +28,10 @@ type endpoint struct {
 }
 
 // endpoints listens on every port serve was asked for (gRPC always; HTTP
-// and metrics unless turned off). If one cannot listen, those already
+// and metrics unless turned off). Both protocols share the log control and
+// the shared-memory regions shm. If one cannot listen, those already
 // listening are closed.
-func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *abi.Host) ([]endpoint, error) {
+func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *abi.Host, shm *sharedmem.Registry) ([]endpoint, error) {
 	logs := protocol.NewLogControl(log, o.GRPC.AllowLogFileSetting)
 	var eps []endpoint
 	fail := func(err error) ([]endpoint, error) {
@@ -42,8 +44,8 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 	}
 
 	streams, conns := o.GRPC.options()
-	svc := grpcserver.New(srv, grpcserver.Options{ServerVersion: buildVersion(), MaxMessageBytes: o.MaxMessageBytes,
-		StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, LogControl: logs})
+	svc := grpcserver.New(srv, grpcserver.Options{ServerName: o.ID, ServerVersion: buildVersion(), MaxMessageBytes: o.MaxMessageBytes,
+		StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, LogControl: logs, SharedMemory: shm})
 	lis, err := listen(o.GRPCAddress, o.GRPCPort)
 	if err != nil {
 		return fail(fmt.Errorf("listen for gRPC: %w", err))
@@ -53,7 +55,8 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 
 	if o.HTTP.Allow {
 		opts := o.HTTP.options()
-		opts.ServerVersion, opts.StrictReadiness, opts.LogControl = buildVersion(), o.StrictReadiness, logs
+		opts.ServerName, opts.ServerVersion, opts.StrictReadiness = o.ID, buildVersion(), o.StrictReadiness
+		opts.LogControl, opts.SharedMemory = logs, shm
 		hs := httpserver.New(srv, opts)
 		lis, err := listen(o.HTTP.Address, o.HTTP.Port)
 		if err != nil {

@@ -50,3 +50,25 @@ func TestBinaryExportsExactlyTheHeaderAPI(t *testing.T) {
 	host, _ := include.HostFunctions()
 	t.Logf("%d host functions declared; %d symbols exported", len(host), len(exported))
 }
+
+// TestBinaryNeedsNoNVIDIALibrary: the binary links go-nvml's cgo package
+// (package gpu uses its types and mock), whose flags ask the linker to
+// export everything and to leave the nvml* functions undefined, for
+// go-nvml's loader to bind at run time. abi's version script keeps the
+// exports to the API (above), so those functions are not dynamic symbols
+// either: the binary names no NVIDIA library and no nvml or cu* symbol, and
+// starts without the driver however it is linked (-z now included).
+// package gpu loads NVML and CUDA with purego instead (gpu/doc.go).
+func TestBinaryNeedsNoNVIDIALibrary(t *testing.T) {
+	syms := testenv.ReadDynamicSymbols(t, serverBinary)
+	for _, lib := range syms.Needed {
+		if strings.Contains(lib, "nvidia") || strings.Contains(lib, "cuda") {
+			t.Errorf("the binary needs %s", lib)
+		}
+	}
+	for _, s := range syms.Undefined {
+		if strings.HasPrefix(s, "nvml") || strings.HasPrefix(s, "cu") && !strings.HasPrefix(s, "cur") {
+			t.Errorf("the binary leaves %s for the dynamic linker to find", s)
+		}
+	}
+}

@@ -49,7 +49,8 @@ func TestHTTPRoutesOfTheBinary(t *testing.T) {
 	}{
 		{"GET", "/v2/health/live", "", 200, ""},
 		{"GET", "/v2/health/ready", "", 200, ""},
-		{"GET", "/v2", "", 200, `"extensions":[`},
+		{"GET", "/v2", "", 200, `{"name":"triton","version":`},
+		{"GET", "/v2", "", 200, `"extensions":["sequence","model_repository","model_repository(unload_dependents)","model_configuration","system_shared_memory","binary_tensor_data","parameters","statistics","logging","generate"]`},
 		{"GET", "/v2/models/identity_fp32", "", 200, `"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[-1,-1]}]`},
 		{"GET", "/v2/models/identity_fp32/versions/1", "", 200, `"versions":["1"]`},
 		{"GET", "/v2/models/identity_fp32/ready", "", 200, ""},
@@ -80,7 +81,11 @@ func TestHTTPRoutesOfTheBinary(t *testing.T) {
 		{"POST", "/v2/models/square_int32/generate_stream", `{"IN":"x"}`, 400, "IN"},
 		{"POST", "/v2/models/nope/infer", `{}`, 404, "nope"},
 		{"GET", "/v2/models/nope", "", 404, "nope"},
-		{"POST", "/v2/systemsharedmemory/region/r/register", "", 501, "not supported"},
+		{"GET", "/v2/models/identity_fp32/versions/0", "", 404, "Request for unknown model: 'identity_fp32' version 0 is not found"},
+		{"GET", "/v2/models/identity_fp32/versions/x/config", "", 400, "failed to get model version from specified version string 'x'"},
+		{"GET", "/v2/systemsharedmemory/status", "", 200, "[]"},
+		{"GET", "/v2/systemsharedmemory/region/r/status", "", 404, "Unable to find system shared memory region: 'r'"},
+		{"POST", "/v2/cudasharedmemory/region/r/register", "", 400, "failed to register CUDA shared memory region: 'r', GPUs not supported"},
 		{"GET", "/no/such/route", "", 404, "no route"},
 	} {
 		status, _, body := s.httpCall(t, tt.method, tt.path, []byte(tt.body))

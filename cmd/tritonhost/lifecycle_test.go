@@ -93,8 +93,17 @@ func TestSigtermDrainsInFlightStreams(t *testing.T) {
 	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond)
-	// A request sent while draining is refused; the one in flight finishes.
+	// Once the server says it is not ready it is draining: a request sent
+	// now is refused; the one in flight finishes.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		r, err := srv.client.ServerReady(ctx, &pb.ServerReadyRequest{})
+		if err != nil || !r.GetReady() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server still says it is ready 30 s after SIGTERM")
+		}
+	}
 	if err := s.Send(client.Request{Model: "square_int32", ID: "late", Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, 1)}}); err != nil {
 		t.Fatal(err)
 	}

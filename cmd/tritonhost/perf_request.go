@@ -70,7 +70,7 @@ func parseShapes(specs []string) (map[string][]int64, error) {
 	for _, spec := range specs {
 		name, dims, ok := strings.Cut(spec, ":")
 		if !ok || name == "" {
-			return nil, fmt.Errorf("--shape %q: want NAME:D1,D2,...", spec)
+			return nil, fmt.Errorf("--shape %q: want NAME:D1,D2,...,DN", spec)
 		}
 		var shape []int64
 		for _, d := range strings.Split(dims, ",") {

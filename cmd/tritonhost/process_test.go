@@ -84,6 +84,13 @@ var startedRE = regexp.MustCompile(`Started (GRPCInferenceService|HTTPService|Me
 // sends SIGTERM and expects a clean exit.
 func startServer(t *testing.T, repo string, extra ...string) *server {
 	t.Helper()
+	return startServerEnv(t, repo, nil, extra...)
+}
+
+// startServerEnv is startServer with the process environment env (nil:
+// this process's).
+func startServerEnv(t *testing.T, repo string, env []string, extra ...string) *server {
+	t.Helper()
 	if repo == "" {
 		repo = testenv.ExampleModels(t)
 	}
@@ -91,6 +98,7 @@ func startServer(t *testing.T, repo string, extra ...string) *server {
 		"--grpc-address", "127.0.0.1", "--grpc-port", "0", "--http-address", "127.0.0.1", "--http-port", "0",
 		"--metrics-port", "0"}, extra...)
 	cmd := exec.Command(serverBinary, args...)
+	cmd.Env = env
 	s := &server{t: t, cmd: cmd, log: &syncBuffer{}, exited: make(chan struct{})}
 	pr, pw := io.Pipe()
 	cmd.Stderr = io.MultiWriter(s.log, pw)

@@ -1,31 +1,6 @@
 package main
 
-import (
-	"runtime/debug"
-
-	"github.com/spf13/cobra"
-)
-
-// version is set at link time (-X main.version=...); otherwise it comes from
-// the build information.
-var version = ""
-
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		if v := info.Main.Version; v != "" && v != "(devel)" {
-			return v
-		}
-		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				return "dev-" + s.Value[:12]
-			}
-		}
-	}
-	return "dev"
-}
+import "github.com/spf13/cobra"
 
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
@@ -39,17 +14,4 @@ over Triton's gRPC protocol (inference.GRPCInferenceService).`,
 	}
 	root.AddCommand(newServeCommand(), newInferCommand(), newPerfCommand(), newVersionCommand())
 	return root
-}
-
-func newVersionCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version and the backend API versions",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cmd.Printf("tritonhost %s\nTRITONBACKEND_API_VERSION %d.%d\nTRITONSERVER_API_VERSION %d.%d\n",
-				buildVersion(), backendAPIMajor, backendAPIMinor, serverAPIMajor, serverAPIMinor)
-			return nil
-		},
-	}
 }

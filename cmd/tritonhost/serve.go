@@ -9,6 +9,7 @@ import (
 	"tritonhost/abi"
 	"tritonhost/core"
 	"tritonhost/core/serverlog"
+	"tritonhost/frontend/sharedmem"
 	"tritonhost/loader"
 )
 
@@ -27,14 +28,18 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		}
 		defer stopDiagnostics()
 	}
-	host := abi.NewHost(abi.HostOptions{Logger: log})
+	gpus := o.GPU.open(log)
+	defer gpus.close(log) // after the host: the server has stopped
+	o.devices = gpus.hostDevices()
+	host := abi.NewHost(abi.HostOptions{Logger: log, Devices: o.devices})
 	defer host.Close()
 	provider := loader.New(loader.Options{
-		Opener:              host,
-		BackendDirectory:    o.BackendDirectory,
-		BackendConfig:       o.backendConfig,
-		DisableAutoComplete: o.DisableAutoComplete,
-		Logger:              log,
+		Opener:               host,
+		BackendDirectory:     o.BackendDirectory,
+		BackendConfig:        o.backendConfig,
+		DisableAutoComplete:  o.DisableAutoComplete,
+		Logger:               log,
+		MinComputeCapability: o.GPU.MinComputeCapability,
 	})
 	srv, err := o.start(ctx, log, provider)
 	if err != nil {
@@ -50,7 +55,9 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		return errors.New("a model failed to load (see the log); pass --exit-on-error=false to serve the others")
 	}
 
-	eps, err := o.endpoints(log, srv, host)
+	shm := sharedmem.New(sharedmem.Options{MaxRegions: o.ShmMaxRegions})
+	defer closeSharedMemory(log, shm)
+	eps, err := o.endpoints(log, srv, host, shm)
 	if err != nil {
 		if serr := o.stopWithin(log, srv.Stop); serr != nil {
 			log.Errorf("%v", serr)
@@ -78,6 +85,19 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	return nil
 }
 
+// closeSharedMemory unmaps every shared-memory region; a region a request
+// still holds (one abandoned at the exit timeout) is unmapped when the
+// request lets it go, or with the process.
+func closeSharedMemory(log *serverlog.Logger, shm *sharedmem.Registry) {
+	left, err := shm.Close()
+	if err != nil {
+		log.Errorf("unmap the shared-memory regions: %v", err)
+	}
+	if left > 0 {
+		log.Warnf("%d shared-memory region(s) still held by requests that did not finish", left)
+	}
+}
+
 // start loads the models; a signal (ctx ending) while they load ends the
 // start-up at once, leaving a model stuck in its backend behind.
 func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provider core.BackendProvider) (*core.Server, error) {
@@ -90,6 +110,7 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 		srv, err := core.NewServer(core.Options{
 			ModelRepositories:         o.ModelRepositories,
 			Backends:                  provider,
+			Devices:                   o.devices,
 			Logger:                    log,
 			ExplicitModelControl:      o.ModelControlMode == "explicit",
 			StartupModels:             o.LoadModels,

@@ -15,6 +15,7 @@ import (
 	"tritonhost/core"
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/grpcserver"
+	"tritonhost/frontend/sharedmem"
 )
 
 // Backend API versions, as the headers in include/ define them.
@@ -27,6 +28,7 @@ const (
 
 // serveOptions are the serve command's flags, named as Triton's.
 type serveOptions struct {
+	ID                  string
 	ModelRepositories   []string
 	BackendDirectory    string
 	BackendConfig       []string
@@ -45,12 +47,15 @@ type serveOptions struct {
 	StrictReadiness     bool
 	DisableAutoComplete bool
 	BackendCallSecs     int
+	ShmMaxRegions       int
 	DebugAddress        string
 	GRPC                grpcFlags
 	HTTP                httpFlags
 	Metrics             metricsFlags
+	GPU                 gpuFlags
 
 	backendConfig map[string]map[string]string
+	devices       core.Devices // the GPUs instances may be placed on (Run)
 }
 
 func newServeCommand() *cobra.Command {
@@ -74,6 +79,7 @@ func newServeCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&o.ID, "id", grpcserver.DefaultServerName, "identifier of this server, as ServerMetadata reports it")
 	f.StringSliceVar(&o.ModelRepositories, "model-repository", nil, "model repository directory (repeatable)")
 	f.StringSliceVar(&o.ModelRepositories, "model-store", nil, "alias of --model-repository")
 	_ = f.MarkHidden("model-store")
@@ -94,10 +100,12 @@ func newServeCommand() *cobra.Command {
 	f.BoolVar(&o.StrictReadiness, "strict-readiness", true, "report ready only when every model loaded")
 	f.BoolVar(&o.DisableAutoComplete, "disable-auto-complete-config", false, "do not let backends complete model configurations")
 	f.IntVar(&o.BackendCallSecs, "backend-call-timeout-secs", int(core.DefaultBackendCallTimeout/time.Second), "seconds a backend may take to initialize or finalize a model or instance; then that model fails and the others go on")
+	f.IntVar(&o.ShmMaxRegions, "system-shm-max-regions", sharedmem.DefaultMaxRegions, "system shared-memory regions clients may have registered at once")
 	f.StringVar(&o.DebugAddress, "debug-address", "", "serve Go's pprof profiles (goroutines, heap, CPU) on this host:port for diagnosis; off when empty; bind it to loopback")
 	o.GRPC.bind(f)
 	o.HTTP.bind(f)
 	o.Metrics.bind(f)
+	o.GPU.bind(f)
 	return cmd
 }
 
@@ -121,7 +129,7 @@ func (o *serveOptions) Complete() error {
 		}
 		o.backendConfig[backend][k] = v
 	}
-	return nil
+	return o.GPU.complete()
 }
 
 func defaultBackendDirectory() string {
@@ -174,6 +182,9 @@ func (o *serveOptions) Validate() error {
 	}
 	if err := o.Metrics.validate(); err != nil {
 		return err
+	}
+	if o.ShmMaxRegions <= 0 {
+		return errors.New("--system-shm-max-regions must be positive")
 	}
 	return o.GRPC.validate()
 }

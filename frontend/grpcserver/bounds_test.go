@@ -32,9 +32,18 @@ func TestNonReadingClientIsCutOffAndTheModelServesOthers(t *testing.T) {
 	}, coretest.ModelDir{Name: "echo", Config: vector("")})
 	hog := h.open(t, false)
 	big := make([]int32, 16<<10) // 64 KiB a response
-	for i := range 32 {
-		hog.send(request("echo", "hog-"+string(rune('a'+i%26)), big...))
-	}
+	// The hog sends from a goroutine of its own, as a real client does: once
+	// the server has cut the stream off and stopped reading it, a Send can
+	// wait on flow control until the client reads what is left.
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for i := range 32 {
+			if hog.s.Send(request("echo", "hog-"+string(rune('a'+i%26)), big...)) != nil {
+				return
+			}
+		}
+	}()
 	// The hog's responses stop leaving: its stream is full and the model's
 	// only instance waits in Send.
 	coretest.WaitUntil(t, "the model to answer the hog's first requests", func() bool { return len(h.p.Executions("echo")) >= 3 })
@@ -45,7 +54,9 @@ func TestNonReadingClientIsCutOffAndTheModelServesOthers(t *testing.T) {
 		t.Fatalf("the second client got %s, want its response", describe(m))
 	}
 
-	// The hog, reading at last, finds its stream cut off.
+	// The hog, reading at last once the server has cut it off, finds its
+	// stream ended.
+	coretest.WaitUntil(t, "the hog's stream to be cut off", func() bool { return h.log.has("its stream is cut off") })
 	go hog.read()
 	for {
 		m := hog.next()
@@ -56,6 +67,7 @@ func TestNonReadingClientIsCutOffAndTheModelServesOthers(t *testing.T) {
 	if status.Code(hog.err) != codes.ResourceExhausted || !strings.Contains(hog.err.Error(), "did not read its responses") {
 		t.Errorf("the hog's stream ended with %v, want RESOURCE_EXHAUSTED saying it did not read", hog.err)
 	}
+	<-sent
 }
 
 // TestStreamStopsReadingAtItsPendingLimit: a stream holds at most
@@ -143,7 +155,7 @@ func TestRequestsThatWouldInflateAreRefusedBeforeDecoding(t *testing.T) {
 			Name: "INPUT0", Datatype: "INT32", Shape: make([]int64, 100)}}}, "more than 64 dimensions"},
 		{&pb.ModelInferRequest{ModelName: "m", Id: "count", Inputs: []*pb.ModelInferRequest_InferInputTensor{{
 			Name: "INPUT0", Datatype: "INT32", Shape: []int64{4},
-			Contents: &pb.InferTensorContents{IntContents: []int32{1, 2, 3}}}}}, "3 values in contents for shape [4]"},
+			Contents: &pb.InferTensorContents{IntContents: []int32{1, 2, 3}}}}}, "[request id: count] input byte size mismatch for input 'INPUT0' for model 'm'. Expected 16, got 12"},
 	} {
 		t.Run(tc.req.GetId(), func(t *testing.T) {
 			t.Parallel()

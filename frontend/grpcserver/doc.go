@@ -12,4 +12,16 @@
 // from its handler goroutine, through a bounded queue that backend threads
 // push into: when the client reads slowly, backends wait instead of memory
 // growing. When the stream ends, its pending requests are cancelled.
+//
+// Errors reach the client with Triton's codes and Triton's words: the
+// core's through status.go, the frontend's own (the rules for raw, typed
+// and shared-memory input data, model versions, load parameters) where
+// they arise. Where the server says more than Triton, it says it after
+// Triton's text, so that clients matching Triton's messages still match.
+//
+// Inputs and outputs may live in system shared-memory regions
+// (sharedmem.Registry, shared with the HTTP frontend): a request leases
+// the spans it names, reads its inputs there without a copy, has its
+// outputs copied there as each response arrives, and releases the leases
+// once core reports it finished.
 package grpcserver

@@ -5,16 +5,21 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
+	"tritonhost/core/serverlog"
 	"tritonhost/frontend/grpcserver"
 	pb "tritonhost/frontend/inferencepb"
 )
@@ -33,6 +38,26 @@ type harness struct {
 	client pb.GRPCInferenceServiceClient
 	conn   *grpc.ClientConn
 	sent   atomic.Int64 // messages stream handlers have passed to SendMsg
+	log    *logBuffer   // what the server logged
+}
+
+// logBuffer collects a server's log; safe for concurrent use.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// has reports whether the log contains s.
+func (l *logBuffer) has(s string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Contains(l.b.String(), s)
 }
 
 // setup configures a harness.
@@ -47,8 +72,8 @@ type setup struct {
 // server stops, and no goroutine either started may outlive them.
 func newHarness(t *testing.T, cfg setup, models ...coretest.ModelDir) *harness {
 	t.Helper()
-	h := &harness{p: coretest.NewProvider()}
-	h.srv = coretest.Serve(t, core.Options{Backends: h.p, ExplicitModelControl: cfg.explicit}, models...)
+	h := &harness{p: coretest.NewProvider(), log: &logBuffer{}}
+	h.srv = coretest.Serve(t, core.Options{Backends: h.p, ExplicitModelControl: cfg.explicit, Logger: serverlog.New(h.log)}, models...)
 	if !h.srv.Ready() {
 		t.Fatalf("a model did not load: %+v", h.srv.RepositoryIndex())
 	}
@@ -235,4 +260,22 @@ func describe(m *pb.ModelStreamInferResponse) string {
 		index = fmt.Sprint(p.GetInt64Param())
 	}
 	return fmt.Sprintf("%s %s %v", r.GetId(), index, final.GetBoolParam())
+}
+
+// wantStatus checks that err is a gRPC status of code with exactly the
+// message want.
+func wantStatus(t *testing.T, what string, err error, code codes.Code, want string) {
+	t.Helper()
+	if st := status.Convert(err); err == nil || st.Code() != code || st.Message() != want {
+		t.Errorf("%s: %v\nwant code %v and the message %q", what, err, code, want)
+	}
+}
+
+// wantStatusPrefix checks that err is a gRPC status of code whose message
+// starts with want (Triton's text, the server's detail after it).
+func wantStatusPrefix(t *testing.T, what string, err error, code codes.Code, want string) {
+	t.Helper()
+	if st := status.Convert(err); err == nil || st.Code() != code || !strings.HasPrefix(st.Message(), want) {
+		t.Errorf("%s: %v\nwant code %v and a message starting %q", what, err, code, want)
+	}
 }

@@ -68,9 +68,12 @@ func TestModelReadyMetadataAndConfig(t *testing.T) {
 		{"dec", "", true, codes.OK},
 		{"batch", "3", false, codes.NotFound},
 		{"nope", "", false, codes.NotFound},
+		{"batch", "0", false, codes.NotFound},
 		{"batch", "x", false, codes.InvalidArgument},
-		{"", "", false, codes.InvalidArgument},
+		{"", "", false, codes.NotFound},
 	} {
+		// As Triton's, ModelReady reports a model or version it does not
+		// know as not ready, and refuses only a malformed version.
 		ready, err := h.client.ModelReady(t.Context(), &pb.ModelReadyRequest{Name: tc.name, Version: tc.version})
 		if tc.code == codes.InvalidArgument {
 			if status.Code(err) != codes.InvalidArgument {
@@ -179,15 +182,17 @@ func TestRepositoryRPCs(t *testing.T) {
 	if _, err := h.client.RepositoryModelUnload(t.Context(), &pb.RepositoryModelUnloadRequest{ModelName: "batch"}); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := index(), []string{"batch::UNAVAILABLE", "dec::UNAVAILABLE"}; !slices.Equal(got, want) {
+	if got, want := index(), []string{"batch:1:UNAVAILABLE", "batch:2:UNAVAILABLE", "dec::UNAVAILABLE"}; !slices.Equal(got, want) {
 		t.Errorf("index after unloading batch: %v, want %v", got, want)
 	}
-	if _, err := h.client.RepositoryModelLoad(t.Context(), &pb.RepositoryModelLoadRequest{ModelName: "nope"}); status.Code(err) != codes.NotFound {
-		t.Errorf("loading an unknown model: %v, want NOT_FOUND", err)
-	}
-	if _, err := h.client.RepositoryIndex(t.Context(), &pb.RepositoryIndexRequest{RepositoryName: "r"}); status.Code(err) != codes.Unimplemented {
-		t.Errorf("index of a named repository: %v, want UNIMPLEMENTED", err)
-	}
+	_, err := h.client.RepositoryModelLoad(t.Context(), &pb.RepositoryModelLoadRequest{ModelName: "nope"})
+	wantStatusPrefix(t, "loading an unknown model", err, codes.Internal, "failed to load 'nope', failed to poll from model repository")
+	_, err = h.client.RepositoryIndex(t.Context(), &pb.RepositoryIndexRequest{RepositoryName: "r"})
+	wantStatus(t, "index of a named repository", err, codes.Unimplemented, "'repository_name' specification is not supported")
+	_, err = h.client.RepositoryModelLoad(t.Context(), &pb.RepositoryModelLoadRequest{RepositoryName: "r", ModelName: "batch"})
+	wantStatus(t, "load from a named repository", err, codes.Unimplemented, "'repository_name' specification is not supported")
+	_, err = h.client.RepositoryModelUnload(t.Context(), &pb.RepositoryModelUnloadRequest{RepositoryName: "r", ModelName: "batch"})
+	wantStatus(t, "unload from a named repository", err, codes.Unimplemented, "'repository_name' specification is not supported")
 }
 
 // TestLogSettingsChoosesAFileOnlyWhenTheOperatorAllowsIt: a client may

@@ -19,7 +19,12 @@ import (
 	"tritonhost/core"
 	pb "tritonhost/frontend/inferencepb"
 	"tritonhost/frontend/protocol"
+	"tritonhost/frontend/sharedmem"
 )
+
+// DefaultServerName is the server id ServerMetadata reports by default:
+// Triton's default --id.
+const DefaultServerName = protocol.DefaultServerName
 
 // DefaultMaxMessageBytes is the default limit on one gRPC message, sent or
 // received: room for 64 MiB tensors several times over. Triton itself allows
@@ -28,9 +33,16 @@ const DefaultMaxMessageBytes = 256 << 20
 
 // Options configure a Service. Zero fields take the defaults named.
 type Options struct {
-	// ServerName and ServerVersion are what ServerMetadata reports.
+	// ServerName and ServerVersion are what ServerMetadata reports; the
+	// name is the server's id, Triton's --id (default "triton", as
+	// Triton's, which clients check).
 	ServerName    string
 	ServerVersion string
+	// SharedMemory is the registry of system shared-memory regions, which
+	// the HTTP frontend may share (default: a registry of the service's
+	// own, with sharedmem's default bounds, which the caller closes
+	// through Service.SharedMemory at shutdown).
+	SharedMemory *sharedmem.Registry
 	// MaxMessageBytes bounds a gRPC message in both directions (default
 	// DefaultMaxMessageBytes; up to math.MaxInt32). A request message over
 	// it is refused on its own: a stream goes on. Up to half as much again
@@ -111,7 +123,10 @@ var _ pb.GRPCInferenceServiceServer = (*Service)(nil)
 // New returns a service over srv.
 func New(srv *core.Server, opts Options) *Service {
 	if opts.ServerName == "" {
-		opts.ServerName = "tritonhost"
+		opts.ServerName = DefaultServerName
+	}
+	if opts.SharedMemory == nil {
+		opts.SharedMemory = sharedmem.New(sharedmem.Options{})
 	}
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
@@ -196,36 +211,33 @@ func (s *Service) ServerReady(context.Context, *pb.ServerReadyRequest) (*pb.Serv
 	return &pb.ServerReadyResponse{Ready: ready && !s.isDraining()}, nil
 }
 
-// ModelReady reports whether a model version can take requests.
+// ModelReady reports whether a model version can take requests. As in
+// Triton, a model or version the server does not know is not ready (no
+// error); a version string that is not a version is INVALID_ARGUMENT.
 func (s *Service) ModelReady(_ context.Context, req *pb.ModelReadyRequest) (*pb.ModelReadyResponse, error) {
-	m, err := s.model(req.GetName(), req.GetVersion())
+	ready, err := protocol.ModelReady(s.core, req.GetName(), req.GetVersion())
 	if err != nil {
-		if core.CodeOf(err) == core.CodeInvalidArg {
-			return nil, toStatus(err)
-		}
-		return &pb.ModelReadyResponse{Ready: false}, nil
+		return nil, toStatus(err)
 	}
-	return &pb.ModelReadyResponse{Ready: m.Ready() == nil && !s.isDraining()}, nil
+	return &pb.ModelReadyResponse{Ready: ready && !s.isDraining()}, nil
 }
 
-// ServerMetadata reports the server's name, version and protocol extensions.
+// ServerMetadata reports the server's id, version and protocol extensions.
 func (s *Service) ServerMetadata(context.Context, *pb.ServerMetadataRequest) (*pb.ServerMetadataResponse, error) {
 	return &pb.ServerMetadataResponse{
 		Name:       s.opts.ServerName,
 		Version:    s.opts.ServerVersion,
-		Extensions: protocol.Extensions,
+		Extensions: append([]string(nil), protocol.Extensions...),
 	}, nil
 }
 
-// model resolves a model name and a version string ("" for the newest).
-func (s *Service) model(name, version string) (*core.Model, error) {
-	return protocol.Model(s.core, name, version)
-}
+// SharedMemory returns the registry of system shared-memory regions.
+func (s *Service) SharedMemory() *sharedmem.Registry { return s.opts.SharedMemory }
 
 // ModelMetadata reports a model's versions and tensor signatures; batching
 // models show the batch dimension as -1.
 func (s *Service) ModelMetadata(_ context.Context, req *pb.ModelMetadataRequest) (*pb.ModelMetadataResponse, error) {
-	m, err := s.model(req.GetName(), req.GetVersion())
+	m, err := protocol.LookupModel(s.core, req.GetName(), req.GetVersion())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -245,7 +257,7 @@ func (s *Service) ModelMetadata(_ context.Context, req *pb.ModelMetadataRequest)
 // ModelConfig returns a model's configuration as loaded (normalized, and
 // completed by its backend).
 func (s *Service) ModelConfig(_ context.Context, req *pb.ModelConfigRequest) (*pb.ModelConfigResponse, error) {
-	m, err := s.model(req.GetName(), req.GetVersion())
+	m, err := protocol.LookupModel(s.core, req.GetName(), req.GetVersion())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -255,7 +267,7 @@ func (s *Service) ModelConfig(_ context.Context, req *pb.ModelConfigRequest) (*p
 // ModelStatistics reports the statistics the core and the backends
 // recorded, for one model (and version) or all.
 func (s *Service) ModelStatistics(_ context.Context, req *pb.ModelStatisticsRequest) (*pb.ModelStatisticsResponse, error) {
-	version, err := protocol.ParseVersion(req.GetName(), req.GetVersion())
+	version, err := protocol.StatisticsVersion(req.GetVersion())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -302,80 +314,6 @@ func encodeStatistics(st core.ModelStatistics) *pb.ModelStatistics {
 			Success: duration(r.Success), Fail: duration(r.Fail), EmptyResponse: duration(r.EmptyResponse), Cancel: duration(r.Cancel)}
 	}
 	return out
-}
-
-// RepositoryIndex lists the models of the repositories and their state.
-func (s *Service) RepositoryIndex(_ context.Context, req *pb.RepositoryIndexRequest) (*pb.RepositoryIndexResponse, error) {
-	if req.GetRepositoryName() != "" {
-		return nil, status.Errorf(codes.Unimplemented, "repository_name %q: naming a repository is not supported; leave it empty", req.GetRepositoryName())
-	}
-	resp := &pb.RepositoryIndexResponse{}
-	for _, st := range s.core.RepositoryIndex() {
-		if req.GetReady() && st.Readiness != core.ModelReady {
-			continue
-		}
-		resp.Models = append(resp.Models, &pb.RepositoryIndexResponse_ModelIndex{
-			Name: st.Name, Version: st.Version, State: st.Readiness.String(), Reason: st.Reason})
-	}
-	return resp, nil
-}
-
-// RepositoryModelLoad loads or reloads a model (explicit model control).
-func (s *Service) RepositoryModelLoad(_ context.Context, req *pb.RepositoryModelLoadRequest) (*pb.RepositoryModelLoadResponse, error) {
-	if len(req.GetParameters()) > 0 {
-		return nil, status.Errorf(codes.Unimplemented, "model %q: load parameters (config overrides, model files) are not supported", req.GetModelName())
-	}
-	if err := s.core.LoadModel(req.GetModelName()); err != nil {
-		return nil, toStatus(err)
-	}
-	return &pb.RepositoryModelLoadResponse{}, nil
-}
-
-// RepositoryModelUnload unloads a model (explicit model control).
-func (s *Service) RepositoryModelUnload(ctx context.Context, req *pb.RepositoryModelUnloadRequest) (*pb.RepositoryModelUnloadResponse, error) {
-	if err := s.core.UnloadModel(ctx, req.GetModelName()); err != nil {
-		return nil, toStatus(err)
-	}
-	return &pb.RepositoryModelUnloadResponse{}, nil
-}
-
-func unimplemented(rpc, why string) error {
-	return status.Errorf(codes.Unimplemented, "%s is not supported by this server yet: %s", rpc, why)
-}
-
-// SystemSharedMemoryStatus is not supported yet.
-func (s *Service) SystemSharedMemoryStatus(context.Context, *pb.SystemSharedMemoryStatusRequest) (*pb.SystemSharedMemoryStatusResponse, error) {
-	return nil, unimplemented("SystemSharedMemoryStatus", "send tensors in the request instead of shared memory")
-}
-
-// SystemSharedMemoryRegister is not supported yet.
-func (s *Service) SystemSharedMemoryRegister(context.Context, *pb.SystemSharedMemoryRegisterRequest) (*pb.SystemSharedMemoryRegisterResponse, error) {
-	return nil, unimplemented("SystemSharedMemoryRegister", "send tensors in the request instead of shared memory")
-}
-
-// SystemSharedMemoryUnregister is not supported yet.
-func (s *Service) SystemSharedMemoryUnregister(context.Context, *pb.SystemSharedMemoryUnregisterRequest) (*pb.SystemSharedMemoryUnregisterResponse, error) {
-	return nil, unimplemented("SystemSharedMemoryUnregister", "send tensors in the request instead of shared memory")
-}
-
-// CudaSharedMemoryStatus is not supported yet.
-func (s *Service) CudaSharedMemoryStatus(context.Context, *pb.CudaSharedMemoryStatusRequest) (*pb.CudaSharedMemoryStatusResponse, error) {
-	return nil, unimplemented("CudaSharedMemoryStatus", "CUDA shared memory needs the GPU support")
-}
-
-// CudaSharedMemoryRegister is not supported yet.
-func (s *Service) CudaSharedMemoryRegister(context.Context, *pb.CudaSharedMemoryRegisterRequest) (*pb.CudaSharedMemoryRegisterResponse, error) {
-	return nil, unimplemented("CudaSharedMemoryRegister", "CUDA shared memory needs the GPU support")
-}
-
-// CudaSharedMemoryUnregister is not supported yet.
-func (s *Service) CudaSharedMemoryUnregister(context.Context, *pb.CudaSharedMemoryUnregisterRequest) (*pb.CudaSharedMemoryUnregisterResponse, error) {
-	return nil, unimplemented("CudaSharedMemoryUnregister", "CUDA shared memory needs the GPU support")
-}
-
-// TraceSetting is not supported yet.
-func (s *Service) TraceSetting(context.Context, *pb.TraceSettingRequest) (*pb.TraceSettingResponse, error) {
-	return nil, unimplemented("TraceSetting", "request tracing is not available")
 }
 
 func errorf(code codes.Code, format string, args ...any) error {

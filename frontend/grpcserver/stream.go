@@ -126,15 +126,16 @@ func (st *inferStream) submit(in *inboundRequest) {
 		st.refuse(sr, core.Errorf(core.CodeUnavailable, "server is shutting down"))
 		return
 	}
-	m, ir, opts, err := st.svc.resolve(req)
+	r, err := st.svc.resolve(req, false)
 	if err != nil {
 		st.refuse(sr, err)
 		return
 	}
-	sr.emptyFinal = opts.EmptyFinal
-	sr.header.version = versionString(m.Version())
-	err = st.svc.core.Submit(st.ctx, m, ir, func(resp *core.Response, final bool) { st.respond(sr, resp, final) })
+	sr.emptyFinal = r.opts.EmptyFinal
+	sr.header.version = versionString(r.m.Version())
+	err = st.svc.core.Submit(st.ctx, r.m, r.ir, func(resp *core.Response, final bool) { st.respond(sr, r.mem.Place(resp), final) })
 	if err != nil {
+		r.mem.Release()
 		st.refuse(sr, err)
 	}
 }

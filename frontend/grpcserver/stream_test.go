@@ -110,9 +110,9 @@ func TestStreamErrorForOneRequestKeepsTheStreamOpen(t *testing.T) {
 		req  *pb.ModelInferRequest
 		want string // in error_message
 	}{
-		{request("nope", "unknown-model", 1), `model "nope"`},
-		{badType, `input "INPUT0": data type FP32`},
-		{badVersion, `model_version "x"`},
+		{request("nope", "unknown-model", 1), "Request for unknown model: 'nope' is not found"},
+		{badType, "[request id: bad-type] inference input 'INPUT0' data-type is 'FP32', but model 'echo' expects 'INT32'"},
+		{badVersion, "failed to get model version from specified version string 'x' (details: stol), version should be an integral value > 0"},
 		{withParam(request("echo", "reserved", 1), "triton_secret", boolParam(true)), "reserved"},
 		{request("fail", "backend-error", 1), "the device is lost"},
 		{request("broken", "execute-error", 1), "execute blew up"},

@@ -11,7 +11,9 @@ import (
 )
 
 // ModelInfer runs one request on a model that sends one response per
-// request. Decoupled models are refused: they need ModelStreamInfer. (The
+// request. Decoupled models are refused, as Triton refuses them
+// (UNIMPLEMENTED, "ModelInfer RPC doesn't support models with decoupled
+// transaction policy"): they need ModelStreamInfer. (The
 // RPC itself goes through modelInferWire, which encodes the response
 // directly; this method serves Go callers.)
 func (s *Service) ModelInfer(ctx context.Context, req *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
@@ -42,22 +44,20 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 	if s.isDraining() {
 		return nil, h, status.Error(codes.Unavailable, "server is shutting down")
 	}
-	m, ir, _, err := s.resolve(in.msg)
+	r, err := s.resolve(in.msg, true)
 	if err != nil {
 		return nil, h, toStatus(err)
 	}
-	if m.Decoupled() {
-		return nil, h, status.Errorf(codes.Unimplemented,
-			"model %q is decoupled (model_transaction_policy { decoupled: true }) and may send any number of responses; the ModelInfer RPC takes exactly one, use ModelStreamInfer", m.Name())
-	}
+	m, ir := r.m, r.ir
 	h = responseHeader{model: m.Name(), version: versionString(m.Version()), id: ir.ID}
 	done := make(chan *core.Response, 1)
 	err = s.core.Submit(ctx, m, ir, func(resp *core.Response, final bool) {
 		if final {
-			done <- resp
+			done <- r.mem.Place(resp)
 		}
 	})
 	if err != nil {
+		r.mem.Release()
 		return nil, h, toStatus(err)
 	}
 	select {

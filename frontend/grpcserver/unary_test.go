@@ -63,12 +63,15 @@ func TestModelInferMapsErrorsToStatusCodes(t *testing.T) {
 		code codes.Code
 		text string
 	}{
-		{"a decoupled model", request("dec", "d", 1), codes.Unimplemented, "use ModelStreamInfer"},
-		{"an unknown model", request("nope", "n", 1), codes.NotFound, `model "nope"`},
-		{"an unknown version", unknownVersion, codes.NotFound, "version 7"},
-		{"a malformed version", badVersion, codes.InvalidArgument, `model_version "x"`},
-		{"an input shorter than its shape", short, codes.InvalidArgument, `input "INPUT0": got 4 bytes`},
-		{"shared memory", shm, codes.Unimplemented, "shared-memory"},
+		{"a decoupled model", request("dec", "d", 1), codes.Unimplemented, "ModelInfer RPC doesn't support models with decoupled transaction policy"},
+		{"an unknown model", request("nope", "n", 1), codes.NotFound, "Request for unknown model: 'nope' is not found"},
+		{"an unknown version", unknownVersion, codes.NotFound, "Request for unknown model: 'echo' version 7 is not found"},
+		{"a malformed version", badVersion, codes.InvalidArgument,
+			"failed to get model version from specified version string 'x' (details: stol), version should be an integral value > 0"},
+		{"an input shorter than its shape", short, codes.InvalidArgument,
+			"[request id: e] input byte size mismatch for input 'INPUT0' for model 'echo'. Expected 8, got 4"},
+		{"shared memory without a size", shm, codes.InvalidArgument,
+			"'shared_memory_byte_size' must be specified along with 'shared_memory_region' parameter for tensor 'INPUT0'"},
 		{"two responses from a model that is not decoupled", request("twice", "t", 1), codes.InvalidArgument, "not decoupled"},
 		{"an error without a code", request("plain", "p", 1), codes.Unknown, "an error without a code"},
 		{"INTERNAL", failing(core.CodeInternal), codes.Internal, "failing with Internal"},

@@ -1,8 +1,11 @@
 // Package httpserver serves a core.Server over Triton's HTTP/REST protocol
 // (KServe v2 with Triton's extensions): health, server and model metadata,
 // model readiness, configuration and statistics, inference with JSON
-// tensors and Triton's binary tensor extension, the repository index and
-// model load and unload, and the runtime log settings.
+// tensors, Triton's binary tensor extension and system shared memory, the
+// repository index and model load and unload (with a configuration and
+// model files), the shared-memory regions (one registry with the gRPC
+// frontend; CUDA regions answered as Triton without GPUs), and the runtime
+// log settings.
 //
 // Decoupled models are served by the generate extension: /generate for a
 // model that answers once, /generate_stream as Server-Sent Events, one
@@ -17,5 +20,9 @@
 // so that no backend thread waits on it for longer.
 //
 // Errors are Triton's: a JSON object {"error": "<message>"}, the message
-// the core's, the status mapped from its code (see StatusOf).
+// the core's, the status mapped from its code (see StatusOf). The words
+// are Triton's where the gRPC frontend's are, through package protocol
+// (model versions and lookup, load parameters, shared memory), and
+// Triton's HTTP ones for the content of an input; the decoding of JSON
+// values says in its own words what is wrong.
 package httpserver

@@ -29,7 +29,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errDecoupled())
 		return
 	}
-	resp, err := s.runOnce(r, m, req)
+	resp, err := s.runOnce(r, m, req, nil)
 	if err != nil {
 		writeError(w, err)
 		return

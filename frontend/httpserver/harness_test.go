@@ -61,6 +61,9 @@ func newHarness(t *testing.T, cfg setup, models ...coretest.ModelDir) *harness {
 			t.Errorf("the HTTP server did not shut down: a handler never returned (%v)", err)
 		}
 		h.ts.Close()
+		if _, err := h.http.SharedMemory().Close(); err != nil {
+			t.Errorf("closing the shared-memory registry: %v", err)
+		}
 	})
 	return h
 }

@@ -170,7 +170,8 @@ func TestInferRefusesBadRequestsClearly(t *testing.T) {
 		{"decoupled model", "/v2/models/stream/infer", `{"inputs":[` + in + `]}`, "", 501,
 			[]string{"HTTP end point doesn't support models with decoupled transaction policy"}},
 		{"unknown model", "/v2/models/nope/infer", `{"inputs":[` + in + `]}`, "", 404, []string{"nope"}},
-		{"bad version", "/v2/models/echo/versions/0/infer", `{"inputs":[` + in + `]}`, "", 400, []string{"echo", "positive integer"}},
+		{"version 0", "/v2/models/echo/versions/0/infer", `{"inputs":[` + in + `]}`, "", 404, []string{"Request for unknown model: 'echo' version 0 is not found"}},
+		{"unknown version", "/v2/models/echo/versions/3/infer", `{"inputs":[` + in + `]}`, "", 404, []string{"Request for unknown model: 'echo' version 3 is not found"}},
 		{"not JSON", "/v2/models/echo/infer", `{"inputs":`, "", 400, []string{"echo", "JSON"}},
 		{"unknown datatype", "/v2/models/echo/infer", `{"inputs":[{"name":"INPUT0","datatype":"INT33","shape":[1],"data":[1]}]}`, "", 400, []string{"INPUT0", "INT33"}},
 		{"too few values", "/v2/models/echo/infer", `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[3],"data":[1,2]}]}`, "", 400, []string{"INPUT0", "2 values", "3"}},
@@ -179,15 +180,30 @@ func TestInferRefusesBadRequestsClearly(t *testing.T) {
 		{"ragged data", "/v2/models/echo/infer", `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[3],"data":[[1,2],[3]]}]}`, "", 400, []string{"INPUT0", "not all of one length"}},
 		{"huge shape", "/v2/models/echo/infer", `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1000000000000],"data":[1]}]}`, "", 400, []string{"INPUT0", "limit"}},
 		{"wrong input name", "/v2/models/echo/infer", `{"inputs":[{"name":"INPUTX","datatype":"INT32","shape":[1],"data":[1]}]}`, "", 400, []string{"INPUTX"}},
-		{"binary size past the body", "/v2/models/echo/infer", `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[2],"parameters":{"binary_data_size":8}}]}`, "-", 400, []string{"INPUT0", "binary"}},
+		{"binary size past the body", "/v2/models/echo/infer", `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[2],"parameters":{"binary_data_size":8}}]}`, "-", 400, []string{"unexpected size for input 'INPUT0', expecting 8 additional bytes for model 'echo'"}},
+		{"binary data left over", "/v2/models/echo/infer", `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1],"parameters":{"binary_data_size":4}}]}xxxxyyyy`, "+8", 400,
+			[]string{"unexpected additional input data for model 'echo'"}},
+		{"no data", "/v2/models/echo/infer", `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1]}]}`, "", 400,
+			[]string{"Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'. But no field is set"}},
+		{"data twice", "/v2/models/echo/infer", `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1],"data":[1],"parameters":{"shared_memory_region":"r"}}]}`, "", 400,
+			[]string{"Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'. But set 'data' 'shared_memory_region'"}},
+		{"a binary size that is not a size", "/v2/models/echo/infer", `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1],"parameters":{"binary_data_size":-4}}]}`, "", 400,
+			[]string{"Unable to parse 'binary_data_size'"}},
 		{"header length past the body", "/v2/models/echo/infer", `{}`, "99", 400, []string{"Inference-Header-Content-Length"}},
 		{"reserved parameter", "/v2/models/echo/infer", `{"parameters":{"triton_x":1},"inputs":[` + in + `]}`, "", 400, []string{"triton_x", "reserved"}},
-		{"shared memory", "/v2/models/echo/infer", `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1],"parameters":{"shared_memory_region":"r"}}]}`, "", 501, []string{"shared-memory"}},
+		{"an unknown region", "/v2/models/echo/infer", `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1],"parameters":{"shared_memory_region":"r","shared_memory_byte_size":4}}]}`, "", 404,
+			[]string{"Unable to find shared memory region: 'r'"}},
+		{"an output in a region and as binary", "/v2/models/echo/infer", `{"inputs":[` + in + `],"outputs":[{"name":"OUTPUT0","parameters":{"shared_memory_region":"r","binary_data":true}}]}`, "", 400,
+			[]string{"Output can't set both 'shared_memory_region' and 'binary_data'"}},
+		{"classification", "/v2/models/echo/infer", `{"inputs":[` + in + `],"outputs":[{"name":"OUTPUT0","parameters":{"classification":2}}]}`, "", 501,
+			[]string{"classification"}},
 	} {
 		var header []string
 		switch tt.header {
 		case "-":
 			header = []string{httpserver.HeaderContentLength, strconv.Itoa(len(tt.body))}
+		case "+8": // the body ends in 8 bytes of binary data
+			header = []string{httpserver.HeaderContentLength, strconv.Itoa(len(tt.body) - 8)}
 		case "":
 		default:
 			header = []string{httpserver.HeaderContentLength, tt.header}

@@ -41,9 +41,10 @@ func (s *Server) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 	}{s.opts.ServerName, s.opts.ServerVersion, protocol.Extensions})
 }
 
-// model resolves the model and version of the request's path.
+// model resolves the model and version of the request's path (Triton's
+// rules and words).
 func (s *Server) model(r *http.Request) (*core.Model, error) {
-	return protocol.Model(s.core, r.PathValue("model"), r.PathValue("version"))
+	return protocol.LookupModel(s.core, r.PathValue("model"), r.PathValue("version"))
 }
 
 func (s *Server) modelMetadata(w http.ResponseWriter, r *http.Request) {
@@ -55,15 +56,19 @@ func (s *Server) modelMetadata(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, protocol.Metadata(s.core, m))
 }
 
-// modelReady answers 200 when the model version can take requests, 400
-// otherwise; a malformed version is an error.
+// modelReady answers 200 when the model version can take requests;
+// otherwise 400 with Triton's "Model version not ready" (an unknown model
+// or version is not ready); a malformed version is an error.
 func (s *Server) modelReady(w http.ResponseWriter, r *http.Request) {
-	m, err := s.model(r)
-	if err != nil && core.CodeOf(err) == core.CodeInvalidArg {
+	ready, err := protocol.ModelReady(s.core, r.PathValue("model"), r.PathValue("version"))
+	switch {
+	case err != nil:
 		writeError(w, err)
-		return
+	case !ready || s.isDraining():
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: "Model version not ready"})
+	default:
+		w.WriteHeader(http.StatusOK)
 	}
-	w.WriteHeader(okOrBad(err == nil && m.Ready() == nil && !s.isDraining()))
 }
 
 // modelConfig answers the configuration as loaded, in Triton's JSON.
@@ -77,91 +82,17 @@ func (s *Server) modelConfig(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) statistics(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("model")
-	version, err := protocol.ParseVersion(name, r.PathValue("version"))
+	version, err := protocol.StatisticsVersion(r.PathValue("version"))
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	stats, err := s.core.Statistics(name, version)
+	stats, err := s.core.Statistics(r.PathValue("model"), version)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, encodeStatistics(stats))
-}
-
-// repositoryIndex lists the models of the repositories; a body
-// {"ready": true} lists only those ready.
-func (s *Server) repositoryIndex(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Ready bool `json:"ready"`
-	}
-	if err := s.readJSON(w, r, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	type entry struct {
-		Name    string `json:"name"`
-		Version string `json:"version,omitempty"`
-		State   string `json:"state"`
-		Reason  string `json:"reason"`
-	}
-	out := []entry{}
-	for _, st := range s.core.RepositoryIndex() {
-		if req.Ready && st.Readiness != core.ModelReady {
-			continue
-		}
-		out = append(out, entry{Name: st.Name, Version: st.Version, State: st.Readiness.String(), Reason: st.Reason})
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-// repositoryRequest is the body of load and unload.
-type repositoryRequest struct {
-	Parameters map[string]json.RawMessage `json:"parameters"`
-}
-
-// load loads or reloads a model (explicit model control). Load parameters
-// (a configuration override, model files) are not supported.
-func (s *Server) load(w http.ResponseWriter, r *http.Request) {
-	var req repositoryRequest
-	if err := s.readJSON(w, r, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	name := r.PathValue("model")
-	if len(req.Parameters) > 0 {
-		writeError(w, core.Errorf(core.CodeUnsupported, "model %q: load parameters (config overrides, model files) are not supported", name))
-		return
-	}
-	if err := s.core.LoadModel(name); err != nil {
-		writeError(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusOK)
-}
-
-// unload unloads a model (explicit model control); unload_dependents is
-// accepted, as no model depends on another here.
-func (s *Server) unload(w http.ResponseWriter, r *http.Request) {
-	var req repositoryRequest
-	if err := s.readJSON(w, r, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	name := r.PathValue("model")
-	for k := range req.Parameters {
-		if k != "unload_dependents" {
-			writeError(w, core.Errorf(core.CodeInvalidArg, "model %q: unknown unload parameter %q", name, k))
-			return
-		}
-	}
-	if err := s.core.UnloadModel(r.Context(), name); err != nil {
-		writeError(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusOK)
 }
 
 // logging answers the log settings (GET), or changes them first (POST, a

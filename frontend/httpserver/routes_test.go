@@ -1,6 +1,8 @@
 package httpserver_test
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -48,8 +50,11 @@ func TestHealthMetadataConfigAndStatistics(t *testing.T) {
 			t.Errorf("GET %s: %d, want 400 (not ready)", path, status)
 		}
 	}
-	status, _, body := h.call(t, "GET", "/v2/models/echo/versions/x/ready", nil)
-	wantError(t, "ready of version x", status, body, 400, "echo", "positive integer")
+	status, _, body := h.call(t, "GET", "/v2/models/nope/ready", nil)
+	wantError(t, "ready of an unknown model", status, body, 400, "Model version not ready")
+	status, _, body = h.call(t, "GET", "/v2/models/echo/versions/x/ready", nil)
+	wantError(t, "ready of version x", status, body, 400,
+		"failed to get model version from specified version string 'x' (details: stol), version should be an integral value > 0")
 
 	var meta struct {
 		Name, Version string
@@ -142,10 +147,14 @@ func TestRepositoryIndexLoadAndUnload(t *testing.T) {
 	if got := index(`{"ready":true}`); !strings.Contains(got, `"version":"1","state":"READY"`) {
 		t.Errorf("ready index after load: %s", got)
 	}
-	status, _, body := h.call(t, "POST", "/v2/repository/models/m/load", []byte(`{"parameters":{"config":"{}"}}`))
-	wantError(t, "load with a config override", status, body, 501, "not supported")
-	status, _, body = h.call(t, "POST", "/v2/repository/models/nope/load", nil)
-	wantError(t, "load of an unknown model", status, body, 404, "nope")
+	status, _, body := h.call(t, "POST", "/v2/repository/models/nope/load", nil)
+	wantError(t, "load of an unknown model", status, body, 500, "failed to load 'nope'")
+	for _, path := range []string{"/v2/repository/r/index", "/v2/repository/r/models/m/load", "/v2/repository/r/models/m/unload"} {
+		status, _, body := h.call(t, "POST", path, nil)
+		wantError(t, path, status, body, 501, "'repository_name' specification is not supported")
+	}
+	status, _, body = h.call(t, "POST", "/v2/repository/models/m/unload", []byte(`{"parameters":{"unload_dependents":"yes"}}`))
+	wantError(t, "unload_dependents of the wrong type", status, body, 400, "Unable to parse 'unload_dependents'")
 	if status, _, body := h.call(t, "POST", "/v2/repository/models/m/unload", []byte(`{"parameters":{"unload_dependents":true}}`)); status != 200 {
 		t.Fatalf("unload: %d %s", status, body)
 	}
@@ -154,6 +163,66 @@ func TestRepositoryIndexLoadAndUnload(t *testing.T) {
 	}
 	status, _, body = h.call(t, "POST", "/v2/repository/index", []byte(`{"ready":`))
 	wantError(t, "index with a broken body", status, body, 400, "JSON")
+}
+
+// TestLoadTakesTritonsParameters: "config" (a JSON string) overrides the
+// repository's configuration, "file:<path>" parameters (base64) bring the
+// model's files; the refusals are Triton's.
+func TestLoadTakesTritonsParameters(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{explicit: true}, coretest.ModelDir{Name: "echo", Config: vector("")})
+	h.p.Set("echo", coretest.Echo())
+	h.p.Set("fresh", coretest.Echo())
+	override := `{"backend":"go","input":[{"name":"INPUT0","data_type":"TYPE_INT32","dims":[2]}],"output":[{"name":"OUTPUT0","data_type":"TYPE_INT32","dims":[2]}]}`
+	params := func(kv ...string) []byte {
+		obj := map[string]json.RawMessage{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			obj[kv[i]] = json.RawMessage(kv[i+1])
+		}
+		b, _ := json.Marshal(map[string]any{"parameters": obj})
+		return b
+	}
+	quoted, _ := json.Marshal(override)
+	if status, _, body := h.call(t, "POST", "/v2/repository/models/echo/load", params("config", string(quoted))); status != 200 {
+		t.Fatalf("load with a config: %d %s", status, body)
+	}
+	_, _, body := h.call(t, "GET", "/v2/models/echo/config", nil)
+	if !strings.Contains(string(body), `"dims":[2]`) {
+		t.Errorf("config after the override: %s", body)
+	}
+	status, _, body := h.call(t, "POST", "/v2/models/echo/infer", []byte(`{"id":"r","inputs":[{"name":"INPUT0","datatype":"INT32","shape":[3],"data":[1,2,3]}]}`))
+	wantError(t, "a request the override refuses", status, body, 400,
+		"[request id: r] unexpected shape for input 'INPUT0' for model 'echo'. Expected [2], got [3]. ")
+
+	file := `"` + base64.StdEncoding.EncodeToString([]byte{1, 2}) + `"`
+	if status, _, body := h.call(t, "POST", "/v2/repository/models/fresh/load", params("config", string(quoted), "file:1/weights", file)); status != 200 {
+		t.Fatalf("a model from files: %d %s", status, body)
+	}
+	if status, _, body := h.call(t, "POST", "/v2/models/fresh/infer", []byte(`{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[2],"data":[1,2]}]}`)); status != 200 {
+		t.Errorf("infer on the model loaded from files: %d %s", status, body)
+	}
+	for _, tc := range []struct {
+		what   string
+		body   []byte
+		status int
+		want   string
+	}{
+		{"a config that is not a string", params("config", "{}"), 400, "Unable to parse load parameter 'config': expected a string"},
+		{"a file that is not base64", params("config", string(quoted), "file:1/x", `"%%%"`), 400, "Unable to parse load parameter 'file:1/x': not base64"},
+		{"an unknown parameter", params("nope", `"x"`), 400, "unrecognized load parameter 'nope'."},
+		{"files without a config", params("file:1/x", `""`), 500,
+			"failed to load 'echo', failed to poll from model repository: Load parameter 'config' must be specified for model file override"},
+	} {
+		status, _, body := h.call(t, "POST", "/v2/repository/models/echo/load", tc.body)
+		wantError(t, tc.what, status, body, tc.status, tc.want)
+	}
+	// Models loaded by a request run on goroutines the test tracks: unload
+	// them before its end.
+	for _, name := range []string{"fresh", "echo"} {
+		if status, _, body := h.call(t, "POST", "/v2/repository/models/"+name+"/unload", nil); status != 200 {
+			t.Errorf("unload %s: %d %s", name, status, body)
+		}
+	}
 }
 
 func TestLoggingSettings(t *testing.T) {
@@ -195,7 +264,7 @@ func TestUnknownAndUnsupportedRoutes(t *testing.T) {
 	h := newHarness(t, setup{}, coretest.ModelDir{Name: "m", Config: vector("")})
 	status, _, body := h.call(t, "GET", "/v2/nothing/here", nil)
 	wantError(t, "unknown route", status, body, 404, "/v2/nothing/here")
-	for _, path := range []string{"/v2/systemsharedmemory/status", "/v2/cudasharedmemory/region/r/register", "/v2/trace/setting", "/v2/models/m/trace/setting"} {
+	for _, path := range []string{"/v2/trace/setting", "/v2/models/m/trace/setting"} {
 		status, _, body := h.call(t, "POST", path, nil)
 		wantError(t, path, status, body, 501, "not supported")
 	}

@@ -7,6 +7,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/frontend/protocol"
+	"tritonhost/frontend/sharedmem"
 )
 
 // Defaults of Options.
@@ -29,6 +30,11 @@ type Options struct {
 	// LogControl reads and changes the log settings (/v2/logging); default:
 	// one that does not let clients choose a log file.
 	LogControl *protocol.LogControl
+	// SharedMemory is the registry of system shared-memory regions, shared
+	// with the gRPC frontend (default: a registry of the server's own, with
+	// sharedmem's default bounds, which the caller closes through
+	// Server.SharedMemory at shutdown).
+	SharedMemory *sharedmem.Registry
 	// MaxInputBytes bounds a request body, as sent and once decompressed
 	// (default DefaultMaxInputBytes, 256 MiB): a larger one is answered 413.
 	MaxInputBytes int64
@@ -78,7 +84,7 @@ type Server struct {
 // New returns a server over srv.
 func New(srv *core.Server, opts Options) *Server {
 	if opts.ServerName == "" {
-		opts.ServerName = "tritonhost"
+		opts.ServerName = protocol.DefaultServerName
 	}
 	setDefault(&opts.MaxInputBytes, DefaultMaxInputBytes)
 	setDefault(&opts.MaxHeaderBytes, DefaultMaxHeaderBytes)
@@ -88,6 +94,9 @@ func New(srv *core.Server, opts Options) *Server {
 	setDefault(&opts.Stream.MaxResponses, 256)
 	setDefault(&opts.Stream.MaxResponseBytes, 64<<20)
 	setDefault(&opts.Stream.StallTimeout, 5*time.Second)
+	if opts.SharedMemory == nil {
+		opts.SharedMemory = sharedmem.New(sharedmem.Options{})
+	}
 	logs := opts.LogControl
 	if logs == nil {
 		logs = protocol.NewLogControl(srv.Logger(), false)
@@ -153,11 +162,12 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /v2/repository/index", s.repositoryIndex)
 	mux.HandleFunc("POST /v2/repository/models/{model}/load", s.load)
 	mux.HandleFunc("POST /v2/repository/models/{model}/unload", s.unload)
+	mux.HandleFunc("POST /v2/repository/{repository}/index", s.namedRepository)
+	mux.HandleFunc("POST /v2/repository/{repository}/models/{model}/{action}", s.namedRepository)
 	mux.HandleFunc("GET /v2/logging", s.logging)
 	mux.HandleFunc("POST /v2/logging", s.logging)
 	mux.HandleFunc("/v2/trace/setting", s.unsupported("trace settings", "request tracing is not available"))
-	mux.HandleFunc("/v2/systemsharedmemory/", s.unsupported("system shared memory", "send tensors in the request body instead"))
-	mux.HandleFunc("/v2/cudasharedmemory/", s.unsupported("CUDA shared memory", "send tensors in the request body instead"))
+	s.sharedMemoryRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, core.Errorf(core.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})

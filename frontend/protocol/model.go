@@ -6,34 +6,24 @@ import (
 	"tritonhost/core"
 )
 
-// Extensions are the protocol extensions the server reports in its
-// metadata, as Triton names them.
-var Extensions = []string{"model_configuration", "model_repository", "model_repository(unload_dependents)",
-	"statistics", "parameters", "logging", "binary_tensor_data", "generate"}
+// DefaultServerName is the server id that server metadata reports by
+// default: Triton's default --id, which clients check.
+const DefaultServerName = "triton"
 
-// ParseVersion parses a model version given as a string: "" selects the
-// newest (0), anything else must be a positive integer.
-func ParseVersion(model, version string) (int64, error) {
-	if version == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(version, 10, 64)
-	if err != nil || n < 1 {
-		return 0, core.Errorf(core.CodeInvalidArg, "model %q: version %q is not a positive integer", model, version)
-	}
-	return n, nil
-}
-
-// Model resolves a model name and a version string ("" for the newest).
-func Model(srv *core.Server, name, version string) (*core.Model, error) {
-	if name == "" {
-		return nil, core.Errorf(core.CodeInvalidArg, "a model name is required")
-	}
-	v, err := ParseVersion(name, version)
-	if err != nil {
-		return nil, err
-	}
-	return srv.Model(name, v)
+// Extensions are the protocol extensions the server implements, as server
+// metadata lists them over either protocol (Triton's names, in Triton's
+// order; "generate", which Triton serves without listing it, last).
+var Extensions = []string{
+	"sequence",
+	"model_repository",
+	"model_repository(unload_dependents)",
+	"model_configuration",
+	"system_shared_memory",
+	"binary_tensor_data",
+	"parameters",
+	"statistics",
+	"logging",
+	"generate",
 }
 
 // TensorMetadata is one input or output of a model's metadata.

@@ -56,25 +56,43 @@ func BackendDir(t testing.TB) string {
 }
 
 func makeBackends(root string) error {
+	_, err := makeLocked(root, "backends")
+	return err
+}
+
+// Make runs make with args in the repository root, holding the lock that
+// BackendDir's build holds, so that test processes never run make on the
+// same outputs at once. It fails the test if make fails, and returns what
+// make printed.
+func Make(t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := makeLocked(RepoRoot(t), args...)
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	return out
+}
+
+func makeLocked(root string, args ...string) (string, error) {
 	if err := os.MkdirAll(filepath.Join(root, "build"), 0o755); err != nil {
-		return err
+		return "", err
 	}
 	lock, err := os.OpenFile(filepath.Join(root, "build", ".testenv.lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer lock.Close()
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return err
+		return "", err
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	cmd := exec.Command("make", "--no-print-directory", "backends")
+	cmd := exec.Command("make", append([]string{"--no-print-directory"}, args...)...)
 	cmd.Dir = root
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("make backends: %v\n%s", err, out)
+		return string(out), fmt.Errorf("make %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	return nil
+	return string(out), nil
 }
 
 // Model is one model directory for a test repository.

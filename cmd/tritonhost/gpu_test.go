@@ -1,0 +1,186 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ebitengine/purego"
+
+	"tritonhost/client"
+	pb "tritonhost/frontend/inferencepb"
+	"tritonhost/internal/testenv"
+)
+
+// The GPU examples (examples/models_gpu) on machines without a GPU: NVML is
+// go-nvml's mock of two A100s (TRITONHOST_TEST_MOCK_NVML_GPUS) and the CUDA
+// driver is the fake one the tests build, which writes its counters to a
+// file after every change (FAKECUDA_REPORT).
+
+// gpuRepos serves the CPU and the GPU examples side by side.
+func gpuRepos(t *testing.T) []string {
+	root := testenv.RepoRoot(t)
+	return []string{"--model-repository", filepath.Join(root, "examples", "models_gpu"),
+		"--model-repository", filepath.Join(root, "examples", "models")}
+}
+
+// startMockGPUServer runs the server on two mock GPUs and the fake driver,
+// and returns it with the fake driver's report file.
+func startMockGPUServer(t *testing.T, extra ...string) (*server, string) {
+	report := filepath.Join(t.TempDir(), "fakecuda.report")
+	env := append(os.Environ(), mockNVMLEnv+"=2", "FAKECUDA_DEVICES=2", "FAKECUDA_REPORT="+report)
+	env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "CUDA_VISIBLE_DEVICES=") })
+	args := append([]string{"--cuda-driver-library", testenv.FakeCUDADriver(t)}, extra...)
+	return startServerEnv(t, testenv.ExampleModels(t), env, args...), report
+}
+
+var instanceInitRE = regexp.MustCompile(`TRITONBACKEND_ModelInstanceInitialize: (square_int32_gpu_0_\d) \(GPU device (\d)\)`)
+
+func TestGPUExamplesServeOnTwoMockGPUs(t *testing.T) {
+	srv, report := startMockGPUServer(t, gpuRepos(t)[:2]...)
+	var placed []string
+	for _, m := range instanceInitRE.FindAllStringSubmatch(srv.log.String(), -1) {
+		placed = append(placed, m[1]+" on GPU "+m[2])
+	}
+	slices.Sort(placed)
+	want := []string{"square_int32_gpu_0_0 on GPU 0", "square_int32_gpu_0_0 on GPU 1",
+		"square_int32_gpu_0_1 on GPU 0", "square_int32_gpu_0_1 on GPU 1"}
+	if !slices.Equal(placed, want) {
+		t.Errorf("square_int32_gpu instances %v, want two per GPU: %v", placed, want)
+	}
+	for _, line := range []string{"2 GPUs (2 visible", "CUDA memory pool is created on device 1 with size 67108864",
+		"Pinned memory pool is created at"} {
+		if !strings.Contains(srv.log.String(), line) {
+			t.Errorf("log lacks %q", line)
+		}
+	}
+
+	t.Run("square_int32_gpu streams", func(t *testing.T) {
+		s, err := client.OpenStream(ctxFor(t), srv.client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, k := range []int32{3, 1, 2, 4} {
+			if err := s.Send(client.Request{Model: "square_int32_gpu", ID: fmt.Sprint(i), Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, k)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.CloseSend()
+		counts := map[string]int{}
+		for _, r := range collect(t, s) {
+			if r.err != "" {
+				t.Fatalf("%+v", r)
+			}
+			if !r.final || len(r.names) > 0 {
+				counts[r.id]++
+			}
+		}
+		if want := map[string]int{"0": 3, "1": 1, "2": 2, "3": 4}; fmt.Sprint(counts) != fmt.Sprint(want) {
+			t.Errorf("responses per request %v, want %v", counts, want)
+		}
+	})
+
+	t.Run("identity with a GPU output buffer", func(t *testing.T) {
+		before := testenv.ReadFakeCUDAReport(t, report)
+		in := words([]uint32{7, 0xdeadbeef, 42, 1 << 31, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
+		resp, err := srv.client.ModelInfer(ctxFor(t), &pb.ModelInferRequest{ModelName: "identity_int32_gpu",
+			Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "INPUT0", Datatype: "INT32", Shape: []int64{18}}},
+			RawInputContents: [][]byte{in}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raw := resp.GetRawOutputContents(); len(raw) != 1 || !slices.Equal(raw[0], in) {
+			t.Fatalf("OUTPUT0 %x, want %x", raw, in)
+		}
+		after := testenv.ReadFakeCUDAReport(t, report)
+		if after.HtoD-before.HtoD != 1 || after.DtoH-before.DtoH != 1 || after.DeviceMismatches != 0 {
+			t.Errorf("driver counters %+v then %+v: want the backend's copy to GPU 0 and the server's copy back, with GPU 0 current", before, after)
+		}
+	})
+
+	srv.stop()
+	if s := testenv.ReadFakeCUDAReport(t, report); s.LiveDevice != 0 || s.LiveHost != 0 || s.Contexts != 0 {
+		t.Errorf("after the server exited the fake driver still holds %+v", s)
+	}
+}
+
+func TestGPUModelAskingForAMissingGPUIsNotLoaded(t *testing.T) {
+	config := strings.NewReplacer(`name: "square_int32"`, `name: "far"`,
+		"instance_group [ { count: 1 kind: KIND_CPU } ]", `instance_group [ { name: "remote" count: 1 kind: KIND_GPU gpus: [ 0, 3 ] } ]`,
+	).Replace(testenv.ExampleConfig(t, "square_int32"))
+	repo := testenv.Repository(t, testenv.Model{Name: "far", Config: config})
+	report := filepath.Join(t.TempDir(), "fakecuda.report")
+	env := append(os.Environ(), mockNVMLEnv+"=2", "FAKECUDA_REPORT="+report)
+	srv := startServerEnv(t, testenv.ExampleModels(t), env, "--cuda-driver-library", testenv.FakeCUDADriver(t),
+		"--model-repository", repo, "--exit-on-error=false", "--strict-readiness=false")
+	idx, err := srv.client.RepositoryIndex(ctxFor(t), &pb.RepositoryIndexRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range idx.GetModels() {
+		switch m.GetName() {
+		case "far":
+			for _, want := range []string{`"far"`, `instance_group "remote"`, "GPU 3", "available GPUs: 0, 1"} {
+				if !strings.Contains(m.GetReason(), want) {
+					t.Errorf("reason %q lacks %q", m.GetReason(), want)
+				}
+			}
+		case "square_int32":
+			if m.GetState() != "READY" {
+				t.Errorf("square_int32: %s %s", m.GetState(), m.GetReason())
+			}
+		}
+	}
+}
+
+func TestServeWithoutNVIDIALibrariesSaysZeroGPUsOnce(t *testing.T) {
+	srv := startServer(t, "", "--nvml-library", "/nonexistent/libnvidia-ml.so.1")
+	if n := strings.Count(srv.log.String(), "0 GPUs"); n != 1 {
+		t.Errorf(`the log says "0 GPUs" %d times:\n%s`, n, srv.log.String())
+	}
+	s, err := client.OpenStream(ctxFor(t), srv.client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Send(client.Request{Model: "square_int32", ID: "cpu", Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, 2)}})
+	s.CloseSend()
+	if rs := collect(t, s); len(rs) != 2 || rs[0].err != "" || rs[0].outs["OUT"][0] != 2 {
+		t.Errorf("square_int32 on the CPU: %+v", rs)
+	}
+}
+
+// TestGPUExamplesServeOnTheRealGPU runs the GPU examples on the machine's
+// own NVIDIA driver; skipped where there is none.
+func TestGPUExamplesServeOnTheRealGPU(t *testing.T) {
+	for _, lib := range []string{"libnvidia-ml.so.1", "libcuda.so.1"} {
+		h, err := purego.Dlopen(lib, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		if err != nil {
+			t.Skipf("no NVIDIA driver here (%s: %v)", lib, err)
+		}
+		purego.Dlclose(h)
+	}
+	srv := startServer(t, "", gpuRepos(t)[:2]...)
+	if strings.Contains(srv.log.String(), "0 GPUs") {
+		t.Fatalf("the driver is here but the server found no GPU:\n%s", srv.log.String())
+	}
+	in := words([]uint32{1, 2, 3, 0xffffffff})
+	resp, err := srv.client.ModelInfer(ctxFor(t), &pb.ModelInferRequest{ModelName: "identity_int32_gpu",
+		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "INPUT0", Datatype: "INT32", Shape: []int64{4}}},
+		RawInputContents: [][]byte{in}})
+	if err != nil || len(resp.GetRawOutputContents()) != 1 || !slices.Equal(resp.GetRawOutputContents()[0], in) {
+		t.Fatalf("identity_int32_gpu: %v %v", resp, err)
+	}
+	s, err := client.OpenStream(ctxFor(t), srv.client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Send(client.Request{Model: "square_int32_gpu", ID: "gpu", Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, 3)}})
+	s.CloseSend()
+	if rs := collect(t, s); len(rs) != 4 {
+		t.Errorf("square_int32_gpu: %+v", rs)
+	}
+}

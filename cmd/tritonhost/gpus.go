@@ -1,0 +1,158 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
+
+	"tritonhost/core"
+	"tritonhost/core/serverlog"
+	"tritonhost/gpu"
+)
+
+// mockNVMLEnv, for tests only, replaces NVML with go-nvml's mock of a DGX
+// A100 holding that many GPUs (1 to 8), so that GPU placement can be tested
+// on machines without GPUs (with a fake CUDA driver, --cuda-driver-library).
+const mockNVMLEnv = "TRITONHOST_TEST_MOCK_NVML_GPUS"
+
+// gpuFlags are the serve flags about GPUs, named as Triton's.
+type gpuFlags struct {
+	MinComputeCapability float64
+	CUDAPools            []string // <id>:<bytes>
+	PinnedPoolBytes      int64
+	AllowMetrics         bool
+	DriverLibrary        string // hidden: the CUDA driver to load
+	NVMLLibrary          string // hidden: the NVML library to load
+
+	cudaPools map[int]uint64
+}
+
+func (g *gpuFlags) bind(f *pflag.FlagSet) {
+	f.Float64Var(&g.MinComputeCapability, "min-supported-compute-capability", gpu.DefaultMinComputeCapability,
+		"hide GPUs whose CUDA compute capability is lower")
+	f.StringArrayVar(&g.CUDAPools, "cuda-memory-pool-byte-size", nil,
+		fmt.Sprintf("<gpu>:<bytes>, the device memory pool of a GPU for backends (repeatable; default %d each)", gpu.DefaultCUDAPoolBytes))
+	f.Int64Var(&g.PinnedPoolBytes, "pinned-memory-pool-byte-size", gpu.DefaultPinnedPoolBytes,
+		"page-locked host memory pool for backends, in bytes (0: none)")
+	f.BoolVar(&g.AllowMetrics, "allow-gpu-metrics", true, "report GPU utilization, memory, power and energy as metrics")
+	f.StringVar(&g.DriverLibrary, "cuda-driver-library", gpu.CUDALibrary, "CUDA driver library to load (for tests: a fake driver)")
+	f.StringVar(&g.NVMLLibrary, "nvml-library", gpu.NVMLLibrary, "NVML library to load")
+	_ = f.MarkHidden("cuda-driver-library")
+	_ = f.MarkHidden("nvml-library")
+}
+
+// complete parses the pool sizes.
+func (g *gpuFlags) complete() error {
+	g.cudaPools = map[int]uint64{}
+	for _, s := range g.CUDAPools {
+		id, size, ok := strings.Cut(s, ":")
+		n, err1 := strconv.Atoi(id)
+		b, err2 := strconv.ParseUint(size, 10, 64)
+		if !ok || err1 != nil || err2 != nil || n < 0 {
+			return fmt.Errorf("--cuda-memory-pool-byte-size %q: want <integer>:<integer>", s)
+		}
+		g.cudaPools[n] = b
+	}
+	if g.PinnedPoolBytes < 0 {
+		return errors.New("--pinned-memory-pool-byte-size must not be negative")
+	}
+	if g.MinComputeCapability < 0 {
+		return errors.New("--min-supported-compute-capability must not be negative")
+	}
+	return nil
+}
+
+// serverGPUs are the GPUs a serve run uses: none, or those the CUDA driver
+// opened (their pools and contexts).
+type serverGPUs struct {
+	nvml      nvml.Interface // initialized, or nil
+	discovery gpu.Discovery
+	devices   *gpu.Devices   // nil: no GPU in use
+	metrics   *gpu.Collector // nil: --allow-gpu-metrics=false
+}
+
+// open discovers the GPUs, logs them, and opens the CUDA driver on the
+// usable ones. No NVML, no GPU or no CUDA driver means a CPU-only server,
+// said once in the log, not an error.
+func (g *gpuFlags) open(log *serverlog.Logger) *serverGPUs {
+	lib := gpu.OpenNVML(g.NVMLLibrary)
+	if n := os.Getenv(mockNVMLEnv); n != "" {
+		count, err := strconv.Atoi(n)
+		if err != nil || count < 1 || count > 8 {
+			log.Warnf("%s=%q: want 1 to 8; ignored", mockNVMLEnv, n)
+		} else {
+			log.Warnf("%s=%d: using a mock NVML of %d A100 GPUs; for tests only", mockNVMLEnv, count, count)
+			lib = gpu.NewMockNVML(count)
+		}
+	}
+	visible, set := os.LookupEnv("CUDA_VISIBLE_DEVICES")
+	d := gpu.Discover(lib, gpu.DiscoverOptions{VisibleDevices: visible, VisibleSet: set, MinComputeCapability: g.MinComputeCapability})
+	d.Log(log)
+	s := &serverGPUs{discovery: d}
+	if d.Unavailable == "" {
+		s.nvml = lib
+	}
+	if g.AllowMetrics {
+		s.metrics = gpu.NewCollector(d)
+	}
+	ids := d.Usable()
+	if len(ids) == 0 {
+		return s
+	}
+	drv, err := gpu.OpenDriver(g.DriverLibrary)
+	if err != nil {
+		log.Warnf("0 GPUs usable: %d found, but %v; serving CPU instances only", len(ids), err)
+		return s
+	}
+	devs, err := gpu.NewDevices(drv, ids, gpu.MemoryOptions{CUDAPoolBytes: g.cudaPools, PinnedPoolBytes: uint64(g.PinnedPoolBytes)}, log)
+	if err != nil {
+		log.Warnf("0 GPUs usable: CUDA driver %s: %v; serving CPU instances only", drv.Path(), err)
+		return s
+	}
+	log.Infof("CUDA driver %s (CUDA %s) opened on GPU(s) %v", drv.Path(), drv.Version(), devs.IDs())
+	s.devices = devs
+	return s
+}
+
+// metricsCollector returns the GPU figures for the /metrics endpoint to
+// register (nv_gpu_utilization, ...), nil with --allow-gpu-metrics=false.
+func (s *serverGPUs) metricsCollector() prometheus.Collector {
+	if s.metrics == nil {
+		return nil
+	}
+	return s.metrics
+}
+
+// ids returns the CUDA ids instances may be placed on.
+func (s *serverGPUs) ids() []int {
+	if s.devices == nil {
+		return nil
+	}
+	return s.devices.IDs()
+}
+
+// hostDevices returns the devices for abi and core, nil without GPUs.
+func (s *serverGPUs) hostDevices() core.Devices {
+	if s.devices == nil {
+		return nil
+	}
+	return s.devices
+}
+
+// close releases the pools, contexts and NVML, once the server stopped.
+func (s *serverGPUs) close(log *serverlog.Logger) {
+	if s.devices != nil {
+		if err := s.devices.Close(); err != nil {
+			log.Warnf("releasing GPU memory: %v", err)
+		}
+	}
+	if s.nvml != nil {
+		_ = s.nvml.Shutdown()
+	}
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	pb "tritonhost/frontend/inferencepb"
+)
+
+// shmRegion is a POSIX shared-memory object this test process creates,
+// as Triton's client's shared_memory utilities do (shm_open, ftruncate,
+// mmap): the test reads and writes it through the file.
+type shmRegion struct {
+	key string
+	f   *os.File
+}
+
+func createShm(t *testing.T, key string, size int64) *shmRegion {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join("/dev/shm", strings.TrimPrefix(key, "/")), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Skipf("POSIX shared memory is not available here: %v", err)
+	}
+	t.Cleanup(func() { f.Close(); os.Remove(f.Name()) })
+	if err := f.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+	return &shmRegion{key: key, f: f}
+}
+
+func (r *shmRegion) setInt32s(t *testing.T, offset int64, vals []int32) {
+	t.Helper()
+	b := make([]byte, 0, 4*len(vals))
+	for _, v := range vals {
+		b = binary.LittleEndian.AppendUint32(b, uint32(v))
+	}
+	if _, err := r.f.WriteAt(b, offset); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (r *shmRegion) int32s(t *testing.T, offset int64, n int) []int32 {
+	t.Helper()
+	b := make([]byte, 4*n)
+	if _, err := r.f.ReadAt(b, offset); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+func shmParams(region string, byteSize, offset int64) map[string]*pb.InferParameter {
+	p := map[string]*pb.InferParameter{
+		"shared_memory_region":    {ParameterChoice: &pb.InferParameter_StringParam{StringParam: region}},
+		"shared_memory_byte_size": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: byteSize}},
+	}
+	if offset != 0 { // the Python client sends no offset when it is 0
+		p["shared_memory_offset"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: offset}}
+	}
+	return p
+}
+
+// TestSimpleGRPCShmClientPasses does what Triton's simple_grpc_shm_client
+// (client repository, src/python/examples) does against the "simple"
+// model: clear every region, create and register an output region and an
+// input region holding INPUT0 and INPUT1, infer with the inputs and the
+// outputs in the regions, read the sums and differences from the output
+// region, list the regions, unregister them all.
+func TestSimpleGRPCShmClientPasses(t *testing.T) {
+	srv := startServer(t, "")
+	ctx := ctxFor(t)
+	if _, err := srv.client.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{}); err != nil {
+		t.Fatalf("unregister_system_shared_memory: %v", err)
+	}
+	if _, err := srv.client.CudaSharedMemoryUnregister(ctx, &pb.CudaSharedMemoryUnregisterRequest{}); err != nil {
+		t.Fatalf("unregister_cuda_shared_memory: %v", err)
+	}
+	const byteSize = 16 * 4
+	suffix := fmt.Sprintf("_%d", os.Getpid())
+	out := createShm(t, "/output_simple"+suffix, 2*byteSize)
+	if _, err := srv.client.SystemSharedMemoryRegister(ctx, &pb.SystemSharedMemoryRegisterRequest{Name: "output_data", Key: out.key, ByteSize: 2 * byteSize}); err != nil {
+		t.Fatalf("register output_data: %v", err)
+	}
+	in := createShm(t, "/input_simple"+suffix, 2*byteSize)
+	in0, in1 := make([]int32, 16), make([]int32, 16)
+	for i := range 16 {
+		in0[i], in1[i] = int32(i), 1
+	}
+	in.setInt32s(t, 0, in0)
+	in.setInt32s(t, byteSize, in1)
+	if _, err := srv.client.SystemSharedMemoryRegister(ctx, &pb.SystemSharedMemoryRegisterRequest{Name: "input_data", Key: in.key, ByteSize: 2 * byteSize}); err != nil {
+		t.Fatalf("register input_data: %v", err)
+	}
+
+	if n := mapsOf(t, srv, in.f.Name()); n != 1 {
+		t.Errorf("the server maps the input region %d time(s), want 1", n)
+	}
+	resp, err := srv.client.ModelInfer(ctx, &pb.ModelInferRequest{
+		ModelName: "simple",
+		Inputs: []*pb.ModelInferRequest_InferInputTensor{
+			{Name: "INPUT0", Datatype: "INT32", Shape: []int64{1, 16}, Parameters: shmParams("input_data", byteSize, 0)},
+			{Name: "INPUT1", Datatype: "INT32", Shape: []int64{1, 16}, Parameters: shmParams("input_data", byteSize, byteSize)},
+		},
+		Outputs: []*pb.ModelInferRequest_InferRequestedOutputTensor{
+			{Name: "OUTPUT0", Parameters: shmParams("output_data", byteSize, 0)},
+			{Name: "OUTPUT1", Parameters: shmParams("output_data", byteSize, byteSize)},
+		},
+	})
+	if err != nil {
+		t.Fatalf("infer: %v", err)
+	}
+	// The client reads each output's data type and shape from the
+	// response, and its values from the region.
+	offsets := map[string]int64{"OUTPUT0": 0, "OUTPUT1": byteSize}
+	got := map[string][]int32{}
+	for _, o := range resp.GetOutputs() {
+		if o.GetDatatype() != "INT32" || len(o.GetShape()) != 2 || o.GetShape()[0] != 1 || o.GetShape()[1] != 16 {
+			t.Errorf("%s is %s %v, want INT32 [1 16]", o.GetName(), o.GetDatatype(), o.GetShape())
+		}
+		got[o.GetName()] = out.int32s(t, offsets[o.GetName()], 16)
+	}
+	for i := range 16 {
+		if len(got["OUTPUT0"]) != 16 || len(got["OUTPUT1"]) != 16 {
+			t.Fatalf("OUTPUT0 or OUTPUT1 is missing in the response: %v", resp)
+		}
+		if got["OUTPUT0"][i] != in0[i]+in1[i] || got["OUTPUT1"][i] != in0[i]-in1[i] {
+			t.Fatalf("shm infer error: %d: sum %d, difference %d", i, got["OUTPUT0"][i], got["OUTPUT1"][i])
+		}
+	}
+
+	st, err := srv.client.SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{})
+	if err != nil || len(st.GetRegions()) != 2 || st.GetRegions()["input_data"].GetKey() != in.key ||
+		st.GetRegions()["output_data"].GetByteSize() != 2*byteSize {
+		t.Errorf("get_system_shared_memory_status: %v %v", st, err)
+	}
+	if _, err := srv.client.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{}); err != nil {
+		t.Fatalf("unregister_system_shared_memory: %v", err)
+	}
+	if st, err := srv.client.SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{}); err != nil || len(st.GetRegions()) != 0 {
+		t.Errorf("status after unregistering: %v %v", st, err)
+	}
+	for _, r := range []*shmRegion{in, out} {
+		if n := mapsOf(t, srv, r.f.Name()); n != 0 {
+			t.Errorf("the server still maps %s %d time(s) after the regions were unregistered", r.f.Name(), n)
+		}
+	}
+}
+
+// mapsOf counts the server process's mappings of path.
+func mapsOf(t *testing.T, srv *server, path string) int {
+	t.Helper()
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", srv.cmd.Process.Pid))
+	if err != nil {
+		t.Skipf("cannot read the server's mappings: %v", err)
+	}
+	return strings.Count(string(maps), " "+path+"\n")
+}

@@ -1,0 +1,283 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	"tritonhost/core/configpb"
+)
+
+// modelEntry is everything the server knows of one model directory.
+type modelEntry struct {
+	name     string
+	dir      string
+	versions map[int64]*Model // loaded versions
+	status   []VersionStatus  // last load outcome per version
+	err      error            // why the model has no loaded version
+	// override, if not nil, is the configuration a load request gave in
+	// place of the directory's config.pbtxt.
+	override *configpb.ModelConfig
+	// filesDir is the temporary directory holding the model files a load
+	// request sent (dir is then the same directory), removed when the
+	// entry is replaced, unloaded or stopped; "" for a repository model.
+	filesDir string
+}
+
+// loadEntry loads every selected version of the model e describes and
+// installs the result, replacing (and then unloading) whatever was loaded
+// before. The caller holds the model's lock. If Stop began meanwhile, the
+// new versions are not installed: they, and the ones loaded before, are
+// unloaded again.
+func (s *Server) loadEntry(e *modelEntry) error {
+	e.versions = map[int64]*Model{}
+	err := s.loadVersions(e)
+	if err != nil {
+		e.err = err
+		s.log.Errorf("failed to load model %q: %v", e.name, err)
+	}
+	if len(e.versions) == 0 {
+		s.removeFiles(e) // nothing loaded uses them
+	}
+	s.mu.Lock()
+	old := s.models[e.name]
+	if s.stopping.Load() {
+		s.models[e.name] = &modelEntry{name: e.name, dir: e.dir}
+		s.mu.Unlock()
+		for _, ent := range []*modelEntry{e, old} {
+			if ent != nil {
+				s.retire(context.Background(), ent)
+			}
+		}
+		return Errorf(CodeUnavailable, "model %q: the server began shutting down while the model loaded; it is unloaded again", e.name)
+	}
+	s.models[e.name] = e
+	s.mu.Unlock()
+	if old != nil {
+		s.retire(context.Background(), old)
+	}
+	return err
+}
+
+func (s *Server) loadVersions(e *modelEntry) error {
+	raw, cfg, err := s.entryConfig(e)
+	if err != nil {
+		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
+		return err
+	}
+	versions, err := modelVersions(e.name, e.dir, cfg)
+	if err != nil {
+		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
+		return err
+	}
+	var errs []error
+	for _, v := range versions {
+		st := VersionStatus{Name: e.name, Version: strconv.FormatInt(v, 10)}
+		m, err := newModel(e.name, v, e.dir, raw, cloneConfig(cfg), s.modelEnv())
+		if err == nil {
+			s.log.Infof("loading: %s:%d", e.name, v)
+			err = m.load(s.opts.Backends)
+		}
+		if err != nil {
+			err = fmt.Errorf("version %d: %w", v, err)
+			errs = append(errs, err)
+			st.Readiness, st.Reason = ModelUnavailable, err.Error()
+		} else {
+			e.versions[v] = m
+			st.Readiness = ModelReady
+			s.log.Infof("successfully loaded '%s' version %d", e.name, v)
+		}
+		e.status = append(e.status, st)
+	}
+	if len(e.versions) == 0 {
+		return errors.Join(errs...)
+	}
+	for _, err := range errs {
+		s.log.Errorf("model %q: %v", e.name, err)
+	}
+	return nil
+}
+
+// entryConfig returns the model's configuration as given and normalized:
+// the load request's override, or the directory's config.pbtxt.
+func (s *Server) entryConfig(e *modelEntry) (raw, cfg *configpb.ModelConfig, err error) {
+	if e.override == nil {
+		return readModelConfig(e.name, e.dir, s.opts.GPUs)
+	}
+	raw = cloneConfig(e.override)
+	cfg, err = normalizedConfig(raw, modelDefaults(e.name, s.opts.GPUs))
+	if err != nil {
+		return nil, nil, Errorf(CodeInvalidArg, "model %q: the configuration of the load request: %w", e.name, err)
+	}
+	return raw, cfg, nil
+}
+
+// unloadVersions unloads the versions of e, each with Model.unload, and
+// logs the outcome.
+func (s *Server) unloadVersions(ctx context.Context, e *modelEntry) []error {
+	var errs []error
+	for _, m := range e.versions {
+		if err := m.unload(ctx); err != nil {
+			errs = append(errs, err)
+			s.log.Errorf("%v", err)
+		} else {
+			s.log.Infof("successfully unloaded '%s' version %d", m.name, m.version)
+		}
+	}
+	return errs
+}
+
+// retire unloads the versions of an entry that is no longer installed and
+// removes the files its load request sent.
+func (s *Server) retire(ctx context.Context, e *modelEntry) []error {
+	errs := s.unloadVersions(ctx, e)
+	s.removeFiles(e)
+	return errs
+}
+
+// LoadModel loads (or reloads) a model of the repositories by name under
+// explicit model control; it is LoadModelWith without options.
+func (s *Server) LoadModel(name string) error { return s.LoadModelWith(name, LoadOptions{}) }
+
+// LoadModelWith loads (or reloads) a model by name under explicit model
+// control, with the configuration and files of a load request (see
+// LoadOptions). Loads and unloads of one model run one at a time, in the
+// order they take its lock; those of different models do not wait for each
+// other. Each call into the backend is bounded by BackendCallTimeout.
+//
+// The errors are Triton's: without explicit model control, CodeUnavailable
+// "explicit model load / unload is not allowed if polling is enabled"; for
+// a model found in no repository, or options that cannot be used,
+// CodeInternal "failed to load '<name>', failed to poll from model
+// repository" (followed by the reason); for a model that fails to load,
+// "load failed for model '<name>': " and the reason, with its code.
+func (s *Server) LoadModelWith(name string, opts LoadOptions) error {
+	if !s.opts.ExplicitModelControl {
+		return Errorf(CodeUnavailable, "explicit model load / unload is not allowed if polling is enabled (the server does not run with explicit model control)")
+	}
+	if s.stopping.Load() {
+		return errShuttingDown()
+	}
+	e, err := s.loadSource(name, opts)
+	if err != nil {
+		return err
+	}
+	unlock, _ := s.lockModel(context.Background(), name)
+	defer unlock()
+	if s.stopping.Load() {
+		s.removeFiles(e)
+		return errShuttingDown()
+	}
+	if err := s.loadEntry(e); err != nil {
+		return Errorf(CodeOf(err), "load failed for model '%s': %w", name, err)
+	}
+	return nil
+}
+
+// loadSource finds what a load request loads: the request's files, or the
+// model's directory in the repositories, with the request's configuration
+// if it gives one.
+func (s *Server) loadSource(name string, opts LoadOptions) (*modelEntry, error) {
+	e := &modelEntry{name: name}
+	if opts.Config != nil {
+		cfg, err := parseConfigOverride(opts.Config)
+		if err != nil {
+			return nil, pollFailure(name, err)
+		}
+		e.override = cfg
+	}
+	if len(opts.Files) > 0 {
+		if e.override == nil {
+			return nil, pollFailure(name, errors.New("Load parameter 'config' must be specified for model file override"))
+		}
+		dir, err := writeModelFiles(name, e.override, opts.Files)
+		if err != nil {
+			return nil, pollFailure(name, err)
+		}
+		s.log.Infof("model %q: the files of the load request are in %s until the model is unloaded", name, dir)
+		e.dir, e.filesDir = dir, dir
+		return e, nil
+	}
+	dirs, _, err := scanRepositories(s.opts.ModelRepositories)
+	if err != nil {
+		return nil, pollFailure(name, err)
+	}
+	dir, ok := dirs[name]
+	if !ok {
+		return nil, pollFailure(name, errors.New("no such model directory in the model repositories"))
+	}
+	e.dir = dir
+	return e, nil
+}
+
+// pollFailure is Triton's error for a load that could not start, with why.
+func pollFailure(name string, why error) error {
+	return Errorf(CodeInternal, "failed to load '%s', failed to poll from model repository: %w", name, why)
+}
+
+// removeFiles removes the directory of the files e's load request sent.
+func (s *Server) removeFiles(e *modelEntry) {
+	if e.filesDir == "" {
+		return
+	}
+	if err := os.RemoveAll(e.filesDir); err != nil {
+		s.log.Errorf("model %q: remove the files of its load request: %v", e.name, err)
+	} else {
+		s.log.Infof("model %q: removed %s, the files of its load request", e.name, e.filesDir)
+	}
+	e.filesDir = ""
+}
+
+// UnloadModel unloads every version of a model under explicit model
+// control. Queued requests still run (until ctx ends); new ones are
+// refused. It waits for a load or unload of the same model in progress
+// (until ctx ends), and returns an error, the unload going on without it,
+// when ctx ends or a Finalize call does not return within
+// BackendCallTimeout. The files a load request sent for the model are
+// removed once its versions are unloaded.
+func (s *Server) UnloadModel(ctx context.Context, name string) error {
+	if !s.opts.ExplicitModelControl {
+		return Errorf(CodeUnavailable, "explicit model load / unload is not allowed if polling is enabled (the server does not run with explicit model control)")
+	}
+	if s.stopping.Load() {
+		return errShuttingDown()
+	}
+	unlock, err := s.lockModel(ctx, name)
+	if err != nil {
+		return Errorf(CodeUnavailable, "unload model %q: a load or unload of it is still in progress (%w)", name, err)
+	}
+	defer unlock()
+	if s.stopping.Load() {
+		return errShuttingDown()
+	}
+	s.mu.Lock()
+	e := s.models[name]
+	if e == nil {
+		s.mu.Unlock()
+		return Errorf(CodeNotFound, "unload model %q: no such model", name)
+	}
+	if e.filesDir != "" {
+		delete(s.models, name) // a model no repository holds is forgotten
+	} else {
+		s.models[name] = &modelEntry{name: name, dir: e.dir, status: unloadedStatus(e)}
+	}
+	s.mu.Unlock()
+	return errors.Join(s.retire(ctx, e)...)
+}
+
+// unloadedStatus is the repository index of an unloaded model: each
+// version it had loaded, UNAVAILABLE for the reason "unloaded", as Triton
+// lists them.
+func unloadedStatus(e *modelEntry) []VersionStatus {
+	var out []VersionStatus
+	for _, st := range e.status {
+		if v, err := strconv.ParseInt(st.Version, 10, 64); err == nil && e.versions[v] != nil {
+			out = append(out, VersionStatus{Name: e.name, Version: st.Version, Readiness: ModelUnavailable, Reason: "unloaded"})
+		}
+	}
+	return out
+}
+
+func errShuttingDown() error { return Errorf(CodeUnavailable, "server is shutting down") }

@@ -1,0 +1,73 @@
+package grpcserver
+
+import (
+	"context"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "tritonhost/frontend/inferencepb"
+	"tritonhost/frontend/protocol"
+)
+
+// SystemSharedMemoryStatus reports the registered system shared-memory
+// regions, or the one named.
+func (s *Service) SystemSharedMemoryStatus(_ context.Context, req *pb.SystemSharedMemoryStatusRequest) (*pb.SystemSharedMemoryStatusResponse, error) {
+	regions, err := s.opts.SharedMemory.Status(req.GetName())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp := &pb.SystemSharedMemoryStatusResponse{Regions: make(map[string]*pb.SystemSharedMemoryStatusResponse_RegionStatus, len(regions))}
+	for _, r := range regions {
+		resp.Regions[r.Name] = &pb.SystemSharedMemoryStatusResponse_RegionStatus{Name: r.Name, Key: r.Key, Offset: r.Offset, ByteSize: r.ByteSize}
+	}
+	return resp, nil
+}
+
+// SystemSharedMemoryRegister maps a span of a POSIX shared-memory object as
+// a named region that requests may read inputs from and write outputs to.
+func (s *Service) SystemSharedMemoryRegister(_ context.Context, req *pb.SystemSharedMemoryRegisterRequest) (*pb.SystemSharedMemoryRegisterResponse, error) {
+	if err := s.opts.SharedMemory.Register(req.GetName(), req.GetKey(), req.GetOffset(), req.GetByteSize()); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.SystemSharedMemoryRegisterResponse{}, nil
+}
+
+// SystemSharedMemoryUnregister removes the region named, or every region
+// when no name is given; requests in flight keep what they use.
+func (s *Service) SystemSharedMemoryUnregister(_ context.Context, req *pb.SystemSharedMemoryUnregisterRequest) (*pb.SystemSharedMemoryUnregisterResponse, error) {
+	if err := s.opts.SharedMemory.Unregister(req.GetName()); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.SystemSharedMemoryUnregisterResponse{}, nil
+}
+
+func unimplemented(rpc, why string) error {
+	return status.Errorf(codes.Unimplemented, "%s is not supported by this server yet: %s", rpc, why)
+}
+
+// CUDA shared memory answers as Triton built without GPU support answers
+// (see protocol.CUDARegisterRefused).
+
+// CudaSharedMemoryStatus lists no region.
+func (s *Service) CudaSharedMemoryStatus(_ context.Context, req *pb.CudaSharedMemoryStatusRequest) (*pb.CudaSharedMemoryStatusResponse, error) {
+	if req.GetName() != "" {
+		return nil, toStatus(protocol.CUDARegionNotFound(req.GetName()))
+	}
+	return &pb.CudaSharedMemoryStatusResponse{}, nil
+}
+
+// CudaSharedMemoryRegister is refused: this server has no GPU support.
+func (s *Service) CudaSharedMemoryRegister(_ context.Context, req *pb.CudaSharedMemoryRegisterRequest) (*pb.CudaSharedMemoryRegisterResponse, error) {
+	return nil, toStatus(protocol.CUDARegisterRefused(req.GetName()))
+}
+
+// CudaSharedMemoryUnregister has nothing to unregister.
+func (s *Service) CudaSharedMemoryUnregister(context.Context, *pb.CudaSharedMemoryUnregisterRequest) (*pb.CudaSharedMemoryUnregisterResponse, error) {
+	return &pb.CudaSharedMemoryUnregisterResponse{}, nil
+}
+
+// TraceSetting is not supported yet.
+func (s *Service) TraceSetting(context.Context, *pb.TraceSettingRequest) (*pb.TraceSettingResponse, error) {
+	return nil, unimplemented("TraceSetting", "request tracing is not available")
+}
