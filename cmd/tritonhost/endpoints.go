@@ -29,9 +29,10 @@ type endpoint struct {
 
 // endpoints listens on every port serve was asked for (gRPC always; HTTP
 // and metrics unless turned off). Both protocols share the log control and
-// the shared-memory regions shm. If one cannot listen, those already
+// the shared-memory regions shm; the metrics endpoint reports the GPUs'
+// figures too when gpus has them. If one cannot listen, those already
 // listening are closed.
-func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *abi.Host, shm *sharedmem.Registry) ([]endpoint, error) {
+func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *abi.Host, shm *sharedmem.Registry, gpus *serverGPUs) ([]endpoint, error) {
 	logs := protocol.NewLogControl(log, o.GRPC.AllowLogFileSetting)
 	var eps []endpoint
 	fail := func(err error) ([]endpoint, error) {
@@ -71,6 +72,12 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 			Interval: ms(o.Metrics.IntervalMs)})
 		if err != nil {
 			return fail(err)
+		}
+		if c := gpus.metricsCollector(); c != nil {
+			if err := ms.Register(c); err != nil {
+				ms.Close()
+				return fail(fmt.Errorf("metrics: GPU figures: %w", err))
+			}
 		}
 		lis, err := listen(o.Metrics.address(&o.HTTP), o.Metrics.Port)
 		if err != nil {

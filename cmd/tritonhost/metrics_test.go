@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -99,5 +100,42 @@ func TestMetricsPassPromtoolAndRiseWithTraffic(t *testing.T) {
 	}
 	if sample(t, after, `nv_inference_exec_count{model="identity_fp32",version="1"}`) < 1 {
 		t.Error("no execution counted")
+	}
+}
+
+var gpuUtilizationRE = regexp.MustCompile(`(?m)^nv_gpu_utilization\{gpu_uuid="([^"]+)"\} (\S+)$`)
+
+// TestMetricsReportTheGPUs: on go-nvml's mock of two A100s (no CUDA
+// driver: the GPUs are measured, not used), /metrics carries Triton's GPU
+// families for each GPU, by UUID, with the mock's figures, and still
+// passes promtool; --allow-gpu-metrics=false leaves them out.
+func TestMetricsReportTheGPUs(t *testing.T) {
+	t.Parallel()
+	env := append(os.Environ(), mockNVMLEnv+"=2")
+	noDriver := []string{"--cuda-driver-library", "/nonexistent/libcuda.so.1"}
+	s := startServerEnv(t, "", env, noDriver...)
+	text := s.scrapeMetrics(t)
+	gpus := gpuUtilizationRE.FindAllStringSubmatch(text, -1)
+	if len(gpus) != 2 || gpus[0][1] == gpus[1][1] {
+		t.Fatalf("nv_gpu_utilization lines %v, want one for each of 2 GPUs:\n%s", gpus, text)
+	}
+	for _, g := range gpus {
+		label := `{gpu_uuid="` + g[1] + `"}`
+		for series, want := range map[string]float64{
+			"nv_gpu_utilization": 0.5, "nv_gpu_memory_used_bytes": 1 << 30, "nv_gpu_power_usage": 100,
+			"nv_gpu_power_limit": 400, "nv_energy_consumption": 0,
+		} {
+			if got := sample(t, text, series+label); got != want {
+				t.Errorf("%s%s = %v, want %v", series, label, got, want)
+			}
+		}
+		if sample(t, text, "nv_gpu_memory_total_bytes"+label) <= 1<<30 {
+			t.Errorf("nv_gpu_memory_total_bytes%s is not above the memory used", label)
+		}
+	}
+
+	off := startServerEnv(t, "", env, append(noDriver, "--allow-gpu-metrics=false")...)
+	if text := off.scrapeMetrics(t); strings.Contains(text, "nv_gpu_") || strings.Contains(text, "nv_energy_consumption") {
+		t.Errorf("--allow-gpu-metrics=false, yet the GPU families are there:\n%s", text)
 	}
 }

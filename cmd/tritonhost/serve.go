@@ -57,7 +57,7 @@ func (o *serveOptions) Run(ctx context.Context) error {
 
 	shm := sharedmem.New(sharedmem.Options{MaxRegions: o.ShmMaxRegions})
 	defer closeSharedMemory(log, shm)
-	eps, err := o.endpoints(log, srv, host, shm)
+	eps, err := o.endpoints(log, srv, host, shm, gpus)
 	if err != nil {
 		if serr := o.stopWithin(log, srv.Stop); serr != nil {
 			log.Errorf("%v", serr)
