@@ -42,7 +42,8 @@ serve: all ## build everything and serve examples/models on localhost: gRPC 8001
 .PHONY: serve-gpu
 serve-gpu: all ## serve examples/models and their GPU variants, examples/models_gpu (needs NVIDIA GPUs)
 	$(TRITONHOST) serve --model-repository examples/models --model-repository examples/models_gpu \
-		--backend-directory $(BACKENDS_DIR) --grpc-address 127.0.0.1 --grpc-port $(GRPC_PORT) --log-verbose $(VERBOSE)
+		--backend-directory $(BACKENDS_DIR) --grpc-address 127.0.0.1 --grpc-port $(GRPC_PORT) --http-address 127.0.0.1 \
+		--http-port $(HTTP_PORT) --metrics-port $(METRICS_PORT) --log-verbose $(VERBOSE)
 
 .PHONY: test
 test: all ## run every test: pure-Go packages without cgo, everything with the race detector, abi under cgocheck2
