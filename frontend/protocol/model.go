@@ -70,16 +70,6 @@ func Metadata(srv *core.Server, m *core.Model) ModelMetadata {
 	return md
 }
 
-// TakesInput reports whether m has an input name of data type dt.
-func TakesInput(m *core.Model, name string, dt core.DataType) bool {
-	for _, in := range m.Config().GetInput() {
-		if in.GetName() == name {
-			return core.DataType(in.GetDataType()) == dt
-		}
-	}
-	return false
-}
-
 // InputType returns the data type of m's input name, and whether m has it.
 func InputType(m *core.Model, name string) (core.DataType, bool) {
 	for _, in := range m.Config().GetInput() {
