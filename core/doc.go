@@ -19,6 +19,11 @@
 // Triton's order and Triton's words (request_text.go, model_lookup.go), so
 // that a frontend passes Triton's messages to Triton's clients unchanged.
 //
+// An ensemble (platform "ensemble") has no backend: its scheduler
+// (ensembleScheduler) runs each request's steps as requests of the other
+// models, through the same path as a client's, and the server loads it
+// after those models (ensemble_load.go).
+//
 // What a client or a model configuration can make the server hold is
 // bounded: tensors by Options.MaxTensorBytes, the calls into a backend that
 // load and unload by Options.BackendCallTimeout, statistics by

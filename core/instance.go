@@ -100,6 +100,7 @@ func (i *Instance) ReportStatistics(r *Request, success bool, execStart, compute
 	}
 	if success {
 		i.model.stats.success(r.batchSize, r.requestStart, r.queueStart, execStart, computeStart, computeEnd, execEnd)
+		r.stepOf.add(execStart, computeStart, computeEnd, execEnd)
 	} else {
 		i.model.stats.failure(r.requestStart, Nanotime(), FailureBackend)
 	}

@@ -24,6 +24,9 @@ type modelEntry struct {
 	// request sent (dir is then the same directory), removed when the
 	// entry is replaced, unloaded or stopped; "" for a repository model.
 	filesDir string
+	steps    []string // an ensemble's step models (nil for other models)
+	invalid  bool     // its configuration, or an ensemble's graph, was refused
+	orphaned bool     // an ensemble unloaded with a model it runs; it loads with it again
 }
 
 // loadEntry loads every selected version of the model e describes and
@@ -64,6 +67,7 @@ func (s *Server) loadEntry(e *modelEntry) error {
 func (s *Server) loadVersions(e *modelEntry) error {
 	raw, cfg, err := s.entryConfig(e)
 	if err != nil {
+		e.invalid = true
 		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
 		return err
 	}
@@ -72,13 +76,17 @@ func (s *Server) loadVersions(e *modelEntry) error {
 		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
 		return err
 	}
+	plan, err := s.prepareEnsemble(e, cfg)
+	if err != nil {
+		return err
+	}
 	var errs []error
 	for _, v := range versions {
 		st := VersionStatus{Name: e.name, Version: strconv.FormatInt(v, 10)}
 		m, err := newModel(e.name, v, e.dir, raw, cloneConfig(cfg), s.modelEnv())
 		if err == nil {
 			s.log.Infof("loading: %s:%d", e.name, v)
-			err = m.load(s.opts.Backends)
+			err = s.loadVersion(m, plan)
 		}
 		if err != nil {
 			err = fmt.Errorf("version %d: %w", v, err)
@@ -146,6 +154,8 @@ func (s *Server) LoadModel(name string) error { return s.LoadModelWith(name, Loa
 // LoadOptions). Loads and unloads of one model run one at a time, in the
 // order they take its lock; those of different models do not wait for each
 // other. Each call into the backend is bounded by BackendCallTimeout.
+// Loading an ensemble first loads the models its steps run that have no
+// loaded version; loading a model loads again the ensembles that run it.
 //
 // The errors are Triton's: without explicit model control, CodeUnavailable
 // "explicit model load / unload is not allowed if polling is enabled"; for
@@ -164,13 +174,7 @@ func (s *Server) LoadModelWith(name string, opts LoadOptions) error {
 	if err != nil {
 		return err
 	}
-	unlock, _ := s.lockModel(context.Background(), name)
-	defer unlock()
-	if s.stopping.Load() {
-		s.removeFiles(e)
-		return errShuttingDown()
-	}
-	if err := s.loadEntry(e); err != nil {
+	if err := s.loadWithDependencies(e); err != nil {
 		return Errorf(CodeOf(err), "load failed for model '%s': %w", name, err)
 	}
 	return nil
@@ -236,7 +240,8 @@ func (s *Server) removeFiles(e *modelEntry) {
 // (until ctx ends), and returns an error, the unload going on without it,
 // when ctx ends or a Finalize call does not return within
 // BackendCallTimeout. The files a load request sent for the model are
-// removed once its versions are unloaded.
+// removed once its versions are unloaded. The ensembles that run the model
+// are unloaded with it (see orphanDependents).
 func (s *Server) UnloadModel(ctx context.Context, name string) error {
 	if !s.opts.ExplicitModelControl {
 		return Errorf(CodeUnavailable, "explicit model load / unload is not allowed if polling is enabled (the server does not run with explicit model control)")
@@ -264,7 +269,8 @@ func (s *Server) UnloadModel(ctx context.Context, name string) error {
 		s.models[name] = &modelEntry{name: name, dir: e.dir, status: unloadedStatus(e)}
 	}
 	s.mu.Unlock()
-	return errors.Join(s.retire(ctx, e)...)
+	errs := s.retire(ctx, e)
+	return errors.Join(append(errs, s.orphanDependents(ctx, name, nil)...)...)
 }
 
 // unloadedStatus is the repository index of an unloaded model: each

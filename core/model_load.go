@@ -157,8 +157,10 @@ func (m *Model) unloadSteps(ctx context.Context, lc *lifecycle) error {
 			errs = append(errs, fmt.Errorf("finalize instance %q: %w", inst.name, err))
 		}
 	}
-	if err := lc.call("Finalize of the model", m.backend.Finalize); err != nil {
-		errs = append(errs, fmt.Errorf("finalize model: %w", err))
+	if m.backend != nil { // an ensemble has none
+		if err := lc.call("Finalize of the model", m.backend.Finalize); err != nil {
+			errs = append(errs, fmt.Errorf("finalize model: %w", err))
+		}
 	}
 	m.readiness.Store(int32(ModelUnavailable))
 	if err := errors.Join(errs...); err != nil {

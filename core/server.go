@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -68,6 +69,15 @@ type Options struct {
 	// BackendCallTimeout, for the messages of calls given up on (default
 	// "BackendCallTimeout").
 	BackendCallTimeoutSetting string
+	// EnsembleStepWait bounds how long an ensemble waits for a free slot
+	// of a step that has max_inflight_requests in flight (default
+	// DefaultEnsembleStepWait, Triton's 300 s); the step then goes ahead
+	// past the bound, with an error logged, rather than risk a deadlock.
+	EnsembleStepWait time.Duration
+	// EnsembleStepWaitSetting names the setting that sets
+	// EnsembleStepWait, for the message of a wait that ran out (default
+	// "EnsembleStepWait").
+	EnsembleStepWaitSetting string
 }
 
 // Server hosts the models of a repository and runs inference on them. All
@@ -119,6 +129,12 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.BackendCallTimeout <= 0 {
 		opts.BackendCallTimeout = DefaultBackendCallTimeout
 	}
+	if opts.EnsembleStepWait <= 0 {
+		opts.EnsembleStepWait = DefaultEnsembleStepWait
+	}
+	if opts.EnsembleStepWaitSetting == "" {
+		opts.EnsembleStepWaitSetting = "EnsembleStepWait"
+	}
 	if opts.GPUs == nil && opts.Devices != nil {
 		opts.GPUs = opts.Devices.IDs()
 	}
@@ -136,23 +152,15 @@ func NewServer(opts Options) (*Server, error) {
 	for name := range dirs {
 		if s.startsWithServer(name) {
 			names = append(names, name)
-		} else {
+		}
+	}
+	names = withSteps(names, dirs) // an ensemble loads the models it runs
+	for name := range dirs {
+		if !slices.Contains(names, name) {
 			s.models[name] = &modelEntry{name: name, dir: dirs[name]}
 		}
 	}
-	sort.Strings(names)
-	sem := make(chan struct{}, opts.LoadConcurrency)
-	var wg sync.WaitGroup
-	for _, name := range names {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			unlock, _ := s.lockModel(context.Background(), name)
-			defer unlock()
-			s.loadEntry(&modelEntry{name: name, dir: dirs[name]})
-		})
-	}
-	wg.Wait()
+	s.loadInOrder(names, dirs)
 	return s, nil
 }
 
@@ -203,6 +211,13 @@ func (s *Server) Submit(ctx context.Context, m *Model, req *InferenceRequest, fn
 	if s.stopping.Load() {
 		return errShuttingDown()
 	}
+	return s.submit(ctx, m, req, fn, nil)
+}
+
+// submit is Submit without the shutdown check: an ensemble's steps belong
+// to a request already accepted. step, when set, ties the request to the
+// ensemble step that sends it (see stepLink).
+func (s *Server) submit(ctx context.Context, m *Model, req *InferenceRequest, fn ResponseFunc, step *stepLink) error {
 	r, err := m.newRequest(req, fn)
 	if err != nil {
 		return err
@@ -214,6 +229,10 @@ func (s *Server) Submit(ctx context.Context, m *Model, req *InferenceRequest, fn
 	}
 	s.inflight.add()
 	r.onFinished = func(*Request) { s.inflight.done() }
+	if step != nil {
+		r.stepOf = step.durations
+		r.onFinished = func(*Request) { s.inflight.done(); step.finished() }
+	}
 	if ctx.Done() != nil {
 		if ctx.Err() != nil {
 			s.inflight.done()
@@ -244,7 +263,7 @@ func (s *Server) Ready() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, e := range s.models {
-		if e.err != nil {
+		if e.err != nil && !e.orphaned {
 			return false
 		}
 	}

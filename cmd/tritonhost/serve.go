@@ -118,6 +118,8 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 			MaxTensorBytesSetting:     "--grpc-max-message-size",
 			BackendCallTimeoutSetting: "--backend-call-timeout-secs",
 			BackendCallTimeout:        time.Duration(o.BackendCallSecs) * time.Second,
+			EnsembleStepWait:          time.Duration(o.EnsembleStepWait) * time.Second,
+			EnsembleStepWaitSetting:   "--ensemble-step-wait-secs",
 		})
 		done <- started{srv, err}
 	}()

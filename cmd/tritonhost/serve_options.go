@@ -47,6 +47,7 @@ type serveOptions struct {
 	StrictReadiness     bool
 	DisableAutoComplete bool
 	BackendCallSecs     int
+	EnsembleStepWait    int
 	ShmMaxRegions       int
 	DebugAddress        string
 	GRPC                grpcFlags
@@ -100,6 +101,7 @@ func newServeCommand() *cobra.Command {
 	f.BoolVar(&o.StrictReadiness, "strict-readiness", true, "report ready only when every model loaded")
 	f.BoolVar(&o.DisableAutoComplete, "disable-auto-complete-config", false, "do not let backends complete model configurations")
 	f.IntVar(&o.BackendCallSecs, "backend-call-timeout-secs", int(core.DefaultBackendCallTimeout/time.Second), "seconds a backend may take to initialize or finalize a model or instance; then that model fails and the others go on")
+	f.IntVar(&o.EnsembleStepWait, "ensemble-step-wait-secs", int(core.DefaultEnsembleStepWait/time.Second), "seconds an ensemble step at its max_inflight_requests waits for a slot; then it goes ahead past the bound, with an error logged")
 	f.IntVar(&o.ShmMaxRegions, "system-shm-max-regions", sharedmem.DefaultMaxRegions, "system shared-memory regions clients may have registered at once")
 	f.StringVar(&o.DebugAddress, "debug-address", "", "serve Go's pprof profiles (goroutines, heap, CPU) on this host:port for diagnosis; off when empty; bind it to loopback")
 	o.GRPC.bind(f)
@@ -182,6 +184,9 @@ func (o *serveOptions) Validate() error {
 	}
 	if err := o.Metrics.validate(); err != nil {
 		return err
+	}
+	if o.EnsembleStepWait <= 0 {
+		return errors.New("--ensemble-step-wait-secs must be positive")
 	}
 	if o.ShmMaxRegions <= 0 {
 		return errors.New("--system-shm-max-regions must be positive")

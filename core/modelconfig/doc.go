@@ -11,7 +11,10 @@
 //     (which needs the server's GPU list).
 //  3. Validate checks the normalized configuration the way Triton's
 //     ValidateModelConfig, ValidateModelIOConfig and ValidateInstanceGroup
-//     do, for the backend models tritonhost runs (no ensembles).
+//     do, and an ensemble's own configuration (its steps and data flow) as
+//     ValidateEnsembleSchedulingConfig does, with Triton's messages. What
+//     needs the configurations of the models an ensemble runs is checked
+//     by core when the ensemble loads.
 //  4. ToJSON renders the configuration byte-for-byte the way Triton hands it
 //     to backends through TRITONBACKEND_ModelConfig; FromJSON reads a JSON
 //     configuration back, as a backend passes it to

@@ -14,8 +14,8 @@ import (
 //
 // It applies the checks of Triton's ValidateModelConfig,
 // ValidateModelIOConfig (ValidateModelInput, ValidateModelOutput,
-// ValidateBatchIO) and ValidateInstanceGroup that concern backend models;
-// ensembles are rejected because tritonhost does not run them. GPU
+// ValidateBatchIO) and ValidateInstanceGroup, and for ensembles
+// ValidateEnsembleSchedulingConfig (see validate_ensemble.go). GPU
 // availability is checked by Normalize, which knows the server's GPUs.
 // Validate returns the first problem found.
 func Validate(cfg *configpb.ModelConfig) error {
@@ -29,6 +29,7 @@ func Validate(cfg *configpb.ModelConfig) error {
 		validateModel,
 		validateDynamicBatching,
 		validateSequenceBatching,
+		validateEnsembleScheduling,
 		validateModelMetrics,
 		validateInputs,
 		validateOutputs,
@@ -57,13 +58,11 @@ var backendPlatforms = map[string][]string{
 // validateModel checks the model-level fields of ValidateModelConfig.
 func validateModel(cfg *configpb.ModelConfig) error {
 	name := cfg.Name
-	if cfg.GetEnsembleScheduling() != nil {
-		return invalidf(name, "ensemble_scheduling", "is not supported: tritonhost does not run ensemble models")
-	}
 	if cfg.Platform == platformEnsemble {
-		return invalidf(name, "platform", "%q is not supported: tritonhost does not run ensemble models", cfg.Platform)
-	}
-	if cfg.Backend == "" {
+		if err := validateEnsembleModel(cfg); err != nil {
+			return err
+		}
+	} else if cfg.Backend == "" {
 		return invalidf(name, "backend", "must be set")
 	}
 	if platforms, known := backendPlatforms[cfg.Backend]; known && !slices.Contains(platforms, cfg.Platform) {

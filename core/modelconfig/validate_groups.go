@@ -12,6 +12,9 @@ import (
 // which Triton guarantees by normalizing.
 func validateInstanceGroups(cfg *configpb.ModelConfig) error {
 	model := cfg.Name
+	if cfg.GetEnsembleScheduling() != nil {
+		return nil // ensembles have none (validateEnsembleScheduling)
+	}
 	if len(cfg.InstanceGroup) == 0 {
 		return invalidf(model, "instance_group", "must have at least one group (Normalize adds a default)")
 	}

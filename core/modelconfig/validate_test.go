@@ -41,8 +41,6 @@ func TestValidateErrorsNameModelAndField(t *testing.T) {
 		// Model level.
 		{name: "negative max_batch_size", text: `name: "bad_model" backend: "b" max_batch_size: -1`, full: true,
 			want: []string{model, "max_batch_size", "-1"}},
-		{name: "ensemble", text: `name: "bad_model" platform: "ensemble" ensemble_scheduling { step { model_name: "x" } }`, full: true,
-			want: []string{model, "ensemble"}},
 		{name: "missing backend", text: `name: "bad_model" platform: "mystery"`, full: true,
 			want: []string{model, "backend", "must be set"}},
 		{name: "backend/platform mismatch", text: `name: "bad_model" backend: "onnxruntime" platform: "tensorrt_plan"`, full: true,

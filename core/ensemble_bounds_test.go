@@ -1,0 +1,98 @@
+package core_test
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"tritonhost/core"
+	"tritonhost/core/coretest"
+	"tritonhost/core/serverlog"
+)
+
+// logBuffer is a server log a test can read while the server writes it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// boundedStream serves ensemble "stream": gen (decoupled, one response per
+// element) then "down", which holds every request until gate opens, with
+// max_inflight_requests 2.
+func boundedStream(t *testing.T, wait time.Duration, log *logBuffer) (*core.Server, *coretest.Provider, *coretest.Gate) {
+	t.Helper()
+	gate := coretest.NewGate(t)
+	p := coretest.NewProvider().Set("down", coretest.Detached(coretest.After(gate, coretest.Once())))
+	stream := coretest.ModelDir{Name: "stream", Config: ensembleConfig([]string{"IN"}, []string{"OUT"}, []string{
+		step("gen", "INPUT0:IN", "OUTPUT0:g"), step("down", "INPUT0:g", "OUTPUT0:OUT")}, "max_inflight_requests: 2")}
+	srv := coretest.Serve(t, core.Options{Backends: p, EnsembleStepWait: wait, Logger: serverlog.New(log)},
+		genModel(p), coretest.ModelDir{Name: "down", Config: vectorConfig()}, stream)
+	if !srv.Ready() {
+		t.Fatalf("a model did not load: %+v", srv.RepositoryIndex())
+	}
+	return srv, p, gate
+}
+
+// checkStream checks that the six elements each came back once.
+func checkStream(t *testing.T, c *coretest.Collector) {
+	t.Helper()
+	var got []int32
+	for _, r := range streamed(t, c) {
+		got = append(got, ints(t, r, "OUT")...)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []int32{1, 2, 3, 4, 5, 6}) {
+		t.Errorf("responses carry %v, want 1..6 once each", got)
+	}
+}
+
+// TestMaxInflightRequestsHoldsTheProducerBack: with two requests of the
+// step after it in flight, the decoupled step's third response waits in
+// its Send; once those finish, the rest flow, each exactly once.
+func TestMaxInflightRequestsHoldsTheProducerBack(t *testing.T) {
+	t.Parallel()
+	srv, p, gate := boundedStream(t, time.Minute, &logBuffer{})
+	reply := coretest.Infer(t, srv, coretest.Request("stream", "r", input("IN", 1, 2, 3, 4, 5, 6)))
+	coretest.WaitUntil(t, "two requests of down", func() bool { return len(p.Executions("down")) >= 2 })
+	p.WaitCalls(t, "r", "Send", 2)
+	time.Sleep(50 * time.Millisecond) // the producer had time to run ahead, were it not held
+	if n, sent := len(p.Executions("down")), p.Count("r", "Send"); n != 2 || sent != 2 {
+		t.Errorf("with max_inflight_requests 2: down runs %d requests and gen sent %d responses, want 2 and 2", n, sent)
+	}
+	gate.Open()
+	checkStream(t, reply)
+	if n := len(p.Executions("down")); n != 6 {
+		t.Errorf("down ran %d times, want 6", n)
+	}
+}
+
+// TestMaxInflightRequestsGivesWayAfterTheWait: past EnsembleStepWait a
+// step goes ahead beyond the bound (Triton's way out of steps waiting on
+// each other), with an error logged; every response still comes once.
+func TestMaxInflightRequestsGivesWayAfterTheWait(t *testing.T) {
+	t.Parallel()
+	log := &logBuffer{}
+	srv, p, gate := boundedStream(t, 20*time.Millisecond, log)
+	reply := coretest.Infer(t, srv, coretest.Request("stream", "r", input("IN", 1, 2, 3, 4, 5, 6)))
+	coretest.WaitUntil(t, "all six requests of down, past the bound", func() bool { return len(p.Executions("down")) == 6 })
+	const want = `ensemble "stream": step 1 (model "down") had no free slot for 20ms (max_inflight_requests 2, EnsembleStepWait); request "r" goes on past the bound`
+	if got := strings.Count(log.String(), want); got != 4 {
+		t.Errorf("the log holds %d times %q, want 4 (responses 3 to 6):\n%s", got, want, log.String())
+	}
+	gate.Open()
+	checkStream(t, reply)
+}

@@ -1,0 +1,190 @@
+package core
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"tritonhost/core/configpb"
+	"tritonhost/core/modelconfig"
+)
+
+// An ensemble depends on the models its steps run: it loads after them,
+// and only if each has a loaded version, as in Triton's dependency graph
+// (ModelRepositoryManager: ConnectDependencyGraph, CircularDependencyCheck,
+// CheckNode), whose messages these are.
+
+// stepModels returns the distinct models the steps of an ensemble
+// configuration run, in step order (nil for a model that is no ensemble).
+func stepModels(cfg *configpb.ModelConfig) []string {
+	var names []string
+	for _, st := range cfg.GetEnsembleScheduling().GetStep() {
+		if n := st.GetModelName(); n != "" && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// configuredSteps reads the configuration in a model directory and
+// returns the models its steps run; nil when it cannot be read (loading
+// the model reports why) or the model is no ensemble.
+func configuredSteps(dir string) []string {
+	if dir == "" {
+		return nil
+	}
+	cfg, err := modelconfig.ReadFile(filepath.Join(dir, ConfigFileName))
+	if err != nil {
+		return nil
+	}
+	return stepModels(cfg)
+}
+
+// checkDependencies checks what ensemble name needs of the repository
+// before it loads: every step model is in the repository once, no chain of
+// ensembles leads back to it, and every step model has a loaded version
+// (and the version a step names, when it names one). dirs are the
+// repository's models, dupes those found twice.
+func (s *Server) checkDependencies(name string, cfg *configpb.ModelConfig, dirs map[string]string, dupes map[string]error) error {
+	steps := stepModels(cfg)
+	var missing []string
+	for _, st := range steps {
+		if _, found := dirs[st]; !found || dupes[st] != nil {
+			missing = append(missing, st)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return Errorf(CodeInvalidArg, "ensemble %s contains models that are not available or ambiguous: %s", name, strings.Join(missing, ", "))
+	}
+	if err := circularCheck(name, name, steps, dirs, map[string]bool{name: true}); err != nil {
+		return err
+	}
+	for _, st := range cfg.GetEnsembleScheduling().GetStep() {
+		if err := s.checkUpstream(name, st.GetModelName(), st.GetModelVersion()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// circularCheck follows the step models of current (steps) towards the
+// models they run, and fails when one is start.
+func circularCheck(start, current string, steps []string, dirs map[string]string, seen map[string]bool) error {
+	for _, up := range steps {
+		if up == start {
+			return Errorf(CodeInvalidArg, "circular dependency between ensembles: %s -> ... -> %s -> %s", start, current, start)
+		}
+		if seen[up] {
+			continue
+		}
+		seen[up] = true
+		if err := circularCheck(start, up, configuredSteps(dirs[up]), dirs, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkUpstream requires the step model upstream of ensemble name to be
+// valid and loaded (in version, when positive).
+func (s *Server) checkUpstream(name, upstream string, version int64) error {
+	s.mu.RLock()
+	e := s.models[upstream]
+	s.mu.RUnlock()
+	switch {
+	case e != nil && e.invalid:
+		return Errorf(CodeInvalidArg, "ensemble '%s' depends on '%s' which is not valid. Model '%s' failed with error: %v", name, upstream, upstream, e.err)
+	case e == nil || len(e.versions) == 0:
+		if e != nil && e.err != nil {
+			return Errorf(CodeInvalidArg, "ensemble '%s' depends on '%s' which has no loaded version. Model '%s' loading failed with error: %v", name, upstream, upstream, e.err)
+		}
+		return Errorf(CodeInvalidArg, "ensemble '%s' depends on '%s' which has no loaded version.", name, upstream)
+	case version > 0 && e.versions[version] == nil:
+		return Errorf(CodeInvalidArg, "ensemble '%s' depends on '%s' whose required version %d is not loaded.", name, upstream, version)
+	}
+	return nil
+}
+
+// prepareEnsemble readies an ensemble configuration to load: it records
+// the models e's steps run, checks the dependencies and the graph against
+// the steps' configurations, and sets model_transaction_policy.decoupled
+// to whether a decoupled step feeds the ensemble, as Triton does whatever
+// the configuration says. It returns nil for a model that is no ensemble.
+// An error marks e invalid, as a configuration error would.
+func (s *Server) prepareEnsemble(e *modelEntry, cfg *configpb.ModelConfig) (*ensemblePlan, error) {
+	if cfg.GetEnsembleScheduling() == nil {
+		return nil, nil
+	}
+	e.steps = stepModels(cfg)
+	plan, err := s.checkEnsemble(cfg)
+	if err != nil {
+		e.invalid = true
+		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
+		return nil, err
+	}
+	return plan, nil
+}
+
+func (s *Server) checkEnsemble(cfg *configpb.ModelConfig) (*ensemblePlan, error) {
+	dirs, dupes, err := scanRepositories(s.opts.ModelRepositories)
+	if err != nil {
+		return nil, Errorf(CodeInternal, "ensemble %s: %w", cfg.GetName(), err)
+	}
+	if err := s.checkDependencies(cfg.GetName(), cfg, dirs, dupes); err != nil {
+		return nil, err
+	}
+	steps := cfg.GetEnsembleScheduling().GetStep()
+	configs := make([]*configpb.ModelConfig, len(steps))
+	for i, st := range steps {
+		m, err := s.Model(st.GetModelName(), st.GetModelVersion())
+		if err != nil {
+			return nil, Errorf(CodeInvalidArg, "ensemble '%s' depends on '%s' which has no loaded version. %v", cfg.GetName(), st.GetModelName(), err)
+		}
+		configs[i] = m.Config()
+	}
+	decoupled, err := checkEnsembleGraph(cfg, func(i int) *configpb.ModelConfig { return configs[i] })
+	if err != nil {
+		return nil, err
+	}
+	if declared := cfg.GetModelTransactionPolicy().GetDecoupled(); declared != decoupled {
+		s.log.Infof("ensemble %q: model_transaction_policy.decoupled is %v (%s), whatever the configuration says", cfg.GetName(), decoupled, decoupledReason(decoupled))
+	}
+	cfg.ModelTransactionPolicy = &configpb.ModelTransactionPolicy{Decoupled: decoupled}
+	return newEnsemblePlan(cfg), nil
+}
+
+func decoupledReason(decoupled bool) string {
+	if decoupled {
+		return "a decoupled step's responses reach its outputs"
+	}
+	return "none of its steps is decoupled"
+}
+
+// loadVersion loads one version of a model: in its backend, or, for an
+// ensemble (plan set), by giving it the scheduler that runs its steps.
+func (s *Server) loadVersion(m *Model, plan *ensemblePlan) error {
+	if plan == nil {
+		return m.load(s.opts.Backends)
+	}
+	m.freezeConfig()
+	m.sched = newEnsembleScheduler(m, s, plan)
+	m.sched.start()
+	m.readiness.Store(int32(ModelReady))
+	return nil
+}
+
+// ensembleError is a failure of an ensemble request, as Triton reports it.
+func ensembleError(name string, err error) error {
+	return Errorf(CodeOf(err), "in ensemble '%s', %w", name, err)
+}
+
+// describeSteps names an ensemble's steps for logs.
+func describeSteps(p *ensemblePlan) string {
+	parts := make([]string, len(p.steps))
+	for i, st := range p.steps {
+		parts[i] = fmt.Sprintf("%d:%s", i, st.model)
+	}
+	return strings.Join(parts, " ")
+}
