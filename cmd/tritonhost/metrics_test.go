@@ -91,7 +91,19 @@ func TestMetricsPassPromtoolAndRiseWithTraffic(t *testing.T) {
 	if status, _, body := s.httpCall(t, "POST", "/v2/models/repeat_int32/generate_stream", []byte(`{"IN":[1,2],"DELAY":[0,0],"WAIT":0}`)); status != 200 {
 		t.Fatalf("generate_stream: %d %s", status, body)
 	}
+	// An ensemble streams over HTTP too, and counts as its steps do.
+	const pipe = `{model="square_pipeline",version="1"}`
+	if status, _, body := s.httpCall(t, "POST", "/v2/models/square_pipeline/generate_stream", []byte(`{"IN":3}`)); status != 200 ||
+		strings.Count(string(body), "data: ") != 3 {
+		t.Fatalf("generate_stream of square_pipeline: %d %s, want three events", status, body)
+	}
 	after := s.scrapeMetrics(t)
+	if got, was := sample(t, after, "nv_inference_request_success"+pipe), sample(t, before, "nv_inference_request_success"+pipe); got != was+1 {
+		t.Errorf("square_pipeline successes went from %v to %v after one request", was, got)
+	}
+	if got := sample(t, after, "nv_inference_pending_request_count"+pipe); got != 0 {
+		t.Errorf("square_pipeline has %v pending requests after its only one finished", got)
+	}
 	if got, was := sample(t, after, success), sample(t, before, success); got != was+5 {
 		t.Errorf("%s went from %v to %v after 5 requests", success, was, got)
 	}
