@@ -27,7 +27,7 @@ GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' 2>/dev/null) \
 all: $(TRITONHOST) backends ## build the server and every backend
 
 .PHONY: backends
-backends: $(BACKEND_LIBS) ## build every backend (repeat, square, identity, addsub, conformance) into backends/
+backends: $(BACKEND_LIBS) ## build every backend (repeat, square, identity, addsub, bls, conformance) into backends/
 
 $(TRITONHOST): $(GO_SOURCES) $(VERSION_STAMP)
 	@mkdir -p $(BIN_DIR)

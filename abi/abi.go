@@ -39,6 +39,17 @@
 // Devices.ContextHook returns, right before each of the instance's entry
 // points (host.c). abi itself never links CUDA: the hook is a function
 // pointer package gpu found with purego.
+//
+// The in-process API. A backend may run inference on the other models of
+// the server it was attached to (Host.AttachServer): a request it builds
+// (infer_request_*.c) is C memory that Go reads once, when it is submitted
+// (inprocess_request.go), input buffers passed on uncopied; the serving
+// backend writes outputs into buffers of the caller's response allocator
+// (allocator_api.c); and one goroutine per submitted request delivers its
+// responses (infer_response_build.c, inprocess_response.go) and then the
+// release callback, through a queue bounded by
+// HostOptions.InProcessMaxPending (inprocess.go). Errors are the core's, in
+// Triton's words.
 package abi
 
 /*

@@ -57,7 +57,7 @@ type conformanceRun struct {
 	values map[string]string
 	dups   []string // "<function> <case>" reported more than once
 
-	main, thread, reschedule, cancel []event
+	main, thread, reschedule, cancel, inprocess []event
 }
 
 // runConformance starts a server with the conformance model and sends it
@@ -65,7 +65,8 @@ type conformanceRun struct {
 // collect, which returns what the backend checked after final responses.
 func runConformance(t *testing.T) *conformanceRun {
 	t.Helper()
-	repo := testenv.Repository(t, testenv.Model{Name: "conformance", Config: conformanceConfig})
+	repo := testenv.Repository(t, testenv.Model{Name: "conformance", Config: conformanceConfig},
+		testenv.Model{Name: "conformance_peer", Config: strings.Replace(conformanceConfig, `name: "conformance"`, `name: "conformance_peer"`, 1)})
 	srv := startServer(t, repo, func(_ *core.Options, l *loader.Options) { l.BackendConfig = conformanceBackendConfig })
 	run := &conformanceRun{srv: srv, repo: repo, checks: map[string]string{}, values: map[string]string{}}
 
@@ -87,9 +88,11 @@ func runConformance(t *testing.T) *conformanceRun {
 		CorrelationID: core.CorrelationID{String: "seq-a", IsString: true}, Inputs: []core.Input{kindInput("thread")}})
 	run.reschedule = infer(t, srv, &core.InferenceRequest{Model: "conformance", ID: "again-1", Inputs: []core.Input{kindInput("reschedule")}})
 	run.cancel = inferAndCancel(t, srv, &core.InferenceRequest{Model: "conformance", ID: "cancel-1", Inputs: []core.Input{kindInput("cancel")}})
+	// inprocess calls conformance_peer (kind peer) through the in-process API.
+	run.inprocess = infer(t, srv, &core.InferenceRequest{Model: "conformance", ID: "inprocess-1", Inputs: []core.Input{kindInput("inprocess")}})
 	collect := infer(t, srv, &core.InferenceRequest{Model: "conformance", ID: "collect-1", Inputs: []core.Input{kindInput("collect")}})
 
-	for _, evs := range [][]event{run.main, run.thread, run.reschedule, collect} {
+	for _, evs := range [][]event{run.main, run.thread, run.reschedule, run.inprocess, collect} {
 		for _, ev := range evs {
 			if ev.resp == nil || ev.resp.Err != nil {
 				continue

@@ -37,6 +37,7 @@ const (
 	tritonAfterFinal = "Triton: OK, handed to the frontend after the final flag (core does not check); tritonhost's core refuses with NOT_FOUND"
 	tritonReschedule = "Triton: rescheduling needs sequence_batching { iterative_sequence: true }, elsewhere RequestRelease fails; tritonhost re-queues the request in any scheduler, until its final response"
 	tritonTakesIt    = "Triton: no check, the configuration of the loaded model changes"
+	tritonInFlight   = "Triton: no check; the request belongs to the server until its release callback, and touching it is undefined"
 )
 
 // conformanceCheck is one line the backend must report:
@@ -46,7 +47,11 @@ type conformanceCheck struct {
 	triton         string // how Triton differs; "" when it agrees
 }
 
-var conformanceChecks = []conformanceCheck{
+// conformanceChecks are the rows of hostChecks (the backend API) and of
+// inprocessChecks (the in-process server API, conformance_inprocess_test.go).
+var conformanceChecks = slices.Concat(hostChecks, inprocessChecks)
+
+var hostChecks = []conformanceCheck{
 	{"TRITONBACKEND_ApiVersion", "good", "OK", ""},
 	{"TRITONBACKEND_ApiVersion", "null_major", "INVALID_ARG", ""},
 	{"TRITONBACKEND_ApiVersion", "null_minor", "INVALID_ARG", ""},

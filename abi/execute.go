@@ -4,6 +4,7 @@ package abi
 #include <stdlib.h>
 #include <string.h>
 #include "host.h"
+#include "inprocess.h"
 */
 import "C"
 
@@ -50,7 +51,7 @@ func (l *library) heldRequestFor(r *core.Request) (*heldRequest, error) {
 	}
 	st := &heldRequest{req: r, lib: l}
 	st.key = l.host.requests.add(st)
-	st.ctx = C.thost_reqctx_new(l.host.c, C.uint64_t(st.key))
+	st.ctx = C.thost_reqctx_new(l.host.c, C.uint64_t(st.key), callerAllocator(r))
 	if st.ctx == nil {
 		l.host.requests.take(st.key)
 		return nil, errOutOfMemory

@@ -95,6 +95,9 @@ func thostResponseSend(resp *C.struct_thost_response, flags C.uint32_t, cerr *C.
 		return cErrorf(core.CodeInvalidArg, "%s: unknown send flags %#x", fn, f)
 	}
 	p := st.req.Responder()
+	if call, ok := st.req.Origin().(*inferCall); ok { // a backend's request (inprocess.go)
+		return call.send(p, resp, f&core.ResponseCompleteFinal != 0, cerr)
+	}
 	var r *core.Response
 	if cerr != nil {
 		r = &core.Response{Err: core.Errorf(core.Code(cerr.code), "%s", errorMessage(cerr))}

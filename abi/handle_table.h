@@ -54,7 +54,10 @@ enum thost_kind {
   THOST_KIND_METRIC_FAMILY,
   THOST_KIND_METRIC,
   THOST_KIND_METRIC_ARGS,
-  THOST_KIND_COUNT  // must stay <= 32
+  THOST_KIND_INFER_REQUEST,   // TRITONSERVER_InferenceRequest (inprocess.h)
+  THOST_KIND_INFER_RESPONSE,  // TRITONSERVER_InferenceResponse
+  THOST_KIND_ALLOCATOR,       // TRITONSERVER_ResponseAllocator
+  THOST_KIND_COUNT            // must stay <= 32
 };
 
 // Allocates a handle of kind for obj; 0 when every slot is in use.

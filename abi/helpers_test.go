@@ -74,13 +74,23 @@ func TestMain(m *testing.M) {
 // request, no backend API object.
 func startServer(t *testing.T, repo string, mutate ...func(*core.Options, *loader.Options)) *testServer {
 	t.Helper()
-	return startServerWith(t, repo, abi.HostOptions{}, mutate...)
+	return startServerWith(t, repo, serverSetup{}, mutate...)
 }
 
-// startServerWith is startServer with a host made from hopts (its logger
-// is the test's).
-func startServerWith(t *testing.T, repo string, hopts abi.HostOptions, mutate ...func(*core.Options, *loader.Options)) *testServer {
+// serverSetup is what startServerWith does differently from startServer.
+type serverSetup struct {
+	host abi.HostOptions // the host's options (its logger is the test's)
+	// wrap, if set, wraps the loader as the server's backend provider.
+	wrap func(core.BackendProvider) core.BackendProvider
+	// detached leaves the host without a server for the in-process API,
+	// as while the server's models load.
+	detached bool
+}
+
+// startServerWith is startServer as setup says.
+func startServerWith(t *testing.T, repo string, setup serverSetup, mutate ...func(*core.Options, *loader.Options)) *testServer {
 	t.Helper()
+	hopts := setup.host
 	backends := testenv.BackendDir(t)
 	logs := &logBuffer{}
 	logger := serverlog.New(logs)
@@ -93,9 +103,15 @@ func startServerWith(t *testing.T, repo string, hopts abi.HostOptions, mutate ..
 	host := abi.NewHost(hopts)
 	lopts.Opener = host
 	copts.Backends = loader.New(lopts)
+	if setup.wrap != nil {
+		copts.Backends = setup.wrap(copts.Backends)
+	}
 	srv, err := core.NewServer(copts)
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
+	}
+	if !setup.detached {
+		host.AttachServer(srv)
 	}
 	ts := &testServer{Server: srv, host: host, log: logs}
 	t.Cleanup(func() {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"tritonhost/core"
 	"tritonhost/core/metrics"
@@ -27,6 +28,14 @@ type HostOptions struct {
 	Metrics *metrics.Registry
 	// Devices are the server's GPUs (nil: none; see Devices).
 	Devices Devices
+	// InProcessMaxPending bounds the responses of one request a backend
+	// submitted (TRITONSERVER_ServerInferAsync) that wait for its response
+	// callback (default DefaultInProcessMaxPending). A serving backend that
+	// sends more waits up to InProcessStallTimeout (default
+	// DefaultInProcessStallTimeout) for room, then its send fails and the
+	// request is cancelled.
+	InProcessMaxPending   int
+	InProcessStallTimeout time.Duration
 }
 
 // Host is one server's side of the backend API: the Go objects that C
@@ -48,6 +57,14 @@ type Host struct {
 	instances     table[*core.Instance]
 	families      table[familyHandle]
 	metricHandles table[metricHandle]
+
+	// The in-process API: the server backends reach through
+	// TRITONBACKEND_ModelServer (AttachServer), and the requests they
+	// submitted that have not been handed back.
+	server       atomic.Pointer[core.Server]
+	calls        table[*inferCall]
+	maxPending   int
+	stallTimeout time.Duration
 }
 
 var _ loader.Opener = (*Host)(nil)
@@ -68,7 +85,14 @@ func NewHost(opts HostOptions) *Host {
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.NewRegistry()
 	}
-	h := &Host{log: opts.Logger, metrics: opts.Metrics, devices: opts.Devices}
+	if opts.InProcessMaxPending <= 0 {
+		opts.InProcessMaxPending = DefaultInProcessMaxPending
+	}
+	if opts.InProcessStallTimeout <= 0 {
+		opts.InProcessStallTimeout = DefaultInProcessStallTimeout
+	}
+	h := &Host{log: opts.Logger, metrics: opts.Metrics, devices: opts.Devices,
+		maxPending: opts.InProcessMaxPending, stallTimeout: opts.InProcessStallTimeout}
 
 	hostRegistry.mu.Lock()
 	defer hostRegistry.mu.Unlock()
@@ -148,9 +172,13 @@ type LiveObjects struct {
 	ResponseStatistics int64 // response statistics objects not deleted
 	HostMessages       int64 // server-owned messages (backend config, host policy)
 	States             int64 // implicit-state objects not yet consumed
+	InferRequests      int64 // inference requests backends created and did not delete
+	InferResponses     int64 // responses delivered to backends and not deleted
+	Allocators         int64 // response allocators backends did not delete
 	GoRequests         int   // Go request records
 	GoModels           int   // Go model records
 	GoInstances        int   // Go instance records
+	GoInferCalls       int   // submitted inference requests not yet handed back
 }
 
 // Live returns the host's current counts.
@@ -164,9 +192,13 @@ func (h *Host) Live() LiveObjects {
 		ResponseStatistics: n(C.THOST_COUNT_RSTATS),
 		HostMessages:       n(C.THOST_COUNT_HOST_MESSAGE),
 		States:             n(C.THOST_COUNT_STATE),
+		InferRequests:      n(C.THOST_COUNT_INFER_REQUEST),
+		InferResponses:     n(C.THOST_COUNT_INFER_RESPONSE),
+		Allocators:         n(C.THOST_COUNT_ALLOCATOR),
 		GoRequests:         h.requests.len(),
 		GoModels:           h.models.len(),
 		GoInstances:        h.instances.len(),
+		GoInferCalls:       h.calls.len(),
 	}
 }
 
@@ -176,9 +208,11 @@ func (l LiveObjects) Zero() bool { return l == LiveObjects{} }
 // String lists the counts that are not zero.
 func (l LiveObjects) String() string {
 	return fmt.Sprintf("request blocks %d, contexts %d, factories %d, responses %d, response statistics %d, "+
-		"host messages %d, states %d, Go requests %d, Go models %d, Go instances %d",
+		"host messages %d, states %d, inference requests %d, inference responses %d, allocators %d, "+
+		"Go requests %d, Go models %d, Go instances %d, Go inference calls %d",
 		l.RequestBlocks, l.RequestContexts, l.Factories, l.Responses, l.ResponseStatistics,
-		l.HostMessages, l.States, l.GoRequests, l.GoModels, l.GoInstances)
+		l.HostMessages, l.States, l.InferRequests, l.InferResponses, l.Allocators,
+		l.GoRequests, l.GoModels, l.GoInstances, l.GoInferCalls)
 }
 
 // MetricObjects counts the live objects of the custom-metrics API of one

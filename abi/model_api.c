@@ -57,11 +57,11 @@ TRITONBACKEND_ModelConfig(
   struct thost_model* m;
   MODEL(m, model);
   THOST_CHECK_ARG(model_config != NULL, "model_config is NULL");
-  if (config_version !=
-      1) {  // INVALID_ARG, as Triton's ModelConfigToJson / JsonToModelConfig
+  if (config_version != 1) {  // Triton's ModelConfigToJson / JsonToModelConfig
     return thost_errorf(
         TRITONSERVER_ERROR_INVALID_ARG,
-        "model configuration version %u is not supported, only version 1 is",
+        "model configuration version %u not supported, supported versions "
+        "are: 1",
         config_version);
   }
   pthread_mutex_lock(&m->config_mu);
@@ -95,11 +95,11 @@ TRITONBACKEND_ModelSetConfig(
   struct thost_message* msg;
   MODEL(m, model);
   THOST_OBJECT(msg, model_config, THOST_KIND_MESSAGE, "model_config message");
-  if (config_version !=
-      1) {  // INVALID_ARG, as Triton's ModelConfigToJson / JsonToModelConfig
+  if (config_version != 1) {  // Triton's ModelConfigToJson / JsonToModelConfig
     return thost_errorf(
         TRITONSERVER_ERROR_INVALID_ARG,
-        "model configuration version %u is not supported, only version 1 is",
+        "model configuration version %u not supported, supported versions "
+        "are: 1",
         config_version);
   }
   return thostModelSetConfig(m, msg->json, msg->len);

@@ -27,6 +27,8 @@
 #include "triton/core/tritonbackend.h"
 #include "triton/core/tritonserver.h"
 
+struct thost_caller_alloc;  // inprocess.h
+
 // ---- Servers ----------------------------------------------------------------
 
 // What the live counters of a server count (leak checks).
@@ -43,6 +45,9 @@ enum {
   THOST_COUNT_METRIC,
   THOST_COUNT_METRIC_ARGS,
   THOST_COUNT_SERIES,
+  THOST_COUNT_INFER_REQUEST,   // inference requests a backend has not deleted
+  THOST_COUNT_INFER_RESPONSE,  // delivered responses not deleted
+  THOST_COUNT_ALLOCATOR,       // response allocators not deleted
   THOST_COUNT_MAX
 };
 
@@ -201,6 +206,10 @@ struct thost_reqctx {
   int32_t refs;        // atomic
   int32_t cancelled;   // atomic, set by Go when the client cancels
   pthread_mutex_t mu;  // guards pending and the block's states
+  // The allocator of the backend that submitted the request
+  // (TRITONSERVER_ServerInferAsync), owned; NULL for other requests. Set
+  // before the first block of the request is built, then read-only.
+  struct thost_caller_alloc* caller;
   uint32_t npending;
   struct thost_rstat pending[THOST_PENDING_RSTATS];
 };
@@ -286,9 +295,16 @@ struct thost_output {
   // device_buffer: buffer is GPU or pinned memory from the host's Devices
   // (attrs says which), returned to them when the response is freed.
   bool device_buffer;
-  void* buffer;  // inline_data, malloc'd, or device memory (device_buffer)
+  void* buffer;  // inline_data, malloc'd, device memory (device_buffer) or
+                 // from the caller's allocator (caller_buffer)
   uint64_t byte_size;
   struct thost_host* host;  // the server of the response
+  // The submitter's allocator, when the response answers a request a backend
+  // submitted (its context's, valid while the response lives), and what it
+  // handed out for the buffer (caller_buffer set).
+  const struct thost_caller_alloc* caller;
+  bool caller_buffer;
+  void* buffer_userp;
   struct thost_buffer_attributes attrs;
   unsigned char ipc_handle[64];  // CUipcMemHandle, filled on first use
   unsigned char inline_data[THOST_INLINE_OUTPUT_BYTES];
@@ -337,7 +353,11 @@ struct thost_message* thost_message_new(
 void thost_message_free(struct thost_message* msg);
 char* thost_strndup(const char* s, size_t n);
 
-struct thost_reqctx* thost_reqctx_new(struct thost_host* host, uint64_t key);
+// caller: the submitter's allocator, for a request a backend submitted
+// (copied); NULL for other requests.
+struct thost_reqctx* thost_reqctx_new(
+    struct thost_host* host, uint64_t key,
+    const struct thost_caller_alloc* caller);
 uint32_t thost_reqctx_take_stats(
     struct thost_reqctx* ctx, struct thost_rstat* out);
 void thost_reqctx_ref(struct thost_reqctx* ctx);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "_cgo_export.h"
+#include "inprocess.h"
 #include "objects.h"
 
 #define RESPONSE(var, h) THOST_OBJECT(var, h, THOST_KIND_RESPONSE, "response")
@@ -52,6 +53,7 @@ TRITONBACKEND_ResponseOutput(
   memset(out, 0, offsetof(struct thost_output, inline_data));
   out->attrs.server_owned = true;
   out->host = r->ctx->host;
+  out->caller = r->ctx->caller;
   out->datatype = datatype;
   out->shape = (int64_t*)(out + 1);
   if (dims_count > 0)
@@ -115,6 +117,9 @@ TRITONBACKEND_OutputBuffer(
         TRITONSERVER_ERROR_ALREADY_EXISTS, "output '%s' already has a buffer",
         o->name);
   }
+  if (o->caller != NULL)  // a backend's request: its allocator provides it
+    return thost_caller_alloc_output(
+        o, buffer_byte_size, memory_type, memory_type_id, buffer);
   TRITONSERVER_MemoryType want = *memory_type;
   const int64_t want_id = want == TRITONSERVER_MEMORY_GPU ? *memory_type_id : 0;
   o->attrs.memory_type = TRITONSERVER_MEMORY_CPU;

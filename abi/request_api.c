@@ -6,16 +6,27 @@
 #include <string.h>
 
 #include "_cgo_export.h"
+#include "inprocess.h"
 #include "objects.h"
 
 // ---- Request context --------------------------------------------------------
 
 struct thost_reqctx*
-thost_reqctx_new(struct thost_host* host, uint64_t key)
+thost_reqctx_new(
+    struct thost_host* host, uint64_t key,
+    const struct thost_caller_alloc* caller)
 {
   struct thost_reqctx* ctx = calloc(1, sizeof(*ctx));
   if (ctx == NULL)
     return NULL;
+  if (caller != NULL) {  // a backend's request: a copy of its allocator
+    ctx->caller = malloc(sizeof(*ctx->caller));
+    if (ctx->caller == NULL) {
+      free(ctx);
+      return NULL;
+    }
+    *ctx->caller = *caller;
+  }
   ctx->key = key;
   ctx->host = host;
   ctx->refs = 1;
@@ -53,6 +64,7 @@ thost_reqctx_unref(struct thost_reqctx* ctx)
   thostRequestContextDone(ctx, ctx->pending, ctx->npending);
   pthread_mutex_destroy(&ctx->mu);
   thost_count(ctx->host, THOST_COUNT_CONTEXT, -1);
+  free(ctx->caller);
   free(ctx);
 }
 
@@ -316,6 +328,9 @@ TRITONBACKEND_RequestOutputBufferProperties(
   THOST_CHECK_ARG(
       memory_type != NULL && memory_type_id != NULL,
       "memory_type or memory_type_id is NULL");
+  if (r->ctx->caller != NULL)  // a backend's request: its allocator answers
+    return thost_caller_query(
+        r->ctx, name, byte_size, memory_type, memory_type_id);
   (void)name;  // may be NULL (not yet known), as the header allows
   (void)
       byte_size;  // the size hint does not change where outputs go: host memory

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "_cgo_export.h"
+#include "inprocess.h"
 #include "objects.h"
 
 #define FACTORY(var, h) \
@@ -97,6 +98,7 @@ response_new(TRITONBACKEND_Response** response, struct thost_reqctx* ctx)
   thost_enter_host(ctx->host);
   thost_reqctx_ref(ctx);
   thost_count(ctx->host, THOST_COUNT_RESPONSE, 1);
+  thost_caller_start(ctx);
   *response = THOST_AS_HANDLE(TRITONBACKEND_Response, r->handle);
   return NULL;
 }
@@ -106,7 +108,9 @@ response_free(struct thost_response* r)
 {
   for (uint32_t i = 0; i < r->output_count; i++) {
     struct thost_output* out = r->outputs[i];
-    if (out->device_buffer) {
+    if (thost_caller_release_output(out)) {
+      // the caller's allocator took its buffer back
+    } else if (out->device_buffer) {
       TRITONSERVER_Error* err = thostDeviceFree(
           out->host, out->attrs.memory_type, out->attrs.memory_type_id,
           out->buffer);

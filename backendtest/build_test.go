@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -36,6 +38,11 @@ var backendLibs = []struct {
 	{
 		name:      "addsub",
 		exports:   append([]string{"TRITONBACKEND_GetBackendAttribute"}, modelEntryPoints...),
+		needsStub: true,
+	},
+	{
+		name:      "bls",
+		exports:   modelEntryPoints,
 		needsStub: true,
 	},
 	{
@@ -118,7 +125,7 @@ func builtWithMake(t *testing.T) (backendsDir, buildDir string) {
 			return
 		}
 		makeBuild.dir = dir
-		cmd := exec.Command("make", "-f", "mk/backends.mk",
+		cmd := exec.Command("make", "-j", strconv.Itoa(runtime.NumCPU()), "-f", "mk/backends.mk",
 			"BACKENDS_DIR="+filepath.Join(dir, "backends"),
 			"BUILD_DIR="+filepath.Join(dir, "build"))
 		cmd.Dir = root

@@ -8,6 +8,8 @@
 //	                         what it saw (driven by loader/conformance_test.go)
 //	backends_cpp/addsub/     libtriton_addsub.so, C++17 on the layer: sum and
 //	                         difference, Triton's "simple" example model
+//	backends_cpp/bls/        libtriton_bls.so, C++17 on the layer: calls another
+//	                         model through the in-process API (TRITONSERVER_*)
 //	repeat_backend/          libtriton_repeat.so, C++17, decoupled
 //	square_backend/          libtriton_square.so, C++17, decoupled
 //	backends_cpp/layer/      the C++ backend layer in Triton's style, installed

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -10,10 +11,32 @@ import (
 // CLOCK_MONOTONIC in nanoseconds. Go's monotonic clock reads the same source,
 // so one reading of both at start-up lets every later time.Now be expressed
 // on the backends' scale without a system call.
-var (
-	clockBase     = time.Now()
-	clockBaseMono = readMonotonic()
-)
+var clockBase, clockBaseMono = calibrateClock()
+
+// calibrateClock pairs a time.Now with a CLOCK_MONOTONIC reading taken at
+// the same instant: the reading is bracketed by two time.Now calls and
+// paired with their midpoint, keeping the tightest of a few tries, so a
+// thread preempted between the two reads (a loaded machine at start-up)
+// does not shift every later timestamp by the length of the pause.
+func calibrateClock() (time.Time, uint64) {
+	var (
+		base  time.Time
+		mono  uint64
+		width = time.Duration(math.MaxInt64)
+	)
+	for range 8 {
+		before := time.Now()
+		m := readMonotonic()
+		w := time.Since(before)
+		if w < width {
+			base, mono, width = before.Add(w/2), m, w
+		}
+		if width < 20*time.Microsecond {
+			break
+		}
+	}
+	return base, mono
+}
 
 func readMonotonic() uint64 {
 	var ts unix.Timespec

@@ -29,13 +29,20 @@ type InferenceRequest struct {
 	// Outputs names the outputs the client wants; empty means all of them.
 	Outputs    []string
 	Parameters []Parameter
+	// Origin is the submitter's, opaque to the server; the backend layer
+	// that runs the request finds it with Request.Origin (abi keeps there
+	// the response allocator of a backend that submitted the request, so
+	// the serving backend writes outputs where the submitter asked).
+	Origin any
 	// Finished, if set, is called once when the request is finished: its
 	// final response was delivered and the backend released it for good.
 	// From then on the server holds no reference to the inputs' buffers, so
-	// memory lent to the request (a shared-memory region) may be taken
-	// back. It runs on the goroutine or backend thread that finished the
-	// request. It is not called when Infer or Submit returns an error: the
-	// request was never accepted.
+	// memory lent to the request (a shared-memory region, a calling
+	// backend's input buffers) may be taken back. It runs on the goroutine
+	// or backend thread that finished the request, possibly while the
+	// request's Responder is locked: it must return at once and not call
+	// back into the request. It is not called when Infer or Submit returns
+	// an error: the request was never accepted.
 	Finished func()
 }
 

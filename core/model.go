@@ -118,6 +118,17 @@ func (m *Model) ConfigJSON() []byte {
 	return m.cfgJSON
 }
 
+// InputDataType returns the data type of the model's input name, and
+// whether the model has such an input. A frontend uses it to spend nothing
+// converting data that validation will refuse.
+func (m *Model) InputDataType(name string) (DataType, bool) {
+	in := m.inputs[name]
+	if in == nil {
+		return TypeInvalid, false
+	}
+	return DataType(in.GetDataType()), true
+}
+
 // Decoupled reports whether the model may send any number of responses per
 // request (model_transaction_policy { decoupled: true }).
 func (m *Model) Decoupled() bool { return m.decoupled }

@@ -68,6 +68,10 @@ func (r *Request) Timeout() time.Duration { return r.client.Timeout }
 // Parameters returns the request parameters the client sent.
 func (r *Request) Parameters() []Parameter { return r.client.Parameters }
 
+// Origin returns InferenceRequest.Origin, what the submitter attached for
+// the backend layer.
+func (r *Request) Origin() any { return r.client.Origin }
+
 // Inputs returns the inputs with backend-visible shapes. The slice and its
 // buffers must not be modified.
 func (r *Request) Inputs() []Input { return r.inputs }

@@ -166,7 +166,7 @@ func TestFunctionCountsPerHeaderAndKind(t *testing.T) {
 		entryPoint bool
 		want       int
 	}{
-		{"tritonserver.h", false, 52},
+		{"tritonserver.h", false, 104},
 		{"tritonserver.h", true, 0},
 		{"tritonbackend.h", false, 91},
 		{"tritonbackend.h", true, 14},
@@ -188,8 +188,8 @@ func TestFunctionCountsPerHeaderAndKind(t *testing.T) {
 	if err != nil {
 		t.Fatalf("HostFunctions: %v", err)
 	}
-	if len(host) != 52+91 {
-		t.Errorf("HostFunctions returned %d functions, want %d", len(host), 52+91)
+	if len(host) != 104+91 {
+		t.Errorf("HostFunctions returned %d functions, want %d", len(host), 104+91)
 	}
 	for _, f := range host {
 		if f.EntryPoint {
@@ -236,16 +236,26 @@ func TestKnownFunctionsAreDeclaredWhereExpected(t *testing.T) {
 			}
 		})
 	}
-	// The in-process server API must not be declared: the host does not
-	// implement it.
+	// The in-process server API is declared as far as backends use it:
+	// requests, responses, allocators, ServerInferAsync and model queries.
+	// Creating, configuring or stopping a server is not offered.
 	for _, name := range []string{
-		"TRITONSERVER_ServerNew", "TRITONSERVER_ServerOptionsNew",
-		"TRITONSERVER_InferenceRequestNew", "TRITONSERVER_InferenceResponseDelete",
-		"TRITONSERVER_ResponseAllocatorNew", "TRITONSERVER_MetricsFormatted",
-		"TRITONSERVER_InferenceTraceNew",
+		"TRITONSERVER_InferenceRequestNew", "TRITONSERVER_InferenceRequestSetResponseCallback",
+		"TRITONSERVER_InferenceResponseOutput", "TRITONSERVER_ResponseAllocatorNew",
+		"TRITONSERVER_ServerInferAsync", "TRITONSERVER_ServerModelIsReady",
+		"TRITONSERVER_ServerModelConfig", "TRITONSERVER_ServerModelMetadata",
+	} {
+		if f, ok := byName[name]; !ok || f.Header != "tritonserver.h" || f.EntryPoint {
+			t.Errorf("%s: want a host function of tritonserver.h, got %+v (declared %v)", name, f, ok)
+		}
+	}
+	for _, name := range []string{
+		"TRITONSERVER_ServerNew", "TRITONSERVER_ServerOptionsNew", "TRITONSERVER_ServerStop",
+		"TRITONSERVER_MetricsFormatted", "TRITONSERVER_InferenceTraceNew",
+		"TRITONSERVER_ServerLoadModel", "TRITONSERVER_ServerModelStatistics",
 	} {
 		if _, ok := byName[name]; ok {
-			t.Errorf("%s is declared, but it belongs to the in-process server API the host does not offer", name)
+			t.Errorf("%s is declared, but tritonhost does not offer server creation, control or server metrics", name)
 		}
 	}
 }
@@ -440,6 +450,38 @@ func TestHeadersCompileAndHoldUpstreamValues(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestInProcessCallbacksTakeTritonsSignatures compiles
+// testdata/inprocess_callbacks.c, which defines every callback of the
+// in-process server API with Triton's parameter lists and passes each to the
+// function that takes it, as C11 and C++17 with -Wall -Wextra -Werror
+// -pedantic: a callback type that differs from Triton's is a compile error.
+func TestInProcessCallbacksTakeTritonsSignatures(t *testing.T) {
+	incDir, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := filepath.Abs(filepath.Join("testdata", "inprocess_callbacks.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, lang := range []struct {
+		name string
+		cmd  []string
+		args []string
+	}{
+		{"c11", compiler(t, "CC", "gcc"), []string{"-std=c11", "-x", "c"}},
+		{"cxx17", compiler(t, "CXX", "g++"), []string{"-std=c++17", "-x", "c++"}},
+	} {
+		t.Run(lang.name, func(t *testing.T) {
+			args := append(append([]string{}, lang.cmd[1:]...), lang.args...)
+			args = append(args, "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", incDir,
+				"-c", src, "-o", filepath.Join(dir, lang.name+".o"))
+			runCompiler(t, lang.cmd[0], args)
+		})
 	}
 }
 

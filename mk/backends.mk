@@ -3,6 +3,7 @@
 #   $(BACKENDS_DIR)/repeat/libtriton_repeat.so      C++17, repeat_backend/
 #   $(BACKENDS_DIR)/square/libtriton_square.so      C++17, square_backend/
 #   $(BACKENDS_DIR)/addsub/libtriton_addsub.so      C++17, backends_cpp/addsub/
+#   $(BACKENDS_DIR)/bls/libtriton_bls.so            C++17, backends_cpp/bls/
 #   $(BACKENDS_DIR)/identity/libtriton_identity.so  C11,   backends_c/identity/
 #   $(BACKENDS_DIR)/conformance/libtriton_conformance.so
 #                                                   C11,   backends_c/conformance/
@@ -60,6 +61,7 @@ BACKEND_LIBS := \
 	$(BACKENDS_DIR)/repeat/libtriton_repeat.so \
 	$(BACKENDS_DIR)/square/libtriton_square.so \
 	$(BACKENDS_DIR)/addsub/libtriton_addsub.so \
+	$(BACKENDS_DIR)/bls/libtriton_bls.so \
 	$(BACKENDS_DIR)/identity/libtriton_identity.so \
 	$(BACKENDS_DIR)/conformance/libtriton_conformance.so
 
@@ -102,14 +104,16 @@ THOST_CJSON_OBJ := $(THOST_OBJ)/third_party/cjson/cJSON.o
 THOST_REPEAT_OBJS := $(call THOST_OBJS_OF,repeat_backend,repeat)
 THOST_SQUARE_OBJS := $(call THOST_OBJS_OF,square_backend,square)
 THOST_ADDSUB_OBJS := $(call THOST_OBJS_OF,backends_cpp/addsub,addsub)
+THOST_BLS_OBJS := $(call THOST_OBJS_OF,backends_cpp/bls,bls bls_call callee_check cpu_outputs)
 THOST_IDENTITY_OBJS := $(call THOST_OBJS_OF,backends_c/identity,identity \
 	identity_config identity_execute messages) $(THOST_CJSON_OBJ)
 THOST_CONFORMANCE_OBJS := $(call THOST_OBJS_OF,backends_c/conformance,conformance \
 	kinds kind_main kind_thread kind_reschedule kind_cancel report checks_server \
 	checks_objects checks_backend checks_model checks_instance checks_config \
-	checks_request checks_input checks_response checks_statistics) $(THOST_CJSON_OBJ)
+	checks_request checks_input checks_response checks_statistics checks_inprocess \
+	checks_inprocess_tensors inprocess_callbacks kind_inprocess kind_peer) $(THOST_CJSON_OBJ)
 THOST_ALL_OBJS := $(sort $(THOST_LAYER_OBJS) $(THOST_REPEAT_OBJS) $(THOST_SQUARE_OBJS) \
-	$(THOST_ADDSUB_OBJS) $(THOST_IDENTITY_OBJS) $(THOST_CONFORMANCE_OBJS))
+	$(THOST_ADDSUB_OBJS) $(THOST_BLS_OBJS) $(THOST_IDENTITY_OBJS) $(THOST_CONFORMANCE_OBJS))
 
 # -MMD leaves out system headers, so the vendored ones are named here.
 THOST_CJSON_HEADER := $(THOST_SRC)third_party/cjson/cJSON.h
@@ -133,6 +137,13 @@ $(BACKENDS_DIR)/square/libtriton_square.so: $(THOST_SQUARE_OBJS) $(THOST_LAYER_L
 $(BACKENDS_DIR)/addsub/libtriton_addsub.so: $(THOST_ADDSUB_OBJS) $(THOST_LAYER_LIB) $(THOST_STUB) $(THOST_EXPORTS_MAP)
 	@mkdir -p $(@D)
 	$(CXX) $(THOST_LDFLAGS) -o $@ $(filter %.o %.a,$^) $(THOST_STUB_LIBS)
+
+# bls's callbacks run on the server's threads until the instance's finalizer
+# has seen the last one return; -z nodelete keeps their code mapped for the
+# last instructions after that.
+$(BACKENDS_DIR)/bls/libtriton_bls.so: $(THOST_BLS_OBJS) $(THOST_LAYER_LIB) $(THOST_STUB) $(THOST_EXPORTS_MAP)
+	@mkdir -p $(@D)
+	$(CXX) $(THOST_LDFLAGS) $(THOST_NODELETE) -o $@ $(filter %.o %.a,$^) $(THOST_STUB_LIBS)
 
 $(BACKENDS_DIR)/identity/libtriton_identity.so: $(THOST_IDENTITY_OBJS) $(THOST_EXPORTS_MAP)
 	@mkdir -p $(@D)

@@ -182,6 +182,68 @@ void conf_check_response_statistics(
     conf_report* report, TRITONBACKEND_ModelInstance* instance,
     TRITONBACKEND_Request* request);
 
+/* ---- the in-process server API ------------------------------------------ */
+
+/* The model the "inprocess" request calls: the conformance backend again,
+ * answering kind "peer". */
+#define CONF_PEER "conformance_peer"
+
+/* checks_inprocess.c, checks_inprocess_tensors.c: model queries,
+ * allocators, and a request built and never submitted. */
+void conf_check_inprocess_api(conf_report* report, TRITONSERVER_Server* server);
+void conf_check_inprocess_tensors(
+    conf_report* report, TRITONSERVER_InferenceRequest* request);
+
+/* What the callbacks of one submission saw; guarded by mu. */
+typedef struct conf_call {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  conf_report* report; /* thread-safe on its own */
+  pthread_t caller;    /* the thread that submitted */
+  int starts, allocs, releases, queries, attributes, responses, finals;
+  bool null_final, released, foreign_thread, alloc_on_caller;
+  uint32_t release_flags;
+  int preferred_gpu; /* allocations whose preferred memory was GPU */
+  int32_t out[2];    /* AUTO_OUT of the first two responses */
+  char query_name[32];
+} conf_call;
+
+/* inprocess_callbacks.c: the allocator's functions and the request's
+ * callbacks; their userp is a conf_call (NULL for requests never
+ * submitted). */
+TRITONSERVER_Error* conf_alloc_fn(
+    TRITONSERVER_ResponseAllocator* allocator, const char* tensor_name,
+    size_t byte_size, TRITONSERVER_MemoryType memory_type,
+    int64_t memory_type_id, void* userp, void** buffer, void** buffer_userp,
+    TRITONSERVER_MemoryType* actual_memory_type,
+    int64_t* actual_memory_type_id);
+TRITONSERVER_Error* conf_release_fn(
+    TRITONSERVER_ResponseAllocator* allocator, void* buffer, void* buffer_userp,
+    size_t byte_size, TRITONSERVER_MemoryType memory_type,
+    int64_t memory_type_id);
+TRITONSERVER_Error* conf_start_fn(
+    TRITONSERVER_ResponseAllocator* allocator, void* userp);
+TRITONSERVER_Error* conf_query_fn(
+    TRITONSERVER_ResponseAllocator* allocator, void* userp,
+    const char* tensor_name, size_t* byte_size,
+    TRITONSERVER_MemoryType* memory_type, int64_t* memory_type_id);
+TRITONSERVER_Error* conf_attributes_fn(
+    TRITONSERVER_ResponseAllocator* allocator, const char* tensor_name,
+    TRITONSERVER_BufferAttributes* buffer_attributes, void* userp,
+    void* buffer_userp);
+/* kind_peer.c: the peer answers only once the caller opened the gate (up
+ * to 10 s), so the caller's checks of a request in flight cannot race with
+ * its return. One gate for the backend: one "inprocess" request at a time. */
+void conf_peer_gate_close(void);
+void conf_peer_gate_open(void);
+/* What the peer's send after its final flag returned ("NOT_FOUND"). */
+const char* conf_peer_after_final(void);
+void conf_request_released(
+    TRITONSERVER_InferenceRequest* request, const uint32_t flags, void* userp);
+void conf_response_complete(
+    TRITONSERVER_InferenceResponse* response, const uint32_t flags,
+    void* userp);
+
 /* ---- the request kinds (kinds.c and kind_*.c) -------------------------- */
 
 #define CONF_RELEASE_ALL TRITONSERVER_REQUEST_RELEASE_ALL
@@ -196,6 +258,9 @@ void conf_execute_reschedule(
     conf_instance* instance, TRITONBACKEND_Request* request);
 void conf_execute_cancel(
     conf_instance* instance, TRITONBACKEND_Request* request);
+void conf_execute_inprocess(
+    conf_instance* instance, TRITONBACKEND_Request* request);
+void conf_execute_peer(conf_instance* instance, TRITONBACKEND_Request* request);
 void conf_execute_collect(
     conf_instance* instance, TRITONBACKEND_Request* request);
 /* Waits for the instance's threads. */

@@ -16,6 +16,13 @@
  *               its third execution, which answers with the count.
  *   cancel      Sends a non-final response, waits (up to 10 s) until the
  *               client cancels, then answers with a CANCELLED error.
+ *   inprocess   Runs the in-process server API: checks its objects, then
+ *               calls the model conformance_peer (kind peer) and answers
+ *               with what the allocator and callbacks saw.
+ *   peer        Answers a request another backend submitted: two responses
+ *               with outputs from the submitter's allocator, one deleted,
+ *               then a flags-only final; echoes what it received as
+ *               response parameters.
  *   collect     Waits for the backend's threads and answers with the
  *               deferred report.
  */
@@ -138,6 +145,10 @@ conf_execute(conf_instance* st, TRITONBACKEND_Request* req)
     conf_execute_reschedule(st, req);
   } else if (strcmp(kind, "cancel") == 0) {
     conf_execute_cancel(st, req);
+  } else if (strcmp(kind, "inprocess") == 0) {
+    conf_execute_inprocess(st, req);
+  } else if (strcmp(kind, "peer") == 0) {
+    conf_execute_peer(st, req);
   } else if (strcmp(kind, "collect") == 0) {
     conf_execute_collect(st, req);
   } else {

@@ -31,7 +31,9 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	gpus := o.GPU.open(log)
 	defer gpus.close(log) // after the host: the server has stopped
 	o.devices = gpus.hostDevices()
-	host := abi.NewHost(abi.HostOptions{Logger: log, Devices: o.devices})
+	hopts := o.InProcess.hostOptions(log)
+	hopts.Devices = o.devices
+	host := abi.NewHost(hopts)
 	defer host.Close()
 	provider := loader.New(loader.Options{
 		Opener:               host,
@@ -45,6 +47,7 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	host.AttachServer(srv) // backends' in-process API (TRITONSERVER_ServerInferAsync)
 	for _, st := range srv.RepositoryIndex() {
 		log.Infof("model %q version %q: %s %s", st.Name, st.Version, st.Readiness, st.Reason)
 	}

@@ -54,6 +54,7 @@ type serveOptions struct {
 	HTTP                httpFlags
 	Metrics             metricsFlags
 	GPU                 gpuFlags
+	InProcess           inprocessFlags
 
 	backendConfig map[string]map[string]string
 	devices       core.Devices // the GPUs instances may be placed on (Run)
@@ -108,6 +109,7 @@ func newServeCommand() *cobra.Command {
 	o.HTTP.bind(f)
 	o.Metrics.bind(f)
 	o.GPU.bind(f)
+	o.InProcess.bind(f)
 	return cmd
 }
 
@@ -190,6 +192,9 @@ func (o *serveOptions) Validate() error {
 	}
 	if o.ShmMaxRegions <= 0 {
 		return errors.New("--system-shm-max-regions must be positive")
+	}
+	if err := o.InProcess.validate(); err != nil {
+		return err
 	}
 	return o.GRPC.validate()
 }

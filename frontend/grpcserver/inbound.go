@@ -40,9 +40,21 @@ const (
 // inboundRequest is a ModelInferRequest as the server received it: decoded,
 // or, when it broke a limit, only its header (model, version and id, for
 // the answer) and why it was refused.
+//
+// Received off the wire (decodeInbound), its tensor data is not decoded:
+// msg.RawInputContents are slices of the received message, and each
+// input's typed contents stay encoded in contents until the request's
+// model has been looked up and the input found to take them (see
+// contentsData). The received message must therefore live as long as the
+// request: it is not returned to a pool. Built by a Go caller (msg only,
+// contents nil), the inputs' Contents fields are used as they are.
 type inboundRequest struct {
 	msg     *pb.ModelInferRequest
 	refused error
+	// contents holds, per input of msg, the encoded InferTensorContents
+	// of the input (one slice per occurrence of the field; none when the
+	// input has no contents field); nil when msg was not received.
+	contents []wireContents
 }
 
 // limitError refuses a request that is too large: RESOURCE_EXHAUSTED, as
@@ -60,19 +72,89 @@ func (e limitError) GRPCStatus() *status.Status {
 // it into in (or only its header, when refused).
 // A message that cannot be decoded is refused the same way: its stream goes
 // on. decodeInbound itself never fails.
+//
+// An accepted message's raw_input_contents and typed contents are not
+// decoded (see inboundRequest): b must not be reused while the request
+// lives.
 func decodeInbound(b []byte, in *inboundRequest, lim requestLimits) error {
 	in.msg = new(pb.ModelInferRequest)
 	err := checkRequestWire(b, lim)
 	if err == nil {
-		if err = proto.Unmarshal(b, in.msg); err == nil {
+		if err = decodeWithoutData(b, in); err == nil {
 			return nil
 		}
-		err = core.Errorf(core.CodeInvalidArg, "the request is not a valid ModelInferRequest: %v", err)
-		in.msg = new(pb.ModelInferRequest)
+		in.msg, in.contents = new(pb.ModelInferRequest), nil
 	}
 	in.refused = err
 	decodeHeader(b, in.msg)
 	return nil
+}
+
+// decodeWithoutData decodes a ModelInferRequest checked by
+// checkRequestWire, except its tensor data: protobuf decodes a copy of the
+// message without raw_input_contents and without the inputs' contents (the
+// tensor descriptions, parameters and header: small), the raw contents are
+// slices of b, and each input's encoded contents go to in.contents.
+func decodeWithoutData(b []byte, in *inboundRequest) error {
+	var (
+		rest     []byte // the message without its tensor data
+		raw      [][]byte
+		contents []wireContents
+	)
+	err := walkFields(b, func(num protowire.Number, typ protowire.Type, v, field []byte) error {
+		switch {
+		case num == 7 && typ == protowire.BytesType: // raw_input_contents
+			raw = append(raw, v)
+		case num == 5 && typ == protowire.BytesType: // inputs
+			input, c, err := splitContents(v)
+			if err != nil {
+				return err
+			}
+			contents = append(contents, c)
+			rest = protowire.AppendTag(rest, num, typ)
+			rest = protowire.AppendBytes(rest, input)
+		default:
+			rest = append(rest, field...)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := proto.Unmarshal(rest, in.msg); err != nil {
+		return core.Errorf(core.CodeInvalidArg, "the request is not a valid ModelInferRequest: %v", err)
+	}
+	in.msg.RawInputContents = raw
+	in.contents = contents
+	return nil
+}
+
+// splitContents separates an encoded InferInputTensor from its contents
+// fields: it returns the tensor without them (input itself when it has
+// none) and their values, slices of input.
+func splitContents(input []byte) ([]byte, wireContents, error) {
+	var (
+		rest     []byte
+		contents wireContents
+		at       int // how much of input rest holds, while it is input's prefix
+	)
+	copied := false
+	err := walkFields(input, func(num protowire.Number, typ protowire.Type, v, field []byte) error {
+		if num == 5 && typ == protowire.BytesType {
+			contents = append(contents, v)
+			if !copied {
+				rest, copied = append([]byte(nil), input[:at]...), true
+			}
+		} else if copied {
+			rest = append(rest, field...)
+		}
+		at += len(field)
+		return nil
+	})
+	if !copied {
+		rest = input
+	}
+	return rest, contents, err
 }
 
 // checkRequestWire walks a ModelInferRequest on the wire and returns an
@@ -214,23 +296,30 @@ func elements(typ protowire.Type, v []byte, scalar protowire.Type) int {
 // bytes (the value of a length-delimited field; nil for the others). A
 // malformed message is an error.
 func walk(b []byte, f func(num protowire.Number, typ protowire.Type, v []byte) error) error {
+	return walkFields(b, func(num protowire.Number, typ protowire.Type, v, _ []byte) error { return f(num, typ, v) })
+}
+
+// walkFields is walk that also gives f the whole field as encoded, tag
+// included.
+func walkFields(b []byte, f func(num protowire.Number, typ protowire.Type, v, field []byte) error) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
 			return malformed(n)
 		}
-		b = b[n:]
+		tagLen := n
 		var v []byte
 		if typ == protowire.BytesType {
-			v, n = protowire.ConsumeBytes(b)
+			v, n = protowire.ConsumeBytes(b[tagLen:])
 		} else {
-			n = protowire.ConsumeFieldValue(num, typ, b)
+			n = protowire.ConsumeFieldValue(num, typ, b[tagLen:])
 		}
 		if n < 0 {
 			return malformed(n)
 		}
-		b = b[n:]
-		if err := f(num, typ, v); err != nil {
+		field := b[:tagLen+n]
+		b = b[tagLen+n:]
+		if err := f(num, typ, v, field); err != nil {
 			return err
 		}
 	}

@@ -25,7 +25,8 @@ type resolved struct {
 // parameters, the inputs' data, the outputs' shared memory; core then
 // checks the inputs against the model. A request that breaks a rule holds
 // nothing: what it leased is released.
-func (s *Service) resolve(req *pb.ModelInferRequest, unary bool) (*resolved, error) {
+func (s *Service) resolve(in *inboundRequest, unary bool) (*resolved, error) {
+	req := in.msg
 	m, err := protocol.LookupModel(s.core, req.GetModelName(), req.GetModelVersion())
 	if err != nil {
 		return nil, err
@@ -38,7 +39,7 @@ func (s *Service) resolve(req *pb.ModelInferRequest, unary bool) (*resolved, err
 		return nil, err
 	}
 	mem := &protocol.RequestMemory{}
-	if err := s.inputData(req, ir, mem); err != nil {
+	if err := s.inputData(in, m, ir, mem); err != nil {
 		mem.Release()
 		return nil, err
 	}
@@ -83,18 +84,22 @@ func decodeRequest(req *pb.ModelInferRequest) (*core.InferenceRequest, requestOp
 // not come with raw_input_contents; otherwise from the next entry of
 // raw_input_contents, which are taken in order by the inputs that have
 // neither (entries left over are not used).
-func (s *Service) inputData(req *pb.ModelInferRequest, ir *core.InferenceRequest, mem *protocol.RequestMemory) error {
-	model := req.GetModelName()
-	raw := req.GetRawInputContents()
+func (s *Service) inputData(req *inboundRequest, m *core.Model, ir *core.InferenceRequest, mem *protocol.RequestMemory) error {
+	model := req.msg.GetModelName()
+	raw := req.msg.GetRawInputContents()
 	next := 0
-	for i, in := range req.GetInputs() {
+	for i, in := range req.msg.GetInputs() {
 		shm, err := parseShmParams(in.GetName(), in.GetParameters())
+		if err != nil {
+			return err
+		}
+		contents, err := req.inputContents(i)
 		if err != nil {
 			return err
 		}
 		switch {
 		case shm != nil:
-			if in.GetContents() != nil {
+			if contents != nil {
 				return core.Errorf(core.CodeInvalidArg, "unexpected 'content' provided when using shared memory for input tensor '%s' for model '%s'", in.GetName(), model)
 			}
 			data, err := mem.Input(s.opts.SharedMemory, shm.region, shm.offset, shm.byteSize)
@@ -102,12 +107,20 @@ func (s *Service) inputData(req *pb.ModelInferRequest, ir *core.InferenceRequest
 				return err
 			}
 			ir.Inputs[i].Buffers = [][]byte{data}
-		case in.GetContents() != nil && len(raw) > 0:
+		case contents != nil && len(raw) > 0:
 			return core.Errorf(core.CodeInvalidArg, "contents field must not be specified when using raw_input_contents for '%s' for model '%s'", in.GetName(), model)
-		case in.GetContents() != nil:
-			data, err := contentsData(model, in.GetName(), ir.Inputs[i].DataType, in.GetContents())
+		case contents != nil:
+			dt := ir.Inputs[i].DataType
+			field, n, err := contentsField(model, in.GetName(), dt, contents)
 			if err != nil {
 				return err
+			}
+			if want, ok := m.InputDataType(in.GetName()); !ok || want != dt {
+				continue // core refuses the input, in Triton's words: nothing is decoded for it
+			}
+			var data []byte
+			if field != 0 {
+				data = decodeContents(dt, field, n, contents)
 			}
 			ir.Inputs[i].Buffers = [][]byte{data}
 		case next < len(raw):

@@ -126,7 +126,7 @@ func (st *inferStream) submit(in *inboundRequest) {
 		st.refuse(sr, core.Errorf(core.CodeUnavailable, "server is shutting down"))
 		return
 	}
-	r, err := st.svc.resolve(req, false)
+	r, err := st.svc.resolve(in, false)
 	if err != nil {
 		st.refuse(sr, err)
 		return

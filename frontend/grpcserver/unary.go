@@ -44,7 +44,7 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 	if s.isDraining() {
 		return nil, h, status.Error(codes.Unavailable, "server is shutting down")
 	}
-	r, err := s.resolve(in.msg, true)
+	r, err := s.resolve(in, true)
 	if err != nil {
 		return nil, h, toStatus(err)
 	}

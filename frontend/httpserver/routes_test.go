@@ -62,7 +62,7 @@ func TestHealthMetadataConfigAndStatistics(t *testing.T) {
 	}
 	_, _, body = h.call(t, "GET", "/v2", nil)
 	decodeJSON(t, body, &meta)
-	if meta.Name != "th" || meta.Version != "9.9" || !slices.Contains(meta.Extensions, "binary_tensor_data") || !slices.Contains(meta.Extensions, "generate") {
+	if meta.Name != "th" || meta.Version != "9.9" || !slices.Contains(meta.Extensions, "binary_tensor_data") || slices.Contains(meta.Extensions, "generate") {
 		t.Errorf("server metadata %+v", meta)
 	}
 

@@ -12,7 +12,8 @@ const DefaultServerName = "triton"
 
 // Extensions are the protocol extensions the server implements, as server
 // metadata lists them over either protocol (Triton's names, in Triton's
-// order; "generate", which Triton serves without listing it, last).
+// order; like Triton, the list leaves out "generate", which the HTTP
+// endpoint serves all the same).
 var Extensions = []string{
 	"sequence",
 	"model_repository",
@@ -23,7 +24,6 @@ var Extensions = []string{
 	"parameters",
 	"statistics",
 	"logging",
-	"generate",
 }
 
 // TensorMetadata is one input or output of a model's metadata.

@@ -229,7 +229,10 @@ TRITONBACKEND_DECLSPEC TRITONSERVER_Error* TRITONBACKEND_InputBufferAttributes(
 // stores its address in *buffer for the backend to fill. On entry
 // *memory_type and *memory_type_id give the preferred location; on return
 // they give the actual one. The buffer belongs to the output and must not be
-// used after the response is sent or deleted.
+// used after the response is sent or deleted. For a request another backend
+// submitted (TRITONSERVER_ServerInferAsync), the buffer comes from that
+// backend's response allocator, on this thread, and may live anywhere it
+// says; its errors are returned here.
 TRITONBACKEND_DECLSPEC TRITONSERVER_Error* TRITONBACKEND_OutputBuffer(
     TRITONBACKEND_Output* output, void** buffer,
     const uint64_t buffer_byte_size, TRITONSERVER_MemoryType* memory_type,
@@ -349,8 +352,10 @@ TRITONBACKEND_DECLSPEC TRITONSERVER_Error* TRITONBACKEND_RequestOutputName(
 // live. 'name' and 'byte_size' describe the output and may be NULL when not
 // yet known. On entry *memory_type and *memory_type_id give the backend's
 // preference; on return they give the host's, which
-// TRITONBACKEND_OutputBuffer will try to, but need not, honour. Fails with
-// TRITONSERVER_ERROR_UNAVAILABLE when the host has no preference to offer.
+// TRITONBACKEND_OutputBuffer will try to, but need not, honour. For a
+// request a backend submitted (TRITONSERVER_ServerInferAsync) the answer
+// comes from its allocator's query function; without one, this fails with
+// TRITONSERVER_ERROR_UNAVAILABLE. Other requests get CPU memory, id 0.
 TRITONBACKEND_DECLSPEC TRITONSERVER_Error*
 TRITONBACKEND_RequestOutputBufferProperties(
     TRITONBACKEND_Request* request, const char* name, size_t* byte_size,
@@ -415,7 +420,10 @@ TRITONBACKEND_ResponseFactorySendFlags(
 // responses may be sent later and in any order.
 //
 // Response functions are safe from any thread and keep working after the
-// request is released, as long as the response itself is valid.
+// request is released, as long as the response itself is valid. For a
+// request another backend submitted (TRITONSERVER_ServerInferAsync),
+// creating a response calls the start function of that backend's response
+// allocator, on the creating thread.
 // ---------------------------------------------------------------------------
 
 // Creates a response for 'request' and stores it in *response. The caller
@@ -637,9 +645,11 @@ TRITONBACKEND_DECLSPEC TRITONSERVER_Error* TRITONBACKEND_ModelSetConfig(
     TRITONBACKEND_Model* model, const uint32_t config_version,
     TRITONSERVER_Message* model_config);
 
-// Stores in *server the server that serves the model. In tritonhost the
-// handle is opaque and no server functions are offered; it exists for
-// backends that pass it along.
+// Stores in *server the server that serves the model, for the in-process
+// server API of tritonserver.h: running inference on other models
+// (TRITONSERVER_InferenceRequestNew, TRITONSERVER_ServerInferAsync) and
+// querying them (TRITONSERVER_ServerModelIsReady, ...). The handle stays
+// valid as long as the server runs.
 TRITONBACKEND_DECLSPEC TRITONSERVER_Error* TRITONBACKEND_ModelServer(
     TRITONBACKEND_Model* model, TRITONSERVER_Server** server);
 

@@ -6,10 +6,15 @@
 // 1.34) so that a backend written for Triton compiles against it unchanged,
 // but it declares only the functions a backend may call from inside a
 // server: the helpers for data types, errors, messages, parameters, logging,
-// buffer attributes, tracing and custom metrics. The in-process server API
-// (server options, server, inference request and response, response
-// allocator) is not offered by tritonhost; its handle types, enums and
-// callback types are declared so code that merely names them still compiles.
+// buffer attributes, tracing and custom metrics, and the part of Triton's
+// in-process server API that lets a backend run inference on other models
+// of its server from its own threads (Triton's business-logic-scripting
+// pattern): inference requests, response allocators, inference responses,
+// TRITONSERVER_ServerInferAsync and the model queries. Creating, configuring
+// or stopping a server (server options, TRITONSERVER_ServerNew, server
+// metrics) is not offered: a backend gets its server from
+// TRITONBACKEND_ModelServer. Those types and enums are declared so code that
+// merely names them still compiles.
 //
 // Conventions that hold for every function below unless its comment says
 // otherwise:
@@ -326,16 +331,57 @@ TRITONSERVER_DECLSPEC const char* TRITONSERVER_ErrorMessage(
     struct TRITONSERVER_Error* error);
 
 // ---------------------------------------------------------------------------
-// Response allocator callback types (in-process server API)
+// Response allocators (in-process server API)
 //
-// Triton's in-process API lets an embedding application allocate output
-// buffers through these callbacks. tritonhost does not offer that API; the
-// types are declared only so that code naming them compiles.
+// A backend that runs inference on another model (see "Inference requests"
+// below) decides where the outputs of that model's responses go: it creates
+// a response allocator, whose functions the server calls for every output
+// buffer, and names it in TRITONSERVER_InferenceRequestSetResponseCallback.
+// The buffers belong to the caller's allocator; the server never frees
+// them, it hands each back once through the release function.
+//
+// When and where the server calls an allocator's functions, for a request
+// served by a backend (as Triton does):
+//   start_fn   once per response, before its allocations, on the thread of
+//              the serving backend that creates the response
+//              (TRITONBACKEND_ResponseNew,
+//              TRITONBACKEND_ResponseNewFromFactory).
+//   alloc_fn   once per output buffer, on the serving backend's thread, from
+//              TRITONBACKEND_OutputBuffer, with the memory type and id that
+//              backend prefers; the backend then writes straight into the
+//              buffer, wherever it lives (the server does not copy it).
+//   buffer_attributes_fn  right after alloc_fn, on the same thread, with
+//              attributes the function may fill in (a CUDA IPC handle).
+//   query_fn   when the serving backend asks where its outputs should go
+//              (TRITONBACKEND_RequestOutputBufferProperties).
+//   release_fn once per buffer alloc_fn handed out: when the response
+//              holding it is deleted (TRITONSERVER_InferenceResponseDelete,
+//              on the deleting thread), or, for a buffer that never reaches
+//              the caller (the serving backend deleted its response, or sent
+//              it with an error, or the output was not requested), on the
+//              thread that drops it.
+// When the server builds a response itself (no backend wrote the outputs),
+// it allocates each output with alloc_fn, preferring CPU memory, on the
+// request's delivery thread just before the response callback, and copies
+// the data in; a buffer in GPU memory then makes the response an error.
+//
+// The functions may run on several threads at once, also for one request,
+// and must be thread-safe; keeping per-request state in the allocator's
+// userp needs no lock. The server holds no lock of its own while calling
+// them, but the calling thread (often the serving backend's) waits for
+// them: they must return promptly.
 // ---------------------------------------------------------------------------
 
 // Allocates 'byte_size' bytes for output 'tensor_name', preferring
-// 'memory_type'/'memory_type_id'; returns the buffer, an optional per-buffer
-// user pointer and where the buffer actually lives.
+// 'memory_type'/'memory_type_id' (what the serving backend asked for).
+// 'allocator' is the allocator's handle and 'userp' the
+// response_allocator_userp of the request. Stores the buffer in *buffer (NULL
+// is allowed for 0 bytes), a pointer of the caller's choosing in
+// *buffer_userp (passed back to release_fn and returned by
+// TRITONSERVER_InferenceResponseOutput), and where the buffer actually lives
+// in *actual_memory_type and *actual_memory_type_id. An error it returns
+// becomes the error of TRITONBACKEND_OutputBuffer, and the other results
+// are ignored.
 typedef struct TRITONSERVER_Error* (*TRITONSERVER_ResponseAllocatorAllocFn_t)(
     struct TRITONSERVER_ResponseAllocator* allocator, const char* tensor_name,
     size_t byte_size, TRITONSERVER_MemoryType memory_type,
@@ -343,31 +389,76 @@ typedef struct TRITONSERVER_Error* (*TRITONSERVER_ResponseAllocatorAllocFn_t)(
     TRITONSERVER_MemoryType* actual_memory_type,
     int64_t* actual_memory_type_id);
 
-// Fills in the attributes of a buffer just returned by the allocation
-// callback.
+// Fills in 'buffer_attributes', which describe the buffer alloc_fn just
+// returned for 'tensor_name' (size, memory type and id already set). The
+// attributes belong to the output: set them, never delete them. An error it
+// returns fails the allocation; the buffer is released.
 typedef struct TRITONSERVER_Error* (
     *TRITONSERVER_ResponseAllocatorBufferAttributesFn_t)(
     struct TRITONSERVER_ResponseAllocator* allocator, const char* tensor_name,
     struct TRITONSERVER_BufferAttributes* buffer_attributes, void* userp,
     void* buffer_userp);
 
-// Reports the memory type and id the allocator would prefer for a tensor,
-// without allocating. 'tensor_name' and 'byte_size' may be NULL when unknown.
+// Reports where the allocator would put a buffer, without allocating.
+// 'tensor_name' and 'byte_size' are NULL when the serving backend does not
+// know them yet. On entry *memory_type and *memory_type_id hold the serving
+// backend's preference; on return, the allocator's.
 typedef struct TRITONSERVER_Error* (*TRITONSERVER_ResponseAllocatorQueryFn_t)(
     struct TRITONSERVER_ResponseAllocator* allocator, void* userp,
     const char* tensor_name, size_t* byte_size,
     TRITONSERVER_MemoryType* memory_type, int64_t* memory_type_id);
 
-// Frees a buffer obtained from the allocation callback once nothing refers to
-// it any more.
+// Takes back a buffer alloc_fn handed out, with the 'buffer_userp', size and
+// location it was handed out with: the server no longer refers to it. An
+// error it returns is logged; the buffer is not offered again.
 typedef struct TRITONSERVER_Error* (*TRITONSERVER_ResponseAllocatorReleaseFn_t)(
     struct TRITONSERVER_ResponseAllocator* allocator, void* buffer,
     void* buffer_userp, size_t byte_size, TRITONSERVER_MemoryType memory_type,
     int64_t memory_type_id);
 
-// Announces that the following allocation calls belong to a new response.
+// Announces that the allocations that follow belong to a new response of
+// the request whose response_allocator_userp is 'userp'. An error it returns
+// is logged.
 typedef struct TRITONSERVER_Error* (*TRITONSERVER_ResponseAllocatorStartFn_t)(
     struct TRITONSERVER_ResponseAllocator* allocator, void* userp);
+
+// Creates a response allocator with the functions above: 'alloc_fn' and
+// 'release_fn' are required, 'start_fn' may be NULL. On success *allocator
+// is owned by the caller, to be released with
+// TRITONSERVER_ResponseAllocatorDelete; it may serve any number of requests
+// at once. The server copies the functions when a request is submitted, so
+// changing or deleting the allocator later does not affect requests in
+// flight. Fails with TRITONSERVER_ERROR_INVALID_ARG for a NULL out-pointer or
+// required function.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ResponseAllocatorNew(
+    struct TRITONSERVER_ResponseAllocator** allocator,
+    TRITONSERVER_ResponseAllocatorAllocFn_t alloc_fn,
+    TRITONSERVER_ResponseAllocatorReleaseFn_t release_fn,
+    TRITONSERVER_ResponseAllocatorStartFn_t start_fn);
+
+// Sets (or, with NULL, clears) the function that fills in the attributes of
+// each buffer alloc_fn returns. Affects requests submitted afterwards.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ResponseAllocatorSetBufferAttributesFunction(
+    struct TRITONSERVER_ResponseAllocator* allocator,
+    TRITONSERVER_ResponseAllocatorBufferAttributesFn_t buffer_attributes_fn);
+
+// Sets (or, with NULL, clears) the function that answers
+// TRITONBACKEND_RequestOutputBufferProperties for requests using this
+// allocator; without one, that call fails with
+// TRITONSERVER_ERROR_UNAVAILABLE. Affects requests submitted afterwards.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ResponseAllocatorSetQueryFunction(
+    struct TRITONSERVER_ResponseAllocator* allocator,
+    TRITONSERVER_ResponseAllocatorQueryFn_t query_fn);
+
+// Releases an allocator. Requests already submitted with it go on with the
+// functions they were submitted with; buffers still held by responses are
+// released through them.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ResponseAllocatorDelete(
+    struct TRITONSERVER_ResponseAllocator* allocator);
 
 // ---------------------------------------------------------------------------
 // Messages
@@ -540,15 +631,394 @@ typedef enum tritonserver_responsecompleteflag_enum {
   TRITONSERVER_RESPONSE_COMPLETE_FINAL = 1
 } TRITONSERVER_ResponseCompleteFlag;
 
-// Callback types of the in-process API (not offered by tritonhost): a
-// request handed back to its creator, and a response delivered to it.
+// Called once the server is done with a request a backend submitted with
+// TRITONSERVER_ServerInferAsync: 'flags' is TRITONSERVER_REQUEST_RELEASE_ALL
+// and 'userp' the request_release_userp. From then on the request and the
+// input buffers appended to it are the caller's again: the callback may
+// delete the request, change it or submit it again. It runs on the request's
+// delivery thread (a thread of the server), after the final response
+// callback has returned, with no lock of the server held.
 typedef void (*TRITONSERVER_InferenceRequestReleaseFn_t)(
     struct TRITONSERVER_InferenceRequest* request, const uint32_t flags,
     void* userp);
 
+// Delivers one response of a submitted request: 'flags' is 0, or
+// TRITONSERVER_RESPONSE_COMPLETE_FINAL on the last call for the request,
+// and 'userp' the response_userp. 'response' is owned by the callback from
+// here on (release it with TRITONSERVER_InferenceResponseDelete, on any
+// thread, at any time); it is NULL on a final call that carries no response
+// (a decoupled model's flags-only end). A model that is not decoupled
+// produces exactly one call, a response with the FINAL flag. Calls for one
+// request come one at a time, in order, on the request's delivery thread
+// (a thread of the server, not the serving backend's), with no lock of the
+// server held: the callback may call any function of this API, submit
+// more requests, and send responses of its own. It should return promptly:
+// while it runs, later responses of the request wait (see
+// TRITONSERVER_ServerInferAsync for the bound). A callback that never
+// returns keeps that request's delivery thread and its undelivered
+// responses; other requests and models go on, and the server's shutdown
+// gives up on the request at its exit timeout.
 typedef void (*TRITONSERVER_InferenceResponseCompleteFn_t)(
     struct TRITONSERVER_InferenceResponse* response, const uint32_t flags,
     void* userp);
+
+// ---------------------------------------------------------------------------
+// Inference requests (in-process server API)
+//
+// A backend runs inference on another model of its server by building a
+// request and submitting it with TRITONSERVER_ServerInferAsync; the
+// responses come back to its response callback. The life of a request:
+//   1. TRITONSERVER_InferenceRequestNew, then inputs, their data, requested
+//      outputs, id, flags, parameters and the two callbacks.
+//   2. TRITONSERVER_ServerInferAsync. On success the server owns the request
+//      until its release callback: the request is "in flight". Functions
+//      that would change it, and TRITONSERVER_InferenceRequestDelete, fail
+//      with TRITONSERVER_ERROR_INVALID_ARG meanwhile; the getters,
+//      TRITONSERVER_InferenceRequestCancel and
+//      TRITONSERVER_InferenceRequestIsCancelled may still be called.
+//   3. The response callback receives every response, the last one with
+//      TRITONSERVER_RESPONSE_COMPLETE_FINAL; then the release callback hands
+//      the request back. It may be submitted again or deleted.
+// Input data is never copied: the buffers appended to a request must stay
+// valid and unchanged until its release callback (or, for a request never
+// submitted, until the input is removed or the request deleted).
+//
+// Threads: a request may be built and submitted on any thread, but calls
+// that change one request must not race. Cancel and IsCancelled may be
+// called from any thread at any time. Strings handed out belong to the
+// request and stay valid until it is changed or deleted.
+// ---------------------------------------------------------------------------
+
+// Creates a request for version 'model_version' of model 'model_name'
+// served by 'server' (from TRITONBACKEND_ModelServer); -1 picks the newest
+// ready version when the request is submitted. The name is copied. On
+// success *inference_request is owned by the caller, to be released with
+// TRITONSERVER_InferenceRequestDelete. Fails as Triton does when the server
+// has no such model ready (the model's error), and with
+// TRITONSERVER_ERROR_UNAVAILABLE while the server is not serving.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestNew(
+    struct TRITONSERVER_InferenceRequest** inference_request,
+    struct TRITONSERVER_Server* server, const char* model_name,
+    const int64_t model_version);
+
+// Releases a request that is not in flight, with everything the request
+// copied; appended input buffers stay the caller's.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestDelete(
+    struct TRITONSERVER_InferenceRequest* inference_request);
+
+// Stores in *id the request's id ("" until one is set).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestId(
+    struct TRITONSERVER_InferenceRequest* inference_request, const char** id);
+
+// Sets the request's id (copied); responses carry it.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestSetId(
+    struct TRITONSERVER_InferenceRequest* inference_request, const char* id);
+
+// Stores in *flags the request's TRITONSERVER_RequestFlag bits (0 until set).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestFlags(
+    struct TRITONSERVER_InferenceRequest* inference_request, uint32_t* flags);
+
+// Sets the request's TRITONSERVER_RequestFlag bits (sequence start and end,
+// for models with a sequence batcher).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestSetFlags(
+    struct TRITONSERVER_InferenceRequest* inference_request, uint32_t flags);
+
+// Stores in *correlation_id the request's numeric correlation id (0, the
+// default, means none). Fails with TRITONSERVER_ERROR_INVALID_ARG when the
+// id is a string.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestCorrelationId(
+    struct TRITONSERVER_InferenceRequest* inference_request,
+    uint64_t* correlation_id);
+
+// Stores in *correlation_id the request's string correlation id. Fails with
+// TRITONSERVER_ERROR_INVALID_ARG when the id is numeric, as it is by default.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestCorrelationIdString(
+    struct TRITONSERVER_InferenceRequest* inference_request,
+    const char** correlation_id);
+
+// Makes the request's correlation id the number 'correlation_id'.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestSetCorrelationId(
+    struct TRITONSERVER_InferenceRequest* inference_request,
+    uint64_t correlation_id);
+
+// Makes the request's correlation id the string 'correlation_id' (copied).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestSetCorrelationIdString(
+    struct TRITONSERVER_InferenceRequest* inference_request,
+    const char* correlation_id);
+
+// Asks the server to stop working on the request: the serving backend sees
+// it as cancelled (TRITONBACKEND_RequestIsCancelled), a queued request ends
+// with a TRITONSERVER_ERROR_CANCELLED response. Best effort; the callbacks
+// still come. Submitting the request clears the mark, so cancelling a
+// request before TRITONSERVER_ServerInferAsync has no effect on the run.
+// Any thread, also while the request is in flight.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestCancel(
+    struct TRITONSERVER_InferenceRequest* inference_request);
+
+// Stores in *is_cancelled whether the request was cancelled since it was
+// last submitted. Any thread, also while the request is in flight.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestIsCancelled(
+    struct TRITONSERVER_InferenceRequest* inference_request,
+    bool* is_cancelled);
+
+// Stores in *priority the request's priority (0: the model's default),
+// capped at UINT32_MAX. Kept for older callers: prefer
+// TRITONSERVER_InferenceRequestPriorityUInt64.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestPriority(
+    struct TRITONSERVER_InferenceRequest* inference_request,
+    uint32_t* priority);
+
+// Stores in *priority the request's priority (0: the model's default).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestPriorityUInt64(
+    struct TRITONSERVER_InferenceRequest* inference_request,
+    uint64_t* priority);
+
+// Sets the request's priority. Kept for older callers: prefer
+// TRITONSERVER_InferenceRequestSetPriorityUInt64.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestSetPriority(
+    struct TRITONSERVER_InferenceRequest* inference_request, uint32_t priority);
+
+// Sets the request's priority (0: the model's default).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestSetPriorityUInt64(
+    struct TRITONSERVER_InferenceRequest* inference_request, uint64_t priority);
+
+// Stores in *timeout_us the request's timeout in microseconds (0: none).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestTimeoutMicroseconds(
+    struct TRITONSERVER_InferenceRequest* inference_request,
+    uint64_t* timeout_us);
+
+// Sets the request's timeout in microseconds (0: none): a request still
+// queued when it expires ends with an error response.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestSetTimeoutMicroseconds(
+    struct TRITONSERVER_InferenceRequest* inference_request,
+    uint64_t timeout_us);
+
+// Adds input 'name' of 'datatype' and the 'dim_count' dimensions at 'shape'
+// (with the batch dimension when the model batches), without data yet. Name
+// and shape are copied. Fails with TRITONSERVER_ERROR_INVALID_ARG when the
+// request already has an input of that name or a raw input.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestAddInput(
+    struct TRITONSERVER_InferenceRequest* inference_request, const char* name,
+    const TRITONSERVER_DataType datatype, const int64_t* shape,
+    uint64_t dim_count);
+
+// Adds the request's only input as raw bytes: when the request is submitted,
+// it becomes the model's one configured input, with that input's data type,
+// and the shape its dims and the data's size imply (at most one -1 dim; a
+// BYTES input must have shape [1], and its data is taken as one element).
+// 'name' only names the input in the functions below. Fails with
+// TRITONSERVER_ERROR_INVALID_ARG when the request already has an input.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestAddRawInput(
+    struct TRITONSERVER_InferenceRequest* inference_request, const char* name);
+
+// Removes input 'name' and its data (INVALID_ARG if there is none).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestRemoveInput(
+    struct TRITONSERVER_InferenceRequest* inference_request, const char* name);
+
+// Removes every input and its data.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestRemoveAllInputs(
+    struct TRITONSERVER_InferenceRequest* inference_request);
+
+// Appends 'byte_size' bytes at 'base' to the data of input 'name' (the
+// buffers of an input are its data in order). Not copied: see the top of
+// this section. 'memory_type' must be TRITONSERVER_MEMORY_CPU or
+// TRITONSERVER_MEMORY_CPU_PINNED (id 0); GPU memory fails with
+// TRITONSERVER_ERROR_UNSUPPORTED, as does an unknown memory type with
+// TRITONSERVER_ERROR_INVALID_ARG.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestAppendInputData(
+    struct TRITONSERVER_InferenceRequest* inference_request, const char* name,
+    const void* base, size_t byte_size, TRITONSERVER_MemoryType memory_type,
+    int64_t memory_type_id);
+
+// Appends a buffer of input 'name' meant for model instances of host policy
+// 'host_policy_name' (copied). tritonhost keeps such buffers but runs every
+// instance with the input's default buffers, which
+// TRITONSERVER_InferenceRequestAppendInputData adds and which Triton
+// requires as well; submitting an input that has only host-policy buffers
+// fails with TRITONSERVER_ERROR_INVALID_ARG. Memory types as there.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestAppendInputDataWithHostPolicy(
+    struct TRITONSERVER_InferenceRequest* inference_request, const char* name,
+    const void* base, size_t byte_size, TRITONSERVER_MemoryType memory_type,
+    int64_t memory_type_id, const char* host_policy_name);
+
+// As TRITONSERVER_InferenceRequestAppendInputData, with the size, memory
+// type and id read from 'buffer_attributes', which the caller keeps.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestAppendInputDataWithBufferAttributes(
+    struct TRITONSERVER_InferenceRequest* inference_request, const char* name,
+    const void* base, struct TRITONSERVER_BufferAttributes* buffer_attributes);
+
+// Removes every buffer of input 'name', keeping the input; the buffers are
+// the caller's again.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestRemoveAllInputData(
+    struct TRITONSERVER_InferenceRequest* inference_request, const char* name);
+
+// Asks for output 'name' (copied). A request that asks for none receives
+// every output of the model. Asking twice is the same as asking once.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestAddRequestedOutput(
+    struct TRITONSERVER_InferenceRequest* inference_request, const char* name);
+
+// No longer asks for output 'name' (INVALID_ARG if it was not asked for).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestRemoveRequestedOutput(
+    struct TRITONSERVER_InferenceRequest* inference_request, const char* name);
+
+// No longer asks for any output: the request receives every output.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestRemoveAllRequestedOutputs(
+    struct TRITONSERVER_InferenceRequest* inference_request);
+
+// Sets the function that hands the request back after each submission (see
+// TRITONSERVER_InferenceRequestReleaseFn_t), and the pointer passed to it.
+// Without one the caller cannot know when it may delete or reuse the
+// request and its input buffers.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestSetReleaseCallback(
+    struct TRITONSERVER_InferenceRequest* inference_request,
+    TRITONSERVER_InferenceRequestReleaseFn_t request_release_fn,
+    void* request_release_userp);
+
+// Sets the allocator for the outputs of the request's responses and the
+// pointer passed to its functions, and the function that receives the
+// responses (see TRITONSERVER_InferenceResponseCompleteFn_t) and the pointer
+// passed to it. Both functions are required (INVALID_ARG otherwise). The
+// pointers are not used after the final response callback and the release
+// callback of a submission have returned.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestSetResponseCallback(
+    struct TRITONSERVER_InferenceRequest* inference_request,
+    struct TRITONSERVER_ResponseAllocator* response_allocator,
+    void* response_allocator_userp,
+    TRITONSERVER_InferenceResponseCompleteFn_t response_fn,
+    void* response_userp);
+
+// Adds parameter 'key' with a string value to the request; the serving
+// backend reads it with TRITONBACKEND_RequestParameter. Both are copied.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestSetStringParameter(
+    struct TRITONSERVER_InferenceRequest* request, const char* key,
+    const char* value);
+
+// Adds parameter 'key' with an integer value to the request.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestSetIntParameter(
+    struct TRITONSERVER_InferenceRequest* request, const char* key,
+    const int64_t value);
+
+// Adds parameter 'key' with a boolean value to the request.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestSetBoolParameter(
+    struct TRITONSERVER_InferenceRequest* request, const char* key,
+    const bool value);
+
+// Adds parameter 'key' with a double value to the request.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceRequestSetDoubleParameter(
+    struct TRITONSERVER_InferenceRequest* request, const char* key,
+    const double value);
+
+// ---------------------------------------------------------------------------
+// Inference responses (in-process server API)
+//
+// A response delivered to a request's response callback: an error, or the
+// outputs and parameters one response of the model carried. The callback
+// owns it; everything it hands out belongs to it and stays valid until
+// TRITONSERVER_InferenceResponseDelete. Any thread may read it; reads do not
+// race with each other.
+// ---------------------------------------------------------------------------
+
+// Releases a response, handing each output buffer back to the request's
+// allocator (its release_fn runs on this thread).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceResponseDelete(
+    struct TRITONSERVER_InferenceResponse* inference_response);
+
+// Returns NULL when the response succeeded, else its error. The error
+// belongs to the response: never delete it. A response that is not a valid
+// handle gets a new TRITONSERVER_ERROR_INVALID_ARG error, which the caller
+// owns.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceResponseError(
+    struct TRITONSERVER_InferenceResponse* inference_response);
+
+// Stores in *model_name and *model_version the model and version that
+// produced the response.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceResponseModel(
+    struct TRITONSERVER_InferenceResponse* inference_response,
+    const char** model_name, int64_t* model_version);
+
+// Stores in *request_id the id of the request the response answers.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceResponseId(
+    struct TRITONSERVER_InferenceResponse* inference_response,
+    const char** request_id);
+
+// Stores in *count the number of parameters the response carries.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceResponseParameterCount(
+    struct TRITONSERVER_InferenceResponse* inference_response, uint32_t* count);
+
+// Stores the name, type and value of parameter 'index' (< the count). *vvalue
+// points at a NUL-terminated string for STRING, an int64_t for INT, a bool
+// for BOOL and a double for DOUBLE.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceResponseParameter(
+    struct TRITONSERVER_InferenceResponse* inference_response,
+    const uint32_t index, const char** name, TRITONSERVER_ParameterType* type,
+    const void** vvalue);
+
+// Stores in *count the number of outputs the response carries (those the
+// request asked for, or all the model produced).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceResponseOutputCount(
+    struct TRITONSERVER_InferenceResponse* inference_response, uint32_t* count);
+
+// Stores what is known of output 'index' (< the count): name, data type,
+// shape (*dim_count dimensions at *shape), data (*byte_size bytes at *base,
+// in memory *memory_type / *memory_type_id) and the buffer_userp the
+// allocator returned with the buffer (NULL when the server allocated none).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceResponseOutput(
+    struct TRITONSERVER_InferenceResponse* inference_response,
+    const uint32_t index, const char** name, TRITONSERVER_DataType* datatype,
+    const int64_t** shape, uint64_t* dim_count, const void** base,
+    size_t* byte_size, TRITONSERVER_MemoryType* memory_type,
+    int64_t* memory_type_id, void** userp);
+
+// Stores in *label the classification label of class 'class_index' of
+// output 'index'. tritonhost loads no label files, so *label is always
+// NULL ("no label"), as Triton reports for a model without labels.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceResponseOutputClassificationLabel(
+    struct TRITONSERVER_InferenceResponse* inference_response,
+    const uint32_t index, const size_t class_index, const char** label);
 
 // ---------------------------------------------------------------------------
 // Buffer attributes
@@ -626,7 +1096,7 @@ TRITONSERVER_BufferAttributesByteSize(
 // Server configuration and model properties (in-process server API)
 //
 // Enums used by Triton's server options and model queries. tritonhost does
-// not offer those functions; the enums are declared for source
+// not offer the functions that take them; the enums are declared for source
 // compatibility.
 // ---------------------------------------------------------------------------
 
@@ -661,6 +1131,67 @@ typedef enum tritonserver_txn_property_flag_enum {
   TRITONSERVER_TXN_ONE_TO_ONE = 1,
   TRITONSERVER_TXN_DECOUPLED = 2
 } TRITONSERVER_ModelTxnPropertyFlag;
+
+// ---------------------------------------------------------------------------
+// The server: model queries and inference (in-process server API)
+//
+// 'server' is the handle TRITONBACKEND_ModelServer returns; it stays valid
+// while the server runs. Any thread may call these. Errors are the server's
+// own, code and message as a client of the server would see them (an
+// unknown model: TRITONSERVER_ERROR_NOT_FOUND "Request for unknown model:
+// '<name>' is not found"). A server that has not started serving yet (while
+// its models load) answers every one with TRITONSERVER_ERROR_UNAVAILABLE
+// "Server not ready"; one that is shutting down answers ModelIsReady so and
+// refuses new requests with TRITONSERVER_ERROR_UNAVAILABLE.
+// ---------------------------------------------------------------------------
+
+// Stores in *ready whether version 'model_version' of 'model_name' (-1: the
+// newest) is loaded and ready for inference; an unknown model is not ready,
+// and not an error.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerModelIsReady(
+    struct TRITONSERVER_Server* server, const char* model_name,
+    const int64_t model_version, bool* ready);
+
+// Stores in *model_metadata a new message, owned by the caller (release it
+// with TRITONSERVER_MessageDelete), holding the model's metadata as Triton's
+// JSON: {"name", "versions" (the version asked for, or every ready one for
+// -1), "platform", "inputs" and "outputs" (each {"name", "datatype",
+// "shape"}, -1 for a variable or batch dimension)}. Fails with the model's
+// error when it is not loaded.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerModelMetadata(
+    struct TRITONSERVER_Server* server, const char* model_name,
+    const int64_t model_version, struct TRITONSERVER_Message** model_metadata);
+
+// Stores in *model_config a new message, owned by the caller (release it
+// with TRITONSERVER_MessageDelete), holding the configuration of the model
+// as loaded, in the JSON TRITONBACKEND_ModelConfig gives its backend.
+// 'config_version' must be 1 (TRITONSERVER_ERROR_INVALID_ARG otherwise, once
+// the model was found).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ServerModelConfig(
+    struct TRITONSERVER_Server* server, const char* model_name,
+    const int64_t model_version, const uint32_t config_version,
+    struct TRITONSERVER_Message** model_config);
+
+// Submits 'inference_request' (see "Inference requests" above). The request
+// is checked against the model's configuration first: on error nothing was
+// submitted, no callback will come, and the caller still owns the request.
+// On success the request is in flight until its release callback, and its
+// responses reach its response callback. 'trace' must be NULL or a trace of
+// the caller's own request (TRITONBACKEND_RequestTrace); the server traces
+// the new request by its own settings and never takes the trace.
+//
+// Responses wait for the response callback in a queue of the request,
+// bounded by the server's --inprocess-max-pending-responses setting: when
+// it is full, the serving backend's TRITONBACKEND_ResponseSend waits for
+// room up to --inprocess-stall-timeout milliseconds, then fails with
+// TRITONSERVER_ERROR_UNAVAILABLE and the request is cancelled. The final
+// response is always taken.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ServerInferAsync(
+    struct TRITONSERVER_Server* server,
+    struct TRITONSERVER_InferenceRequest* inference_request,
+    struct TRITONSERVER_InferenceTrace* trace);
 
 // ---------------------------------------------------------------------------
 // Custom metrics

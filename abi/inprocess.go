@@ -1,0 +1,311 @@
+package abi
+
+/*
+#include <stdlib.h>
+#include "inprocess.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+	"unsafe"
+
+	"tritonhost/core"
+)
+
+// Defaults of HostOptions.InProcessMaxPending and InProcessStallTimeout.
+const (
+	DefaultInProcessMaxPending   = 1024
+	DefaultInProcessStallTimeout = 5 * time.Second
+)
+
+// errServerNotReady is Triton's answer to the in-process API while the
+// server starts (its models load) and, for ModelIsReady, while it stops.
+func errServerNotReady() *C.TRITONSERVER_Error {
+	return cErrorf(core.CodeUnavailable, "Server not ready")
+}
+
+// AttachServer makes s the server that backends reach through the
+// in-process API: the handle TRITONBACKEND_ModelServer gives them leads to
+// it, for TRITONSERVER_InferenceRequestNew, TRITONSERVER_ServerInferAsync
+// and the model queries. Call it once s is created (core.NewServer has
+// loaded the models by then); until then those calls answer UNAVAILABLE
+// "Server not ready", as Triton's do while its models load.
+func (h *Host) AttachServer(s *core.Server) { h.server.Store(s) }
+
+// serverOf returns the attached server of a C server, or an error for the
+// backend calling fn.
+func serverOf(c *C.struct_thost_host, fn string) (*Host, *core.Server, *C.TRITONSERVER_Error) {
+	h := hostOf(c)
+	if h == nil {
+		return nil, nil, cErrorf(core.CodeUnavailable, "%s: the server has stopped", fn)
+	}
+	s := h.server.Load()
+	if s == nil {
+		return nil, nil, errServerNotReady()
+	}
+	return h, s, nil
+}
+
+// inferCall is one submission of an inference request by a backend
+// (TRITONSERVER_ServerInferAsync), from its acceptance until the release
+// callback has returned. The server's ResponseFunc and Finished only
+// queue what they are given (they may run under the request's responder
+// lock); the call's own goroutine, started at submission, calls the
+// backend's response and release functions from the queue, one at a time,
+// in order, holding no lock. So a callback that blocks holds only that
+// goroutine (and its thread); the serving backend's sends wait for room
+// in the queue (maxPending) only up to stallTimeout.
+type inferCall struct {
+	host   *Host
+	key    uint64
+	creq   *C.struct_thost_infer_request // the caller's; in flight, so not freed
+	cb     *C.struct_thost_infer_call    // C memory, owned; freed at the end
+	model  *core.Model
+	id     string
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	queue    []delivery
+	reserved int                                           // senders admitted, not yet queued
+	room     chan struct{}                                 // closed when the queue shrinks, if someone waits
+	pending  map[*core.Response]*C.struct_thost_output_set // sent, not yet delivered
+	wake     chan struct{}                                 // capacity 1
+}
+
+// delivery is one entry of a call's queue.
+type delivery struct {
+	resp    *core.Response
+	set     *C.struct_thost_output_set // the buffers of resp's outputs, if a backend wrote them
+	final   bool
+	release bool // the request is finished: hand it back
+}
+
+var errNoRoom = errors.New("no room")
+
+// callerAllocator returns the allocator of the backend that submitted r, for
+// the serving backend's request context; nil for other requests.
+func callerAllocator(r *core.Request) *C.struct_thost_caller_alloc {
+	if c, ok := r.Origin().(*inferCall); ok {
+		return &c.cb.alloc
+	}
+	return nil
+}
+
+// submit runs a request a backend submitted; cb holds its callbacks. On
+// success the call owns cb; on error nothing was submitted.
+func (h *Host) submit(srv *core.Server, creq *C.struct_thost_infer_request, cb *C.struct_thost_infer_call) error {
+	req, err := readRequest(creq)
+	if err != nil {
+		return err
+	}
+	m, err := srv.Model(req.Model, req.Version)
+	if err != nil {
+		return err
+	}
+	if err := resolveRawInput(m, req); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &inferCall{host: h, creq: creq, cb: cb, model: m, id: req.ID, cancel: cancel,
+		pending: map[*core.Response]*C.struct_thost_output_set{}, wake: make(chan struct{}, 1)}
+	c.key = h.calls.add(c)
+	storeCallKey(creq, c.key) // from here Cancel reaches the call
+	req.Origin = c
+	req.Finished = c.finished
+	if err := srv.Submit(ctx, m, req, c.onResponse); err != nil {
+		storeCallKey(creq, 0)
+		h.calls.take(c.key)
+		cancel()
+		return err
+	}
+	go c.run()
+	return nil
+}
+
+// onResponse is the request's core.ResponseFunc: it queues the response
+// with the buffers the serving backend wrote for it.
+func (c *inferCall) onResponse(resp *core.Response, final bool) {
+	c.mu.Lock()
+	d := delivery{resp: resp, final: final}
+	if resp != nil {
+		d.set = c.pending[resp]
+		delete(c.pending, resp)
+	}
+	c.queue = append(c.queue, d)
+	c.mu.Unlock()
+	c.signal()
+}
+
+// finished is the request's Finished: the release callback comes last.
+func (c *inferCall) finished() {
+	c.mu.Lock()
+	c.queue = append(c.queue, delivery{release: true})
+	c.mu.Unlock()
+	c.signal()
+}
+
+func (c *inferCall) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run delivers the queue until the request is handed back.
+func (c *inferCall) run() {
+	for range c.wake {
+		for {
+			c.mu.Lock()
+			if len(c.queue) == 0 {
+				c.mu.Unlock()
+				break
+			}
+			d := c.queue[0]
+			c.queue[0] = delivery{}
+			c.queue = c.queue[1:]
+			if c.room != nil {
+				close(c.room)
+				c.room = nil
+			}
+			c.mu.Unlock()
+			if d.release {
+				c.end()
+				return
+			}
+			c.deliver(d)
+		}
+	}
+}
+
+// admit waits, for a serving backend about to send a response that is not
+// final, until the queue has room, or stallTimeout passes: then the request
+// is cancelled and the send fails. A final response is always admitted.
+// Each admission is undone by leave once the send returned.
+func (c *inferCall) admit(final bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if final {
+		c.reserved++
+		return nil
+	}
+	var timer *time.Timer
+	for len(c.queue)+c.reserved >= c.host.maxPending {
+		if timer == nil {
+			timer = time.NewTimer(c.host.stallTimeout)
+			defer timer.Stop()
+		}
+		if c.room == nil {
+			c.room = make(chan struct{})
+		}
+		room := c.room
+		c.mu.Unlock()
+		select {
+		case <-room:
+			c.mu.Lock()
+		case <-timer.C:
+			c.mu.Lock()
+			c.cancel()
+			return errNoRoom
+		}
+	}
+	c.reserved++
+	return nil
+}
+
+func (c *inferCall) leave() {
+	c.mu.Lock()
+	c.reserved--
+	c.mu.Unlock()
+}
+
+// send is TRITONBACKEND_ResponseSend for a response of this request: its
+// outputs' buffers, which came from the caller's allocator, are taken out
+// of the C response and kept until the response is delivered; the server
+// sees the outputs without their data.
+func (c *inferCall) send(p *core.Responder, resp *C.struct_thost_response, final bool, cerr *C.TRITONSERVER_Error) *C.TRITONSERVER_Error {
+	if err := c.admit(final); err != nil {
+		return cErrorf(core.CodeUnavailable, "TRITONBACKEND_ResponseSend: the caller of request %q to model %q "+
+			"has not taken its last %d responses within %v; the request is cancelled",
+			c.id, c.model.Name(), c.host.maxPending, c.host.stallTimeout)
+	}
+	defer c.leave()
+	var r *core.Response
+	var set *C.struct_thost_output_set
+	switch {
+	case cerr != nil:
+		r = &core.Response{Err: core.Errorf(core.Code(cerr.code), "%s", errorMessage(cerr))}
+	default:
+		r = describeResponse(resp)
+		if resp.output_count > 0 {
+			if set = C.thost_output_set_take(resp); set == nil {
+				r = &core.Response{Err: core.Errorf(core.CodeInternal, "out of memory taking the outputs of a response")}
+			}
+		}
+	}
+	kept := false
+	if set != nil {
+		c.mu.Lock()
+		if c.pending != nil { // nil once the call ended
+			c.pending[r] = set
+			kept = true
+		}
+		c.mu.Unlock()
+	}
+	err := p.Send(r, final)
+	switch {
+	case set == nil:
+	case !kept: // the call had ended, so Send refused r: nobody else has the buffers
+		C.thost_output_set_free(set)
+	case err != nil: // refused, never to be delivered, unless end already released it
+		c.mu.Lock()
+		_, still := c.pending[r]
+		delete(c.pending, r)
+		c.mu.Unlock()
+		if still {
+			C.thost_output_set_free(set)
+		}
+	}
+	return cError(err)
+}
+
+// describeResponse returns the outputs (without data) and parameters of a
+// serving backend's response.
+func describeResponse(resp *C.struct_thost_response) *core.Response {
+	r := &core.Response{}
+	if n := int(resp.output_count); n > 0 {
+		r.Outputs = make([]core.Output, n)
+		for i, o := range unsafe.Slice(resp.outputs, n) {
+			r.Outputs[i] = core.Output{Name: C.GoString(o.name), DataType: core.DataType(o.datatype),
+				Shape: append([]int64(nil), unsafe.Slice((*int64)(unsafe.Pointer(o.shape)), int(o.dims_count))...)}
+		}
+	}
+	r.Parameters = responseParameters(resp)
+	return r
+}
+
+// end hands the request back: what was never delivered is released, the
+// request leaves flight and the release callback runs.
+func (c *inferCall) end() {
+	defer recoverLog("TRITONSERVER_InferenceRequestReleaseFn_t")
+	c.mu.Lock()
+	left := c.pending
+	c.pending = nil
+	c.mu.Unlock()
+	for _, set := range left {
+		C.thost_output_set_free(set)
+	}
+	c.cancel()
+	c.host.calls.take(c.key)
+	cb := c.cb
+	C.thost_infer_request_landed(c.creq)
+	C.thost_infer_call_release(cb)
+	C.free(unsafe.Pointer(cb))
+}
+
+func storeCallKey(creq *C.struct_thost_infer_request, key uint64) {
+	C.thost_infer_request_set_call(creq, C.uint64_t(key))
+}

@@ -1,0 +1,129 @@
+// bls_call.hpp: one request of the bls backend passed on to another model
+// of the server through the in-process API (tritonserver.h: inference
+// requests, response allocators, TRITONSERVER_ServerInferAsync), Triton's
+// business-logic-scripting pattern.
+//
+// The life of a Call, for one request of the bls model (the "outer"
+// request) and the request it makes of the callee (the "inner" one):
+//   1. Start builds the inner request from the outer one: every input with
+//      its buffers, not copied (so the outer request stays unreleased until
+//      the callee hands the inner one back), the outputs the outer request
+//      asks for, and its id; then submits it.
+//   2. The callee's responses reach OnResponse on a thread of the server.
+//      In Mode::kWait, the Execute thread that started the call waits in
+//      Wait (up to a deadline) and answers the outer request itself. In
+//      Mode::kForward, each response is sent on at once as a response of
+//      the outer request, through its response factory, flags and all.
+//   3. OnRelease, when the callee hands the inner request back, deletes it
+//      and, unless Execute still answers the outer request (kWait within
+//      the deadline), reports the outer request's statistics and releases
+//      it.
+// A Call lives until both Execute and the callbacks let go of it (it holds
+// itself until OnRelease); the instance's CallCounter counts it until then,
+// so the instance's finalizer can wait for the callbacks to finish.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "host_objects.hpp"
+#include "triton/core/tritonbackend.h"
+#include "triton/core/tritonserver.h"
+
+namespace tritonhost { namespace backend { namespace bls {
+
+// The calls an instance has started and whose callbacks have not all
+// returned.
+class CallCounter {
+ public:
+  void Add();
+  void Done();
+  // Blocks until the count is zero (the instance's finalizer; the host
+  // bounds how long finalizing may take).
+  void WaitIdle();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable idle_;
+  size_t count_ = 0;
+};
+
+// What a Call needs of its model and instance; all of it outlives the call.
+struct CallTarget {
+  TRITONSERVER_Server* server = nullptr;
+  std::string model;  // the callee
+  TRITONSERVER_ResponseAllocator* allocator = nullptr;
+  TRITONBACKEND_ModelInstance* instance = nullptr;  // statistics
+  std::string message_prefix;
+  CallCounter* counter = nullptr;
+};
+
+class Call {
+ public:
+  enum class Mode { kWait, kForward };
+
+  // Starts the call for 'request' (step 1). On error nothing was submitted
+  // and the outer request is still the caller's to answer and release.
+  // 'exec_start_ns' is the Execute's start, for the statistics.
+  static TRITONSERVER_Error* Start(
+      const CallTarget& target, TRITONBACKEND_Request* request, Mode mode,
+      uint64_t exec_start_ns, std::shared_ptr<Call>* out);
+  ~Call();
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+
+  // Mode::kWait: waits until the callee hands the inner request back, or
+  // until 'left' has passed. In time: returns true with the callee's one
+  // response (owned by the caller; nullptr when it sent none) or its error
+  // (owned), and the caller answers and releases the outer request. Too late:
+  // cancels the inner request, answers the outer one with an UNAVAILABLE
+  // error, reports its statistics and returns false; OnRelease releases it
+  // once the callee hands the inner request back.
+  // 'left' is how long to wait; 'timeout' the configured deadline, for the
+  // error message.
+  bool Wait(
+      std::chrono::milliseconds left, std::chrono::milliseconds timeout,
+      TRITONSERVER_InferenceResponse** response, TRITONSERVER_Error** error);
+
+ private:
+  Call(const CallTarget& target, TRITONBACKEND_Request* request, Mode mode);
+  TRITONSERVER_Error* Build();
+  TRITONSERVER_Error* AddInputs();
+  TRITONSERVER_Error* AddRequestedOutputs();
+  void GiveUp(std::chrono::milliseconds timeout);
+  void Keep(TRITONSERVER_InferenceResponse* response, uint32_t flags);
+  void Forward(TRITONSERVER_InferenceResponse* response, uint32_t flags);
+  void Released();
+
+  static void OnResponse(
+      TRITONSERVER_InferenceResponse* response, const uint32_t flags,
+      void* userp);
+  static void OnRelease(
+      TRITONSERVER_InferenceRequest* request, const uint32_t flags,
+      void* userp);
+
+  const CallTarget& target_;
+  const Mode mode_;
+  TRITONBACKEND_Request* request_;  // the outer request
+  TRITONSERVER_InferenceRequest* inner_ = nullptr;
+  ResponseFactoryPtr factory_;  // kForward
+  uint64_t exec_start_ns_ = 0;
+  uint64_t compute_start_ns_ = 0;
+
+  std::mutex mu_;
+  std::condition_variable back_cv_;
+  bool back_ = false;       // the callee handed the inner request back
+  bool abandoned_ = false;  // kWait: Execute stopped waiting
+  bool failed_ = false;     // kForward: an error was sent on
+  bool cancelled_ = false;  // the inner request was cancelled
+  TRITONSERVER_InferenceResponse* response_ = nullptr;  // kWait
+  TRITONSERVER_Error* error_ = nullptr;                 // kWait
+  std::shared_ptr<Call> self_;  // held from submission to OnRelease
+};
+
+}}}  // namespace tritonhost::backend::bls
