@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"time"
 	"errors"
 	"testing"
 
@@ -63,6 +64,10 @@ func TestPendingCountsQueuedRequestsAndCancellationsAreCanceled(t *testing.T) {
 		t.Errorf("pending = %d with one request executing and two queued, want 2", got)
 	}
 	cancel()
+	// The context's cancellation reaches the request from a goroutine of
+	// its own (context.AfterFunc); the scheduler sees it when it next takes
+	// a request off the queue. Give it time to arrive before the gate opens.
+	time.Sleep(200 * time.Millisecond)
 	g.Open()
 	if err := queued[0].Err(t); core.CodeOf(err) != core.CodeCancelled {
 		t.Fatalf("cancelled queued request: %v", err)
