@@ -2,9 +2,9 @@ package core_test
 
 import (
 	"context"
-	"time"
 	"errors"
 	"testing"
+	"time"
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
