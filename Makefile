@@ -5,6 +5,8 @@ BIN_DIR   ?= bin
 BACKENDS_DIR ?= backends
 BUILD_DIR ?= build
 GRPC_PORT ?= 8001
+HTTP_PORT ?= 8000
+METRICS_PORT ?= 8002
 VERBOSE   ?= 0
 
 # go-nvml's cgo package (package gpu uses its types and mock) declares many
@@ -32,14 +34,16 @@ $(TRITONHOST): $(GO_SOURCES) $(VERSION_STAMP)
 	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $@ ./cmd/tritonhost
 
 .PHONY: serve
-serve: all ## build everything and serve examples/models on localhost:8001
+serve: all ## build everything and serve examples/models on localhost: gRPC 8001, HTTP 8000, metrics 8002
 	$(TRITONHOST) serve --model-repository examples/models --backend-directory $(BACKENDS_DIR) \
-		--grpc-address 127.0.0.1 --grpc-port $(GRPC_PORT) --log-verbose $(VERBOSE)
+		--grpc-address 127.0.0.1 --grpc-port $(GRPC_PORT) --http-address 127.0.0.1 --http-port $(HTTP_PORT) \
+		--metrics-port $(METRICS_PORT) --log-verbose $(VERBOSE)
 
 .PHONY: serve-gpu
 serve-gpu: all ## serve examples/models and their GPU variants, examples/models_gpu (needs NVIDIA GPUs)
 	$(TRITONHOST) serve --model-repository examples/models --model-repository examples/models_gpu \
-		--backend-directory $(BACKENDS_DIR) --grpc-address 127.0.0.1 --grpc-port $(GRPC_PORT) --log-verbose $(VERBOSE)
+		--backend-directory $(BACKENDS_DIR) --grpc-address 127.0.0.1 --grpc-port $(GRPC_PORT) --http-address 127.0.0.1 \
+		--http-port $(HTTP_PORT) --metrics-port $(METRICS_PORT) --log-verbose $(VERBOSE)
 
 .PHONY: test
 test: all ## run every test: pure-Go packages without cgo, everything with the race detector, abi under cgocheck2

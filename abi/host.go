@@ -156,7 +156,8 @@ func (h *Host) Logger() *serverlog.Logger { return h.log }
 
 // Metrics returns the registry that backends' custom metrics
 // (TRITONSERVER_MetricFamilyNew, TRITONSERVER_MetricNew) are registered in,
-// for the server to serve (Registry.WriteText). A family name a backend
+// for the server to serve (package frontend/metricsserver serves it at
+// /metrics). A family name a backend
 // registers with the same kind as an existing family shares that family, as
 // in Triton.
 func (h *Host) Metrics() *metrics.Registry { return h.metrics }

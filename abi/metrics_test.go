@@ -165,37 +165,6 @@ func TestBackendMetricsFollowTritonRules(t *testing.T) {
 	if !strings.Contains(srv.log.String(), "already exists with buckets [0.5 1 2.5]") {
 		t.Error("no warning in the log about the histogram created again with other buckets")
 	}
-
-	// Through the text format.
-	var text strings.Builder
-	if err := srv.host.Metrics().WriteText(&text); err != nil {
-		t.Fatal(err)
-	}
-	var ours []string
-	for _, line := range strings.SplitAfter(text.String(), "\n") {
-		if strings.Contains(line, "thost_test_") {
-			ours = append(ours, line)
-		}
-	}
-	want := `# HELP thost_test_latency Observed latencies.
-# TYPE thost_test_latency histogram
-thost_test_latency_bucket{model="metrics",le="0.5"} 4
-thost_test_latency_bucket{model="metrics",le="1"} 5
-thost_test_latency_bucket{model="metrics",le="2.5"} 5
-thost_test_latency_bucket{model="metrics",le="+Inf"} 6
-thost_test_latency_sum{model="metrics"} 5
-thost_test_latency_count{model="metrics"} 6
-# HELP thost_test_level Last level set.
-# TYPE thost_test_level gauge
-thost_test_level{model="metrics"} 6
-# HELP thost_test_requests Requests seen by the "metrics" test backend,\nin two lines with a \\ backslash.
-# TYPE thost_test_requests counter
-thost_test_requests{kind="ok",model="metrics"} 7
-thost_test_requests{kind="quote \" backslash \\ newline \n",model="metrics"} 2
-`
-	if got := strings.Join(ours, ""); got != want {
-		t.Errorf("text:\n%s\nwant:\n%s", got, want)
-	}
 }
 
 func codeAt(s []int32, i int) any {

@@ -100,7 +100,7 @@ func startProcess(b *testing.B, pkg string, announce *regexp.Regexp, args ...str
 func startTritonhost(b *testing.B) *process {
 	return startProcess(b, "./cmd/tritonhost", regexp.MustCompile(`Started GRPCInferenceService at (\S+)`),
 		"serve", "--model-repository", testenv.ExampleModels(b), "--backend-directory", testenv.BackendDir(b),
-		"--grpc-address", "127.0.0.1", "--grpc-port", "0")
+		"--grpc-address", "127.0.0.1", "--grpc-port", "0", "--allow-http=false", "--allow-metrics=false")
 }
 
 func startEcho(b *testing.B) *process {

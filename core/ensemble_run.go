@@ -86,6 +86,7 @@ func (run *ensembleRun) cancel() { run.stop() }
 func (run *ensembleRun) start() {
 	run.hook = run.req.responder.OnCancel(run.cancel)
 	run.computeStart = Nanotime()
+	run.req.leaveQueue() // no longer pending: its steps run from now on
 	run.mu.Lock()
 	if err := run.resolveLocked(); err != nil {
 		run.failLocked(err)

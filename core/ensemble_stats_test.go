@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"errors"
 	"testing"
 
 	"tritonhost/core"
@@ -46,5 +47,33 @@ func TestEnsembleStatistics(t *testing.T) {
 	}
 	if st.Inference.Success.Ns == 0 {
 		t.Errorf("the ensemble's requests took no time")
+	}
+}
+
+// TestEnsembleCountersForMetrics: an ensemble's requests leave its
+// pending count once their steps start, and count as successes; a step's
+// failure counts as the ensemble's failure.
+func TestEnsembleCountersForMetrics(t *testing.T) {
+	t.Parallel()
+	fail := false
+	post := func(x *coretest.Exec) error {
+		if fail {
+			return coretest.Fail(errors.New("post broke"))(x)
+		}
+		return coretest.Echo()(x)
+	}
+	p := coretest.NewProvider().Set("pre", coretest.Echo()).Set("post", post)
+	srv := coretest.Start(t, p, append(vectorModels("pre", "post"), pipeline())...)
+	for range 3 {
+		coretest.Infer(t, srv, coretest.Request("pipe", "r", input("IN", 1))).Single(t)
+	}
+	fail = true
+	coretest.Infer(t, srv, coretest.Request("pipe", "f", input("IN", 1))).Wait(t)
+	m, err := srv.Model("pipe", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := m.Counters(); c.Pending != 0 || c.Success.Count != 3 || c.Fail.Count != 1 || c.Failures[core.FailureOther] != 1 {
+		t.Errorf("ensemble counters: pending %d, %d successes, %d failures %v; want 0, 3, one OTHER", c.Pending, c.Success.Count, c.Fail.Count, c.Failures)
 	}
 }

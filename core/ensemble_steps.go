@@ -155,10 +155,10 @@ func (run *ensembleRun) finish() {
 	now := Nanotime()
 	switch {
 	case run.err != nil:
-		m.stats.failure(r.requestStart, now)
+		m.stats.failure(r.requestStart, now, failureReasonOf(run.err))
 		r.responder.Fail(ensembleError(run.plan.name, run.err))
 	case !run.plan.decoupled && !run.answered:
-		m.stats.failure(r.requestStart, now)
+		m.stats.failure(r.requestStart, now, FailureOther)
 		r.responder.Fail(Errorf(CodeInvalidArg, "in ensemble '%s', %sunexpected deadlock, at least one output is not set while no more ensemble steps can be made",
 			run.plan.name, logRequest(r.ID())))
 	default:

@@ -102,7 +102,7 @@ func (i *Instance) ReportStatistics(r *Request, success bool, execStart, compute
 		i.model.stats.success(r.batchSize, r.requestStart, r.queueStart, execStart, computeStart, computeEnd, execEnd)
 		r.stepOf.add(execStart, computeStart, computeEnd, execEnd)
 	} else {
-		i.model.stats.failure(r.requestStart, Nanotime())
+		i.model.stats.failure(r.requestStart, Nanotime(), FailureBackend)
 	}
 }
 
@@ -125,6 +125,9 @@ func (i *Instance) execute(batch []*Request) {
 		i.deviceLock.Lock()
 		defer i.deviceLock.Unlock()
 	}
+	for _, r := range batch {
+		r.leaveQueue()
+	}
 	i.executing.Add(1)
 	err := i.backend.Execute(batch)
 	i.executing.Add(-1)
@@ -135,7 +138,7 @@ func (i *Instance) execute(batch []*Request) {
 	now := Nanotime()
 	for _, r := range batch {
 		if !r.Released() {
-			i.model.stats.failure(r.requestStart, now)
+			i.model.stats.failure(r.requestStart, now, FailureBackend)
 			r.failAndRelease(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"tritonhost/core/configpb"
+	"tritonhost/core/metrics"
 	"tritonhost/core/modelconfig"
 	"tritonhost/core/serverlog"
 )
@@ -61,6 +62,8 @@ type Model struct {
 	instances []*Instance
 	sched     requestScheduler
 	stats     statsRecorder
+	pending   atomic.Int64       // requests queued and not yet handed to the backend
+	firstResp *metrics.Histogram // decoupled models: ms to the first response
 	memory    memoryUsage
 	readiness atomic.Int32
 }
@@ -77,7 +80,8 @@ type modelEnv struct {
 
 func newModel(name string, version int64, dir string, raw, cfg *configpb.ModelConfig, env modelEnv) (*Model, error) {
 	m := &Model{name: name, version: version, dir: dir, gpus: env.gpus, log: env.log, raw: raw,
-		maxTensor: env.maxTensor, callTimeout: env.callTimeout, callTimeoutSetting: env.callTimeoutSetting, lifecycles: env.lifecycles}
+		maxTensor: env.maxTensor, callTimeout: env.callTimeout, callTimeoutSetting: env.callTimeoutSetting, lifecycles: env.lifecycles,
+		firstResp: newFirstResponseHistogram()}
 	if err := m.applyConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -231,14 +235,25 @@ func (m *Model) requeue(r *Request) error {
 	if m.sched == nil {
 		return Errorf(CodeUnavailable, "model %q version %d is not ready", m.name, m.version)
 	}
-	return m.sched.requeue(r)
+	r.enterQueue()
+	err := m.sched.requeue(r)
+	if err != nil {
+		r.leaveQueue()
+	}
+	return err
 }
 
 func (m *Model) enqueue(r *Request) error {
 	if m.sched == nil || m.Readiness() != ModelReady && m.Readiness() != ModelUnloading {
 		return Errorf(CodeUnavailable, "model %q version %d is not ready", m.name, m.version)
 	}
-	return m.sched.enqueue(r)
+	r.enterQueue()
+	err := m.sched.enqueue(r)
+	if err != nil {
+		r.leaveQueue()
+		m.stats.failure(r.requestStart, Nanotime(), FailureRejected)
+	}
+	return err
 }
 
 // reshape maps a client shape (config dims, with -1 wildcards) onto the

@@ -30,6 +30,8 @@ type Request struct {
 
 	seq atomic.Pointer[seqTicket] // sequence batcher: the sequence it runs in, set at dispatch
 
+	queued atomic.Bool // counted in its model's pending requests
+
 	// finishing: the request is finished once it is released for good and its
 	// final response was delivered, in either order.
 	mu         sync.Mutex
@@ -223,6 +225,7 @@ func (r *Request) finish() {
 // failAndRelease completes a request the backend never owned (or gave back
 // with an error) and releases it.
 func (r *Request) failAndRelease(err error) {
+	r.leaveQueue()
 	r.responder.Fail(err)
 	r.mu.Lock()
 	already := r.released

@@ -43,6 +43,7 @@ type Responder struct {
 	held      *Response       // non-decoupled: first response, waiting for FINAL
 	sent      int
 	done      bool
+	start     uint64 // Nanotime the request was accepted, for the first-response time
 	onFinal   func()
 
 	cancelled  atomic.Bool
@@ -256,6 +257,9 @@ func (p *Responder) cancel() {
 func (p *Responder) deliverLocked(resp *Response, final bool) {
 	if resp != nil {
 		p.sent++
+		if p.sent == 1 && resp.Err == nil {
+			p.model.observeFirstResponse(p.start)
+		}
 	}
 	if final {
 		p.done = true

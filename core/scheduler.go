@@ -334,12 +334,14 @@ func (s *scheduler) failDead(dead []*Request) {
 	m := s.model
 	for _, r := range dead {
 		var err error
+		reason := FailureCanceled
 		if r.Cancelled() {
 			err = Errorf(CodeCancelled, "request %q to model %q was cancelled", r.ID(), m.name)
 		} else {
 			err = Errorf(CodeUnavailable, "request %q to model %q timed out in the queue", r.ID(), m.name)
+			reason = FailureRejected
 		}
-		m.stats.failure(r.requestStart, Nanotime())
+		m.stats.failure(r.requestStart, Nanotime(), reason)
 		r.failAndRelease(err)
 	}
 }
@@ -379,7 +381,7 @@ func (s *scheduler) drain() {
 // unloads.
 func (s *scheduler) failUnloaded(rs []*Request) {
 	for _, r := range rs {
-		s.model.stats.failure(r.requestStart, Nanotime())
+		s.model.stats.failure(r.requestStart, Nanotime(), FailureOther)
 		r.failAndRelease(errUnloadedBefore(s.model, r))
 	}
 }

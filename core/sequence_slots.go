@@ -119,7 +119,7 @@ func (s *sequenceScheduler) executed(seqs []*sequence) {
 // fail completes requests that never reached the backend.
 func (s *sequenceScheduler) fail(dead []seqFailure) {
 	for _, d := range dead {
-		s.model.stats.failure(d.r.requestStart, Nanotime())
+		s.model.stats.failure(d.r.requestStart, Nanotime(), failureReasonOf(d.err))
 		d.r.failAndRelease(d.err)
 	}
 }

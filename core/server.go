@@ -222,6 +222,7 @@ func (s *Server) submit(ctx context.Context, m *Model, req *InferenceRequest, fn
 	if err != nil {
 		return err
 	}
+	r.responder.start = r.requestStart
 	if t := s.opts.Tracer; t != nil && t.Sample(m.name, m.version) {
 		r.tracer, r.trace = t, newTrace(m, req.ID)
 		r.trace.Report(TraceRequestStart, r.requestStart)

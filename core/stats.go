@@ -71,6 +71,7 @@ const ResponseStatsCap = 1024
 type statsRecorder struct {
 	mu        sync.Mutex
 	s         ModelStatistics
+	failures  [numFailureReasons]uint64 // failed requests by reason
 	batches   map[uint64]*BatchStatistics
 	responses []ResponseStatistics // by response index (dense from 0), at most ResponseStatsCap+1
 }
@@ -94,10 +95,11 @@ func (st *statsRecorder) success(batch, requestStart, queueStart, execStart, com
 	st.s.Inference.ComputeOutput.add(span(computeEnd, execEnd))
 }
 
-func (st *statsRecorder) failure(requestStart, end uint64) {
+func (st *statsRecorder) failure(requestStart, end uint64, reason FailureReason) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.s.Inference.Fail.add(span(requestStart, end))
+	st.failures[reason]++
 }
 
 func (st *statsRecorder) batch(size, execStart, computeStart, computeEnd, execEnd uint64) {

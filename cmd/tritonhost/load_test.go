@@ -79,10 +79,9 @@ func TestLoadWithConfigOverrideAndFiles(t *testing.T) {
 	if err := load("from_files", files); err != nil {
 		t.Fatalf("load from files: %v", err)
 	}
+	// The log line may reach the test's pipe after the RPC's answer.
+	waitUntil(t, "the server to say where the files are", func() bool { return filesDirRE.MatchString(srv.log.String()) })
 	m := filesDirRE.FindStringSubmatch(srv.log.String())
-	if m == nil {
-		t.Fatalf("the server did not say where the files are:\n%s", srv.log.String())
-	}
 	if data, err := os.ReadFile(m[1] + "/1/notes.txt"); err != nil || string(data) != "sent with the load request" {
 		t.Errorf("the file of the load request: %q %v", data, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -48,13 +49,15 @@ func TestMain(m *testing.M) {
 
 // server is a running tritonhost process.
 type server struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	addr   string
-	log    *syncBuffer
-	exited chan struct{}
-	err    error
-	client pb.GRPCInferenceServiceClient
+	t       *testing.T
+	cmd     *exec.Cmd
+	addr    string // gRPC
+	http    string // HTTP/REST, "" when off
+	metrics string // metrics, "" when off
+	log     *syncBuffer
+	exited  chan struct{}
+	err     error
+	client  pb.GRPCInferenceServiceClient
 }
 
 type syncBuffer struct {
@@ -74,7 +77,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-var startedRE = regexp.MustCompile(`Started GRPCInferenceService at (\S+)`)
+var startedRE = regexp.MustCompile(`Started (GRPCInferenceService|HTTPService|Metrics Service) at (\S+)`)
 
 // startServer runs `tritonhost serve` on a free loopback port over repo (the
 // example models when empty) and waits until it is ready. At cleanup it
@@ -92,7 +95,8 @@ func startServerEnv(t *testing.T, repo string, env []string, extra ...string) *s
 		repo = testenv.ExampleModels(t)
 	}
 	args := append([]string{"serve", "--model-repository", repo, "--backend-directory", testenv.BackendDir(t),
-		"--grpc-address", "127.0.0.1", "--grpc-port", "0"}, extra...)
+		"--grpc-address", "127.0.0.1", "--grpc-port", "0", "--http-address", "127.0.0.1", "--http-port", "0",
+		"--metrics-port", "0"}, extra...)
 	cmd := exec.Command(serverBinary, args...)
 	cmd.Env = env
 	s := &server{t: t, cmd: cmd, log: &syncBuffer{}, exited: make(chan struct{})}
@@ -108,17 +112,36 @@ func startServerEnv(t *testing.T, repo string, env []string, extra ...string) *s
 		close(s.exited)
 	}()
 	addr := make(chan string, 1)
+	var mu sync.Mutex
 	go func() {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
-			if m := startedRE.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
+			m := startedRE.FindStringSubmatch(sc.Text())
+			switch {
+			case m == nil:
+			case m[1] == "GRPCInferenceService":
+				addr <- m[2]
+			case m[1] == "HTTPService":
+				mu.Lock()
+				s.http = m[2]
+				mu.Unlock()
+			default:
+				mu.Lock()
+				s.metrics = m[2]
+				mu.Unlock()
 			}
 		}
 		io.Copy(io.Discard, pr)
 	}()
 	select {
 	case s.addr = <-addr:
+		// HTTP and metrics start after gRPC: wait for those not turned off.
+		waitUntil(t, "the HTTP and metrics endpoints", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return (s.http != "" || slices.Contains(args, "--allow-http=false")) &&
+				(s.metrics != "" || slices.Contains(args, "--allow-metrics=false"))
+		})
 	case <-s.exited:
 		t.Fatalf("tritonhost exited before serving: %v\n%s", s.err, s.log.String())
 	case <-time.After(60 * time.Second):

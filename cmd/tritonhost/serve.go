@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"time"
 
 	"tritonhost/abi"
 	"tritonhost/core"
 	"tritonhost/core/serverlog"
-	"tritonhost/frontend/grpcserver"
 	"tritonhost/frontend/sharedmem"
 	"tritonhost/loader"
 )
@@ -61,45 +58,26 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		return errors.New("a model failed to load (see the log); pass --exit-on-error=false to serve the others")
 	}
 
-	streams, conns := o.GRPC.options()
 	shm := sharedmem.New(sharedmem.Options{MaxRegions: o.ShmMaxRegions, CUDA: o.cudaSharedMemory(gpus)})
 	defer closeSharedMemory(log, shm)
-	svc := grpcserver.New(srv, grpcserver.Options{ServerName: o.ID, ServerVersion: buildVersion(), MaxMessageBytes: o.MaxMessageBytes,
-		StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, AllowLogFile: o.GRPC.AllowLogFileSetting,
-		SharedMemory: shm})
-	g := svc.NewGRPCServer()
-	lis, err := net.Listen("tcp", net.JoinHostPort(o.GRPCAddress, strconv.Itoa(o.GRPCPort)))
+	eps, err := o.endpoints(log, srv, host, shm, gpus)
 	if err != nil {
 		if serr := o.stopWithin(log, srv.Stop); serr != nil {
 			log.Errorf("%v", serr)
 		}
-		return fmt.Errorf("listen for gRPC: %w", err)
+		return err
 	}
-	log.Infof("Started GRPCInferenceService at %s", lis.Addr())
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- g.Serve(lis) }()
-
-	select {
-	case err := <-serveErr:
-		if serr := o.stopWithin(log, srv.Stop); serr != nil {
-			log.Errorf("%v", serr)
-		}
-		return fmt.Errorf("gRPC server: %w", err)
-	case <-ctx.Done():
-	}
+	serveErr := serveAll(ctx, eps)
 	err = o.stopWithin(log, func(deadline context.Context) error {
-		svc.Drain()
-		stopped := make(chan struct{})
-		go func() { g.GracefulStop(); close(stopped) }()
-		select {
-		case <-stopped:
-		case <-deadline.Done():
-			log.Warnf("exit timeout reached; closing the remaining streams")
-			g.Stop()
-			<-stopped
-		}
+		stopAll(deadline, eps)
 		return srv.Stop(deadline)
 	})
+	if serveErr != nil {
+		if err != nil {
+			log.Errorf("%v", err)
+		}
+		return serveErr
+	}
 	if live := host.Live(); !live.Zero() {
 		log.Warnf("backend API objects still live at exit: %v", live)
 	}

@@ -51,6 +51,8 @@ type serveOptions struct {
 	ShmMaxRegions       int
 	DebugAddress        string
 	GRPC                grpcFlags
+	HTTP                httpFlags
+	Metrics             metricsFlags
 	GPU                 gpuFlags
 	InProcess           inprocessFlags
 
@@ -62,7 +64,7 @@ func newServeCommand() *cobra.Command {
 	o := &serveOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve --model-repository DIR [flags]",
-		Short: "Serve a model repository over Triton's gRPC protocol",
+		Short: "Serve a model repository over Triton's gRPC and HTTP/REST protocols, with Prometheus metrics",
 		Example: `  tritonhost serve --model-repository examples/models --backend-directory backends
   tritonhost serve --model-repository /models --model-control-mode explicit --load-model square_int32`,
 		Args: cobra.NoArgs,
@@ -104,6 +106,8 @@ func newServeCommand() *cobra.Command {
 	f.IntVar(&o.ShmMaxRegions, "system-shm-max-regions", sharedmem.DefaultMaxRegions, "system shared-memory regions clients may have registered at once")
 	f.StringVar(&o.DebugAddress, "debug-address", "", "serve Go's pprof profiles (goroutines, heap, CPU) on this host:port for diagnosis; off when empty; bind it to loopback")
 	o.GRPC.bind(f)
+	o.HTTP.bind(f)
+	o.Metrics.bind(f)
 	o.GPU.bind(f)
 	o.InProcess.bind(f)
 	return cmd
@@ -176,6 +180,12 @@ func (o *serveOptions) Validate() error {
 	}
 	if o.BackendCallSecs <= 0 {
 		return errors.New("--backend-call-timeout-secs must be positive")
+	}
+	if err := o.HTTP.validate(); err != nil {
+		return err
+	}
+	if err := o.Metrics.validate(); err != nil {
+		return err
 	}
 	if o.EnsembleStepWait <= 0 {
 		return errors.New("--ensemble-step-wait-secs must be positive")

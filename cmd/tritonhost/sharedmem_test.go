@@ -162,3 +162,71 @@ func mapsOf(t *testing.T, srv *server, path string) int {
 	}
 	return strings.Count(string(maps), " "+path+"\n")
 }
+
+// TestSimpleHTTPShmClientSharesRegionsWithGRPC does what Triton's
+// simple_http_shm_client does against "simple", over HTTP: clear the
+// regions, register an input and an output region, infer with the tensors
+// in them, read the results from the output region. The regions are one
+// registry for both protocols: gRPC's status lists those HTTP registered,
+// and gRPC's unregister removes them for HTTP too.
+func TestSimpleHTTPShmClientSharesRegionsWithGRPC(t *testing.T) {
+	srv := startServer(t, "")
+	ctx := ctxFor(t)
+	post := func(path, body string) []byte {
+		t.Helper()
+		status, _, out := srv.httpCall(t, "POST", path, []byte(body))
+		if status != 200 {
+			t.Fatalf("POST %s: %d %s", path, status, out)
+		}
+		return out
+	}
+	post("/v2/systemsharedmemory/unregister", "")
+	post("/v2/cudasharedmemory/unregister", "")
+	const byteSize = 16 * 4
+	suffix := fmt.Sprintf("_http_%d", os.Getpid())
+	out := createShm(t, "/output_simple"+suffix, 2*byteSize)
+	in := createShm(t, "/input_simple"+suffix, 2*byteSize)
+	in0, in1 := make([]int32, 16), make([]int32, 16)
+	for i := range 16 {
+		in0[i], in1[i] = int32(i), 1
+	}
+	in.setInt32s(t, 0, in0)
+	in.setInt32s(t, byteSize, in1)
+	post("/v2/systemsharedmemory/region/output_data/register", fmt.Sprintf(`{"key":%q,"offset":0,"byte_size":%d}`, out.key, 2*byteSize))
+	post("/v2/systemsharedmemory/region/input_data/register", fmt.Sprintf(`{"key":%q,"offset":0,"byte_size":%d}`, in.key, 2*byteSize))
+
+	shm := func(region string, offset int) string {
+		return fmt.Sprintf(`{"shared_memory_region":%q,"shared_memory_byte_size":%d,"shared_memory_offset":%d}`, region, byteSize, offset)
+	}
+	resp := post("/v2/models/simple/infer", `{"inputs":[`+
+		`{"name":"INPUT0","datatype":"INT32","shape":[1,16],"parameters":`+shm("input_data", 0)+`},`+
+		`{"name":"INPUT1","datatype":"INT32","shape":[1,16],"parameters":`+shm("input_data", byteSize)+`}],`+
+		`"outputs":[{"name":"OUTPUT0","parameters":`+shm("output_data", 0)+`},{"name":"OUTPUT1","parameters":`+shm("output_data", byteSize)+`}]}`)
+	if !strings.Contains(string(resp), `{"name":"OUTPUT0","datatype":"INT32","shape":[1,16]}`) || strings.Contains(string(resp), `"data"`) {
+		t.Errorf("response %s: want OUTPUT0 and OUTPUT1 named without data", resp)
+	}
+	sum, diff := out.int32s(t, 0, 16), out.int32s(t, byteSize, 16)
+	for i := range 16 {
+		if sum[i] != in0[i]+in1[i] || diff[i] != in0[i]-in1[i] {
+			t.Fatalf("shm infer error: %d: sum %d, difference %d", i, sum[i], diff[i])
+		}
+	}
+
+	st, err := srv.client.SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{})
+	if err != nil || len(st.GetRegions()) != 2 || st.GetRegions()["input_data"].GetKey() != in.key {
+		t.Errorf("gRPC status of the regions HTTP registered: %v %v", st, err)
+	}
+	if _, err := srv.client.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{Name: "input_data"}); err != nil {
+		t.Fatal(err)
+	}
+	status, _, body := srv.httpCall(t, "GET", "/v2/systemsharedmemory/status", nil)
+	if status != 200 || strings.Contains(string(body), "input_data") || !strings.Contains(string(body), `"name":"output_data"`) {
+		t.Errorf("HTTP status after gRPC unregistered input_data: %d %s", status, body)
+	}
+	post("/v2/systemsharedmemory/unregister", "")
+	for _, r := range []*shmRegion{in, out} {
+		if n := mapsOf(t, srv, r.f.Name()); n != 0 {
+			t.Errorf("the server still maps %s %d time(s) after the regions were unregistered", r.f.Name(), n)
+		}
+	}
+}

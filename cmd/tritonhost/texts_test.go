@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 
@@ -135,10 +136,11 @@ func TestTritonsMessagesFromTheBinary(t *testing.T) {
 }
 
 // TestServerMetadataNamesTheServerByItsID: --id names the server, Triton's
-// default "triton" otherwise, and the extensions are those implemented.
+// default "triton" otherwise, and the extensions are those implemented;
+// gRPC and HTTP say the same.
 func TestServerMetadataNamesTheServerByItsID(t *testing.T) {
 	want := []string{"sequence", "model_repository", "model_repository(unload_dependents)", "model_configuration",
-		"system_shared_memory", "parameters", "statistics", "logging"}
+		"system_shared_memory", "binary_tensor_data", "parameters", "statistics", "logging"}
 	repo := testenv.Repository(t, testenv.Model{Name: "simple", Config: testenv.ExampleConfig(t, "simple")})
 	for _, tc := range []struct {
 		args []string
@@ -148,6 +150,14 @@ func TestServerMetadataNamesTheServerByItsID(t *testing.T) {
 		md, err := srv.client.ServerMetadata(ctxFor(t), &pb.ServerMetadataRequest{})
 		if err != nil || md.GetName() != tc.name || !slices.Equal(md.GetExtensions(), want) || md.GetVersion() == "" {
 			t.Errorf("ServerMetadata with %v: %v %v; want name %q and extensions %v", tc.args, md, err, tc.name, want)
+		}
+		var hmd struct {
+			Name, Version string
+			Extensions    []string
+		}
+		status, _, body := srv.httpCall(t, "GET", "/v2", nil)
+		if err := json.Unmarshal(body, &hmd); err != nil || status != 200 || hmd.Name != tc.name || hmd.Version != md.GetVersion() || !slices.Equal(hmd.Extensions, want) {
+			t.Errorf("GET /v2 with %v: %d %s; want name %q and extensions %v", tc.args, status, body, tc.name, want)
 		}
 	}
 }

@@ -23,6 +23,19 @@ type ModelDir struct {
 	Symlinks map[string]string
 }
 
+// VectorConfig is the configuration of a model on the Go backend from
+// INPUT0 to OUTPUT0, INT32 vectors of any length (named after its
+// directory), plus extra lines.
+func VectorConfig(extra string) string {
+	return `backend: "go"
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
+` + extra
+}
+
+// Decoupled is the configuration line of a decoupled model.
+const Decoupled = "model_transaction_policy { decoupled: true }"
+
 // WriteRepository writes models as a Triton model repository in a new
 // directory under t.TempDir and returns its path.
 func WriteRepository(t testing.TB, models ...ModelDir) string {

@@ -1,6 +1,6 @@
 // Package metrics is the server's metrics registry: metric families (a name,
-// help text and kind) holding time series told apart by their labels, and the
-// Prometheus text exposition format they are served in.
+// help text and kind) holding time series told apart by their labels. The
+// frontend/metricsserver package serves them in Prometheus' text format.
 //
 // The registry does not own the values. Each series is read through a
 // Collector when the registry is gathered, so a value may live in Go (the

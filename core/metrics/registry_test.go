@@ -208,3 +208,12 @@ func TestGatherWhileAddingAndRemoving(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+func mustAdd(t *testing.T, f *Family, labels []Label, c Collector) *Series {
+	t.Helper()
+	s, err := f.Add(labels, func() (Collector, error) { return c, nil })
+	if err != nil {
+		t.Fatalf("Add(%v): %v", labels, err)
+	}
+	return s
+}

@@ -2,9 +2,9 @@ package grpcserver
 
 import (
 	"context"
-	"slices"
 
 	pb "tritonhost/frontend/inferencepb"
+	"tritonhost/frontend/protocol"
 )
 
 // CUDA shared memory (Triton's cuda_shared_memory extension): a client
@@ -18,19 +18,9 @@ import (
 // find no region, so clients that clear every region before they start
 // go on.
 
-// cudaSharedMemoryExtension is the extension's name in ServerMetadata,
-// listed where Triton lists it: after system_shared_memory.
-const cudaSharedMemoryExtension = "cuda_shared_memory"
-
-// extensions returns the extensions ServerMetadata lists: Extensions, and
-// cuda_shared_memory when the server has GPUs to open CUDA regions on.
+// extensions returns the extensions ServerMetadata lists.
 func (s *Service) extensions() []string {
-	out := slices.Clone(Extensions)
-	if s.opts.SharedMemory.CUDASupported() {
-		at := slices.Index(out, "system_shared_memory") + 1
-		out = slices.Insert(out, at, cudaSharedMemoryExtension)
-	}
-	return out
+	return protocol.ServerExtensions(s.opts.SharedMemory.CUDASupported())
 }
 
 // CudaSharedMemoryStatus reports the registered CUDA regions, or the one

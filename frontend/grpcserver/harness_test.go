@@ -24,16 +24,10 @@ import (
 	pb "tritonhost/frontend/inferencepb"
 )
 
-// vector is a model from INPUT0 to OUTPUT0, INT32 vectors of any length,
-// named after its directory, plus extra lines.
-func vector(extra string) string {
-	return `backend: "go"
-input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
-` + extra
-}
+// vector is a model from INPUT0 to OUTPUT0, INT32 vectors of any length.
+var vector = coretest.VectorConfig
 
-const decoupled = "model_transaction_policy { decoupled: true }"
+const decoupled = coretest.Decoupled
 
 // harness is a core.Server on the coretest backend, served by a Service on
 // an in-memory connection, with a client.

@@ -2,28 +2,16 @@ package grpcserver
 
 import (
 	"context"
-	"sort"
-	"strings"
 
 	"tritonhost/core"
 	pb "tritonhost/frontend/inferencepb"
+	"tritonhost/frontend/protocol"
 )
-
-// maxLoadParameters bounds the parameters (a configuration and model
-// files) of one RepositoryModelLoad request; their bytes are bounded by
-// the message size.
-const maxLoadParameters = 1024
-
-// noRepositoryName is Triton's answer to a request that names a
-// repository.
-func noRepositoryName() error {
-	return core.Errorf(core.CodeUnsupported, "'repository_name' specification is not supported")
-}
 
 // RepositoryIndex lists the models of the repositories and their state.
 func (s *Service) RepositoryIndex(_ context.Context, req *pb.RepositoryIndexRequest) (*pb.RepositoryIndexResponse, error) {
 	if req.GetRepositoryName() != "" {
-		return nil, toStatus(noRepositoryName())
+		return nil, toStatus(protocol.NoRepositoryName())
 	}
 	resp := &pb.RepositoryIndexResponse{}
 	for _, st := range s.core.RepositoryIndex() {
@@ -42,7 +30,7 @@ func (s *Service) RepositoryIndex(_ context.Context, req *pb.RepositoryIndexRequ
 // request (which then needs "config"; see core.LoadOptions).
 func (s *Service) RepositoryModelLoad(_ context.Context, req *pb.RepositoryModelLoadRequest) (*pb.RepositoryModelLoadResponse, error) {
 	if req.GetRepositoryName() != "" {
-		return nil, toStatus(noRepositoryName())
+		return nil, toStatus(protocol.NoRepositoryName())
 	}
 	opts, err := loadOptions(req.GetParameters())
 	if err != nil {
@@ -54,41 +42,25 @@ func (s *Service) RepositoryModelLoad(_ context.Context, req *pb.RepositoryModel
 	return &pb.RepositoryModelLoadResponse{}, nil
 }
 
-// loadOptions reads the parameters of a load request, in the order of
-// their names, with Triton's errors.
+// loadOptions reads the parameters of a load request
+// (protocol.LoadOptions), with Triton's gRPC words for a value of the
+// wrong type.
 func loadOptions(params map[string]*pb.ModelRepositoryParameter) (core.LoadOptions, error) {
-	var opts core.LoadOptions
-	if len(params) > maxLoadParameters {
-		return opts, core.Errorf(core.CodeInvalidArg, "the load request has %d parameters, more than the %d the server accepts", len(params), maxLoadParameters)
-	}
-	names := make([]string, 0, len(params))
-	for name := range params {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		p := params[name]
-		switch {
-		case name == "config":
-			v, ok := p.GetParameterChoice().(*pb.ModelRepositoryParameter_StringParam)
-			if !ok {
-				return opts, core.Errorf(core.CodeInvalidArg, "invalid value type for load parameter '%s', expected string_param.", name)
-			}
-			opts.Config = []byte(v.StringParam)
-		case strings.HasPrefix(name, "file:"):
-			v, ok := p.GetParameterChoice().(*pb.ModelRepositoryParameter_BytesParam)
-			if !ok {
-				return opts, core.Errorf(core.CodeInvalidArg, "invalid value type for load parameter '%s', expected bytes_param.", name)
-			}
-			if opts.Files == nil {
-				opts.Files = map[string][]byte{}
-			}
-			opts.Files[strings.TrimPrefix(name, "file:")] = v.BytesParam
-		default:
-			return opts, core.Errorf(core.CodeInvalidArg, "unrecognized load parameter '%s'.", name)
+	config := func(name string, p *pb.ModelRepositoryParameter) (string, error) {
+		v, ok := p.GetParameterChoice().(*pb.ModelRepositoryParameter_StringParam)
+		if !ok {
+			return "", core.Errorf(core.CodeInvalidArg, "invalid value type for load parameter '%s', expected string_param.", name)
 		}
+		return v.StringParam, nil
 	}
-	return opts, nil
+	file := func(name string, p *pb.ModelRepositoryParameter) ([]byte, error) {
+		v, ok := p.GetParameterChoice().(*pb.ModelRepositoryParameter_BytesParam)
+		if !ok {
+			return nil, core.Errorf(core.CodeInvalidArg, "invalid value type for load parameter '%s', expected bytes_param.", name)
+		}
+		return v.BytesParam, nil
+	}
+	return protocol.LoadOptions(params, config, file)
 }
 
 // RepositoryModelUnload unloads a model (explicit model control). Its
@@ -96,7 +68,7 @@ func loadOptions(params map[string]*pb.ModelRepositoryParameter) (core.LoadOptio
 // here (there are no ensembles), so it changes nothing.
 func (s *Service) RepositoryModelUnload(ctx context.Context, req *pb.RepositoryModelUnloadRequest) (*pb.RepositoryModelUnloadResponse, error) {
 	if req.GetRepositoryName() != "" {
-		return nil, toStatus(noRepositoryName())
+		return nil, toStatus(protocol.NoRepositoryName())
 	}
 	if p, ok := req.GetParameters()["unload_dependents"]; ok {
 		if _, ok := p.GetParameterChoice().(*pb.ModelRepositoryParameter_BoolParam); !ok {

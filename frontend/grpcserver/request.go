@@ -1,33 +1,13 @@
 package grpcserver
 
 import (
-	"fmt"
-	"math"
-	"strings"
-	"time"
-
 	"tritonhost/core"
 	pb "tritonhost/frontend/inferencepb"
-)
-
-// Request parameters the protocol reserves; they configure the request
-// rather than reaching the backend.
-const (
-	paramSequenceID       = "sequence_id"
-	paramSequenceStart    = "sequence_start"
-	paramSequenceEnd      = "sequence_end"
-	paramPriority         = "priority"
-	paramTimeout          = "timeout"
-	paramEmptyFinal       = "triton_enable_empty_final_response"
-	paramFinalResponse    = "triton_final_response"
-	paramBinaryDataOutput = "binary_data_output"
-	paramHeaders          = "headers"
+	"tritonhost/frontend/protocol"
 )
 
 // requestOptions are what the frontend itself takes from a request.
-type requestOptions struct {
-	emptyFinal bool // triton_enable_empty_final_response
-}
+type requestOptions = protocol.Options
 
 // resolved is a received request ready to submit: the model version, the
 // core request, the frontend's options, and the shared memory it uses.
@@ -35,7 +15,7 @@ type resolved struct {
 	m    *core.Model
 	ir   *core.InferenceRequest
 	opts requestOptions
-	mem  *requestMemory
+	mem  *protocol.RequestMemory
 }
 
 // resolve turns a received request into what core takes, in Triton's
@@ -47,7 +27,7 @@ type resolved struct {
 // nothing: what it leased is released.
 func (s *Service) resolve(in *inboundRequest, unary bool) (*resolved, error) {
 	req := in.msg
-	m, err := s.lookupModel(req.GetModelName(), req.GetModelVersion())
+	m, err := protocol.LookupModel(s.core, req.GetModelName(), req.GetModelVersion())
 	if err != nil {
 		return nil, err
 	}
@@ -58,17 +38,17 @@ func (s *Service) resolve(in *inboundRequest, unary bool) (*resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	mem := &requestMemory{}
+	mem := &protocol.RequestMemory{}
 	if err := s.inputData(in, m, ir, mem); err != nil {
-		mem.release()
+		mem.Release()
 		return nil, err
 	}
 	if err := s.outputMemory(req, mem); err != nil {
-		mem.release()
+		mem.Release()
 		return nil, err
 	}
-	if len(mem.leases) > 0 {
-		ir.Finished = mem.release
+	if mem.Used() {
+		ir.Finished = mem.Release
 	}
 	return &resolved{m: m, ir: ir, opts: opts, mem: mem}, nil
 }
@@ -104,7 +84,7 @@ func decodeRequest(req *pb.ModelInferRequest) (*core.InferenceRequest, requestOp
 // not come with raw_input_contents; otherwise from the next entry of
 // raw_input_contents, which are taken in order by the inputs that have
 // neither (entries left over are not used).
-func (s *Service) inputData(req *inboundRequest, m *core.Model, ir *core.InferenceRequest, mem *requestMemory) error {
+func (s *Service) inputData(req *inboundRequest, m *core.Model, ir *core.InferenceRequest, mem *protocol.RequestMemory) error {
 	model := req.msg.GetModelName()
 	raw := req.msg.GetRawInputContents()
 	next := 0
@@ -122,12 +102,7 @@ func (s *Service) inputData(req *inboundRequest, m *core.Model, ir *core.Inferen
 			if contents != nil {
 				return core.Errorf(core.CodeInvalidArg, "unexpected 'content' provided when using shared memory for input tensor '%s' for model '%s'", in.GetName(), model)
 			}
-			l, err := s.opts.SharedMemory.Acquire(shm.region, shm.offset, shm.byteSize)
-			if err != nil {
-				return err
-			}
-			mem.leases = append(mem.leases, l)
-			data, err := l.Read() // a CUDA region's input is copied to the host
+			data, err := mem.Input(s.opts.SharedMemory, shm.region, shm.offset, shm.byteSize)
 			if err != nil {
 				return err
 			}
@@ -158,75 +133,25 @@ func (s *Service) inputData(req *inboundRequest, m *core.Model, ir *core.Inferen
 	return nil
 }
 
+// applyParameter applies a request parameter by the protocol's rules
+// (protocol.ApplyParameter). binary_data_output and headers are HTTP's:
+// over gRPC they change nothing, whatever their type.
 func applyParameter(ir *core.InferenceRequest, opts *requestOptions, name string, p *pb.InferParameter) error {
-	switch name {
-	case paramSequenceID:
-		switch v := p.GetParameterChoice().(type) {
-		case *pb.InferParameter_Int64Param:
-			ir.CorrelationID = core.CorrelationID{Uint: uint64(v.Int64Param)}
-		case *pb.InferParameter_Uint64Param:
-			ir.CorrelationID = core.CorrelationID{Uint: v.Uint64Param}
-		case *pb.InferParameter_StringParam:
-			ir.CorrelationID = core.CorrelationID{String: v.StringParam, IsString: true}
-		default:
-			return fmt.Errorf("must be an integer or a string")
-		}
-	case paramSequenceStart, paramSequenceEnd, paramEmptyFinal:
-		v, ok := p.GetParameterChoice().(*pb.InferParameter_BoolParam)
-		if !ok {
-			return fmt.Errorf("must be a bool")
-		}
-		switch {
-		case name == paramEmptyFinal:
-			opts.emptyFinal = v.BoolParam
-		case v.BoolParam && name == paramSequenceStart:
-			ir.Flags |= core.RequestFlagSequenceStart
-		case v.BoolParam:
-			ir.Flags |= core.RequestFlagSequenceEnd
-		}
-	case paramPriority, paramTimeout:
-		var n uint64
-		switch v := p.GetParameterChoice().(type) {
-		case *pb.InferParameter_Int64Param:
-			if v.Int64Param < 0 {
-				return fmt.Errorf("must not be negative")
-			}
-			n = uint64(v.Int64Param)
-		case *pb.InferParameter_Uint64Param:
-			n = v.Uint64Param
-		default:
-			return fmt.Errorf("must be an integer")
-		}
-		if name == paramPriority {
-			ir.Priority = n
-		} else {
-			ir.Timeout = time.Duration(n) * time.Microsecond
-		}
-	case paramBinaryDataOutput, paramHeaders:
-		// HTTP-only options; nothing to do over gRPC.
-	default:
-		if strings.HasPrefix(name, "triton_") {
-			return fmt.Errorf("parameters starting with triton_ are reserved")
-		}
-		cp := core.Parameter{Name: name}
-		switch v := p.GetParameterChoice().(type) {
-		case *pb.InferParameter_BoolParam:
-			cp.Type, cp.Bool = core.ParamBool, v.BoolParam
-		case *pb.InferParameter_Int64Param:
-			cp.Type, cp.Int = core.ParamInt, v.Int64Param
-		case *pb.InferParameter_Uint64Param:
-			if v.Uint64Param > math.MaxInt64 {
-				return fmt.Errorf("%d does not fit in an int64", v.Uint64Param)
-			}
-			cp.Type, cp.Int = core.ParamInt, int64(v.Uint64Param)
-		case *pb.InferParameter_StringParam:
-			cp.Type, cp.String = core.ParamString, v.StringParam
-		case *pb.InferParameter_DoubleParam:
-			cp.Type, cp.Double = core.ParamDouble, v.DoubleParam
-		default:
-			return fmt.Errorf("has no value")
-		}
-		ir.Parameters = append(ir.Parameters, cp)
+	if name == protocol.ParamBinaryDataOutput || name == protocol.ParamHeaders {
+		return nil
 	}
-	return nil
+	var v protocol.Value
+	switch c := p.GetParameterChoice().(type) {
+	case *pb.InferParameter_BoolParam:
+		v = protocol.Value{Kind: protocol.KindBool, Bool: c.BoolParam}
+	case *pb.InferParameter_Int64Param:
+		v = protocol.Value{Kind: protocol.KindInt, Int: c.Int64Param}
+	case *pb.InferParameter_Uint64Param:
+		v = protocol.Value{Kind: protocol.KindUint, Uint: c.Uint64Param}
+	case *pb.InferParameter_StringParam:
+		v = protocol.Value{Kind: protocol.KindString, String: c.StringParam}
+	case *pb.InferParameter_DoubleParam:
+		v = protocol.Value{Kind: protocol.KindDouble, Double: c.DoubleParam}
+	}
+	return protocol.ApplyParameter(ir, opts, name, v)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -19,25 +18,13 @@ import (
 
 	"tritonhost/core"
 	pb "tritonhost/frontend/inferencepb"
+	"tritonhost/frontend/protocol"
 	"tritonhost/frontend/sharedmem"
 )
 
 // DefaultServerName is the server id ServerMetadata reports by default:
 // Triton's default --id.
-const DefaultServerName = "triton"
-
-// Extensions are the protocol extensions the service implements, as
-// ServerMetadata lists them (Triton's names).
-var Extensions = []string{
-	"sequence",
-	"model_repository",
-	"model_repository(unload_dependents)",
-	"model_configuration",
-	"system_shared_memory",
-	"parameters",
-	"statistics",
-	"logging",
-}
+const DefaultServerName = protocol.DefaultServerName
 
 // DefaultMaxMessageBytes is the default limit on one gRPC message, sent or
 // received: room for 64 MiB tensors several times over. Triton itself allows
@@ -70,7 +57,11 @@ type Options struct {
 	StrictReadiness bool
 	// AllowLogFile lets LogSettings send the log to a file the client
 	// names; off by default, as the path is on the server's machine.
+	// Ignored when LogControl is set.
 	AllowLogFile bool
+	// LogControl, if set, is the log control shared with the server's other
+	// frontends (default: one of the service's own).
+	LogControl *protocol.LogControl
 }
 
 // StreamLimits bound one ModelStreamInfer stream, so that no client holds
@@ -124,9 +115,7 @@ type Service struct {
 	drainOnce sync.Once
 	draining  chan struct{} // closed when the server starts shutting down
 
-	logMu   sync.Mutex
-	logFile string   // current log file ("" for standard error)
-	logOut  *os.File // open log file, if any
+	logs *protocol.LogControl
 }
 
 var _ pb.GRPCInferenceServiceServer = (*Service)(nil)
@@ -152,7 +141,11 @@ func New(srv *core.Server, opts Options) *Service {
 	setDefault(&opts.Connection.KeepaliveTime, 2*time.Hour)
 	setDefault(&opts.Connection.KeepaliveTimeout, 20*time.Second)
 	setDefault(&opts.Connection.MinPingInterval, 5*time.Minute)
-	return &Service{core: srv, opts: opts, health: health.NewServer(), draining: make(chan struct{})}
+	logs := opts.LogControl
+	if logs == nil {
+		logs = protocol.NewLogControl(srv.Logger(), opts.AllowLogFile)
+	}
+	return &Service{core: srv, opts: opts, health: health.NewServer(), draining: make(chan struct{}), logs: logs}
 }
 
 func setDefault[T int | uint32 | time.Duration](v *T, def T) {
@@ -222,13 +215,11 @@ func (s *Service) ServerReady(context.Context, *pb.ServerReadyRequest) (*pb.Serv
 // Triton, a model or version the server does not know is not ready (no
 // error); a version string that is not a version is INVALID_ARGUMENT.
 func (s *Service) ModelReady(_ context.Context, req *pb.ModelReadyRequest) (*pb.ModelReadyResponse, error) {
-	v, err := parseModelVersion(req.GetVersion())
+	ready, err := protocol.ModelReady(s.core, req.GetName(), req.GetVersion())
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	m, err := s.core.Model(req.GetName(), max(v, 0))
-	ready := err == nil && v != 0 && m.Ready() == nil && !s.isDraining()
-	return &pb.ModelReadyResponse{Ready: ready}, nil
+	return &pb.ModelReadyResponse{Ready: ready && !s.isDraining()}, nil
 }
 
 // ServerMetadata reports the server's id, version and protocol extensions.
@@ -246,39 +237,27 @@ func (s *Service) SharedMemory() *sharedmem.Registry { return s.opts.SharedMemor
 // ModelMetadata reports a model's versions and tensor signatures; batching
 // models show the batch dimension as -1.
 func (s *Service) ModelMetadata(_ context.Context, req *pb.ModelMetadataRequest) (*pb.ModelMetadataResponse, error) {
-	m, err := s.lookupModel(req.GetName(), req.GetVersion())
+	m, err := protocol.LookupModel(s.core, req.GetName(), req.GetVersion())
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	cfg := m.Config()
-	resp := &pb.ModelMetadataResponse{Name: m.Name(), Platform: cfg.GetPlatform()}
-	if resp.Platform == "" {
-		resp.Platform = cfg.GetBackend()
-	}
-	for _, v := range s.core.Versions(m.Name()) {
-		resp.Versions = append(resp.Versions, strconv.FormatInt(v, 10))
-	}
-	shape := func(dims []int64) []int64 {
-		if cfg.GetMaxBatchSize() > 0 {
-			return append([]int64{-1}, dims...)
+	md := protocol.Metadata(s.core, m)
+	resp := &pb.ModelMetadataResponse{Name: md.Name, Platform: md.Platform, Versions: md.Versions}
+	tensors := func(ts []protocol.TensorMetadata) []*pb.ModelMetadataResponse_TensorMetadata {
+		var out []*pb.ModelMetadataResponse_TensorMetadata
+		for _, t := range ts {
+			out = append(out, &pb.ModelMetadataResponse_TensorMetadata{Name: t.Name, Datatype: t.Datatype, Shape: t.Shape})
 		}
-		return dims
+		return out
 	}
-	for _, in := range cfg.GetInput() {
-		resp.Inputs = append(resp.Inputs, &pb.ModelMetadataResponse_TensorMetadata{
-			Name: in.GetName(), Datatype: core.DataType(in.GetDataType()).String(), Shape: shape(in.GetDims())})
-	}
-	for _, out := range cfg.GetOutput() {
-		resp.Outputs = append(resp.Outputs, &pb.ModelMetadataResponse_TensorMetadata{
-			Name: out.GetName(), Datatype: core.DataType(out.GetDataType()).String(), Shape: shape(out.GetDims())})
-	}
+	resp.Inputs, resp.Outputs = tensors(md.Inputs), tensors(md.Outputs)
 	return resp, nil
 }
 
 // ModelConfig returns a model's configuration as loaded (normalized, and
 // completed by its backend).
 func (s *Service) ModelConfig(_ context.Context, req *pb.ModelConfigRequest) (*pb.ModelConfigResponse, error) {
-	m, err := s.lookupModel(req.GetName(), req.GetVersion())
+	m, err := protocol.LookupModel(s.core, req.GetName(), req.GetVersion())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -288,11 +267,11 @@ func (s *Service) ModelConfig(_ context.Context, req *pb.ModelConfigRequest) (*p
 // ModelStatistics reports the statistics the core and the backends
 // recorded, for one model (and version) or all.
 func (s *Service) ModelStatistics(_ context.Context, req *pb.ModelStatisticsRequest) (*pb.ModelStatisticsResponse, error) {
-	version, err := parseModelVersion(req.GetVersion())
+	version, err := protocol.StatisticsVersion(req.GetVersion())
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	stats, err := s.core.Statistics(req.GetName(), max(version, 0))
+	stats, err := s.core.Statistics(req.GetName(), version)
 	if err != nil {
 		return nil, toStatus(err)
 	}

@@ -1,12 +1,9 @@
 package grpcserver
 
 import (
-	"slices"
-	"sync"
-
 	"tritonhost/core"
 	pb "tritonhost/frontend/inferencepb"
-	"tritonhost/frontend/sharedmem"
+	"tritonhost/frontend/protocol"
 )
 
 // The tensor parameters that place an input or an output in a registered
@@ -68,7 +65,7 @@ func parseShmParams(tensor string, params map[string]*pb.InferParameter) (*shmPa
 // outputMemory leases the regions the requested outputs name (checked
 // now, as Triton checks them before the request runs), and refuses the
 // classification extension, which this server does not implement.
-func (s *Service) outputMemory(req *pb.ModelInferRequest, mem *requestMemory) error {
+func (s *Service) outputMemory(req *pb.ModelInferRequest, mem *protocol.RequestMemory) error {
 	for _, out := range req.GetOutputs() {
 		shm, err := parseShmParams(out.GetName(), out.GetParameters())
 		if err != nil {
@@ -80,63 +77,9 @@ func (s *Service) outputMemory(req *pb.ModelInferRequest, mem *requestMemory) er
 		if shm == nil {
 			continue
 		}
-		l, err := s.opts.SharedMemory.Acquire(shm.region, shm.offset, shm.byteSize)
-		if err != nil {
+		if err := mem.Output(s.opts.SharedMemory, out.GetName(), shm.region, shm.offset, shm.byteSize); err != nil {
 			return err
 		}
-		mem.leases = append(mem.leases, l)
-		if mem.outputs == nil {
-			mem.outputs = map[string]*sharedmem.Lease{}
-		}
-		mem.outputs[out.GetName()] = l
 	}
 	return nil
-}
-
-// requestMemory is the shared memory one request uses: the leases of its
-// inputs and outputs, released together when the request is finished (or
-// refused), and where each output goes.
-type requestMemory struct {
-	leases  []*sharedmem.Lease
-	outputs map[string]*sharedmem.Lease // by output name
-	once    sync.Once
-}
-
-// release ends every lease; later calls do nothing.
-func (rm *requestMemory) release() {
-	rm.once.Do(func() {
-		for _, l := range rm.leases {
-			l.Release()
-		}
-	})
-}
-
-// place writes the outputs of resp that the client placed in shared memory
-// into their regions, and returns the response to send: those outputs
-// keep their name, data type and shape but carry no data, as in Triton.
-// An output larger than its region turns the response into Triton's
-// error. It runs before the request is finished, while the leases hold.
-func (rm *requestMemory) place(resp *core.Response) *core.Response {
-	if rm == nil || len(rm.outputs) == 0 || resp == nil || resp.Err != nil {
-		return resp
-	}
-	out := *resp
-	out.Outputs = slices.Clone(resp.Outputs)
-	for i := range out.Outputs {
-		o := &out.Outputs[i]
-		l := rm.outputs[o.Name]
-		if l == nil {
-			continue
-		}
-		if uint64(len(o.Data)) > l.Size() {
-			return &core.Response{Err: core.Errorf(core.CodeInternal,
-				"shared memory size specified with the request for output '%s' (%d bytes) should be at least %d bytes to hold the results",
-				o.Name, l.Size(), len(o.Data))}
-		}
-		if err := l.Write(o.Data); err != nil { // to the device for a CUDA region
-			return &core.Response{Err: err}
-		}
-		o.Data = nil
-	}
-	return &out
 }

@@ -12,6 +12,7 @@ import (
 
 	"tritonhost/core"
 	pb "tritonhost/frontend/inferencepb"
+	"tritonhost/frontend/sendqueue"
 )
 
 // streamRequest is what a stream remembers of one request to encode its
@@ -45,7 +46,7 @@ type inferStream struct {
 	stream grpc.ServerStream
 	ctx    context.Context // ends when the handler returns: cancels pending requests
 	cancel context.CancelFunc
-	queue  *sendQueue
+	queue  *sendqueue.Queue[streamEvent]
 	// slots holds one token per request read and not yet answered
 	// (StreamLimits.MaxPendingRequests): the reader waits for a free one.
 	slots      chan struct{}
@@ -73,7 +74,7 @@ func (s *Service) modelStreamInferWire(stream grpc.ServerStream) error {
 		stream:     stream,
 		ctx:        ctx,
 		cancel:     cancel,
-		queue:      newSendQueue(lim.MaxResponses, lim.MaxResponseBytes, lim.StallTimeout),
+		queue:      sendqueue.New(lim.MaxResponses, lim.MaxResponseBytes, lim.StallTimeout, streamEvent.size),
 		slots:      make(chan struct{}, lim.MaxPendingRequests),
 		readerDone: make(chan struct{}),
 		cut:        make(chan struct{}),
@@ -130,11 +131,11 @@ func (st *inferStream) submit(in *inboundRequest) {
 		st.refuse(sr, err)
 		return
 	}
-	sr.emptyFinal = r.opts.emptyFinal
+	sr.emptyFinal = r.opts.EmptyFinal
 	sr.header.version = versionString(r.m.Version())
-	err = st.svc.core.Submit(st.ctx, r.m, r.ir, func(resp *core.Response, final bool) { st.respond(sr, r.mem.place(resp), final) })
+	err = st.svc.core.Submit(st.ctx, r.m, r.ir, func(resp *core.Response, final bool) { st.respond(sr, r.mem.Place(resp), final) })
 	if err != nil {
-		r.mem.release()
+		r.mem.Release()
 		st.refuse(sr, err)
 	}
 }
@@ -169,7 +170,7 @@ func (st *inferStream) refuse(sr *streamRequest, err error) {
 // is full, at most the stall timeout: then the stream is cut off. After the
 // stream ended, events are dropped.
 func (st *inferStream) push(ev streamEvent) {
-	if err := st.queue.push(ev, st.ctx.Done()); errors.Is(err, errStalled) {
+	if err := st.queue.Push(ev, st.ctx.Done()); errors.Is(err, sendqueue.ErrStalled) {
 		st.cutOff()
 	}
 }
@@ -200,7 +201,7 @@ func (st *inferStream) write() error {
 				return status.Error(codes.Unavailable, "server is shutting down")
 			}
 		}
-		if batch := st.queue.take(); len(batch) > 0 {
+		if batch := st.queue.Take(); len(batch) > 0 {
 			for _, ev := range batch {
 				if ev.last {
 					st.pending.Add(-1)
@@ -212,11 +213,11 @@ func (st *inferStream) write() error {
 					}
 				}
 			}
-			st.queue.recycle(batch)
+			st.queue.Recycle(batch)
 			continue
 		}
 		select {
-		case <-st.queue.ready:
+		case <-st.queue.Ready():
 		case <-readerDone:
 			readerDone = nil
 		case <-draining:

@@ -53,11 +53,11 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 	done := make(chan *core.Response, 1)
 	err = s.core.Submit(ctx, m, ir, func(resp *core.Response, final bool) {
 		if final {
-			done <- r.mem.place(resp)
+			done <- r.mem.Place(resp)
 		}
 	})
 	if err != nil {
-		r.mem.release()
+		r.mem.Release()
 		return nil, h, toStatus(err)
 	}
 	select {

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"tritonhost/core"
+	"tritonhost/frontend/protocol"
 )
 
 // Responses are the hot path of the server: a decoupled model may send
@@ -124,7 +125,7 @@ func encodeResponse(h responseHeader, r *core.Response, fin final, streamed bool
 		inner += lenSize(fRespParameters, paramEntrySize(p.Name, p))
 	}
 	if fin != noFinalParam {
-		inner += lenSize(fRespParameters, paramEntrySize(paramFinalResponse, core.BoolParam("", fin == isFinal)))
+		inner += lenSize(fRespParameters, paramEntrySize(protocol.ParamFinalResponse, core.BoolParam("", fin == isFinal)))
 	}
 	for i := range outputs {
 		inner += lenSize(fRespOutputs, tensorSize(&outputs[i]))
@@ -158,7 +159,7 @@ func encodeResponse(h responseHeader, r *core.Response, fin final, streamed bool
 		buf = appendParamEntry(buf, p.Name, p)
 	}
 	if fin != noFinalParam {
-		buf = appendParamEntry(buf, paramFinalResponse, core.BoolParam("", fin == isFinal))
+		buf = appendParamEntry(buf, protocol.ParamFinalResponse, core.BoolParam("", fin == isFinal))
 	}
 	for i := range outputs {
 		buf = appendTensor(buf, &outputs[i])

@@ -8,6 +8,7 @@ import (
 
 	"tritonhost/core"
 	pb "tritonhost/frontend/inferencepb"
+	"tritonhost/frontend/protocol"
 )
 
 func boolP(v bool) *pb.InferParameter {
@@ -66,15 +67,15 @@ func TestEncodedResponsesDecodeAsProtobuf(t *testing.T) {
 		{"streamed, not final", encodeResponse(h, withOutputs, notFinal, true, ""), true,
 			&pb.ModelStreamInferResponse{InferResponse: func() *pb.ModelInferResponse {
 				r := proto.Clone(full).(*pb.ModelInferResponse)
-				r.Parameters = params(map[string]*pb.InferParameter{paramFinalResponse: boolP(false)})
+				r.Parameters = params(map[string]*pb.InferParameter{protocol.ParamFinalResponse: boolP(false)})
 				return r
 			}()}},
 		{"empty final", encodeResponse(h, nil, isFinal, true, ""), true,
 			&pb.ModelStreamInferResponse{InferResponse: &pb.ModelInferResponse{ModelName: "m", ModelVersion: "3", Id: "req-1",
-				Parameters: map[string]*pb.InferParameter{paramFinalResponse: boolP(true)}}}},
+				Parameters: map[string]*pb.InferParameter{protocol.ParamFinalResponse: boolP(true)}}}},
 		{"error", encodeResponse(responseHeader{model: "m"}, nil, isFinal, true, "it broke"), true,
 			&pb.ModelStreamInferResponse{ErrorMessage: "it broke", InferResponse: &pb.ModelInferResponse{ModelName: "m",
-				Parameters: map[string]*pb.InferParameter{paramFinalResponse: boolP(true)}}}},
+				Parameters: map[string]*pb.InferParameter{protocol.ParamFinalResponse: boolP(true)}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

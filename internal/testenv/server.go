@@ -101,7 +101,10 @@ func StartServer(t testing.TB, c ServerConfig) *Server {
 		c.Repo = ExampleModels(t)
 	}
 	args := []string{"serve", "--model-repository", c.Repo, "--backend-directory", BackendDir(t),
-		"--grpc-address", "127.0.0.1", "--grpc-port", "0"}
+		"--grpc-address", "127.0.0.1", "--grpc-port", "0",
+		// HTTP and metrics on free loopback ports too, so that servers run
+		// side by side (pass --allow-http=false in Args to turn HTTP off).
+		"--http-address", "127.0.0.1", "--http-port", "0", "--metrics-port", "0"}
 	if c.Diagnostics {
 		args = append(args, "--debug-address", "127.0.0.1:0")
 	}

@@ -1,4 +1,4 @@
-package grpcserver
+package protocol
 
 import (
 	"math"
@@ -6,13 +6,13 @@ import (
 	"tritonhost/core"
 )
 
-// parseModelVersion reads a model_version string as Triton's
+// ParseModelVersion reads a model version string as Triton's
 // GetModelVersionFromString does (server src/common.cc): "" is the newest
 // version (-1); otherwise the leading integer, as C's strtol reads it
 // (leading white space, a sign, digits; what follows is ignored), which
 // must not be negative. The errors are Triton's, words and all ("stol" is
 // what the C++ library names in them).
-func parseModelVersion(s string) (int64, error) {
+func ParseModelVersion(s string) (int64, error) {
 	if s == "" {
 		return -1, nil
 	}
@@ -59,17 +59,38 @@ func leadingInt(s string) (v int64, ok bool) {
 	return 0, false
 }
 
-// lookupModel resolves a model name and a version string (Triton's rules
+// LookupModel resolves a model name and a version string (Triton's rules
 // and errors). Version 0, which core takes for "the newest", is a version
 // Triton looks for, and finds none of.
-func (s *Service) lookupModel(name, version string) (*core.Model, error) {
-	v, err := parseModelVersion(version)
+func LookupModel(srv *core.Server, name, version string) (*core.Model, error) {
+	v, err := ParseModelVersion(version)
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.core.Model(name, max(v, 0))
+	m, err := srv.Model(name, max(v, 0))
 	if err == nil && v == 0 {
 		return nil, core.VersionNotFound(name, 0)
 	}
 	return m, err
+}
+
+// ModelReady reports whether a model version can take requests. As in
+// Triton, a model or version the server does not know is not ready (no
+// error); a version string that is not a version is an error
+// (CodeInvalidArg).
+func ModelReady(srv *core.Server, name, version string) (bool, error) {
+	v, err := ParseModelVersion(version)
+	if err != nil {
+		return false, err
+	}
+	m, err := srv.Model(name, max(v, 0))
+	return err == nil && v != 0 && m.Ready() == nil, nil
+}
+
+// StatisticsVersion reads the version string of a statistics request: ""
+// (all versions) and 0 select every version, as core.Server.Statistics
+// takes them.
+func StatisticsVersion(version string) (int64, error) {
+	v, err := ParseModelVersion(version)
+	return max(v, 0), err
 }

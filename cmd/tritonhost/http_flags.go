@@ -1,0 +1,118 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"tritonhost/frontend/httpserver"
+	"tritonhost/frontend/metricsserver"
+)
+
+// httpFlags are the HTTP/REST endpoint's flags: Triton's (--allow-http,
+// --http-address, --http-port, --http-max-input-size) and tritonhost's own
+// bounds on what one client may hold.
+type httpFlags struct {
+	Allow                  bool
+	Address                string
+	Port                   int
+	MaxInputSize           int64
+	MaxHeaderBytes         int
+	ReadHeaderTimeoutMs    int
+	IdleTimeoutMs          int
+	WriteTimeoutMs         int
+	StreamStallTimeoutMs   int
+	MaxStreamResponses     int
+	MaxStreamResponseBytes int
+}
+
+func (h *httpFlags) bind(f *pflag.FlagSet) {
+	f.BoolVar(&h.Allow, "allow-http", true, "serve Triton's HTTP/REST protocol")
+	f.StringVar(&h.Address, "http-address", "0.0.0.0", "address to listen on for HTTP")
+	f.IntVar(&h.Port, "http-port", 8000, "port to listen on for HTTP (0: any free port)")
+	f.Int64Var(&h.MaxInputSize, "http-max-input-size", httpserver.DefaultMaxInputBytes, "largest HTTP request body, in bytes, as sent and once decompressed")
+	f.IntVar(&h.MaxHeaderBytes, "http-max-header-bytes", httpserver.DefaultMaxHeaderBytes, "largest HTTP request header, in bytes")
+	f.IntVar(&h.ReadHeaderTimeoutMs, "http-read-header-timeout", int(httpserver.DefaultReadHeaderTimeout/time.Millisecond), "ms a client may take to send a request's header")
+	f.IntVar(&h.IdleTimeoutMs, "http-idle-timeout", int(httpserver.DefaultIdleTimeout/time.Millisecond), "ms after which a kept-alive connection with no request is closed")
+	f.IntVar(&h.WriteTimeoutMs, "http-write-timeout", int(httpserver.DefaultWriteTimeout/time.Millisecond), "ms writing one response may take (event streams: see --http-stream-stall-timeout)")
+	f.IntVar(&h.StreamStallTimeoutMs, "http-stream-stall-timeout", 5000, "ms an event of a generate_stream may wait for a client that does not read; then the stream is cut off and its request cancelled")
+	f.IntVar(&h.MaxStreamResponses, "http-max-stream-responses", 256, "events one generate_stream may hold for a client that reads slowly")
+	f.IntVar(&h.MaxStreamResponseBytes, "http-max-stream-response-bytes", 64<<20, "bytes of events one generate_stream may hold for a client that reads slowly")
+}
+
+func (h *httpFlags) validate() error {
+	if h.Port < 0 || h.Port > 65535 {
+		return fmt.Errorf("--http-port %d is out of range", h.Port)
+	}
+	if h.MaxInputSize <= 0 {
+		return fmt.Errorf("--http-max-input-size must be positive, not %d", h.MaxInputSize)
+	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{
+		{"http-max-header-bytes", h.MaxHeaderBytes}, {"http-read-header-timeout", h.ReadHeaderTimeoutMs},
+		{"http-idle-timeout", h.IdleTimeoutMs}, {"http-write-timeout", h.WriteTimeoutMs},
+		{"http-stream-stall-timeout", h.StreamStallTimeoutMs}, {"http-max-stream-responses", h.MaxStreamResponses},
+		{"http-max-stream-response-bytes", h.MaxStreamResponseBytes},
+	} {
+		if c.v <= 0 {
+			return fmt.Errorf("--%s must be positive, not %d", c.name, c.v)
+		}
+	}
+	return nil
+}
+
+// options returns the HTTP server's options (without the parts serve
+// shares with gRPC).
+func (h *httpFlags) options() httpserver.Options {
+	return httpserver.Options{
+		MaxInputBytes:     h.MaxInputSize,
+		MaxHeaderBytes:    h.MaxHeaderBytes,
+		ReadHeaderTimeout: ms(h.ReadHeaderTimeoutMs),
+		IdleTimeout:       ms(h.IdleTimeoutMs),
+		WriteTimeout:      ms(h.WriteTimeoutMs),
+		Stream: httpserver.StreamLimits{MaxResponses: h.MaxStreamResponses, MaxResponseBytes: h.MaxStreamResponseBytes,
+			StallTimeout: ms(h.StreamStallTimeoutMs)},
+	}
+}
+
+// metricsFlags are Triton's metrics flags.
+type metricsFlags struct {
+	Allow      bool
+	AllowCPU   bool
+	Address    string
+	Port       int
+	IntervalMs int
+}
+
+func (m *metricsFlags) bind(f *pflag.FlagSet) {
+	f.BoolVar(&m.Allow, "allow-metrics", true, "serve Prometheus metrics at /metrics")
+	f.BoolVar(&m.AllowCPU, "allow-cpu-metrics", true, "include the host's CPU utilization and memory in the metrics")
+	f.StringVar(&m.Address, "metrics-address", "", "address to listen on for metrics (default: --http-address when HTTP is on, else 0.0.0.0)")
+	f.IntVar(&m.Port, "metrics-port", 8002, "port to listen on for metrics (0: any free port)")
+	f.IntVar(&m.IntervalMs, "metrics-interval-ms", int(metricsserver.DefaultInterval/time.Millisecond), "ms between polls of the per-interval metrics (CPU)")
+}
+
+func (m *metricsFlags) validate() error {
+	if m.Port < 0 || m.Port > 65535 {
+		return fmt.Errorf("--metrics-port %d is out of range", m.Port)
+	}
+	if m.IntervalMs <= 0 {
+		return fmt.Errorf("--metrics-interval-ms must be positive, not %d", m.IntervalMs)
+	}
+	return nil
+}
+
+// address is where metrics listen: --metrics-address, else the HTTP
+// address when HTTP is served (as Triton), else every interface.
+func (m *metricsFlags) address(h *httpFlags) string {
+	switch {
+	case m.Address != "":
+		return m.Address
+	case h.Allow:
+		return h.Address
+	}
+	return "0.0.0.0"
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	pb "tritonhost/frontend/inferencepb"
+)
+
+func TestHTTPFlagsBecomeTheServerLimits(t *testing.T) {
+	t.Parallel()
+	var h httpFlags
+	var m metricsFlags
+	f := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	h.bind(f)
+	m.bind(f)
+	err := f.Parse([]string{"--http-max-input-size=1", "--http-max-header-bytes=2", "--http-read-header-timeout=3", "--http-idle-timeout=4",
+		"--http-write-timeout=5", "--http-stream-stall-timeout=6", "--http-max-stream-responses=7", "--http-max-stream-response-bytes=8",
+		"--http-address=127.0.0.2", "--metrics-interval-ms=9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.validate(); err != nil {
+		t.Fatal(err)
+	}
+	o := h.options()
+	if o.MaxInputBytes != 1 || o.MaxHeaderBytes != 2 || o.ReadHeaderTimeout != 3*time.Millisecond || o.IdleTimeout != 4*time.Millisecond ||
+		o.WriteTimeout != 5*time.Millisecond || o.Stream.StallTimeout != 6*time.Millisecond || o.Stream.MaxResponses != 7 || o.Stream.MaxResponseBytes != 8 {
+		t.Errorf("HTTP options %+v", o)
+	}
+	// Metrics follow the HTTP address, as in Triton, unless told otherwise.
+	if got := m.address(&h); got != "127.0.0.2" {
+		t.Errorf("metrics address %q, want the HTTP address", got)
+	}
+	h.Allow = false
+	if got := m.address(&h); got != "0.0.0.0" {
+		t.Errorf("metrics address without HTTP %q, want 0.0.0.0", got)
+	}
+	m.Address = "127.0.0.3"
+	if got := m.address(&h); got != "127.0.0.3" {
+		t.Errorf("metrics address %q, want --metrics-address", got)
+	}
+}
+
+func TestHTTPAndMetricsFlagsRefuseBadValues(t *testing.T) {
+	t.Parallel()
+	for _, arg := range []string{"--http-port=70000", "--http-max-input-size=0", "--http-max-header-bytes=0", "--http-read-header-timeout=0",
+		"--http-idle-timeout=0", "--http-write-timeout=0", "--http-stream-stall-timeout=0", "--http-max-stream-responses=0",
+		"--http-max-stream-response-bytes=0", "--metrics-port=-1", "--metrics-interval-ms=0"} {
+		var h httpFlags
+		var m metricsFlags
+		f := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+		h.bind(f)
+		m.bind(f)
+		if err := f.Parse([]string{arg}); err != nil {
+			t.Fatal(err)
+		}
+		err := h.validate()
+		if err == nil {
+			err = m.validate()
+		}
+		name, _, _ := strings.Cut(arg, "=")
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: %v, want an error naming the flag", arg, err)
+		}
+	}
+}
+
+// TestHTTPAndMetricsCanBeTurnedOff: with --allow-http=false and
+// --allow-metrics=false only gRPC listens.
+func TestHTTPAndMetricsCanBeTurnedOff(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "", "--allow-http=false", "--allow-metrics=false")
+	if _, err := s.client.ServerReady(ctxFor(t), &pb.ServerReadyRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if log := s.log.String(); strings.Contains(log, "Started HTTPService") || strings.Contains(log, "Started Metrics Service") || s.http != "" || s.metrics != "" {
+		t.Errorf("HTTP or metrics started though turned off:\n%s", log)
+	}
+}

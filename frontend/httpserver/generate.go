@@ -1,0 +1,155 @@
+package httpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"tritonhost/core"
+	"tritonhost/frontend/protocol"
+)
+
+// The generate extension: a JSON object whose members name the model's
+// inputs (name -> value or array of values) or, when they name none,
+// request parameters; the object "parameters" holds more of either. The
+// response is a JSON object of model_name, model_version and the outputs,
+// each a value (one element) or a flat array.
+
+// generate serves POST .../generate: one response, on a model that is not
+// decoupled.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
+	m, req, err := s.generateRequest(w, r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if m.Decoupled() {
+		writeError(w, errDecoupled())
+		return
+	}
+	resp, err := s.runOnce(r, m, req, nil)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	event, err := generateResponse(m, resp)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.setWriteDeadline(w, s.opts.WriteTimeout)
+	writeRawJSON(w, http.StatusOK, event)
+}
+
+// generateRequest resolves the model and decodes the generate body.
+func (s *Server) generateRequest(w http.ResponseWriter, r *http.Request) (*core.Model, *core.InferenceRequest, error) {
+	m, body, err := s.inferenceBody(w, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	req, err := decodeGenerate(m, body)
+	return m, req, err
+}
+
+// decodeGenerate turns a generate body into a request of m.
+func decodeGenerate(m *core.Model, body []byte) (*core.InferenceRequest, error) {
+	bad := func(format string, args ...any) error {
+		return core.Errorf(core.CodeInvalidArg, "model %q: %s", m.Name(), fmt.Sprintf(format, args...))
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(body, &members); err != nil || members == nil {
+		return nil, bad("the generate request must be a JSON object (%v)", err)
+	}
+	var params map[string]json.RawMessage
+	if raw, ok := members["parameters"]; ok {
+		if err := json.Unmarshal(raw, &params); err != nil {
+			return nil, bad("\"parameters\" must be a JSON object (%v)", err)
+		}
+		delete(members, "parameters")
+	}
+	if len(members)+len(params) > maxTensors {
+		return nil, bad("the request has %d members; the server takes at most %d", len(members)+len(params), maxTensors)
+	}
+	req := &core.InferenceRequest{Model: m.Name(), Version: m.Version()}
+	var opts protocol.Options
+	for _, group := range []map[string]json.RawMessage{members, params} {
+		for _, name := range sortedKeys(group) {
+			raw := group[name]
+			if dt, ok := protocol.InputType(m, name); ok {
+				in, err := generateInput(m, name, dt, raw)
+				if err != nil {
+					return nil, err
+				}
+				req.Inputs = append(req.Inputs, in)
+				continue
+			}
+			v, err := parameterValue(raw)
+			if err == nil {
+				err = protocol.ApplyParameter(req, &opts, name, v)
+			}
+			if err != nil {
+				return nil, bad("%q is neither an input of the model nor a valid parameter: %v", name, err)
+			}
+		}
+	}
+	return req, nil
+}
+
+// generateInput decodes one input's values; its shape is the nesting of
+// the arrays ([1] for a lone value), with a batch dimension of 1 in front
+// when the model batches and the configuration's dims call for it.
+func generateInput(m *core.Model, name string, dt core.DataType, raw json.RawMessage) (core.Input, error) {
+	max := m.MaxTensorBytes() / 4
+	if size := int64(dt.ByteSize()); size > 0 {
+		max = m.MaxTensorBytes() / size
+	}
+	t, err := decodeValues(dt, bytes.TrimSpace(raw), max)
+	if err != nil {
+		return core.Input{}, core.Errorf(core.CodeInvalidArg, "model %q: input %q: %v", m.Name(), name, err)
+	}
+	shape := t.shape
+	if shape == nil {
+		shape = []int64{1}
+	}
+	if m.MaxBatchSize() > 0 {
+		for _, in := range m.Config().GetInput() {
+			if in.GetName() == name && len(in.GetDims()) == len(shape) {
+				shape = append([]int64{1}, shape...)
+			}
+		}
+	}
+	return core.NewInput(name, dt, shape, t.data), nil
+}
+
+// generateResponse renders one response as the generate extension's JSON
+// object.
+func generateResponse(m *core.Model, resp *core.Response) ([]byte, error) {
+	b := []byte(`{"model_name":`)
+	b = appendJSONString(b, m.Name())
+	b = append(b, `,"model_version":`...)
+	b = appendJSONString(b, strconv.FormatInt(m.Version(), 10))
+	for _, o := range resp.Outputs {
+		b = append(b, ',')
+		b = appendJSONString(b, o.Name)
+		b = append(b, ':')
+		one := core.ElementCount(o.Shape) == 1
+		if !one {
+			b = append(b, '[')
+		}
+		var err error
+		if b, err = appendValues(b, o.DataType, o.Data); err != nil {
+			return nil, core.Errorf(core.CodeInvalidArg, "model %q: output %q: %v", m.Name(), o.Name, err)
+		}
+		if !one {
+			b = append(b, ']')
+		}
+	}
+	return append(b, '}'), nil
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}

@@ -1,0 +1,221 @@
+package httpserver
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"tritonhost/core"
+	"tritonhost/frontend/protocol"
+)
+
+// HeaderContentLength is the header of Triton's binary tensor extension: the
+// size of the JSON part of a body whose binary tensor data follows it.
+const HeaderContentLength = "Inference-Header-Content-Length"
+
+// inferRequestJSON is the JSON part of an infer request.
+type inferRequestJSON struct {
+	ID         string                     `json:"id"`
+	Parameters map[string]json.RawMessage `json:"parameters"`
+	Inputs     []inputJSON                `json:"inputs"`
+	Outputs    []outputJSON               `json:"outputs"`
+}
+
+type inputJSON struct {
+	Name       string                     `json:"name"`
+	Shape      []int64                    `json:"shape"`
+	Datatype   string                     `json:"datatype"`
+	Parameters map[string]json.RawMessage `json:"parameters"`
+	Data       json.RawMessage            `json:"data"`
+}
+
+type outputJSON struct {
+	Name       string                     `json:"name"`
+	Parameters map[string]json.RawMessage `json:"parameters"`
+}
+
+// inferCall is a decoded infer request: what core takes, and how to answer.
+type inferCall struct {
+	req    *core.InferenceRequest
+	opts   protocol.Options
+	binary map[string]bool         // outputs asked for as binary data (true) or JSON (false)
+	mem    *protocol.RequestMemory // the shared memory its tensors lease
+}
+
+// infer serves POST .../infer: one request, one response, on a model that
+// is not decoupled.
+func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
+	m, body, err := s.inferenceBody(w, r)
+	if err == nil && m.Decoupled() {
+		err = errDecoupled()
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	call, err := s.decodeInfer(m, body, r.Header.Get(HeaderContentLength))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	resp, err := s.runOnce(r, m, call.req, call.mem)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.setWriteDeadline(w, s.opts.WriteTimeout)
+	writeInferResponse(w, m, call, resp)
+}
+
+// inferenceBody resolves the model of an inference route and reads the
+// body; a draining server refuses.
+func (s *Server) inferenceBody(w http.ResponseWriter, r *http.Request) (*core.Model, []byte, error) {
+	if s.isDraining() {
+		return nil, nil, core.Errorf(core.CodeUnavailable, "server is shutting down")
+	}
+	m, err := s.model(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := readBody(w, r, s.opts.MaxInputBytes)
+	return m, body, err
+}
+
+// errDecoupled refuses a decoupled model on a route that answers once, in
+// Triton's words.
+func errDecoupled() error {
+	return core.Errorf(core.CodeUnsupported, "HTTP end point doesn't support models with decoupled transaction policy")
+}
+
+// runOnce submits req to m and waits for its one response (or the client
+// to go away). Outputs that mem places in shared memory are written there
+// as the response arrives; mem is released once core is done with the
+// request (nil: no shared memory).
+func (s *Server) runOnce(r *http.Request, m *core.Model, req *core.InferenceRequest, mem *protocol.RequestMemory) (*core.Response, error) {
+	if mem.Used() {
+		req.Finished = mem.Release
+	}
+	done := make(chan *core.Response, 1)
+	err := s.core.Submit(r.Context(), m, req, func(resp *core.Response, final bool) {
+		if final {
+			done <- mem.Place(resp)
+		}
+	})
+	if err != nil {
+		mem.Release()
+		return nil, err
+	}
+	select {
+	case resp := <-done:
+		switch {
+		case resp == nil:
+			return nil, core.Errorf(core.CodeInternal, "model %q completed request %q without a response", m.Name(), req.ID)
+		case resp.Err != nil:
+			return nil, resp.Err
+		}
+		return resp, nil
+	case <-r.Context().Done():
+		return nil, core.Errorf(core.CodeCancelled, "request %q to model %q: the client went away", req.ID, m.Name())
+	}
+}
+
+// writeInferResponse answers an infer request: JSON, or, when an output is
+// sent as binary data, a JSON header (its size in
+// Inference-Header-Content-Length) followed by the outputs' bytes, each
+// written from the response's own memory.
+func writeInferResponse(w http.ResponseWriter, m *core.Model, call *inferCall, resp *core.Response) {
+	b := []byte(`{"model_name":`)
+	b = appendJSONString(b, m.Name())
+	b = append(b, `,"model_version":`...)
+	b = appendJSONString(b, strconv.FormatInt(m.Version(), 10))
+	if call.req.ID != "" {
+		b = append(b, `,"id":`...)
+		b = appendJSONString(b, call.req.ID)
+	}
+	if len(resp.Parameters) > 0 {
+		b = append(b, `,"parameters":`...)
+		b = append(b, encodeParameters(resp.Parameters)...)
+	}
+	b = append(b, `,"outputs":[`...)
+	var binary [][]byte
+	for i, o := range resp.Outputs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = appendJSONString(b, o.Name)
+		b = append(b, `,"datatype":"`+o.DataType.String()+`","shape":[`...)
+		for j, d := range o.Shape {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, d, 10)
+		}
+		b = append(b, ']')
+		if call.mem.InShared(o.Name) { // its data went to the client's region
+			b = append(b, '}')
+			continue
+		}
+		asBinary, set := call.binary[o.Name]
+		if !set {
+			asBinary = call.opts.BinaryDataOutput
+		}
+		if asBinary {
+			b = append(b, `,"parameters":{"binary_data_size":`...)
+			b = strconv.AppendInt(b, int64(len(o.Data)), 10)
+			b = append(b, `}}`...)
+			binary = append(binary, o.Data)
+			continue
+		}
+		b = append(b, `,"data":[`...)
+		var err error
+		if b, err = appendValues(b, o.DataType, o.Data); err != nil {
+			writeError(w, core.Errorf(core.CodeInvalidArg, "model %q: output %q: %v", m.Name(), o.Name, err))
+			return
+		}
+		b = append(b, `]}`...)
+	}
+	b = append(b, `]}`...)
+	if len(binary) == 0 {
+		writeRawJSON(w, http.StatusOK, b)
+		return
+	}
+	h := w.Header()
+	h.Set(HeaderContentLength, strconv.Itoa(len(b)))
+	h.Set("Content-Type", "application/octet-stream")
+	total := len(b)
+	for _, d := range binary {
+		total += len(d)
+	}
+	h.Set("Content-Length", strconv.Itoa(total))
+	w.WriteHeader(http.StatusOK)
+	for _, d := range append([][]byte{b}, binary...) {
+		if _, err := w.Write(d); err != nil {
+			return
+		}
+	}
+}
+
+// encodeParameters renders response parameters as a JSON object.
+func encodeParameters(params []core.Parameter) []byte {
+	obj := make(map[string]any, len(params))
+	for _, p := range params {
+		switch p.Type {
+		case core.ParamBool:
+			obj[p.Name] = p.Bool
+		case core.ParamInt:
+			obj[p.Name] = p.Int
+		case core.ParamDouble:
+			obj[p.Name] = p.Double
+		case core.ParamBytes:
+			obj[p.Name] = string(p.Bytes)
+		default:
+			obj[p.Name] = p.String
+		}
+	}
+	out, err := json.Marshal(obj)
+	if err != nil { // a non-finite double
+		return []byte("{}")
+	}
+	return out
+}

@@ -1,0 +1,124 @@
+package metricsserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"tritonhost/core"
+	"tritonhost/core/metrics"
+)
+
+// DefaultInterval is how often the per-interval metrics (CPU) are polled,
+// Triton's --metrics-interval-ms default.
+const DefaultInterval = 2 * time.Second
+
+// Options configure a Server.
+type Options struct {
+	// Core is the server whose models are reported. Required.
+	Core *core.Server
+	// Custom is the registry of the backends' own metric families (nil:
+	// none).
+	Custom *metrics.Registry
+	// Interval is how often CPU utilization and memory are polled (default
+	// DefaultInterval).
+	Interval time.Duration
+	// CPU turns the nv_cpu_* families on (Triton's --allow-cpu-metrics).
+	CPU bool
+	// ProcRoot is where /proc is read from (default "/proc"; tests point
+	// it at a fixture).
+	ProcRoot string
+}
+
+// Server gathers the metrics and serves them.
+type Server struct {
+	reg    *prometheus.Registry
+	cpu    *cpuCollector
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+}
+
+// New returns a server with Triton's collectors registered, and starts
+// polling the per-interval metrics; Close stops it.
+func New(opts Options) (*Server, error) {
+	if opts.Core == nil {
+		return nil, fmt.Errorf("metricsserver: Options.Core is required")
+	}
+	if opts.Interval <= 0 {
+		opts.Interval = DefaultInterval
+	}
+	if opts.ProcRoot == "" {
+		opts.ProcRoot = "/proc"
+	}
+	s := &Server{reg: prometheus.NewRegistry()}
+	collectors := []prometheus.Collector{newModelCollector(opts.Core)}
+	if opts.Custom != nil {
+		collectors = append(collectors, newCustomCollector(opts.Custom, opts.Core.Logger()))
+	}
+	if opts.CPU {
+		s.cpu = newCPUCollector(opts.ProcRoot)
+		collectors = append(collectors, s.cpu)
+	}
+	for _, c := range collectors {
+		if err := s.reg.Register(c); err != nil {
+			return nil, fmt.Errorf("metricsserver: %w", err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	if s.cpu != nil {
+		s.cpu.poll()
+		s.done.Go(func() { s.cpu.run(ctx, opts.Interval) })
+	}
+	return s, nil
+}
+
+// Register adds a collector of another subsystem to the endpoint (GPU
+// metrics, for instance). Its families must not clash with those already
+// there.
+func (s *Server) Register(c prometheus.Collector) error { return s.reg.Register(c) }
+
+// Gatherer returns what the endpoint serves, for tests and other exporters.
+func (s *Server) Gatherer() prometheus.Gatherer { return s.reg }
+
+// Handler serves the metrics at any path it is mounted on.
+func (s *Server) Handler() http.Handler {
+	return promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// NewHTTPServer returns an http.Server serving Handler at /metrics, with
+// bounded header reads, writes and idle connections.
+func (s *Server) NewHTTPServer() *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.Handler())
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute,
+		IdleTimeout: 5 * time.Minute, MaxHeaderBytes: 64 << 10}
+}
+
+// Close stops the polling.
+func (s *Server) Close() {
+	s.cancel()
+	s.done.Wait()
+}
+
+// NamingConvention reports whether a problem that promtool check metrics
+// (promlint) reports is one of Prometheus' naming conventions that
+// Triton's own metric names break, and keep for compatibility with
+// Triton's dashboards and autoscalers: a counter without _total, a unit
+// abbreviated (_us, _ms), a _count suffix on a counter or gauge, the type
+// in the name. Any other problem is a real one.
+func NamingConvention(problem string) bool {
+	for _, s := range []string{`should have "_total" suffix`, "should not contain abbreviated units",
+		`should not have "_count" suffix`, "should not include type"} {
+		if strings.Contains(problem, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,124 @@
+// Package sendqueue hands the responses that backend threads produce to the
+// single goroutine that writes a stream (a gRPC ModelStreamInfer call, an
+// HTTP Server-Sent Events stream), with bounds: a stream holds at most so
+// many responses and bytes for a client that reads slowly, and a producer
+// waits for room at most a stall timeout, so a client that stops reading
+// never holds a backend thread for longer than that.
+package sendqueue
+
+import (
+	"errors"
+	"sync"
+	"time"
+)
+
+// ErrStalled is what a producer gets when it waited a stall timeout for
+// room in a queue: the client is not reading its responses.
+var ErrStalled = errors.New("the client did not read its responses")
+
+// ErrEnded is what a producer gets when the stream ended while it waited,
+// or before it came.
+var ErrEnded = errors.New("the stream has ended")
+
+// Queue hands items from the goroutines and backend threads that produce
+// them to a stream's single sender. It is bounded twice, by the number of
+// items and by their bytes (as size reports them): a producer whose item
+// would go past either waits for the sender to make room, except into an
+// empty queue (so one item larger than the byte bound still goes). It never
+// waits longer than the stall timeout: then Push gives up with ErrStalled,
+// and the caller cuts the stream off, so that a client that stops reading
+// holds no backend thread for longer than that. The sender takes everything
+// queued at once, so a busy stream costs one wake-up per batch rather than
+// one per item; with the batch it holds, a stream keeps at most twice the
+// bounds in memory. All methods are safe for concurrent use.
+type Queue[T any] struct {
+	mu       sync.Mutex
+	items    []T
+	spare    []T
+	bytes    int
+	maxItems int
+	maxBytes int
+	stall    time.Duration
+	size     func(T) int
+	ready    chan struct{} // capacity 1: the queue became non-empty
+	room     chan struct{} // closed (and replaced) when the sender frees room
+	full     bool          // a producer waits on room
+}
+
+// New returns a queue of at most maxItems items and maxBytes bytes (each
+// item weighing size(item)), whose producers wait at most stall for room.
+func New[T any](maxItems, maxBytes int, stall time.Duration, size func(T) int) *Queue[T] {
+	return &Queue[T]{maxItems: maxItems, maxBytes: maxBytes, stall: stall, size: size,
+		ready: make(chan struct{}, 1), room: make(chan struct{})}
+}
+
+// fits reports whether an item of size bytes may join the queue now.
+func (q *Queue[T]) fits(size int) bool {
+	return len(q.items) == 0 || len(q.items) < q.maxItems && q.bytes+size <= q.maxBytes
+}
+
+// Push queues item, waiting while the queue is full: until there is room
+// (nil), done closes (ErrEnded) or the stall timeout passes (ErrStalled).
+// The item is dropped unless Push returns nil.
+func (q *Queue[T]) Push(item T, done <-chan struct{}) error {
+	size := q.size(item)
+	var timer *time.Timer
+	q.mu.Lock()
+	for !q.fits(size) {
+		q.full = true
+		room := q.room
+		q.mu.Unlock()
+		if timer == nil {
+			timer = time.NewTimer(q.stall)
+			defer timer.Stop()
+		}
+		select {
+		case <-room:
+		case <-done:
+			return ErrEnded
+		case <-timer.C:
+			return ErrStalled
+		}
+		q.mu.Lock()
+	}
+	wake := len(q.items) == 0
+	q.items = append(q.items, item)
+	q.bytes += size
+	q.mu.Unlock()
+	if wake {
+		select {
+		case q.ready <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// Ready is signalled when the queue becomes non-empty; the sender waits on
+// it between batches.
+func (q *Queue[T]) Ready() <-chan struct{} { return q.ready }
+
+// Take returns every queued item (nil if none). The slice is the sender's
+// until it passes it back to Recycle.
+func (q *Queue[T]) Take() []T {
+	q.mu.Lock()
+	batch := q.items
+	q.items, q.spare = q.spare[:0], nil
+	q.bytes = 0
+	if q.full {
+		close(q.room)
+		q.room, q.full = make(chan struct{}), false
+	}
+	q.mu.Unlock()
+	return batch
+}
+
+// Recycle gives a batch's storage back for reuse.
+func (q *Queue[T]) Recycle(batch []T) {
+	clear(batch)
+	q.mu.Lock()
+	if q.spare == nil && cap(batch) <= 4*q.maxItems {
+		q.spare = batch[:0]
+	}
+	q.mu.Unlock()
+}
