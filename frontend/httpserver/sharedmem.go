@@ -105,6 +105,10 @@ func (s *Server) cudaShmRegister(w http.ResponseWriter, r *http.Request) {
 		writeError(w, core.Errorf(core.CodeInvalidArg, "'region name' is necessary to register cuda shared memory region"))
 		return
 	}
+	if !s.opts.SharedMemory.CUDASupported() { // Triton without GPUs reads no further
+		writeError(w, s.opts.SharedMemory.RegisterCUDA(name, nil, 0, 0))
+		return
+	}
 	var req struct {
 		RawHandle *struct {
 			B64 string `json:"b64"`
