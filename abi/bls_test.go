@@ -103,11 +103,15 @@ func TestBLSCallsAModelAndWaitsForItsResponse(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	// A backend reports a request's statistics after its response: wait
+	// for them.
 	for model, want := range map[string]uint64{"bls_simple": n / 2, "bls_batched": n / 2, "simple": n} {
-		stats, err := srv.Statistics(model, 1)
-		if err != nil || len(stats) != 1 || stats[0].Inference.Success.Count != want {
-			t.Errorf("%s statistics: %+v %v, want %d successes", model, stats, err, want)
-		}
+		var stats []core.ModelStatistics
+		var err error
+		waitFor(t, model+" statistics", func() bool {
+			stats, err = srv.Statistics(model, 1)
+			return err == nil && len(stats) == 1 && stats[0].Inference.Success.Count == want
+		}, func() string { return fmt.Sprintf("%+v %v, want %d successes", stats, err, want) })
 	}
 }
 
