@@ -7,9 +7,11 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"tritonhost/core"
 	"tritonhost/core/metrics"
@@ -144,6 +146,7 @@ type LiveObjects struct {
 	RequestContexts    int64 // requests a backend still holds anything of
 	Factories          int64 // response factories not deleted
 	Responses          int64 // responses neither sent nor deleted
+	LentResponses      int64 // sent responses not yet freed: being delivered, or lent to a frontend
 	ResponseStatistics int64 // response statistics objects not deleted
 	HostMessages       int64 // server-owned messages (backend config, host policy)
 	States             int64 // implicit-state objects not yet consumed
@@ -160,6 +163,7 @@ func (h *Host) Live() LiveObjects {
 		RequestContexts:    n(C.THOST_COUNT_CONTEXT),
 		Factories:          n(C.THOST_COUNT_FACTORY),
 		Responses:          n(C.THOST_COUNT_RESPONSE),
+		LentResponses:      n(C.THOST_COUNT_LENT),
 		ResponseStatistics: n(C.THOST_COUNT_RSTATS),
 		HostMessages:       n(C.THOST_COUNT_HOST_MESSAGE),
 		States:             n(C.THOST_COUNT_STATE),
@@ -172,11 +176,28 @@ func (h *Host) Live() LiveObjects {
 // Zero reports whether nothing is live.
 func (l LiveObjects) Zero() bool { return l == LiveObjects{} }
 
+// AwaitLentFreed waits, at most timeout, until no response is lent any
+// more (LiveObjects.LentResponses), collecting garbage meanwhile: a
+// frontend whose transport dropped a lent response unfreed (gRPC drops the
+// frames of a broken connection) frees it from a cleanup once it is
+// garbage. It reports whether none is left. For the check at exit.
+func (h *Host) AwaitLentFreed(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for C.thost_host_live(h.c, C.THOST_COUNT_LENT) != 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
 // String lists the counts that are not zero.
 func (l LiveObjects) String() string {
-	return fmt.Sprintf("request blocks %d, contexts %d, factories %d, responses %d, response statistics %d, "+
+	return fmt.Sprintf("request blocks %d, contexts %d, factories %d, responses %d, lent responses %d, response statistics %d, "+
 		"host messages %d, states %d, Go requests %d, Go models %d, Go instances %d",
-		l.RequestBlocks, l.RequestContexts, l.Factories, l.Responses, l.ResponseStatistics,
+		l.RequestBlocks, l.RequestContexts, l.Factories, l.Responses, l.LentResponses, l.ResponseStatistics,
 		l.HostMessages, l.States, l.GoRequests, l.GoModels, l.GoInstances)
 }
 

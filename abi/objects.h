@@ -35,6 +35,8 @@ enum {
   THOST_COUNT_CONTEXT,       // requests a backend still holds anything of
   THOST_COUNT_FACTORY,       // response factories not deleted
   THOST_COUNT_RESPONSE,      // responses neither sent nor deleted
+  THOST_COUNT_LENT,          // sent responses whose memory the server still
+                             // reads (thost_sent_response_free not yet run)
   THOST_COUNT_RSTATS,        // response statistics not deleted
   THOST_COUNT_HOST_MESSAGE,  // server-owned messages (backend config, host
                              // policy)
@@ -294,13 +296,22 @@ struct thost_output {
   unsigned char inline_data[THOST_INLINE_OUTPUT_BYTES];
 };
 
+// A response. Built by the backend through its handle;
+// TRITONBACKEND_ResponseSend frees the handles of the response and its outputs
+// and hands the rest to Go (thostResponseSend), which either gives it straight
+// back or keeps it: then its output buffers are lent to a frontend (Go's
+// Response.Lent) and Go frees the response later, from any thread, with
+// thost_sent_response_free. Once sent, ctx may be gone: the memory of a sent
+// response is counted on host.
 struct thost_response {
   uint64_t handle;
   uint32_t output_count;
   uint32_t output_cap;
   uint32_t param_count;
   uint32_t param_cap;
-  struct thost_reqctx* ctx;
+  struct thost_reqctx* ctx;       // referenced until the response is sent or
+                                  // deleted
+  struct thost_host* host;        // ctx's host
   struct thost_output** outputs;  // inline_outputs until more are needed
   struct TRITONSERVER_Parameter* params;
   struct thost_output* inline_outputs[2];
@@ -345,6 +356,11 @@ void thost_reqctx_unref(struct thost_reqctx* ctx);
 struct thost_request* thost_request_new(size_t size, struct thost_reqctx* ctx);
 void thost_request_free(struct thost_request* req);
 void thost_request_free_states(struct thost_request* req);  // state.c
+
+// Frees a response that was sent (TRITONBACKEND_ResponseSend) and that Go
+// kept: its outputs, their buffers, its parameters. Called once, from any
+// thread; the response must hold no device buffer (Go keeps none that does).
+void thost_sent_response_free(struct thost_response* r);
 
 void thost_model_set_config_json(
     struct thost_model* model, const char* json, size_t len);

@@ -1,0 +1,113 @@
+package abi
+
+/*
+#include "objects.h"
+*/
+import "C"
+
+import (
+	"math"
+	"sync/atomic"
+	"unsafe"
+
+	"tritonhost/core"
+)
+
+// A response sent to a request whose ResponseFunc frees responses
+// (core.InferenceRequest.FreesResponses) is not copied into Go: the
+// core.Response handed on points into the C response (output data and
+// shapes), and the C response lives until the frontend frees it, normally
+// once the wire has written the outputs. Names and parameters are copied
+// (they are small, and Go strings must not point into C memory that goes
+// away).
+//
+// Ownership: during thostResponseSend the C response is Go's. Free may come
+// from any goroutine, before thostResponseSend returns (the frontend copied
+// what it needed on the backend's thread) or after. Before: C frees the
+// response when thostResponseSend returns, without another crossing. After:
+// Free frees it (thost_sent_response_free). state decides which, once.
+
+// States of a lent response.
+const (
+	lentSending    int32 = iota // inside thostResponseSend
+	lentFreedEarly              // freed inside thostResponseSend: C frees it on return
+	lentKept                    // thostResponseSend returned; Free frees it
+	lentFreed                   // freed after thostResponseSend returned
+)
+
+// lentResponse is a sent C response lent to a ResponseFunc, with room for
+// the common case (two outputs) in the same allocation as the
+// core.Response built over it.
+type lentResponse struct {
+	c       *C.struct_thost_response
+	state   atomic.Int32
+	resp    core.Response
+	outputs [2]core.Output
+}
+
+var _ core.LentMemory = (*lentResponse)(nil)
+
+// Free gives the C response back; a second call does nothing.
+func (l *lentResponse) Free() {
+	if l.state.CompareAndSwap(lentSending, lentFreedEarly) {
+		return
+	}
+	if l.state.CompareAndSwap(lentKept, lentFreed) {
+		C.thost_sent_response_free(l.c)
+	}
+}
+
+// settle ends thostResponseSend's ownership: it reports whether the
+// response is still lent (C must keep it), or was freed already (C frees
+// it now).
+func (l *lentResponse) settle() bool { return l.state.CompareAndSwap(lentSending, lentKept) }
+
+// lendable reports whether a response can be lent: its outputs are in host
+// memory the C response owns. Outputs in GPU or pinned memory from the
+// server's devices are copied instead (convertResponse), as the memory
+// goes back to the devices' pools.
+func lendable(resp *C.struct_thost_response) bool {
+	for _, o := range unsafe.Slice(resp.outputs, int(resp.output_count)) {
+		if o.device_buffer {
+			return false
+		}
+	}
+	return true
+}
+
+// lendResponse builds the core.Response of a C response over its memory.
+// Outputs the client did not request are left out; an output larger than
+// the server holds makes it an error response, and then nothing is lent
+// (nil): C frees the response. Output names are taken from names (the
+// request's outputs) when they match, so a response allocates no strings.
+func lendResponse(resp *C.struct_thost_response, p *core.Responder, names []string) (*core.Response, *lentResponse) {
+	l := &lentResponse{c: resp}
+	r := &l.resp
+	n := int(resp.output_count)
+	r.Outputs = l.outputs[:0:len(l.outputs)]
+	if n > len(l.outputs) {
+		r.Outputs = make([]core.Output, 0, n)
+	}
+	for _, o := range unsafe.Slice(resp.outputs, n) {
+		name := internName(names, o.name)
+		if !p.Requested(name) {
+			continue
+		}
+		var data []byte
+		if o.has_buffer {
+			if err := p.CheckOutputSize(name, int64(min(uint64(o.byte_size), math.MaxInt64))); err != nil {
+				return &core.Response{Err: err}, nil
+			}
+			data = unsafe.Slice((*byte)(o.buffer), int(o.byte_size))
+		}
+		r.Outputs = append(r.Outputs, core.Output{
+			Name:     name,
+			DataType: core.DataType(o.datatype),
+			Shape:    unsafe.Slice((*int64)(unsafe.Pointer(o.shape)), int(o.dims_count)),
+			Data:     data,
+		})
+	}
+	r.Parameters = convertParameters(resp)
+	r.Lent = l
+	return r, l
+}
