@@ -97,6 +97,7 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		}
 		return srv.Stop(deadline)
 	})
+	host.AwaitLentFreed(5 * time.Second)
 	if live := host.Live(); !live.Zero() {
 		log.Warnf("backend API objects still live at exit: %v", live)
 	}

@@ -24,7 +24,10 @@ var errStreamEnded = errors.New("the stream has ended")
 // client that stops reading holds no backend thread for longer than that.
 // The sender takes everything queued at once, so a busy stream costs one
 // wake-up per batch rather than one per response; with the batch it holds,
-// a stream keeps at most twice the bounds in memory.
+// a stream keeps at most twice the bounds in memory. When the sender stops
+// it closes the queue: what is queued then, and what is pushed later, is
+// freed (events may hold memory a backend lent, which the garbage collector
+// would not return).
 type sendQueue struct {
 	mu        sync.Mutex
 	items     []streamEvent
@@ -36,6 +39,7 @@ type sendQueue struct {
 	ready     chan struct{} // capacity 1: the queue became non-empty
 	room      chan struct{} // closed (and replaced) when the sender frees room
 	full      bool          // a producer waits on room
+	closed    bool          // the sender stopped: events are freed, not queued
 }
 
 func newSendQueue(maxEvents, maxBytes int, stall time.Duration) *sendQueue {
@@ -49,13 +53,13 @@ func (q *sendQueue) fits(size int) bool {
 }
 
 // push queues ev, waiting while the queue is full: until there is room
-// (nil), done closes (errStreamEnded) or the stall timeout passes
-// (errStalled). ev is dropped unless push returns nil.
+// (nil), done closes or the queue is closed (errStreamEnded) or the stall
+// timeout passes (errStalled). ev is freed unless push returns nil.
 func (q *sendQueue) push(ev streamEvent, done <-chan struct{}) error {
 	size := ev.size()
 	var timer *time.Timer
 	q.mu.Lock()
-	for !q.fits(size) {
+	for !q.closed && !q.fits(size) {
 		q.full = true
 		room := q.room
 		q.mu.Unlock()
@@ -66,11 +70,18 @@ func (q *sendQueue) push(ev streamEvent, done <-chan struct{}) error {
 		select {
 		case <-room:
 		case <-done:
+			ev.free()
 			return errStreamEnded
 		case <-timer.C:
+			ev.free()
 			return errStalled
 		}
 		q.mu.Lock()
+	}
+	if q.closed {
+		q.mu.Unlock()
+		ev.free()
+		return errStreamEnded
 	}
 	wake := len(q.items) == 0
 	q.items = append(q.items, ev)
@@ -108,4 +119,19 @@ func (q *sendQueue) recycle(batch []streamEvent) {
 		q.spare = batch[:0]
 	}
 	q.mu.Unlock()
+}
+
+// close stops the queue for good when its sender stops: queued events are
+// freed now, pushed ones from now on, and waiting producers give up.
+func (q *sendQueue) close() {
+	q.mu.Lock()
+	left := q.items
+	q.items, q.spare, q.bytes = nil, nil, 0
+	q.closed = true
+	if q.full {
+		close(q.room)
+		q.full = false
+	}
+	q.mu.Unlock()
+	freeEvents(left)
 }

@@ -116,11 +116,13 @@ func (rm *requestMemory) release() {
 // keep their name, data type and shape but carry no data, as in Triton.
 // An output larger than its region turns the response into Triton's
 // error. It runs before the request is finished, while the leases hold.
+// The response returned holds resp's lent memory, if any.
 func (rm *requestMemory) place(resp *core.Response) *core.Response {
 	if rm == nil || len(rm.outputs) == 0 || resp == nil || resp.Err != nil {
 		return resp
 	}
 	out := *resp
+	resp.Lent = nil // now out's
 	out.Outputs = slices.Clone(resp.Outputs)
 	for i := range out.Outputs {
 		o := &out.Outputs[i]
@@ -130,6 +132,7 @@ func (rm *requestMemory) place(resp *core.Response) *core.Response {
 		}
 		dst := l.Bytes()
 		if len(o.Data) > len(dst) {
+			out.Free()
 			return &core.Response{Err: core.Errorf(core.CodeInternal,
 				"shared memory size specified with the request for output '%s' (%d bytes) should be at least %d bytes to hold the results",
 				o.Name, len(dst), len(o.Data))}

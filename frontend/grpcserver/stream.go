@@ -36,6 +36,16 @@ func (ev streamEvent) size() int {
 	return ev.msg.bufs.Len()
 }
 
+// free returns what an event that is never sent holds.
+func (ev streamEvent) free() { ev.msg.free() }
+
+// freeEvents frees events that are never sent.
+func freeEvents(evs []streamEvent) {
+	for _, ev := range evs {
+		ev.free()
+	}
+}
+
 // inferStream is the state of one ModelStreamInfer call. Three goroutines
 // serve it: the reader (receive, decode, submit), the sender (the only one
 // that calls SendMsg) and the handler, which waits for the sender to finish
@@ -132,6 +142,7 @@ func (st *inferStream) submit(in *inboundRequest) {
 	}
 	sr.emptyFinal = r.opts.emptyFinal
 	sr.header.version = versionString(r.m.Version())
+	r.ir.FreesResponses = true // respond hands each response on to the wire, which frees it
 	err = st.svc.core.Submit(st.ctx, r.m, r.ir, func(resp *core.Response, final bool) { st.respond(sr, r.mem.place(resp), final) })
 	if err != nil {
 		r.mem.release()
@@ -141,7 +152,9 @@ func (st *inferStream) submit(in *inboundRequest) {
 
 // respond encodes a response on the goroutine or backend thread that
 // produced it and queues it. A flags-only final is sent as an empty
-// response only if the request asked for one.
+// response only if the request asked for one. The response's lent memory
+// goes to its message (encodeResponse), which the sender, gRPC, or the
+// queue when the stream ends, frees.
 func (st *inferStream) respond(sr *streamRequest, resp *core.Response, last bool) {
 	fin := notFinal
 	if last {
@@ -167,7 +180,7 @@ func (st *inferStream) refuse(sr *streamRequest, err error) {
 
 // push queues an event for the client. It waits while the stream's queue
 // is full, at most the stall timeout: then the stream is cut off. After the
-// stream ended, events are dropped.
+// stream ended, events are freed.
 func (st *inferStream) push(ev streamEvent) {
 	if err := st.queue.push(ev, st.ctx.Done()); errors.Is(err, errStalled) {
 		st.cutOff()
@@ -187,8 +200,10 @@ func (st *inferStream) cutOff() {
 
 // write is the stream's only sender. It ends when the client has sent
 // everything and every request completed, when the server drains and
-// nothing is pending, or when the stream breaks.
+// nothing is pending, or when the stream breaks; then it closes the queue,
+// which frees what is left.
 func (st *inferStream) write() error {
+	defer st.queue.close()
 	readerDone := st.readerDone
 	draining := st.svc.draining
 	for {
@@ -201,13 +216,15 @@ func (st *inferStream) write() error {
 			}
 		}
 		if batch := st.queue.take(); len(batch) > 0 {
-			for _, ev := range batch {
+			for i, ev := range batch {
 				if ev.last {
 					st.pending.Add(-1)
 					<-st.slots
 				}
 				if ev.msg != nil {
+					// gRPC frees the message, sent or not.
 					if err := st.stream.SendMsg(ev.msg); err != nil {
+						freeEvents(batch[i+1:])
 						return err
 					}
 				}
