@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"tritonhost/abi"
 	"tritonhost/core"
@@ -58,6 +60,23 @@ func (g goInstance) Execute(batch []*core.Request) error {
 }
 func (goInstance) Finalize() error { return nil }
 
+// processCPU is the CPU time the process has used so far, on every thread
+// (the backend's, the runtime's). Reported per op beside the wall time,
+// it is the host's cost that other load on a shared machine disturbs
+// least.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the CPU time per op since start.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(processCPU(b)-start)/float64(b.N), "cpu-ns/op")
+}
+
 func benchServer(b *testing.B, native bool, models ...string) *core.Server {
 	b.Helper()
 	var provider core.BackendProvider = goBackends{}
@@ -105,6 +124,7 @@ func BenchmarkIdentityRequest(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(data)))
 			b.ResetTimer()
+			cpu := processCPU(b)
 			for b.Loop() {
 				req := &core.InferenceRequest{Model: "identity_int32", FreesResponses: true,
 					Inputs: []core.Input{core.NewInput("INPUT0", core.TypeInt32, []int64{int64(bc.elems)}, data)}}
@@ -113,6 +133,7 @@ func BenchmarkIdentityRequest(b *testing.B) {
 				}
 				<-done
 			}
+			reportCPU(b, cpu)
 		})
 	}
 }
@@ -142,6 +163,7 @@ func BenchmarkSquareResponse(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := processCPU(b)
 			for n := 0; n < b.N; n += k {
 				wg.Add(1)
 				req := &core.InferenceRequest{Model: "square_int32", FreesResponses: true,
@@ -152,6 +174,7 @@ func BenchmarkSquareResponse(b *testing.B) {
 				wg.Wait()
 			}
 			b.StopTimer()
+			reportCPU(b, cpu)
 			if count < b.N {
 				b.Fatalf("received %d responses, want at least %d", count, b.N)
 			}
