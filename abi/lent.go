@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"math"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -59,8 +60,36 @@ func (l *lentResponse) Free() {
 
 // settle ends thostResponseSend's ownership: it reports whether the
 // response is still lent (C must keep it), or was freed already (C frees
-// it now).
-func (l *lentResponse) settle() bool { return l.state.CompareAndSwap(lentSending, lentKept) }
+// it now). A response freed already is over (core.Response.Free: nothing
+// may use it after), so its Go side goes back to the pool.
+func (l *lentResponse) settle() bool {
+	if l.state.CompareAndSwap(lentSending, lentKept) {
+		return true
+	}
+	l.recycle()
+	return false
+}
+
+// lentResponses keeps the Go side of responses freed inside
+// thostResponseSend for the next ones: a backend streaming small responses
+// to a frontend that copies them allocates nothing per response.
+var lentResponses = sync.Pool{New: func() any { return new(lentResponse) }}
+
+// newLentResponse returns a lentResponse for c, from the pool.
+func newLentResponse(c *C.struct_thost_response) *lentResponse {
+	l := lentResponses.Get().(*lentResponse)
+	l.c = c
+	l.state.Store(lentSending)
+	return l
+}
+
+// recycle clears l and puts it back in the pool.
+func (l *lentResponse) recycle() {
+	l.c = nil
+	l.resp = core.Response{}
+	l.outputs = [len(l.outputs)]core.Output{}
+	lentResponses.Put(l)
+}
 
 // lendable reports whether a response can be lent: its outputs are in host
 // memory the C response owns. Outputs in GPU or pinned memory from the
@@ -81,7 +110,7 @@ func lendable(resp *C.struct_thost_response) bool {
 // (nil): C frees the response. Output names are taken from names (the
 // request's outputs) when they match, so a response allocates no strings.
 func lendResponse(resp *C.struct_thost_response, p *core.Responder, names []string) (*core.Response, *lentResponse) {
-	l := &lentResponse{c: resp}
+	l := newLentResponse(resp)
 	r := &l.resp
 	n := int(resp.output_count)
 	r.Outputs = l.outputs[:0:len(l.outputs)]
@@ -96,6 +125,7 @@ func lendResponse(resp *C.struct_thost_response, p *core.Responder, names []stri
 		var data []byte
 		if o.has_buffer {
 			if err := p.CheckOutputSize(name, int64(min(uint64(o.byte_size), math.MaxInt64))); err != nil {
+				l.recycle()
 				return &core.Response{Err: err}, nil
 			}
 			data = unsafe.Slice((*byte)(o.buffer), int(o.byte_size))

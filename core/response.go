@@ -27,12 +27,14 @@ type LentMemory interface {
 	Free()
 }
 
-// Free gives back the memory lent to the response, if any (Lent): from
-// then on its outputs' Data and Shape must not be read. It does nothing on
-// a nil response or one with nothing lent, and clears Lent, so a second
-// call on the same response does nothing. Whoever holds a response with
-// lent memory frees it exactly once: the caller of Server.Infer that asked
-// for lent memory, or the server for a response it drops.
+// Free gives back the memory lent to the response, if any (Lent). It ends
+// a response with lent memory: from then on neither the response nor its
+// outputs may be used (the backend layer may reuse the Response itself).
+// It does nothing on a nil response or one with nothing lent, and clears
+// Lent, so a second call on the same response does nothing. Whoever holds
+// a response with lent memory frees it exactly once: the caller of
+// Server.Infer that asked for lent memory, or the server for a response it
+// drops.
 func (r *Response) Free() {
 	if r == nil || r.Lent == nil {
 		return
