@@ -48,13 +48,16 @@ type lentResponse struct {
 
 var _ core.LentMemory = (*lentResponse)(nil)
 
-// Free gives the C response back; a second call does nothing.
+// Free gives the C response back. It is called once (core.Response.Free
+// clears Lent): after thostResponseSend returned, the response is then
+// over, and its Go side goes back to the pool for another response.
 func (l *lentResponse) Free() {
 	if l.state.CompareAndSwap(lentSending, lentFreedEarly) {
 		return
 	}
 	if l.state.CompareAndSwap(lentKept, lentFreed) {
 		C.thost_sent_response_free(l.c)
+		l.recycle()
 	}
 }
 
