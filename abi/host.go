@@ -29,7 +29,18 @@ type HostOptions struct {
 	Metrics *metrics.Registry
 	// Devices are the server's GPUs (nil: none; see Devices).
 	Devices Devices
+	// OutputCacheBytes bounds the host memory kept from freed responses
+	// for the outputs of the next ones (0: DefaultOutputCacheBytes;
+	// negative: none). Outputs sent from where the backend wrote them live
+	// until the wire has written them, so those of concurrent requests
+	// overlap; without the cache, each large one would take fresh pages
+	// from the system, and a page fault for each.
+	OutputCacheBytes int64
 }
+
+// DefaultOutputCacheBytes is HostOptions.OutputCacheBytes when it is left
+// 0: 64 MiB.
+const DefaultOutputCacheBytes = 64 << 20
 
 // Host is one server's side of the backend API: the Go objects that C
 // handles lead to, the logger backends write to, the registry of their
@@ -79,7 +90,14 @@ func NewHost(opts HostOptions) *Host {
 		byKey = *p
 	}
 	key := len(byKey)
-	h.c = C.thost_host_new(C.uint64_t(key))
+	outputCache := opts.OutputCacheBytes
+	switch {
+	case outputCache == 0:
+		outputCache = DefaultOutputCacheBytes
+	case outputCache < 0:
+		outputCache = 0
+	}
+	h.c = C.thost_host_new(C.uint64_t(key), C.uint64_t(outputCache))
 	if h.c == nil {
 		panic("abi: out of memory creating a host")
 	}
@@ -175,6 +193,14 @@ func (h *Host) Live() LiveObjects {
 
 // Zero reports whether nothing is live.
 func (l LiveObjects) Zero() bool { return l == LiveObjects{} }
+
+// OutputCache reports how many buffers, of how many bytes in all, the host
+// keeps for outputs (HostOptions.OutputCacheBytes).
+func (h *Host) OutputCache() (buffers int, bytes int64) {
+	var n, b C.uint64_t
+	C.thost_outbuf_stats(&h.c.outbufs, &n, &b)
+	return int(n), int64(b)
+}
 
 // AwaitLentFreed waits, at most timeout, until no response is lent any
 // more (LiveObjects.LentResponses), collecting garbage meanwhile: a

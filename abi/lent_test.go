@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"tritonhost/abi"
 	"tritonhost/core"
 	"tritonhost/internal/testenv"
 	"tritonhost/loader"
@@ -119,5 +120,76 @@ func TestResponsesWithoutFreesResponsesAreGoMemory(t *testing.T) {
 		func() string { return srv.host.Live().String() })
 	if !bytes.Equal(output(t, resp, "OUTPUT0").Data, sample(core.TypeUint8, 8192)) {
 		t.Error("OUTPUT0 differs from INPUT0")
+	}
+}
+
+func TestOutputBuffersAreKeptForTheNextResponsesWithinTheBound(t *testing.T) {
+	t.Parallel()
+	const mib = 1 << 20
+	var host *abi.Host
+	t.Cleanup(func() { // after the server's cleanup, which closes the host
+		if n, b := host.OutputCache(); n != 0 || b != 0 {
+			t.Errorf("after Close the host keeps %d buffers of %d bytes", n, b)
+		}
+	})
+	srv := startServerWith(t, testenv.Repository(t, testenv.Model{Name: "pair", Config: pairConfig}),
+		abi.HostOptions{OutputCacheBytes: 3 * mib})
+	host = srv.host
+	send := func(n int) *core.Response {
+		t.Helper()
+		resp := infer(t, srv, pair(n, true, 1))[0].resp
+		if resp == nil || resp.Err != nil || len(output(t, resp, "OUTPUT0").Data) != n {
+			t.Fatalf("response %+v", resp)
+		}
+		return resp
+	}
+	address := func(r *core.Response) *byte { return &output(t, r, "OUTPUT0").Data[0] }
+
+	// A freed output's buffer serves the next output of about its size.
+	first := send(mib)
+	at := address(first)
+	first.Free()
+	if n, b := host.OutputCache(); n != 1 || b != mib {
+		t.Fatalf("after one 1 MiB response the host keeps %d buffers of %d bytes", n, b)
+	}
+	second := send(mib - 100)
+	if address(second) != at {
+		t.Error("the next output of about the same size did not reuse the kept buffer")
+	}
+	second.Free()
+	// Not for one much smaller: it would hold a large buffer.
+	small := send(100 << 10)
+	if address(small) == at {
+		t.Error("a 100 KiB output took the kept 1 MiB buffer")
+	}
+	small.Free()
+
+	// Five outputs freed together: the host keeps no more than its bound.
+	var held []*core.Response
+	for range 5 {
+		held = append(held, send(mib))
+	}
+	for _, r := range held {
+		r.Free()
+	}
+	if _, b := host.OutputCache(); b > 3*mib {
+		t.Errorf("the host keeps %d bytes, past its bound of %d", b, 3*mib)
+	}
+	// One larger than the bound is never kept.
+	before, _ := host.OutputCache()
+	send(4 * mib).Free()
+	if n, b := host.OutputCache(); n > before || b > 3*mib {
+		t.Errorf("after a 4 MiB output the host keeps %d buffers of %d bytes", n, b)
+	}
+}
+
+func TestOutputCacheCanBeTurnedOff(t *testing.T) {
+	t.Parallel()
+	srv := startServerWith(t, testenv.Repository(t, testenv.Model{Name: "pair", Config: pairConfig}),
+		abi.HostOptions{OutputCacheBytes: -1})
+	infer(t, srv, pair(1<<20, true, 1))[0].resp.Free()
+	infer(t, srv, pair(1<<20, false, 1))
+	if n, b := srv.host.OutputCache(); n != 0 || b != 0 {
+		t.Errorf("with the cache off the host keeps %d buffers of %d bytes", n, b)
 	}
 }

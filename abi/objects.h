@@ -48,6 +48,25 @@ enum {
   THOST_COUNT_MAX
 };
 
+// Host memory kept for the outputs of responses (output_cache.c).
+#define THOST_OUTBUF_MIN_BYTES (64 << 10)
+#define THOST_OUTBUF_MAX_COUNT 64
+struct thost_outbuf;
+struct thost_outbuf_cache {
+  pthread_mutex_t mu;
+  uint64_t max_bytes;  // 0: keeps nothing
+  uint64_t bytes;
+  uint32_t count;
+  struct thost_outbuf* newest;
+};
+
+// A buffer of at least size bytes (*cap: how many), cached or malloc'd;
+// NULL when out of memory.
+void* thost_outbuf_get(
+    struct thost_outbuf_cache* c, uint64_t size, uint64_t* cap);
+// Keeps a buffer from thost_outbuf_get for the next ones, or frees it.
+void thost_outbuf_put(struct thost_outbuf_cache* c, void* buf, uint64_t cap);
+
 // One server's C side. Never freed: a backend thread may still remember it as
 // its ambient server after the server stopped (closed is then set).
 struct thost_host {
@@ -60,6 +79,7 @@ struct thost_host {
   int log_on[4];    // atomic, by TRITONSERVER_LogLevel: mirrored from the Go
                     // logger
   int64_t live[THOST_COUNT_MAX];  // atomic
+  struct thost_outbuf_cache outbufs;
 };
 
 static inline void
@@ -288,7 +308,9 @@ struct thost_output {
   // device_buffer: buffer is GPU or pinned memory from the host's Devices
   // (attrs says which), returned to them when the response is freed.
   bool device_buffer;
-  void* buffer;  // inline_data, malloc'd, or device memory (device_buffer)
+  void* buffer;         // inline_data, from host->outbufs (or malloc'd when
+                        // there is no host), or device memory (device_buffer)
+  uint64_t buffer_cap;  // bytes at buffer, from host->outbufs
   uint64_t byte_size;
   struct thost_host* host;  // the server of the response
   struct thost_buffer_attributes attrs;

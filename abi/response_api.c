@@ -133,6 +133,8 @@ response_free_memory(struct thost_response* r)
           out->buffer);
       if (err != NULL)
         TRITONSERVER_ErrorDelete(err);
+    } else if (out->buffer != out->inline_data && out->host != NULL) {
+      thost_outbuf_put(&out->host->outbufs, out->buffer, out->buffer_cap);
     } else if (out->buffer != out->inline_data) {
       free(out->buffer);
     }

@@ -34,7 +34,7 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	gpus := o.GPU.open(log)
 	defer gpus.close(log) // after the host: the server has stopped
 	o.devices = gpus.hostDevices()
-	host := abi.NewHost(abi.HostOptions{Logger: log, Devices: o.devices})
+	host := abi.NewHost(abi.HostOptions{Logger: log, Devices: o.devices, OutputCacheBytes: o.outputCache()})
 	defer host.Close()
 	provider := loader.New(loader.Options{
 		Opener:               host,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"tritonhost/abi"
 	"tritonhost/core"
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/grpcserver"
@@ -49,6 +50,7 @@ type serveOptions struct {
 	BackendCallSecs     int
 	ShmMaxRegions       int
 	DebugAddress        string
+	OutputCacheBytes    int64
 	GRPC                grpcFlags
 	GPU                 gpuFlags
 
@@ -99,6 +101,8 @@ func newServeCommand() *cobra.Command {
 	f.BoolVar(&o.DisableAutoComplete, "disable-auto-complete-config", false, "do not let backends complete model configurations")
 	f.IntVar(&o.BackendCallSecs, "backend-call-timeout-secs", int(core.DefaultBackendCallTimeout/time.Second), "seconds a backend may take to initialize or finalize a model or instance; then that model fails and the others go on")
 	f.IntVar(&o.ShmMaxRegions, "system-shm-max-regions", sharedmem.DefaultMaxRegions, "system shared-memory regions clients may have registered at once")
+	f.Int64Var(&o.OutputCacheBytes, "output-buffer-cache-byte-size", abi.DefaultOutputCacheBytes,
+		"host memory kept from sent responses for the outputs of the next ones (0: none)")
 	f.StringVar(&o.DebugAddress, "debug-address", "", "serve Go's pprof profiles (goroutines, heap, CPU) on this host:port for diagnosis; off when empty; bind it to loopback")
 	o.GRPC.bind(f)
 	o.GPU.bind(f)
@@ -139,6 +143,15 @@ func defaultBackendDirectory() string {
 }
 
 // Validate checks the flags before anything starts.
+// outputCache is --output-buffer-cache-byte-size as abi.HostOptions takes
+// it: there 0 means the default, and none is negative.
+func (o *serveOptions) outputCache() int64 {
+	if o.OutputCacheBytes == 0 {
+		return -1
+	}
+	return o.OutputCacheBytes
+}
+
 func (o *serveOptions) Validate() error {
 	if len(o.ModelRepositories) == 0 {
 		return errors.New("--model-repository is required")
@@ -169,6 +182,9 @@ func (o *serveOptions) Validate() error {
 	}
 	if o.ExitTimeoutSecs < 0 {
 		return errors.New("--exit-timeout-secs must not be negative")
+	}
+	if o.OutputCacheBytes < 0 {
+		return errors.New("--output-buffer-cache-byte-size must not be negative")
 	}
 	if o.BackendCallSecs <= 0 {
 		return errors.New("--backend-call-timeout-secs must be positive")
