@@ -26,11 +26,15 @@
 //
 // Data lives in C: a request is one C block filled by Go before Execute, so
 // a backend's getters never cross into Go; a response is built in C and
-// crosses into Go once, when it is sent. Go is reached only for routing
-// (send, release), statistics, configuration changes, metrics and logging,
-// through the //export functions in exports_*.go, each of which recovers
-// from panics. No Go pointer is kept in C memory except input buffers, which
-// are pinned while their request block lives.
+// crosses into Go once, when it is sent. Its outputs are not copied into
+// Go when the request's caller frees its responses
+// (core.InferenceRequest.FreesResponses, as the gRPC frontend does): the
+// C response is lent and lives until the caller's Free (lent.go); for
+// other callers they are copied (response_copy.go). Go is reached only
+// for routing (send, release), statistics, configuration changes, metrics
+// and logging, through the //export functions in exports_*.go, each of
+// which recovers from panics. No Go pointer is kept in C memory except
+// input buffers, which are pinned while their request block lives.
 //
 // GPUs. A host given Devices (core.Devices, package gpu) serves GPU and
 // pinned memory from their pools (MemoryManagerAllocate, OutputBuffer;

@@ -136,7 +136,8 @@ func TestSecondResponseOfNonDecoupledModelFailsTheRequest(t *testing.T) {
 
 // TestOutputOverTheTensorBoundIsRefusedUncopied: an output larger than the
 // server holds (core.Options.MaxTensorBytes) becomes an error for its
-// request, naming the output, and the next request is served.
+// request, naming the output, and the next request is served, whether
+// responses are copied or lent (FreesResponses).
 func TestOutputOverTheTensorBoundIsRefusedUncopied(t *testing.T) {
 	t.Parallel()
 	repo := testenv.Repository(t, testenv.Model{
@@ -147,12 +148,17 @@ output [ { name: "OUT" data_type: TYPE_INT32 dims: [ -1 ] } ]
 `, Files: []string{fixture(t, "big_output", "big_output.c")}})
 	srv := startServer(t, repo, func(c *core.Options, _ *loader.Options) { c.MaxTensorBytes = 4096 })
 	for _, tc := range []struct {
-		n    int32
-		want string // "" for a response
-	}{{1 << 20, `output "OUT" of 4194304 bytes`}, {16, ""}} {
-		events := infer(t, srv, &core.InferenceRequest{Model: "big", Inputs: []core.Input{
+		n     int32
+		frees bool
+		want  string // "" for a response
+	}{{1 << 20, false, `output "OUT" of 4194304 bytes`}, {16, false, ""}, {1 << 20, true, `output "OUT" of 4194304 bytes`}, {16, true, ""}} {
+		events := infer(t, srv, &core.InferenceRequest{Model: "big", FreesResponses: tc.frees, Inputs: []core.Input{
 			core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(tc.n))}})
 		resp := events[len(events)-1].resp
+		if resp != nil && (resp.Lent != nil) != (tc.frees && tc.want == "") {
+			t.Errorf("n=%d, frees %v: lent memory %v", tc.n, tc.frees, resp.Lent)
+		}
+		resp.Free()
 		switch {
 		case tc.want == "" && (resp == nil || resp.Err != nil):
 			t.Errorf("n=%d: %+v, want a response", tc.n, resp)

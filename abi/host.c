@@ -9,12 +9,13 @@ static __thread struct thost_host* thost_thread_host;
 static struct thost_host* thost_newest_host;  // atomic; set by Go (host.go)
 
 struct thost_host*
-thost_host_new(uint64_t key)
+thost_host_new(uint64_t key, uint64_t outbuf_bytes)
 {
   struct thost_host* h = calloc(1, sizeof(*h));
   if (h == NULL)
     return NULL;
   h->key = key;
+  thost_outbuf_init(&h->outbufs, outbuf_bytes);
   h->log_on[TRITONSERVER_LOG_INFO] = 1;
   h->log_on[TRITONSERVER_LOG_WARN] = 1;
   h->log_on[TRITONSERVER_LOG_ERROR] = 1;
@@ -28,6 +29,7 @@ thost_host_close(struct thost_host* h)
   __atomic_store_n(&h->closed, 1, __ATOMIC_RELEASE);
   thost_handle_free(h->server);
   h->server = 0;
+  thost_outbuf_close(&h->outbufs);
 }
 
 void

@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -36,7 +37,18 @@ type HostOptions struct {
 	// request is cancelled.
 	InProcessMaxPending   int
 	InProcessStallTimeout time.Duration
+	// OutputCacheBytes bounds the host memory kept from freed responses
+	// for the outputs of the next ones (0: DefaultOutputCacheBytes;
+	// negative: none). Outputs sent from where the backend wrote them live
+	// until the wire has written them, so those of concurrent requests
+	// overlap; without the cache, each large one would take fresh pages
+	// from the system, and a page fault for each.
+	OutputCacheBytes int64
 }
+
+// DefaultOutputCacheBytes is HostOptions.OutputCacheBytes when it is left
+// 0: 64 MiB.
+const DefaultOutputCacheBytes = 64 << 20
 
 // Host is one server's side of the backend API: the Go objects that C
 // handles lead to, the logger backends write to, the registry of their
@@ -101,7 +113,14 @@ func NewHost(opts HostOptions) *Host {
 		byKey = *p
 	}
 	key := len(byKey)
-	h.c = C.thost_host_new(C.uint64_t(key))
+	outputCache := opts.OutputCacheBytes
+	switch {
+	case outputCache == 0:
+		outputCache = DefaultOutputCacheBytes
+	case outputCache < 0:
+		outputCache = 0
+	}
+	h.c = C.thost_host_new(C.uint64_t(key), C.uint64_t(outputCache))
 	if h.c == nil {
 		panic("abi: out of memory creating a host")
 	}
@@ -169,6 +188,7 @@ type LiveObjects struct {
 	RequestContexts    int64 // requests a backend still holds anything of
 	Factories          int64 // response factories not deleted
 	Responses          int64 // responses neither sent nor deleted
+	LentResponses      int64 // sent responses not yet freed: being delivered, or lent to a frontend
 	ResponseStatistics int64 // response statistics objects not deleted
 	HostMessages       int64 // server-owned messages (backend config, host policy)
 	States             int64 // implicit-state objects not yet consumed
@@ -189,6 +209,7 @@ func (h *Host) Live() LiveObjects {
 		RequestContexts:    n(C.THOST_COUNT_CONTEXT),
 		Factories:          n(C.THOST_COUNT_FACTORY),
 		Responses:          n(C.THOST_COUNT_RESPONSE),
+		LentResponses:      n(C.THOST_COUNT_LENT),
 		ResponseStatistics: n(C.THOST_COUNT_RSTATS),
 		HostMessages:       n(C.THOST_COUNT_HOST_MESSAGE),
 		States:             n(C.THOST_COUNT_STATE),
@@ -205,12 +226,37 @@ func (h *Host) Live() LiveObjects {
 // Zero reports whether nothing is live.
 func (l LiveObjects) Zero() bool { return l == LiveObjects{} }
 
+// OutputCache reports how many buffers, of how many bytes in all, the host
+// keeps for outputs (HostOptions.OutputCacheBytes).
+func (h *Host) OutputCache() (buffers int, bytes int64) {
+	var n, b C.uint64_t
+	C.thost_outbuf_stats(&h.c.outbufs, &n, &b)
+	return int(n), int64(b)
+}
+
+// AwaitLentFreed waits, at most timeout, until no response is lent any
+// more (LiveObjects.LentResponses), collecting garbage meanwhile: a
+// frontend whose transport dropped a lent response unfreed (gRPC drops the
+// frames of a broken connection) frees it from a cleanup once it is
+// garbage. It reports whether none is left. For the check at exit.
+func (h *Host) AwaitLentFreed(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for C.thost_host_live(h.c, C.THOST_COUNT_LENT) != 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
 // String lists the counts that are not zero.
 func (l LiveObjects) String() string {
-	return fmt.Sprintf("request blocks %d, contexts %d, factories %d, responses %d, response statistics %d, "+
+	return fmt.Sprintf("request blocks %d, contexts %d, factories %d, responses %d, lent responses %d, response statistics %d, "+
 		"host messages %d, states %d, inference requests %d, inference responses %d, allocators %d, "+
 		"Go requests %d, Go models %d, Go instances %d, Go inference calls %d",
-		l.RequestBlocks, l.RequestContexts, l.Factories, l.Responses, l.ResponseStatistics,
+		l.RequestBlocks, l.RequestContexts, l.Factories, l.Responses, l.LentResponses, l.ResponseStatistics,
 		l.HostMessages, l.States, l.InferRequests, l.InferResponses, l.Allocators,
 		l.GoRequests, l.GoModels, l.GoInstances, l.GoInferCalls)
 }

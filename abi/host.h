@@ -11,11 +11,22 @@ _Static_assert(
 
 // ---- Servers (host.c) -------------------------------------------------------
 
-struct thost_host* thost_host_new(uint64_t key);  // NULL when out of memory
+// outbuf_bytes bounds the memory kept for outputs (output_cache.c). NULL
+// when out of memory.
+struct thost_host* thost_host_new(uint64_t key, uint64_t outbuf_bytes);
 void thost_host_close(struct thost_host* h);
 void thost_set_newest_host(struct thost_host* h);  // NULL: none open
 void thost_host_set_log(struct thost_host* h, int level, bool on);
 int64_t thost_host_live(struct thost_host* h, int which);
+
+// ---- Output buffers (output_cache.c) ----------------------------------------
+// Set the bound before any backend runs; close frees what is kept and keeps
+// nothing more.
+
+void thost_outbuf_init(struct thost_outbuf_cache* c, uint64_t max_bytes);
+void thost_outbuf_close(struct thost_outbuf_cache* c);
+void thost_outbuf_stats(
+    struct thost_outbuf_cache* c, uint64_t* count, uint64_t* bytes);
 
 // ---- Entry points (host.c) --------------------------------------------------
 // fn is the address of the entry point; the objects' handles are what the

@@ -37,6 +37,8 @@ enum {
   THOST_COUNT_CONTEXT,       // requests a backend still holds anything of
   THOST_COUNT_FACTORY,       // response factories not deleted
   THOST_COUNT_RESPONSE,      // responses neither sent nor deleted
+  THOST_COUNT_LENT,          // sent responses whose memory the server still
+                             // reads (thost_sent_response_free not yet run)
   THOST_COUNT_RSTATS,        // response statistics not deleted
   THOST_COUNT_HOST_MESSAGE,  // server-owned messages (backend config, host
                              // policy)
@@ -51,6 +53,25 @@ enum {
   THOST_COUNT_MAX
 };
 
+// Host memory kept for the outputs of responses (output_cache.c).
+#define THOST_OUTBUF_MIN_BYTES (64 << 10)
+#define THOST_OUTBUF_MAX_COUNT 64
+struct thost_outbuf;
+struct thost_outbuf_cache {
+  pthread_mutex_t mu;
+  uint64_t max_bytes;  // 0: keeps nothing
+  uint64_t bytes;
+  uint32_t count;
+  struct thost_outbuf* newest;
+};
+
+// A buffer of at least size bytes (*cap: how many), cached or malloc'd;
+// NULL when out of memory.
+void* thost_outbuf_get(
+    struct thost_outbuf_cache* c, uint64_t size, uint64_t* cap);
+// Keeps a buffer from thost_outbuf_get for the next ones, or frees it.
+void thost_outbuf_put(struct thost_outbuf_cache* c, void* buf, uint64_t cap);
+
 // One server's C side. Never freed: a backend thread may still remember it as
 // its ambient server after the server stopped (closed is then set).
 struct thost_host {
@@ -63,6 +84,7 @@ struct thost_host {
   int log_on[4];    // atomic, by TRITONSERVER_LogLevel: mirrored from the Go
                     // logger
   int64_t live[THOST_COUNT_MAX];  // atomic
+  struct thost_outbuf_cache outbufs;
 };
 
 static inline void
@@ -295,8 +317,10 @@ struct thost_output {
   // device_buffer: buffer is GPU or pinned memory from the host's Devices
   // (attrs says which), returned to them when the response is freed.
   bool device_buffer;
-  void* buffer;  // inline_data, malloc'd, device memory (device_buffer) or
-                 // from the caller's allocator (caller_buffer)
+  void* buffer;         // inline_data, from host->outbufs (or malloc'd when
+                        // there is no host), device memory (device_buffer)
+                        // or from the caller's allocator (caller_buffer)
+  uint64_t buffer_cap;  // bytes at buffer, from host->outbufs
   uint64_t byte_size;
   struct thost_host* host;  // the server of the response
   // The submitter's allocator, when the response answers a request a backend
@@ -310,13 +334,22 @@ struct thost_output {
   unsigned char inline_data[THOST_INLINE_OUTPUT_BYTES];
 };
 
+// A response. Built by the backend through its handle;
+// TRITONBACKEND_ResponseSend frees the handles of the response and its outputs
+// and hands the rest to Go (thostResponseSend), which either gives it straight
+// back or keeps it: then its output buffers are lent to a frontend (Go's
+// Response.Lent) and Go frees the response later, from any thread, with
+// thost_sent_response_free. Once sent, ctx may be gone: the memory of a sent
+// response is counted on host.
 struct thost_response {
   uint64_t handle;
   uint32_t output_count;
   uint32_t output_cap;
   uint32_t param_count;
   uint32_t param_cap;
-  struct thost_reqctx* ctx;
+  struct thost_reqctx* ctx;       // referenced until the response is sent or
+                                  // deleted
+  struct thost_host* host;        // ctx's host
   struct thost_output** outputs;  // inline_outputs until more are needed
   struct TRITONSERVER_Parameter* params;
   struct thost_output* inline_outputs[2];
@@ -365,6 +398,11 @@ void thost_reqctx_unref(struct thost_reqctx* ctx);
 struct thost_request* thost_request_new(size_t size, struct thost_reqctx* ctx);
 void thost_request_free(struct thost_request* req);
 void thost_request_free_states(struct thost_request* req);  // state.c
+
+// Frees a response that was sent (TRITONBACKEND_ResponseSend) and that Go
+// kept: its outputs, their buffers, its parameters. Called once, from any
+// thread; the response must hold no device buffer (Go keeps none that does).
+void thost_sent_response_free(struct thost_response* r);
 
 void thost_model_set_config_json(
     struct thost_model* model, const char* json, size_t len);

@@ -128,6 +128,15 @@ TRITONBACKEND_OutputBuffer(
     // GPU or pinned memory, as the backend prefers.
   } else if (buffer_byte_size <= THOST_INLINE_OUTPUT_BYTES) {
     o->buffer = o->inline_data;
+  } else if (o->host != NULL) {
+    o->buffer =
+        thost_outbuf_get(&o->host->outbufs, buffer_byte_size, &o->buffer_cap);
+    if (o->buffer == NULL) {
+      return thost_errorf(
+          TRITONSERVER_ERROR_UNAVAILABLE,
+          "cannot allocate %llu bytes for output '%s'",
+          (unsigned long long)buffer_byte_size, o->name);
+    }
   } else {
     o->buffer = malloc(buffer_byte_size);
     if (o->buffer == NULL) {

@@ -1,10 +1,13 @@
 // TRITONBACKEND_* functions on response factories and responses (outputs
 // are in output_api.c, response statistics in response_stats.c). A response
 // is built in C memory (outputs, buffers, parameters) and crosses into Go
-// once, in ResponseSend, which copies it out and frees it. Factories and
-// responses hold a reference on their request's context, so they stay usable
-// after the request is released. Safe from any thread; one response is built
-// by one thread at a time.
+// once, in ResponseSend. Go either copies what it needs and gives the
+// response back to be freed here, or keeps it and lends its output buffers
+// to the frontend, which frees it once the wire has written them
+// (thost_sent_response_free, from any thread). Factories and unsent
+// responses hold a reference on their request's context, so they stay
+// usable after the request is released. Safe from any thread; one response
+// is built by one thread at a time.
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +90,7 @@ response_new(TRITONBACKEND_Response** response, struct thost_reqctx* ctx)
   if (r == NULL)
     return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
   r->ctx = ctx;
+  r->host = ctx->host;
   r->outputs = r->inline_outputs;
   r->output_cap = sizeof(r->inline_outputs) / sizeof(r->inline_outputs[0]);
   r->handle = thost_handle_new(THOST_KIND_RESPONSE, r);
@@ -103,8 +107,25 @@ response_new(TRITONBACKEND_Response** response, struct thost_reqctx* ctx)
   return NULL;
 }
 
+// Frees the handles of a response and of its outputs: from here on the
+// backend's handles are stale.
 static void
-response_free(struct thost_response* r)
+response_free_handles(struct thost_response* r)
+{
+  for (uint32_t i = 0; i < r->output_count; i++) {
+    struct thost_output* out = r->outputs[i];
+    thost_handle_free(out->handle);
+    thost_handle_free(out->attrs.handle);
+    out->handle = 0;
+    out->attrs.handle = 0;
+  }
+  thost_handle_free(r->handle);
+  r->handle = 0;
+}
+
+// Frees the memory of a response whose handles are gone.
+static void
+response_free_memory(struct thost_response* r)
 {
   for (uint32_t i = 0; i < r->output_count; i++) {
     struct thost_output* out = r->outputs[i];
@@ -116,11 +137,11 @@ response_free(struct thost_response* r)
           out->buffer);
       if (err != NULL)
         TRITONSERVER_ErrorDelete(err);
+    } else if (out->buffer != out->inline_data && out->host != NULL) {
+      thost_outbuf_put(&out->host->outbufs, out->buffer, out->buffer_cap);
     } else if (out->buffer != out->inline_data) {
       free(out->buffer);
     }
-    thost_handle_free(out->handle);
-    thost_handle_free(out->attrs.handle);
     free(out);
   }
   if (r->outputs != r->inline_outputs)
@@ -130,11 +151,26 @@ response_free(struct thost_response* r)
     free(r->params[i].s);
   }
   free(r->params);
-  struct thost_reqctx* ctx = r->ctx;
-  thost_handle_free(r->handle);
   free(r);
+}
+
+// Frees an unsent response and lets go of its request context.
+static void
+response_free(struct thost_response* r)
+{
+  struct thost_reqctx* ctx = r->ctx;
+  response_free_handles(r);
+  response_free_memory(r);
   thost_count(ctx->host, THOST_COUNT_RESPONSE, -1);
   thost_reqctx_unref(ctx);
+}
+
+void
+thost_sent_response_free(struct thost_response* r)
+{
+  struct thost_host* host = r->host;
+  response_free_memory(r);
+  thost_count(host, THOST_COUNT_LENT, -1);
 }
 
 TRITONSERVER_Error*
@@ -173,12 +209,26 @@ TRITONBACKEND_ResponseSend(
 {
   struct thost_response* r;
   RESPONSE(r, response);
-  // Ownership passes to the server whatever the outcome.
-  thost_enter_host(r->ctx->host);
+  // Ownership passes to the server whatever the outcome: the backend's
+  // handles go now, and the response is counted as sent. Go reads it
+  // during thostResponseSend and keeps it (its output buffers lent to the
+  // frontend, which frees it with thost_sent_response_free, maybe before
+  // thostResponseSend returns) or not (freed here). The context stays
+  // referenced until Go returned, and no longer: a kept response does not
+  // hold its request.
+  struct thost_reqctx* ctx = r->ctx;
+  thost_enter_host(ctx->host);
+  response_free_handles(r);
+  thost_count(ctx->host, THOST_COUNT_RESPONSE, -1);
+  thost_count(ctx->host, THOST_COUNT_LENT, 1);
   struct thost_rstat stats[THOST_PENDING_RSTATS];
-  uint32_t n = thost_reqctx_take_stats(r->ctx, stats);
-  TRITONSERVER_Error* err = thostResponseSend(r, send_flags, error, stats, n);
-  response_free(r);
+  uint32_t n = thost_reqctx_take_stats(ctx, stats);
+  bool kept = false;
+  TRITONSERVER_Error* err =
+      thostResponseSend(r, send_flags, error, stats, n, &kept);
+  if (!kept)
+    thost_sent_response_free(r);
+  thost_reqctx_unref(ctx);
   return err;
 }
 

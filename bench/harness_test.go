@@ -40,10 +40,15 @@ var _ encoding.CodecV2 = rawCodec{}
 
 // process is a server started for a benchmark.
 type process struct {
-	cmd  *exec.Cmd
-	addr string
-	conn *grpc.ClientConn
+	cmd   *exec.Cmd
+	addr  string
+	debug string // tritonhost's --debug-address, when it announced one
+	conn  *grpc.ClientConn
 }
+
+// diagnostics is how tritonhost announces its --debug-address, before its
+// gRPC address.
+var diagnostics = regexp.MustCompile(`Started diagnostics \(pprof\) at (\S+)`)
 
 // startProcess builds (once) and starts a server, and waits for the line
 // that announces its address.
@@ -61,18 +66,23 @@ func startProcess(b *testing.B, pkg string, announce *regexp.Regexp, args ...str
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	addr := make(chan string, 1)
+	addr := make(chan [2]string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
+		var debug string
 		for sc.Scan() {
+			if m := diagnostics.FindStringSubmatch(sc.Text()); m != nil {
+				debug = m[1]
+			}
 			if m := announce.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
+				addr <- [2]string{m[1], debug}
 			}
 		}
 	}()
 	p := &process{cmd: cmd}
 	select {
-	case p.addr = <-addr:
+	case a := <-addr:
+		p.addr, p.debug = a[0], a[1]
 	case <-time.After(60 * time.Second):
 		cmd.Process.Kill()
 		b.Fatalf("%s did not start", pkg)
@@ -97,10 +107,10 @@ func startProcess(b *testing.B, pkg string, announce *regexp.Regexp, args ...str
 	return p
 }
 
-func startTritonhost(b *testing.B) *process {
+func startTritonhost(b *testing.B, args ...string) *process {
 	return startProcess(b, "./cmd/tritonhost", regexp.MustCompile(`Started GRPCInferenceService at (\S+)`),
-		"serve", "--model-repository", testenv.ExampleModels(b), "--backend-directory", testenv.BackendDir(b),
-		"--grpc-address", "127.0.0.1", "--grpc-port", "0", "--allow-http=false", "--allow-metrics=false")
+		append([]string{"serve", "--model-repository", testenv.ExampleModels(b), "--backend-directory", testenv.BackendDir(b),
+			"--grpc-address", "127.0.0.1", "--grpc-port", "0", "--allow-http=false", "--allow-metrics=false"}, args...)...)
 }
 
 func startEcho(b *testing.B) *process {

@@ -24,12 +24,19 @@ func wrapBytes(b []byte) *wrapperspb.BytesValue { return &wrapperspb.BytesValue{
 // unaryRate runs concurrency clients calling method with req for the
 // window and returns the completed calls per second.
 func unaryRate(b *testing.B, conn *grpc.ClientConn, method string, req []byte) float64 {
+	calls, took := unaryRun(b, conn, method, req, concurrency)
+	return float64(calls) / took.Seconds()
+}
+
+// unaryRun runs clients calling method with req for the window and
+// returns how many calls completed in how long.
+func unaryRun(b *testing.B, conn *grpc.ClientConn, method string, req []byte, clients int) (int64, time.Duration) {
 	var calls atomic.Int64
 	ctx, cancel := context.WithTimeout(context.Background(), unaryWindow)
 	defer cancel()
 	var wg sync.WaitGroup
 	start := time.Now()
-	for range concurrency {
+	for range clients {
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				var resp []byte
@@ -42,7 +49,7 @@ func unaryRate(b *testing.B, conn *grpc.ClientConn, method string, req []byte) f
 		})
 	}
 	wg.Wait()
-	return float64(calls.Load()) / time.Since(start).Seconds()
+	return calls.Load(), time.Since(start)
 }
 
 // BenchmarkUnaryRequests: identity_int32 (16 INT32 elements) through

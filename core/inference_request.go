@@ -44,6 +44,12 @@ type InferenceRequest struct {
 	// back into the request. It is not called when Infer or Submit returns
 	// an error: the request was never accepted.
 	Finished func()
+	// FreesResponses says that the ResponseFunc frees every response it
+	// is handed (Response.Free) once it no longer reads the outputs. A
+	// backend layer may then lend the buffers the backend wrote its outputs
+	// to, rather than copy them into Go memory; the lent memory stays
+	// valid until Free. Without it, responses hold Go memory only.
+	FreesResponses bool
 }
 
 // ParameterType is the type of a Parameter's value, numbered as

@@ -14,6 +14,34 @@ type Response struct {
 	Parameters []Parameter
 	// Err is set for an error response; such a response carries no outputs.
 	Err error
+	// Lent, when set, owns memory outside the Go heap that the outputs'
+	// Data and Shape point into: the buffers a backend wrote its outputs
+	// to, lent to the caller rather than copied (only to a caller that
+	// asked for it, InferenceRequest.FreesResponses). Free gives it back.
+	Lent LentMemory
+}
+
+// LentMemory is memory outside the Go heap that a backend layer lends to a
+// response. Free gives it back; it is called once, from any goroutine.
+type LentMemory interface {
+	Free()
+}
+
+// Free gives back the memory lent to the response, if any (Lent). It ends
+// a response with lent memory: from then on neither the response nor its
+// outputs may be used (the backend layer may reuse the Response itself).
+// It does nothing on a nil response or one with nothing lent, and clears
+// Lent, so a second call on the same response does nothing. Whoever holds
+// a response with lent memory frees it exactly once: the caller of
+// Server.Infer that asked for lent memory, or the server for a response it
+// drops.
+func (r *Response) Free() {
+	if r == nil || r.Lent == nil {
+		return
+	}
+	l := r.Lent
+	r.Lent = nil
+	l.Free()
 }
 
 // ResponseFunc receives the responses of one request. It is called once per
@@ -24,6 +52,12 @@ type Response struct {
 // It runs on the goroutine or backend thread that produced the response, so
 // it should hand the response off rather than block for long: while it runs,
 // that backend thread waits.
+//
+// The response is the callee's. Unless the request set
+// InferenceRequest.FreesResponses, its memory is Go memory and the callee
+// needs to do nothing about it; with FreesResponses the callee calls
+// resp.Free once it no longer reads the outputs (for instance after the
+// wire has written them), on any goroutine.
 type ResponseFunc func(resp *Response, final bool)
 
 // ResponseCompleteFinal is TRITONSERVER_RESPONSE_COMPLETE_FINAL.
@@ -40,6 +74,7 @@ type Responder struct {
 	model     *Model
 	id        string
 	requested map[string]bool // nil: every output
+	frees     bool            // the ResponseFunc frees responses (FreesResponses)
 	held      *Response       // non-decoupled: first response, waiting for FINAL
 	sent      int
 	done      bool
@@ -54,8 +89,8 @@ type Responder struct {
 	statsIndex atomic.Uint64
 }
 
-func newResponder(m *Model, id string, requested []string, fn ResponseFunc) *Responder {
-	p := &Responder{fn: fn, model: m, id: id}
+func newResponder(m *Model, id string, requested []string, frees bool, fn ResponseFunc) *Responder {
+	p := &Responder{fn: fn, model: m, id: id, frees: frees}
 	if len(requested) > 0 {
 		p.requested = make(map[string]bool, len(requested))
 		for _, n := range requested {
@@ -67,6 +102,12 @@ func newResponder(m *Model, id string, requested []string, fn ResponseFunc) *Res
 
 // Model returns the model the request was sent to.
 func (p *Responder) Model() *Model { return p.model }
+
+// FreesResponses reports whether the ResponseFunc frees the responses it is
+// handed (InferenceRequest.FreesResponses): a backend layer may then lend
+// its output buffers (Response.Lent) instead of copying them into Go
+// memory.
+func (p *Responder) FreesResponses() bool { return p.frees }
 
 // Requested reports whether the client asked for the output name: it named
 // it, or it named no output at all. Send drops the outputs it did not ask
@@ -81,11 +122,15 @@ func (p *Responder) Requested(name string) bool { return p.requested == nil || p
 // is not decoupled, a second response fails the request: the client gets an
 // error and Send returns one. After the final response, Send fails with
 // CodeNotFound.
+//
+// Send takes resp whatever the outcome: a response it does not deliver
+// (refused, or turned into an error) has its lent memory freed here.
 func (p *Responder) Send(resp *Response, final bool) error {
 	var sendErr error
 	if resp.Err == nil {
 		sendErr = p.shapeOutputs(resp)
 		if sendErr != nil {
+			resp.Free()
 			resp = &Response{Err: sendErr}
 		}
 	}
@@ -93,10 +138,14 @@ func (p *Responder) Send(resp *Response, final bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done {
+		resp.Free()
 		return p.closedError()
 	}
 	if !p.model.decoupled {
 		if p.held != nil || p.sent > 0 {
+			resp.Free()
+			p.held.Free()
+			p.held = nil
 			err := Errorf(CodeInvalidArg, "model %q is not decoupled but sent more than one response for request %q; use model_transaction_policy { decoupled: true } to send several", p.model.name, p.id)
 			p.deliverLocked(p.errorResponse(err), true)
 			return err
@@ -178,6 +227,7 @@ func (p *Responder) Fail(err error) bool {
 	if p.done {
 		return false
 	}
+	p.held.Free()
 	p.held = nil
 	p.deliverLocked(p.errorResponse(err), true)
 	return true

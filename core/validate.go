@@ -50,7 +50,7 @@ func (m *Model) newRequest(req *InferenceRequest, fn ResponseFunc) (*Request, er
 		batchSize:    uint64(max(batch, 1)),
 		requestStart: Nanotime(),
 	}
-	r.responder = newResponder(m, req.ID, req.Outputs, fn)
+	r.responder = newResponder(m, req.ID, req.Outputs, req.FreesResponses, fn)
 	r.responder.onFinal = r.finalDelivered
 	if req.Timeout > 0 {
 		r.deadline = r.requestStart + uint64(req.Timeout/time.Nanosecond)

@@ -33,6 +33,7 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	o.devices = gpus.hostDevices()
 	hopts := o.InProcess.hostOptions(log)
 	hopts.Devices = o.devices
+	hopts.OutputCacheBytes = o.outputCache()
 	host := abi.NewHost(hopts)
 	defer host.Close()
 	provider := loader.New(loader.Options{
@@ -78,6 +79,7 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		}
 		return serveErr
 	}
+	host.AwaitLentFreed(5 * time.Second)
 	if live := host.Live(); !live.Zero() {
 		log.Warnf("backend API objects still live at exit: %v", live)
 	}

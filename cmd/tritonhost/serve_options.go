@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"tritonhost/abi"
 	"tritonhost/core"
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/grpcserver"
@@ -50,6 +51,7 @@ type serveOptions struct {
 	EnsembleStepWait    int
 	ShmMaxRegions       int
 	DebugAddress        string
+	OutputCacheBytes    int64
 	GRPC                grpcFlags
 	HTTP                httpFlags
 	Metrics             metricsFlags
@@ -104,6 +106,8 @@ func newServeCommand() *cobra.Command {
 	f.IntVar(&o.BackendCallSecs, "backend-call-timeout-secs", int(core.DefaultBackendCallTimeout/time.Second), "seconds a backend may take to initialize or finalize a model or instance; then that model fails and the others go on")
 	f.IntVar(&o.EnsembleStepWait, "ensemble-step-wait-secs", int(core.DefaultEnsembleStepWait/time.Second), "seconds an ensemble step at its max_inflight_requests waits for a slot; then it goes ahead past the bound, with an error logged")
 	f.IntVar(&o.ShmMaxRegions, "system-shm-max-regions", sharedmem.DefaultMaxRegions, "system shared-memory regions clients may have registered at once")
+	f.Int64Var(&o.OutputCacheBytes, "output-buffer-cache-byte-size", abi.DefaultOutputCacheBytes,
+		"host memory kept from sent responses for the outputs of the next ones (0: none)")
 	f.StringVar(&o.DebugAddress, "debug-address", "", "serve Go's pprof profiles (goroutines, heap, CPU) on this host:port for diagnosis; off when empty; bind it to loopback")
 	o.GRPC.bind(f)
 	o.HTTP.bind(f)
@@ -147,6 +151,15 @@ func defaultBackendDirectory() string {
 }
 
 // Validate checks the flags before anything starts.
+// outputCache is --output-buffer-cache-byte-size as abi.HostOptions takes
+// it: there 0 means the default, and none is negative.
+func (o *serveOptions) outputCache() int64 {
+	if o.OutputCacheBytes == 0 {
+		return -1
+	}
+	return o.OutputCacheBytes
+}
+
 func (o *serveOptions) Validate() error {
 	if len(o.ModelRepositories) == 0 {
 		return errors.New("--model-repository is required")
@@ -177,6 +190,9 @@ func (o *serveOptions) Validate() error {
 	}
 	if o.ExitTimeoutSecs < 0 {
 		return errors.New("--exit-timeout-secs must not be negative")
+	}
+	if o.OutputCacheBytes < 0 {
+		return errors.New("--output-buffer-cache-byte-size must not be negative")
 	}
 	if o.BackendCallSecs <= 0 {
 		return errors.New("--backend-call-timeout-secs must be positive")

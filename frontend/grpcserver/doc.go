@@ -13,6 +13,12 @@
 // push into: when the client reads slowly, backends wait instead of memory
 // growing. When the stream ends, its pending requests are cancelled.
 //
+// Responses are encoded to wire bytes by the thread that produced them
+// (wire.go). Outputs up to 4 KiB are copied into the message; larger ones
+// are sent from where the backend wrote them: the frontend asks core for
+// lent responses (core.InferenceRequest.FreesResponses) and frees each once
+// gRPC has written it, or when it is dropped unsent (loan.go).
+//
 // Errors reach the client with Triton's codes and Triton's words: the
 // core's through status.go, the frontend's own (the rules for raw, typed
 // and shared-memory input data, model versions, load parameters) where

@@ -37,6 +37,16 @@ func (ev streamEvent) size() int {
 	return ev.msg.bufs.Len()
 }
 
+// free returns what an event that is never sent holds.
+func (ev streamEvent) free() { ev.msg.free() }
+
+// freeEvents frees events that are never sent.
+func freeEvents(evs []streamEvent) {
+	for _, ev := range evs {
+		ev.free()
+	}
+}
+
 // inferStream is the state of one ModelStreamInfer call. Three goroutines
 // serve it: the reader (receive, decode, submit), the sender (the only one
 // that calls SendMsg) and the handler, which waits for the sender to finish
@@ -74,7 +84,7 @@ func (s *Service) modelStreamInferWire(stream grpc.ServerStream) error {
 		stream:     stream,
 		ctx:        ctx,
 		cancel:     cancel,
-		queue:      sendqueue.New(lim.MaxResponses, lim.MaxResponseBytes, lim.StallTimeout, streamEvent.size),
+		queue:      sendqueue.New(lim.MaxResponses, lim.MaxResponseBytes, lim.StallTimeout, streamEvent.size, streamEvent.free),
 		slots:      make(chan struct{}, lim.MaxPendingRequests),
 		readerDone: make(chan struct{}),
 		cut:        make(chan struct{}),
@@ -133,6 +143,7 @@ func (st *inferStream) submit(in *inboundRequest) {
 	}
 	sr.emptyFinal = r.opts.EmptyFinal
 	sr.header.version = versionString(r.m.Version())
+	r.ir.FreesResponses = true // respond hands each response on to the wire, which frees it
 	err = st.svc.core.Submit(st.ctx, r.m, r.ir, func(resp *core.Response, final bool) { st.respond(sr, r.mem.Place(resp), final) })
 	if err != nil {
 		r.mem.Release()
@@ -142,7 +153,9 @@ func (st *inferStream) submit(in *inboundRequest) {
 
 // respond encodes a response on the goroutine or backend thread that
 // produced it and queues it. A flags-only final is sent as an empty
-// response only if the request asked for one.
+// response only if the request asked for one. The response's lent memory
+// goes to its message (encodeResponse), which the sender, gRPC, or the
+// queue when the stream ends, frees.
 func (st *inferStream) respond(sr *streamRequest, resp *core.Response, last bool) {
 	fin := notFinal
 	if last {
@@ -168,7 +181,7 @@ func (st *inferStream) refuse(sr *streamRequest, err error) {
 
 // push queues an event for the client. It waits while the stream's queue
 // is full, at most the stall timeout: then the stream is cut off. After the
-// stream ended, events are dropped.
+// stream ended, events are freed.
 func (st *inferStream) push(ev streamEvent) {
 	if err := st.queue.Push(ev, st.ctx.Done()); errors.Is(err, sendqueue.ErrStalled) {
 		st.cutOff()
@@ -188,8 +201,10 @@ func (st *inferStream) cutOff() {
 
 // write is the stream's only sender. It ends when the client has sent
 // everything and every request completed, when the server drains and
-// nothing is pending, or when the stream breaks.
+// nothing is pending, or when the stream breaks; then it closes the queue,
+// which frees what is left.
 func (st *inferStream) write() error {
+	defer st.queue.Close()
 	readerDone := st.readerDone
 	draining := st.svc.draining
 	for {
@@ -202,13 +217,15 @@ func (st *inferStream) write() error {
 			}
 		}
 		if batch := st.queue.Take(); len(batch) > 0 {
-			for _, ev := range batch {
+			for i, ev := range batch {
 				if ev.last {
 					st.pending.Add(-1)
 					<-st.slots
 				}
 				if ev.msg != nil {
+					// gRPC frees the message, sent or not.
 					if err := st.stream.SendMsg(ev.msg); err != nil {
+						freeEvents(batch[i+1:])
 						return err
 					}
 				}

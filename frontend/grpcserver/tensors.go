@@ -1,6 +1,8 @@
 package grpcserver
 
 import (
+	"slices"
+
 	"tritonhost/core"
 	pb "tritonhost/frontend/inferencepb"
 )
@@ -8,7 +10,8 @@ import (
 // responseMessage renders a core response as a ModelInferResponse struct
 // (for Go callers of Service.ModelInfer; the RPC path encodes directly, see
 // wire.go). Output contents go to raw_output_contents in output order,
-// sharing the response's memory.
+// sharing the response's memory, unless it is lent (core.Response.Lent):
+// then they, and the shapes, are copied, and the caller frees the response.
 func responseMessage(h responseHeader, r *core.Response) *pb.ModelInferResponse {
 	out := &pb.ModelInferResponse{ModelName: h.model, ModelVersion: h.version, Id: h.id}
 	if len(r.Outputs) > 0 {
@@ -20,6 +23,9 @@ func responseMessage(h responseHeader, r *core.Response) *pb.ModelInferResponse 
 			t.Name, t.Datatype, t.Shape = o.Name, o.DataType.String(), o.Shape
 			out.Outputs[i] = t
 			out.RawOutputContents[i] = o.Data
+			if r.Lent != nil {
+				t.Shape, out.RawOutputContents[i] = slices.Clone(o.Shape), slices.Clone(o.Data)
+			}
 		}
 	}
 	if len(r.Parameters) > 0 {

@@ -2,6 +2,7 @@ package grpcserver
 
 import (
 	"context"
+	"sync"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -21,7 +22,9 @@ func (s *Service) ModelInfer(ctx context.Context, req *pb.ModelInferRequest) (*p
 	if err != nil {
 		return nil, err
 	}
-	return responseMessage(h, resp), nil
+	msg := responseMessage(h, resp) // copies lent memory
+	resp.Free()
+	return msg, nil
 }
 
 // modelInferWire is the ModelInfer RPC handler: the response goes on the
@@ -50,10 +53,13 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 	}
 	m, ir := r.m, r.ir
 	h = responseHeader{model: m.Name(), version: versionString(m.Version()), id: ir.ID}
-	done := make(chan *core.Response, 1)
+	ir.FreesResponses = true // the handler or the wire frees the response
+	res := &unaryResult{done: make(chan *core.Response, 1)}
 	err = s.core.Submit(ctx, m, ir, func(resp *core.Response, final bool) {
 		if final {
-			done <- r.mem.Place(resp)
+			res.deliver(r.mem.Place(resp))
+		} else {
+			resp.Free() // a model that is not decoupled sends one response, final
 		}
 	})
 	if err != nil {
@@ -61,7 +67,7 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 		return nil, h, toStatus(err)
 	}
 	select {
-	case resp := <-done:
+	case resp := <-res.done:
 		if resp == nil {
 			return nil, h, status.Errorf(codes.Internal, "model %q completed request %q without a response", m.Name(), ir.ID)
 		}
@@ -70,6 +76,37 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 		}
 		return resp, h, nil
 	case <-ctx.Done():
+		res.abandon()
 		return nil, h, status.FromContextError(ctx.Err()).Err()
+	}
+}
+
+// unaryResult hands the final response of a unary request to its handler,
+// or frees it when the handler stopped waiting (the client went away).
+type unaryResult struct {
+	mu   sync.Mutex
+	done chan *core.Response // capacity 1
+	gone bool
+}
+
+func (u *unaryResult) deliver(resp *core.Response) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.gone {
+		resp.Free()
+		return
+	}
+	u.done <- resp
+}
+
+// abandon frees the response, now or when it comes.
+func (u *unaryResult) abandon() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.gone = true
+	select {
+	case resp := <-u.done:
+		resp.Free()
+	default:
 	}
 }

@@ -43,7 +43,8 @@ const (
 )
 
 // inlineOutputBytes: output contents up to this size are copied into the
-// message; larger ones are referenced where they are.
+// message; larger ones are referenced where they are (for lent memory, see
+// loan.go).
 const inlineOutputBytes = 4096
 
 // encodedMessage is a message already in wire form: the codec sends its
@@ -62,6 +63,14 @@ func (m *encodedMessage) single(buf []byte) *encodedMessage {
 	m.one[0] = &m.head
 	m.bufs = m.one[:]
 	return m
+}
+
+// free returns what a message that is never sent holds (the lent memory it
+// refers to). gRPC frees the message it sends: free is only for the others.
+func (m *encodedMessage) free() {
+	if m != nil {
+		m.bufs.Free()
+	}
 }
 
 // wireCodec is the server's codec: protobuf, except that encodedMessage
@@ -113,11 +122,22 @@ type responseHeader struct {
 // encodeResponse encodes a ModelInferResponse, or, when streamed, a
 // ModelStreamInferResponse around it (with errMsg as error_message when not
 // empty). r may be nil for a response without outputs.
+//
+// Output contents up to inlineOutputBytes are copied into the message;
+// larger ones are referenced where they are. encodeResponse takes r's lent
+// memory (core.Response.Lent): when the message refers to none of it, it
+// is freed before encodeResponse returns; otherwise the message holds it
+// until gRPC has written it (loan.go), or until free for a message that is
+// never sent.
 func encodeResponse(h responseHeader, r *core.Response, fin final, streamed bool, errMsg string) *encodedMessage {
 	var params []core.Parameter
 	var outputs []core.Output
 	if r != nil {
 		params, outputs = r.Parameters, r.Outputs
+	}
+	lent := r != nil && r.Lent != nil
+	referenced := func(data []byte) bool {
+		return len(data) > inlineOutputBytes && (!lent || lendsBuffer(len(data)))
 	}
 	// Sizes first, so each buffer is allocated once.
 	inner := strSize(fRespModelName, h.model) + strSize(fRespModelVersion, h.version) + strSize(fRespID, h.id)
@@ -127,25 +147,25 @@ func encodeResponse(h responseHeader, r *core.Response, fin final, streamed bool
 	if fin != noFinalParam {
 		inner += lenSize(fRespParameters, paramEntrySize(protocol.ParamFinalResponse, core.BoolParam("", fin == isFinal)))
 	}
+	large, referencedBytes := 0, 0
 	for i := range outputs {
 		inner += lenSize(fRespOutputs, tensorSize(&outputs[i]))
 		inner += lenSize(fRespRawOutput, len(outputs[i].Data))
+		if referenced(outputs[i].Data) {
+			large++
+			referencedBytes += len(outputs[i].Data)
+		}
 	}
 	total := inner
 	if streamed {
 		total = strSize(fStreamErrorMessage, errMsg) + lenSize(fStreamInferResponse, inner)
 	}
-	large := 0
-	for i := range outputs {
-		if len(outputs[i].Data) > inlineOutputBytes {
-			large++
-		}
-	}
 
+	// The message's own bytes: everything but the contents it refers to.
 	m := &encodedMessage{}
 	buf := m.small[:0]
-	if total > len(m.small) {
-		buf = make([]byte, 0, total)
+	if own := total - referencedBytes; own > len(m.small) {
+		buf = make([]byte, 0, own)
 	}
 	if streamed {
 		buf = appendStr(buf, fStreamErrorMessage, errMsg)
@@ -164,23 +184,41 @@ func encodeResponse(h responseHeader, r *core.Response, fin final, streamed bool
 	for i := range outputs {
 		buf = appendTensor(buf, &outputs[i])
 	}
+	return m.withContents(buf, r, outputs, large, referenced)
+}
+
+// withContents appends the outputs' contents (raw_output_contents) to buf,
+// the message so far, and makes the message of it: one buffer when every
+// output is copied, else buffers of the message's own bytes around the
+// large outputs, referenced where they are. It takes r's lent memory (see
+// encodeResponse).
+func (m *encodedMessage) withContents(buf []byte, r *core.Response, outputs []core.Output, large int, referenced func([]byte) bool) *encodedMessage {
 	if large == 0 {
 		for i := range outputs {
 			buf = protowire.AppendTag(buf, fRespRawOutput, protowire.BytesType)
 			buf = protowire.AppendBytes(buf, outputs[i].Data)
 		}
+		r.Free() // nothing of it is referenced
 		return m.single(buf)
+	}
+	var loan *wireLoan
+	if r.Lent != nil {
+		loan = newWireLoan(r, large)
 	}
 	bufs := make(mem.BufferSlice, 0, 2*large+1)
 	for i := range outputs {
 		data := outputs[i].Data
 		buf = protowire.AppendTag(buf, fRespRawOutput, protowire.BytesType)
-		if len(data) <= inlineOutputBytes {
+		if !referenced(data) {
 			buf = protowire.AppendBytes(buf, data)
 			continue
 		}
 		buf = protowire.AppendVarint(buf, uint64(len(data)))
-		bufs = append(bufs, mem.SliceBuffer(buf), mem.SliceBuffer(data))
+		if loan != nil {
+			bufs = append(bufs, mem.SliceBuffer(buf), loan.buffer(data))
+		} else {
+			bufs = append(bufs, mem.SliceBuffer(buf), mem.SliceBuffer(data))
+		}
 		buf = buf[len(buf):]
 	}
 	if len(buf) > 0 {

@@ -50,7 +50,7 @@ func (s *Server) generateStream(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	lim := s.opts.Stream
 	st := &eventStream{s: s, m: m, ctx: ctx, cancel: cancel, cut: make(chan struct{}),
-		queue: sendqueue.New(lim.MaxResponses, lim.MaxResponseBytes, lim.StallTimeout, sseEvent.size)}
+		queue: sendqueue.New(lim.MaxResponses, lim.MaxResponseBytes, lim.StallTimeout, sseEvent.size, nil)}
 	if err := s.core.Submit(ctx, m, req, st.respond); err != nil {
 		writeError(w, err)
 		return

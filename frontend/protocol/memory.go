@@ -76,11 +76,14 @@ func (rm *RequestMemory) Release() {
 // keep their name, data type and shape but carry no data, as in Triton.
 // An output larger than its region turns the response into Triton's
 // error. It runs before the request is finished, while the leases hold.
+// The response returned holds resp's lent memory, if any (resp no longer
+// does).
 func (rm *RequestMemory) Place(resp *core.Response) *core.Response {
 	if rm == nil || len(rm.outputs) == 0 || resp == nil || resp.Err != nil {
 		return resp
 	}
 	out := *resp
+	resp.Lent = nil // now out's
 	out.Outputs = slices.Clone(resp.Outputs)
 	for i := range out.Outputs {
 		o := &out.Outputs[i]
@@ -89,11 +92,13 @@ func (rm *RequestMemory) Place(resp *core.Response) *core.Response {
 			continue
 		}
 		if uint64(len(o.Data)) > l.Size() {
+			out.Free()
 			return &core.Response{Err: core.Errorf(core.CodeInternal,
 				"shared memory size specified with the request for output '%s' (%d bytes) should be at least %d bytes to hold the results",
 				o.Name, l.Size(), len(o.Data))}
 		}
 		if err := l.Write(o.Data); err != nil { // to the device for a CUDA region
+			out.Free()
 			return &core.Response{Err: err}
 		}
 		o.Data = nil

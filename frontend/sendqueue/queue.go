@@ -30,7 +30,10 @@ var ErrEnded = errors.New("the stream has ended")
 // holds no backend thread for longer than that. The sender takes everything
 // queued at once, so a busy stream costs one wake-up per batch rather than
 // one per item; with the batch it holds, a stream keeps at most twice the
-// bounds in memory. All methods are safe for concurrent use.
+// bounds in memory. When the sender stops it closes the queue: items queued
+// then, and pushed later, are dropped with the queue's drop function (items
+// may hold memory the garbage collector does not return, lent by a
+// backend). All methods are safe for concurrent use.
 type Queue[T any] struct {
 	mu       sync.Mutex
 	items    []T
@@ -40,16 +43,27 @@ type Queue[T any] struct {
 	maxBytes int
 	stall    time.Duration
 	size     func(T) int
+	drop     func(T)       // nil: nothing to do
 	ready    chan struct{} // capacity 1: the queue became non-empty
 	room     chan struct{} // closed (and replaced) when the sender frees room
 	full     bool          // a producer waits on room
+	closed   bool          // the sender stopped: items are dropped, not queued
 }
 
 // New returns a queue of at most maxItems items and maxBytes bytes (each
 // item weighing size(item)), whose producers wait at most stall for room.
-func New[T any](maxItems, maxBytes int, stall time.Duration, size func(T) int) *Queue[T] {
-	return &Queue[T]{maxItems: maxItems, maxBytes: maxBytes, stall: stall, size: size,
+// drop (nil: none) releases what an item that is never taken holds: one
+// that Push refuses, or one left when the queue is closed.
+func New[T any](maxItems, maxBytes int, stall time.Duration, size func(T) int, drop func(T)) *Queue[T] {
+	return &Queue[T]{maxItems: maxItems, maxBytes: maxBytes, stall: stall, size: size, drop: drop,
 		ready: make(chan struct{}, 1), room: make(chan struct{})}
+}
+
+// dropItem releases an item that is never taken.
+func (q *Queue[T]) dropItem(item T) {
+	if q.drop != nil {
+		q.drop(item)
+	}
 }
 
 // fits reports whether an item of size bytes may join the queue now.
@@ -58,13 +72,13 @@ func (q *Queue[T]) fits(size int) bool {
 }
 
 // Push queues item, waiting while the queue is full: until there is room
-// (nil), done closes (ErrEnded) or the stall timeout passes (ErrStalled).
-// The item is dropped unless Push returns nil.
+// (nil), done closes or the queue is closed (ErrEnded) or the stall timeout
+// passes (ErrStalled). The item is dropped unless Push returns nil.
 func (q *Queue[T]) Push(item T, done <-chan struct{}) error {
 	size := q.size(item)
 	var timer *time.Timer
 	q.mu.Lock()
-	for !q.fits(size) {
+	for !q.closed && !q.fits(size) {
 		q.full = true
 		room := q.room
 		q.mu.Unlock()
@@ -75,11 +89,18 @@ func (q *Queue[T]) Push(item T, done <-chan struct{}) error {
 		select {
 		case <-room:
 		case <-done:
+			q.dropItem(item)
 			return ErrEnded
 		case <-timer.C:
+			q.dropItem(item)
 			return ErrStalled
 		}
 		q.mu.Lock()
+	}
+	if q.closed {
+		q.mu.Unlock()
+		q.dropItem(item)
+		return ErrEnded
 	}
 	wake := len(q.items) == 0
 	q.items = append(q.items, item)
@@ -121,4 +142,22 @@ func (q *Queue[T]) Recycle(batch []T) {
 		q.spare = batch[:0]
 	}
 	q.mu.Unlock()
+}
+
+// Close stops the queue for good, when its sender stops: queued items are
+// dropped now, pushed ones from then on, and waiting producers give up with
+// ErrEnded. Later calls do nothing.
+func (q *Queue[T]) Close() {
+	q.mu.Lock()
+	left := q.items
+	q.items, q.spare, q.bytes = nil, nil, 0
+	q.closed = true
+	if q.full {
+		close(q.room)
+		q.room, q.full = make(chan struct{}), false
+	}
+	q.mu.Unlock()
+	for _, item := range left {
+		q.dropItem(item)
+	}
 }

@@ -2,6 +2,7 @@ package sendqueue
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ type streamEvent struct {
 }
 
 func newSendQueue(maxItems, maxBytes int, stall time.Duration) *Queue[streamEvent] {
-	return New(maxItems, maxBytes, stall, func(ev streamEvent) int { return ev.bytes })
+	return New(maxItems, maxBytes, stall, func(ev streamEvent) int { return ev.bytes }, nil)
 }
 
 // event returns an event of size bytes.
@@ -137,5 +138,44 @@ func TestQueueManyProducers(t *testing.T) {
 	wg.Wait()
 	if got != producers*each {
 		t.Fatalf("received %d events, want %d", got, producers*each)
+	}
+}
+
+func TestQueueDropsWhatItNeverHandsOn(t *testing.T) {
+	t.Parallel()
+	var dropped []int
+	var mu sync.Mutex
+	q := New(1, 1<<20, 20*time.Millisecond, func(n int) int { return 1 }, func(n int) {
+		mu.Lock()
+		dropped = append(dropped, n)
+		mu.Unlock()
+	})
+	done := make(chan struct{})
+	if err := q.Push(1, done); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Push(2, done); !errors.Is(err, ErrStalled) {
+		t.Fatalf("push into a full queue: %v", err)
+	}
+	// A producer waiting for room when the queue closes gives up.
+	waiting := make(chan error)
+	go func() { waiting <- q.Push(3, nil) }()
+	time.Sleep(5 * time.Millisecond)
+	q.Close()
+	if err := <-waiting; !errors.Is(err, ErrEnded) && !errors.Is(err, ErrStalled) {
+		t.Fatalf("a producer waiting at Close: %v", err)
+	}
+	if err := q.Push(4, done); !errors.Is(err, ErrEnded) {
+		t.Fatalf("push into a closed queue: %v", err)
+	}
+	if got := q.Take(); len(got) != 0 {
+		t.Fatalf("a closed queue handed on %v", got)
+	}
+	q.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	slices.Sort(dropped)
+	if !slices.Equal(dropped, []int{1, 2, 3, 4}) {
+		t.Fatalf("dropped %v, want every item once", dropped)
 	}
 }
