@@ -20,11 +20,17 @@ const (
 	// Stream sends requests on ModelStreamInfer streams and counts every
 	// response of each, up to its final (decoupled models).
 	Stream
+	// HTTP sends each request to Triton's HTTP/REST infer route, with its
+	// tensors in the binary tensor extension, and waits for its response.
+	HTTP
 )
 
 func (m Mode) String() string {
-	if m == Stream {
+	switch m {
+	case Stream:
 		return "stream"
+	case HTTP:
+		return "http"
 	}
 	return "unary"
 }
@@ -34,7 +40,9 @@ const DefaultMaxOutstanding = 1024
 
 // Config is one measurement.
 type Config struct {
+	// Client carries Unary and Stream requests; HTTP, HTTP ones.
 	Client pb.GRPCInferenceServiceClient
+	HTTP   *HTTPTarget
 	// Request is sent over and over; its id is replaced per request. In
 	// Stream mode the parameter triton_enable_empty_final_response is set,
 	// so that every request ends with a marked final.
@@ -54,6 +62,16 @@ type Config struct {
 	// Progress, when set, is called about every second with the counts so
 	// far (from the start of the warm-up).
 	Progress func(Progress)
+
+	httpReq *httpRequest // Request encoded for HTTP mode (by Run)
+}
+
+// connections is how many requests may be in flight at once.
+func (cfg Config) connections() int {
+	if cfg.Rate > 0 {
+		return cfg.MaxOutstanding
+	}
+	return cfg.Concurrency
 }
 
 // Progress is a run's state while it runs.
@@ -151,17 +169,31 @@ func (r *recorder) add(c clock, o outcome, total *Progress) {
 // the window has passed and the requests in flight have completed (or ctx
 // ended).
 func Run(ctx context.Context, cfg Config) (Result, error) {
-	if cfg.Client == nil || cfg.Request == nil {
-		return Result{}, errors.New("loadgen: a client and a request are required")
+	if cfg.Request == nil {
+		return Result{}, errors.New("loadgen: a request is required")
+	}
+	if cfg.MaxOutstanding <= 0 {
+		cfg.MaxOutstanding = DefaultMaxOutstanding
+	}
+	if cfg.Mode == HTTP {
+		if cfg.HTTP == nil || cfg.HTTP.URL == "" {
+			return Result{}, errors.New("loadgen: HTTP mode needs a server URL")
+		}
+		var err error
+		if cfg.httpReq, err = encodeHTTP(cfg.HTTP.URL, cfg.Request); err != nil {
+			return Result{}, err
+		}
+		if cfg.HTTP.Client == nil {
+			cfg.HTTP = &HTTPTarget{URL: cfg.HTTP.URL, Client: NewHTTPClient(cfg.connections())}
+		}
+	} else if cfg.Client == nil {
+		return Result{}, errors.New("loadgen: a gRPC client is required")
 	}
 	if cfg.Window <= 0 {
 		return Result{}, errors.New("loadgen: the window must be positive")
 	}
 	if cfg.Rate <= 0 && cfg.Concurrency <= 0 {
 		return Result{}, errors.New("loadgen: give a concurrency or a rate")
-	}
-	if cfg.MaxOutstanding <= 0 {
-		cfg.MaxOutstanding = DefaultMaxOutstanding
 	}
 	start := time.Now()
 	c := clock{from: start.Add(cfg.Warmup), to: start.Add(cfg.Warmup + cfg.Window)}

@@ -36,6 +36,16 @@ func runRate(sendCtx, callCtx context.Context, cfg Config, c clock, rec *recorde
 			return nil
 		}
 		wait = wg.Wait
+	case HTTP:
+		var wg sync.WaitGroup
+		start = func(id string, done func(outcome)) error {
+			wg.Go(func() {
+				h := httpSender{ctx: callCtx, client: cfg.HTTP.Client, req: cfg.httpReq}
+				done(h.call(id))
+			})
+			return nil
+		}
+		wait = wg.Wait
 	default:
 		pool, err := newStreamPool(callCtx, cfg)
 		if err != nil {

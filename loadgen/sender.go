@@ -37,6 +37,9 @@ type sender interface {
 }
 
 func newSender(ctx context.Context, cfg Config, worker int) (sender, error) {
+	if cfg.Mode == HTTP {
+		return &httpSender{ctx: ctx, client: cfg.HTTP.Client, req: cfg.httpReq}, nil
+	}
 	if cfg.Mode == Unary {
 		return &unarySender{ctx: ctx, c: cfg.Client, req: proto.Clone(cfg.Request).(*pb.ModelInferRequest)}, nil
 	}

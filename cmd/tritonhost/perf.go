@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"tritonhost/client"
 	pb "tritonhost/frontend/inferencepb"
 	"tritonhost/loadgen"
 )
@@ -21,6 +21,7 @@ import (
 // perf_analyzer where it has the same option.
 type perfOptions struct {
 	URL              string
+	Protocol         string
 	Model            string
 	Version          int64
 	Inputs           []string
@@ -69,12 +70,13 @@ batch of 1 for batching models.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.URL, "url", "u", "localhost:8001", "server address")
+	f.StringVarP(&o.URL, "url", "u", "", "server address (default localhost:8001 for grpc, localhost:8000 for http)")
+	f.StringVar(&o.Protocol, "protocol", "grpc", "grpc or http (Triton's HTTP/REST infer with binary tensors; not for decoupled models)")
 	f.Int64Var(&o.Version, "model-version", 0, "model version (0: the newest)")
 	f.StringArrayVarP(&o.Inputs, "input", "i", nil, "input tensor NAME:DATATYPE:SHAPE:VALUES (repeatable)")
 	f.StringArrayVar(&o.Shapes, "shape", nil, "shape NAME:D1,D2,... of a generated input whose dims are variable (repeatable)")
 	f.StringArrayVarP(&o.Params, "param", "p", nil, "request parameter KEY=VALUE (repeatable)")
-	f.StringVar(&o.Mode, "mode", "auto", "auto (stream for decoupled models), stream or unary")
+	f.StringVar(&o.Mode, "mode", "auto", "over grpc: auto (stream for decoupled models), stream or unary")
 	f.StringVar(&o.ConcurrencyRange, "concurrency-range", "1", "START[:END[:STEP]] requests kept in flight")
 	f.StringVar(&o.RateRange, "request-rate-range", "", "START[:END[:STEP]] requests started per second, instead of a concurrency")
 	f.IntVar(&o.MaxOutstanding, "max-outstanding", loadgen.DefaultMaxOutstanding, "requests in flight at most in request-rate mode")
@@ -91,6 +93,21 @@ func (o *perfOptions) Validate() error {
 	case "auto", "stream", "unary":
 	default:
 		return fmt.Errorf("--mode %q: want auto, stream or unary", o.Mode)
+	}
+	switch o.Protocol {
+	case "grpc":
+		if o.URL == "" {
+			o.URL = "localhost:8001"
+		}
+	case "http":
+		if o.Mode == "stream" {
+			return errors.New("--mode stream needs --protocol grpc: HTTP has no inference stream")
+		}
+		if o.URL == "" {
+			o.URL = "localhost:8000"
+		}
+	default:
+		return fmt.Errorf("--protocol %q: want grpc or http", o.Protocol)
 	}
 	if o.IntervalMs <= 0 || o.WarmupMs < 0 || o.MaxOutstanding <= 0 {
 		return errors.New("--measurement-interval and --max-outstanding must be positive, --warmup not negative")
@@ -140,23 +157,31 @@ func parseRange(spec string) ([]float64, error) {
 
 // Run measures every level and prints the table (and the CSV file).
 func (o *perfOptions) Run(ctx context.Context, out, progress io.Writer) error {
-	conn, c, err := client.Dial(o.URL, 0)
+	conns := o.MaxOutstanding
+	if !o.byRate {
+		conns = int(slices.Max(o.levels))
+	}
+	srv, err := dialPerfServer(o.Protocol, o.URL, conns)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	if err := o.prepare(ctx, c); err != nil {
+	defer srv.close()
+	if err := o.prepare(ctx, srv); err != nil {
 		return err
 	}
 	mode := loadgen.Unary
-	if o.stream {
+	switch {
+	case o.Protocol == "http":
+		mode = loadgen.HTTP
+	case o.stream:
 		mode = loadgen.Stream
 	}
 	fmt.Fprintf(out, "model %s, %s, %d ms per level after %d ms of warm-up\n", o.Model, mode, o.IntervalMs, o.WarmupMs)
 	var rows []perfRow
 	for _, level := range o.levels {
-		cfg := loadgen.Config{Client: c, Request: o.request, Mode: mode, MaxOutstanding: o.MaxOutstanding,
+		cfg := loadgen.Config{Request: o.request, Mode: mode, MaxOutstanding: o.MaxOutstanding,
 			Warmup: time.Duration(o.WarmupMs) * time.Millisecond, Window: time.Duration(o.IntervalMs) * time.Millisecond}
+		srv.target(&cfg)
 		name := fmt.Sprintf("concurrency %g", level)
 		if o.byRate {
 			cfg.Rate, name = level, fmt.Sprintf("rate %g/s", level)
@@ -168,7 +193,7 @@ func (o *perfOptions) Run(ctx context.Context, out, progress io.Writer) error {
 				fmt.Fprintf(progress, "\r[%s] %4.1fs: %d requests, %d responses, %d errors ", name, p.Elapsed.Seconds(), p.Requests, p.Responses, p.Errors)
 			}
 		}
-		before, _ := c.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: o.Model})
+		before, _ := srv.statistics(ctx, o.Model)
 		res, err := loadgen.Run(ctx, cfg)
 		if !o.NoProgress {
 			fmt.Fprint(progress, "\r\033[K")
@@ -176,7 +201,7 @@ func (o *perfOptions) Run(ctx context.Context, out, progress io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		after, _ := c.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: o.Model})
+		after, _ := srv.statistics(ctx, o.Model)
 		row := perfRow{level: level, res: res}
 		row.queue, row.compute = serverTimes(before, after)
 		rows = append(rows, row)

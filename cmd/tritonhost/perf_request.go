@@ -13,20 +13,21 @@ import (
 // prepare builds the request perf sends: the --input tensors, and every
 // other input of the model made from its metadata (zeros). It also decides
 // between unary calls and a stream.
-func (o *perfOptions) prepare(ctx context.Context, c pb.GRPCInferenceServiceClient) error {
-	version := ""
-	if o.Version > 0 {
-		version = strconv.FormatInt(o.Version, 10)
-	}
-	cfg, err := c.ModelConfig(ctx, &pb.ModelConfigRequest{Name: o.Model, Version: version})
+func (o *perfOptions) prepare(ctx context.Context, srv perfServer) error {
+	version := versionString(o.Version)
+	cfg, err := srv.config(ctx, o.Model, version)
 	if err != nil {
 		return fmt.Errorf("model %q: %w", o.Model, err)
 	}
-	meta, err := c.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: o.Model, Version: version})
+	meta, err := srv.metadata(ctx, o.Model, version)
 	if err != nil {
 		return fmt.Errorf("model %q: %w", o.Model, err)
 	}
-	o.stream = o.Mode == "stream" || o.Mode == "auto" && cfg.GetConfig().GetModelTransactionPolicy().GetDecoupled()
+	decoupled := cfg.GetConfig().GetModelTransactionPolicy().GetDecoupled()
+	if decoupled && o.Protocol == "http" {
+		return fmt.Errorf("model %q is decoupled: HTTP infer refuses it (generate_stream serves it, with JSON); measure it with --protocol grpc", o.Model)
+	}
+	o.stream = o.Mode == "stream" || o.Mode == "auto" && decoupled
 
 	req := client.Request{Model: o.Model, Version: o.Version, Params: map[string]any{}}
 	given := map[string]bool{}

@@ -79,7 +79,7 @@ func num(t *testing.T, s string) float64 {
 // on a stream exactly k responses per request.
 func TestPerfMeasuresUnaryAndDecoupledModels(t *testing.T) {
 	s := startServer(t, "")
-	base := perfOptions{URL: s.addr, Mode: "auto", IntervalMs: 400, WarmupMs: 100, MaxOutstanding: 64, ConcurrencyRange: "1"}
+	base := perfOptions{URL: s.addr, Protocol: "grpc", Mode: "auto", IntervalMs: 400, WarmupMs: 100, MaxOutstanding: 64, ConcurrencyRange: "1"}
 
 	o := base
 	o.Model, o.Shapes, o.ConcurrencyRange = "identity_int32", []string{"INPUT0:16"}, "1:3:2"
@@ -108,6 +108,27 @@ func TestPerfMeasuresUnaryAndDecoupledModels(t *testing.T) {
 	_, rows = runPerf(t, &o)
 	if got := num(t, rows[1][1]); got < 100 || got > 300 {
 		t.Errorf("identity at 200 requests/s measured %v/s", got)
+	}
+
+	// HTTP/REST: the same counts, and the server's statistics read over
+	// HTTP (queue and compute columns).
+	o = base
+	o.Protocol, o.URL = "http", s.http
+	o.Model, o.Shapes, o.ConcurrencyRange = "identity_int32", []string{"INPUT0:16"}, "2"
+	table, rows = runPerf(t, &o)
+	if len(rows) != 2 || !strings.Contains(table, "http") {
+		t.Fatalf("identity over HTTP: %d CSV rows\n%s", len(rows), table)
+	}
+	if r := rows[1]; num(t, r[3]) == 0 || r[5] != "0" || r[3] != r[4] || num(t, r[16])+num(t, r[17]) == 0 {
+		t.Errorf("identity over HTTP: %s requests, %s responses, %s errors, server queue %s us, compute %s us", r[3], r[4], r[5], r[16], r[17])
+	}
+	o = base
+	o.Protocol, o.URL, o.Model, o.Inputs = "http", "http://"+s.http, "square_int32", []string{"IN:INT32:1:7"}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Run(context.Background(), &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--protocol grpc") {
+		t.Errorf("a decoupled model over HTTP: %v", err)
 	}
 
 	o = base
