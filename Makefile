@@ -57,8 +57,9 @@ soak: all ## run the reliability suite at full scale (1000 streams x 100 request
 	$(GO) test -count=1 -timeout 60m -v ./reliability -soak
 
 .PHONY: bench
-bench: all ## run the benchmarks
+bench: all ## run the benchmarks, then `tritonhost perf` against a served examples/models (bench/perf.sh)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	bench/perf.sh $(TRITONHOST)
 
 .PHONY: proto
 proto: ## regenerate the Go code of proto/*.proto (needs protoc, protoc-gen-go, protoc-gen-go-grpc)

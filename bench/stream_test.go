@@ -31,26 +31,35 @@ func squareFrame() int {
 // streamRound sends one request on a new stream and counts frames until
 // want arrived; it returns how long that took.
 func streamRound(b *testing.B, conn *grpc.ClientConn, method string, req []byte, want int) time.Duration {
+	took, err := tryStreamRound(conn, method, req, want)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return took
+}
+
+// tryStreamRound is streamRound for any goroutine: it returns its failure.
+func tryStreamRound(conn *grpc.ClientConn, method string, req []byte, want int) (time.Duration, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	desc := &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}
 	s, err := conn.NewStream(ctx, desc, method)
 	if err != nil {
-		b.Fatal(err)
+		return 0, err
 	}
 	start := time.Now()
 	if err := s.SendMsg(&req); err != nil {
-		b.Fatal(err)
+		return 0, err
 	}
 	for n := 0; n < want; n++ {
 		var frame []byte
 		if err := s.RecvMsg(&frame); err != nil {
-			b.Fatalf("after %d of %d frames: %v", n, want, err)
+			return 0, fmt.Errorf("after %d of %d frames: %w", n, want, err)
 		}
 	}
 	elapsed := time.Since(start)
 	s.CloseSend()
-	return elapsed
+	return elapsed, nil
 }
 
 // echoRound sends n frames of frame on a new EchoStream (from a second
@@ -123,4 +132,64 @@ func BenchmarkStreamResponses(b *testing.B) {
 	b.ReportMetric(rate/(n/fanned.Seconds()), "ratio-vs-fanout")
 	fmt.Printf("square k=10000 on one stream vs server-push fanout: tritonhost %.0f responses/s, fanout %.0f responses/s, ratio %.2f\n",
 		rate, n/fanned.Seconds(), rate/(n/fanned.Seconds()))
+}
+
+// streamsK is what each of the concurrent streams asks of square.
+const (
+	streams  = 16
+	streamsK = 2500
+)
+
+// concurrentRounds runs n stream rounds of method at once and returns how
+// long they took together.
+func concurrentRounds(b *testing.B, n int, conn *grpc.ClientConn, method string, req []byte, want int) time.Duration {
+	errs := make(chan error, n)
+	start := time.Now()
+	for range n {
+		go func() {
+			_, err := tryStreamRound(conn, method, req, want)
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+	return time.Since(start)
+}
+
+// BenchmarkConcurrentStreams: 16 streams on one connection, each asking
+// square for k = 2500 responses (and an empty final) at once, in the same
+// run as 16 concurrent fanout streams of the plain grpc-go server pushing
+// the same frames. One op is one round of each.
+func BenchmarkConcurrentStreams(b *testing.B) {
+	triton, echo := startTritonhost(b), startEcho(b)
+	req, err := client.Request{Model: "square_int32", ID: "0", Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, streamsK)},
+		Params: map[string]any{client.EmptyFinalParam: true}}.Message()
+	if err != nil {
+		b.Fatal(err)
+	}
+	tritonReq, _ := proto.Marshal(req)
+	fan := make([]byte, 16)
+	binary.LittleEndian.PutUint64(fan, streamsK+1)
+	binary.LittleEndian.PutUint64(fan[8:], uint64(squareFrame()-3))
+	fanReq, _ := proto.Marshal(wrapBytes(fan))
+	ours := func() time.Duration {
+		return concurrentRounds(b, streams, triton.conn, "/inference.GRPCInferenceService/ModelStreamInfer", tritonReq, streamsK+1)
+	}
+	fanout := func() time.Duration {
+		return concurrentRounds(b, streams, echo.conn, "/bench.Echo/Fanout", fanReq, streamsK+1)
+	}
+	ours() // warm-up
+	fanout()
+	var oursTook, fanTook time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		oursTook += ours()
+		fanTook += fanout()
+	}
+	n := float64(b.N) * streams * (streamsK + 1)
+	report(b, fmt.Sprintf("square k=%d on %d concurrent streams vs server-push fanout", streamsK, streams), "responses/s",
+		n/oursTook.Seconds(), n/fanTook.Seconds())
 }
