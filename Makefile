@@ -8,6 +8,7 @@ GRPC_PORT ?= 8001
 HTTP_PORT ?= 8000
 METRICS_PORT ?= 8002
 VERBOSE   ?= 0
+BENCH_COUNT ?= 5
 
 # go-nvml's cgo package (package gpu uses its types and mock) declares many
 # NVML functions deprecated; compiling it warns about each one.
@@ -57,8 +58,8 @@ soak: all ## run the reliability suite at full scale (1000 streams x 100 request
 	$(GO) test -count=1 -timeout 60m -v ./reliability -soak
 
 .PHONY: bench
-bench: all ## run the benchmarks, then `tritonhost perf` against a served examples/models (bench/perf.sh)
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+bench: all ## run the benchmarks (BENCH_COUNT times each, default 5), then `tritonhost perf` against a served examples/models (bench/perf.sh)
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./...
 	bench/perf.sh $(TRITONHOST)
 
 .PHONY: proto

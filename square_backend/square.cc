@@ -269,14 +269,13 @@ ModelInstanceState::ProcessRequest(TRITONBACKEND_Request* request)
       });
 }
 
-// Creates a response with OUT = value (shape dims_count x 1). On error the
-// half-built response, if any, stays in *response for the caller to end.
+// Creates a response with OUT = value, of shape (every dimension 1). On error
+// the half-built response, if any, stays in *response for the caller to end.
 static TRITONSERVER_Error*
 BuildResponse(
-    TRITONBACKEND_ResponseFactory* factory, int32_t value, uint32_t dims_count,
-    TRITONBACKEND_Response** response)
+    TRITONBACKEND_ResponseFactory* factory, int32_t value,
+    const std::vector<int64_t>& shape, TRITONBACKEND_Response** response)
 {
-  const std::vector<int64_t> shape(dims_count, 1);
   TRITONBACKEND_Output* out = nullptr;
   void* buffer = nullptr;
   TRITONSERVER_MemoryType memory_type = TRITONSERVER_MEMORY_CPU;
@@ -285,7 +284,7 @@ BuildResponse(
       TRITONBACKEND_ResponseNewFromFactory(response, factory));
   THOST_RETURN_IF_ERROR(TRITONBACKEND_ResponseOutput(
       *response, &out, "OUT", TRITONSERVER_TYPE_INT32, shape.data(),
-      dims_count));
+      static_cast<uint32_t>(shape.size())));
   THOST_RETURN_IF_ERROR(TRITONBACKEND_OutputBuffer(
       out, &buffer, sizeof(int32_t), &memory_type, &memory_type_id));
   THOST_RETURN_ERROR_IF_FALSE(
@@ -299,6 +298,7 @@ void
 ModelInstanceState::ResponseThread(
     ResponseFactoryPtr factory, uint32_t n, uint32_t dims_count)
 {
+  const std::vector<int64_t> shape(dims_count, 1);  // every response's
   for (uint32_t e = 0; e < n; ++e) {
     const uint64_t response_start_ns = NowNs();
     bool cancelled = false;
@@ -315,7 +315,7 @@ ModelInstanceState::ResponseThread(
     if (!cancelled && result != Result::kEmpty) {
       compute_output_start_ns = NowNs();
       err = BuildResponse(
-          factory.get(), static_cast<int32_t>(n), dims_count, &response);
+          factory.get(), static_cast<int32_t>(n), shape, &response);
       if (err != nullptr) {
         return SendFinalError(factory.get(), response, err);
       }

@@ -12,8 +12,13 @@
 #include "triton/core/tritonserver.h"
 
 // Logs MSG (anything std::string accepts) at LEVEL with this file and line.
-#define THOST_LOG_MESSAGE(LEVEL, MSG) \
-  ::tritonhost::backend::LogMessage((LEVEL), __FILE__, __LINE__, (MSG))
+// MSG is not evaluated when the host does not log LEVEL, so a message built
+// on a hot path (verbose ones) costs nothing while verbose logging is off.
+#define THOST_LOG_MESSAGE(LEVEL, MSG)                                        \
+  do {                                                                       \
+    if (TRITONSERVER_LogIsEnabled(LEVEL))                                    \
+      ::tritonhost::backend::LogMessage((LEVEL), __FILE__, __LINE__, (MSG)); \
+  } while (false)
 
 // If X is an error, logs "CONTEXT: <code> - <message>" at ERROR level and
 // deletes it.

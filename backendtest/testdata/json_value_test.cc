@@ -50,6 +50,12 @@ TRITONSERVER_ErrorMessage(TRITONSERVER_Error* error)
 }
 
 // Linked in with ModelConfig::Read and the logging helpers, never called.
+bool
+TRITONSERVER_LogIsEnabled(TRITONSERVER_LogLevel)
+{
+  return false;
+}
+
 TRITONSERVER_Error*
 TRITONSERVER_LogMessage(
     TRITONSERVER_LogLevel, const char*, const int, const char*)
