@@ -113,8 +113,8 @@ func startTritonhost(b *testing.B, args ...string) *process {
 			"--grpc-address", "127.0.0.1", "--grpc-port", "0", "--allow-http=false", "--allow-metrics=false"}, args...)...)
 }
 
-func startEcho(b *testing.B) *process {
-	return startProcess(b, "./bench/echoserver", regexp.MustCompile(`listening on (\S+)`))
+func startEcho(b *testing.B, args ...string) *process {
+	return startProcess(b, "./bench/echoserver", regexp.MustCompile(`listening on (\S+)`), args...)
 }
 
 // report prints one line that states both rates and their ratio.

@@ -7,6 +7,9 @@
 //   - Fanout (bidirectional) answers each request (payload: count and size,
 //     8 bytes each, little-endian) with count messages of size bytes: a
 //     stricter ceiling, where the server alone produces the stream.
+//
+// With -debug-address it serves Go's pprof profiles, so the benchmarks can
+// read its allocation counters as they read tritonhost's.
 package main
 
 import (
@@ -17,6 +20,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -100,7 +105,17 @@ var serviceDesc = grpc.ServiceDesc{
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
+	debug := flag.String("debug-address", "", "serve Go's pprof profiles (and the heap profile's MemStats) on this address")
 	flag.Parse()
+	if *debug != "" {
+		dl, err := net.Listen("tcp", *debug)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "echoserver:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("Started diagnostics (pprof) at %s\n", dl.Addr())
+		go http.Serve(dl, nil) // net/http/pprof's handlers
+	}
 	lis, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "echoserver:", err)
