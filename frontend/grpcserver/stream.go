@@ -143,7 +143,8 @@ func (st *inferStream) submit(in *inboundRequest) {
 	}
 	sr.emptyFinal = r.opts.EmptyFinal
 	sr.header.version = versionString(r.m.Version())
-	r.ir.FreesResponses = true // respond hands each response on to the wire, which frees it
+	sr.header = sr.header.withFields() // encoded once for all the request's responses
+	r.ir.FreesResponses = true         // respond hands each response on to the wire, which frees it
 	err = st.svc.core.Submit(st.ctx, r.m, r.ir, func(resp *core.Response, final bool) { st.respond(sr, r.mem.Place(resp), final) })
 	if err != nil {
 		r.mem.Release()

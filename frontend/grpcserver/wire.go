@@ -117,6 +117,39 @@ const (
 // responseHeader is what every encoded response starts with.
 type responseHeader struct {
 	model, version, id string
+	// fields is model, version and id encoded (fields 1 to 3), when
+	// withFields made them once for every response of a request.
+	fields []byte
+}
+
+// withFields returns h with its fields encoded, for a request whose
+// responses all share them.
+func (h responseHeader) withFields() responseHeader {
+	h.fields = h.appendFields(make([]byte, 0, h.fieldsSize()))
+	return h
+}
+
+func (h *responseHeader) fieldsSize() int {
+	if h.fields != nil {
+		return len(h.fields)
+	}
+	return strSize(fRespModelName, h.model) + strSize(fRespModelVersion, h.version) + strSize(fRespID, h.id)
+}
+
+func (h *responseHeader) appendFields(b []byte) []byte {
+	if h.fields != nil {
+		return append(b, h.fields...)
+	}
+	b = appendStr(b, fRespModelName, h.model)
+	b = appendStr(b, fRespModelVersion, h.version)
+	return appendStr(b, fRespID, h.id)
+}
+
+// finalEntries are the parameters map entry triton_final_response, false
+// and true, encoded once: every streamed response carries one.
+var finalEntries = [2][]byte{
+	appendParamEntry(nil, protocol.ParamFinalResponse, core.BoolParam("", false)),
+	appendParamEntry(nil, protocol.ParamFinalResponse, core.BoolParam("", true)),
 }
 
 // encodeResponse encodes a ModelInferResponse, or, when streamed, a
@@ -140,13 +173,18 @@ func encodeResponse(h responseHeader, r *core.Response, fin final, streamed bool
 		return len(data) > inlineOutputBytes && (!lent || lendsBuffer(len(data)))
 	}
 	// Sizes first, so each buffer is allocated once.
-	inner := strSize(fRespModelName, h.model) + strSize(fRespModelVersion, h.version) + strSize(fRespID, h.id)
+	inner := h.fieldsSize()
 	for _, p := range params {
 		inner += lenSize(fRespParameters, paramEntrySize(p.Name, p))
 	}
-	if fin != noFinalParam {
-		inner += lenSize(fRespParameters, paramEntrySize(protocol.ParamFinalResponse, core.BoolParam("", fin == isFinal)))
+	var finalEntry []byte
+	switch fin {
+	case isFinal:
+		finalEntry = finalEntries[1]
+	case notFinal:
+		finalEntry = finalEntries[0]
 	}
+	inner += len(finalEntry)
 	large, referencedBytes := 0, 0
 	for i := range outputs {
 		inner += lenSize(fRespOutputs, tensorSize(&outputs[i]))
@@ -172,15 +210,11 @@ func encodeResponse(h responseHeader, r *core.Response, fin final, streamed bool
 		buf = protowire.AppendTag(buf, fStreamInferResponse, protowire.BytesType)
 		buf = protowire.AppendVarint(buf, uint64(inner))
 	}
-	buf = appendStr(buf, fRespModelName, h.model)
-	buf = appendStr(buf, fRespModelVersion, h.version)
-	buf = appendStr(buf, fRespID, h.id)
+	buf = h.appendFields(buf)
 	for _, p := range params {
 		buf = appendParamEntry(buf, p.Name, p)
 	}
-	if fin != noFinalParam {
-		buf = appendParamEntry(buf, protocol.ParamFinalResponse, core.BoolParam("", fin == isFinal))
-	}
+	buf = append(buf, finalEntry...)
 	for i := range outputs {
 		buf = appendTensor(buf, &outputs[i])
 	}
@@ -268,11 +302,12 @@ func paramEntrySize(key string, p core.Parameter) int {
 }
 
 func appendParamEntry(b []byte, key string, p core.Parameter) []byte {
+	valueSize := paramValueSize(p)
 	b = protowire.AppendTag(b, fRespParameters, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(paramEntrySize(key, p)))
+	b = protowire.AppendVarint(b, uint64(strSize(fMapKey, key)+lenSize(fMapValue, valueSize)))
 	b = appendStr(b, fMapKey, key)
 	b = protowire.AppendTag(b, fMapValue, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(paramValueSize(p)))
+	b = protowire.AppendVarint(b, uint64(valueSize))
 	switch p.Type {
 	case core.ParamBool:
 		b = protowire.AppendTag(b, fParamBool, protowire.VarintType)
@@ -302,21 +337,27 @@ func shapeSize(shape []int64) int {
 }
 
 func tensorSize(o *core.Output) int {
+	return tensorSizeWith(o, shapeSize(o.Shape))
+}
+
+// tensorSizeWith is tensorSize with the shape's packed size known.
+func tensorSizeWith(o *core.Output, shapeBytes int) int {
 	n := strSize(fTensorName, o.Name) + strSize(fTensorDatatype, o.DataType.String())
 	if len(o.Shape) > 0 {
-		n += lenSize(fTensorShape, shapeSize(o.Shape))
+		n += lenSize(fTensorShape, shapeBytes)
 	}
 	return n
 }
 
 func appendTensor(b []byte, o *core.Output) []byte {
+	shapeBytes := shapeSize(o.Shape)
 	b = protowire.AppendTag(b, fRespOutputs, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(tensorSize(o)))
+	b = protowire.AppendVarint(b, uint64(tensorSizeWith(o, shapeBytes)))
 	b = appendStr(b, fTensorName, o.Name)
 	b = appendStr(b, fTensorDatatype, o.DataType.String())
 	if len(o.Shape) > 0 {
 		b = protowire.AppendTag(b, fTensorShape, protowire.BytesType)
-		b = protowire.AppendVarint(b, uint64(shapeSize(o.Shape)))
+		b = protowire.AppendVarint(b, uint64(shapeBytes))
 		for _, d := range o.Shape {
 			b = protowire.AppendVarint(b, uint64(d))
 		}

@@ -70,6 +70,12 @@ func TestEncodedResponsesDecodeAsProtobuf(t *testing.T) {
 				r.Parameters = params(map[string]*pb.InferParameter{protocol.ParamFinalResponse: boolP(false)})
 				return r
 			}()}},
+		{"streamed, header encoded once", encodeResponse(h.withFields(), withOutputs, notFinal, true, ""), true,
+			&pb.ModelStreamInferResponse{InferResponse: func() *pb.ModelInferResponse {
+				r := proto.Clone(full).(*pb.ModelInferResponse)
+				r.Parameters = params(map[string]*pb.InferParameter{protocol.ParamFinalResponse: boolP(false)})
+				return r
+			}()}},
 		{"empty final", encodeResponse(h, nil, isFinal, true, ""), true,
 			&pb.ModelStreamInferResponse{InferResponse: &pb.ModelInferResponse{ModelName: "m", ModelVersion: "3", Id: "req-1",
 				Parameters: map[string]*pb.InferParameter{protocol.ParamFinalResponse: boolP(true)}}}},
@@ -104,7 +110,7 @@ func TestEncodedResponsesDecodeAsProtobuf(t *testing.T) {
 
 func BenchmarkEncodeStreamResponse(b *testing.B) {
 	resp := &core.Response{Outputs: []core.Output{{Name: "OUT", DataType: core.TypeInt32, Shape: []int64{1}, Data: []byte{4, 0, 0, 0}}}}
-	h := responseHeader{model: "square_int32", version: "1", id: "0"}
+	h := responseHeader{model: "square_int32", version: "1", id: "0"}.withFields() // as a stream's request
 	b.ReportAllocs()
 	for b.Loop() {
 		encodeResponse(h, resp, notFinal, true, "")
