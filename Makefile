@@ -59,7 +59,7 @@ soak: all ## run the reliability suite at full scale (1000 streams x 100 request
 
 .PHONY: bench
 bench: all ## run the benchmarks (BENCH_COUNT times each, default 5), then `tritonhost perf` against a served examples/models (bench/perf.sh)
-	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./...
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -timeout 60m ./...
 	bench/perf.sh $(TRITONHOST)
 
 .PHONY: proto
