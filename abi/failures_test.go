@@ -158,12 +158,12 @@ output [ { name: "OUT" data_type: TYPE_INT32 dims: [ -1 ] } ]
 		if resp != nil && (resp.Lent != nil) != (tc.frees && tc.want == "") {
 			t.Errorf("n=%d, frees %v: lent memory %v", tc.n, tc.frees, resp.Lent)
 		}
-		resp.Free()
 		switch {
 		case tc.want == "" && (resp == nil || resp.Err != nil):
 			t.Errorf("n=%d: %+v, want a response", tc.n, resp)
 		case tc.want != "" && (resp == nil || resp.Err == nil || !strings.Contains(resp.Err.Error(), tc.want)):
 			t.Errorf("n=%d: %+v, want an error saying %q", tc.n, resp, tc.want)
 		}
+		resp.Free() // last: nothing may read a response after its Free
 	}
 }

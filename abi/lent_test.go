@@ -141,6 +141,14 @@ func TestOutputBuffersAreKeptForTheNextResponsesWithinTheBound(t *testing.T) {
 		if resp == nil || resp.Err != nil || len(output(t, resp, "OUTPUT0").Data) != n {
 			t.Fatalf("response %+v", resp)
 		}
+		// The final response reaches the test while the backend's
+		// ResponseSend is still returning; a Free before it returns is
+		// carried out on its return. Wait for it, so that the cache
+		// checks after each Free see the buffer back.
+		waitFor(t, "the backend to let go of the request", func() bool {
+			l := srv.host.Live()
+			return l.RequestContexts == 0 && l.Responses == 0
+		}, func() string { return srv.host.Live().String() })
 		return resp
 	}
 	address := func(r *core.Response) *byte { return &output(t, r, "OUTPUT0").Data[0] }
