@@ -28,6 +28,23 @@ func squareFrame() int {
 	return proto.Size(r)
 }
 
+// squareRequests returns, encoded, a square request for k responses and an
+// empty final, and the fanout request that makes the plain server push as
+// many frames of the same size.
+func squareRequests(b *testing.B, k int) (square, fanout []byte) {
+	req, err := client.Request{Model: "square_int32", ID: "0", Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, int32(k))},
+		Params: map[string]any{client.EmptyFinalParam: true}}.Message()
+	if err != nil {
+		b.Fatal(err)
+	}
+	square, _ = proto.Marshal(req)
+	fan := make([]byte, 16)
+	binary.LittleEndian.PutUint64(fan, uint64(k+1))
+	binary.LittleEndian.PutUint64(fan[8:], uint64(squareFrame()-3)) // BytesValue adds a tag and a 2-byte length
+	fanout, _ = proto.Marshal(wrapBytes(fan))
+	return square, fanout
+}
+
 // streamRound sends one request on a new stream and counts frames until
 // want arrived; it returns how long that took.
 func streamRound(b *testing.B, conn *grpc.ClientConn, method string, req []byte, want int) time.Duration {
@@ -103,16 +120,7 @@ func echoRound(b *testing.B, conn *grpc.ClientConn, frame []byte, n int) time.Du
 // (the server alone sends 10001 frames). One op is one round of each.
 func BenchmarkStreamResponses(b *testing.B) {
 	triton, echo := startTritonhost(b), startEcho(b)
-	req, err := client.Request{Model: "square_int32", ID: "0", Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, squareK)},
-		Params: map[string]any{client.EmptyFinalParam: true}}.Message()
-	if err != nil {
-		b.Fatal(err)
-	}
-	tritonReq, _ := proto.Marshal(req)
-	fan := make([]byte, 16)
-	binary.LittleEndian.PutUint64(fan, squareK+1)
-	binary.LittleEndian.PutUint64(fan[8:], uint64(squareFrame()-3)) // BytesValue adds a tag and a 2-byte length
-	fanReq, _ := proto.Marshal(wrapBytes(fan))
+	tritonReq, fanReq := squareRequests(b, squareK)
 	frame, _ := proto.Marshal(wrapBytes(make([]byte, squareFrame()-3)))
 
 	// Warm all up (connections, backend threads, allocator).
@@ -165,16 +173,7 @@ func concurrentRounds(b *testing.B, n int, conn *grpc.ClientConn, method string,
 // the same frames. One op is one round of each.
 func BenchmarkConcurrentStreams(b *testing.B) {
 	triton, echo := startTritonhost(b), startEcho(b)
-	req, err := client.Request{Model: "square_int32", ID: "0", Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, streamsK)},
-		Params: map[string]any{client.EmptyFinalParam: true}}.Message()
-	if err != nil {
-		b.Fatal(err)
-	}
-	tritonReq, _ := proto.Marshal(req)
-	fan := make([]byte, 16)
-	binary.LittleEndian.PutUint64(fan, streamsK+1)
-	binary.LittleEndian.PutUint64(fan[8:], uint64(squareFrame()-3))
-	fanReq, _ := proto.Marshal(wrapBytes(fan))
+	tritonReq, fanReq := squareRequests(b, streamsK)
 	ours := func() time.Duration {
 		return concurrentRounds(b, streams, triton.conn, "/inference.GRPCInferenceService/ModelStreamInfer", tritonReq, streamsK+1)
 	}
