@@ -283,7 +283,7 @@ func describeResponse(resp *C.struct_thost_response) *core.Response {
 				Shape: append([]int64(nil), unsafe.Slice((*int64)(unsafe.Pointer(o.shape)), int(o.dims_count))...)}
 		}
 	}
-	r.Parameters = responseParameters(resp)
+	r.Parameters = convertParameters(resp)
 	return r
 }
 

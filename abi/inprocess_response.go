@@ -99,27 +99,3 @@ func setError(r *C.struct_thost_infer_response, err error) {
 	msg := err.Error()
 	C.thost_iresp_set_error(r, C.int(core.CodeOf(err)), cstr(msg), C.size_t(len(msg)))
 }
-
-// responseParameters copies the parameters of a serving backend's response.
-func responseParameters(resp *C.struct_thost_response) []core.Parameter {
-	n := int(resp.param_count)
-	if n == 0 {
-		return nil
-	}
-	out := make([]core.Parameter, n)
-	for i, p := range unsafe.Slice(resp.params, n) {
-		param := core.Parameter{Name: C.GoString(p.name), Type: core.ParameterType(p._type)}
-		switch param.Type {
-		case core.ParamString:
-			param.String = C.GoString(p.s)
-		case core.ParamInt:
-			param.Int = int64(p.i)
-		case core.ParamBool:
-			param.Bool = bool(p.b)
-		case core.ParamDouble:
-			param.Double = float64(p.d)
-		}
-		out[i] = param
-	}
-	return out
-}
