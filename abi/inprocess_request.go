@@ -59,18 +59,7 @@ func readRequest(r *C.struct_thost_infer_request) (*core.InferenceRequest, error
 		req.Outputs = append(req.Outputs, C.GoString(o))
 	}
 	for _, p := range unsafe.Slice(r.params, int(r.param_count)) {
-		param := core.Parameter{Name: C.GoString(p.name), Type: core.ParameterType(p._type)}
-		switch param.Type {
-		case core.ParamString:
-			param.String = C.GoString(p.s)
-		case core.ParamInt:
-			param.Int = int64(p.i)
-		case core.ParamBool:
-			param.Bool = bool(p.b)
-		case core.ParamDouble:
-			param.Double = float64(p.d)
-		}
-		req.Parameters = append(req.Parameters, param)
+		req.Parameters = append(req.Parameters, goParameter(p.name, p._type, p.s, p.i, p.b, p.d))
 	}
 	return req, nil
 }

@@ -103,20 +103,27 @@ func convertParameters(resp *C.struct_thost_response) []core.Parameter {
 	}
 	params := make([]core.Parameter, pc)
 	for i, p := range unsafe.Slice(resp.params, pc) {
-		param := core.Parameter{Name: C.GoString(p.name), Type: core.ParameterType(p._type)}
-		switch param.Type {
-		case core.ParamString:
-			param.String = C.GoString(p.s)
-		case core.ParamInt:
-			param.Int = int64(p.i)
-		case core.ParamBool:
-			param.Bool = bool(p.b)
-		case core.ParamDouble:
-			param.Double = float64(p.d)
-		}
-		params[i] = param
+		params[i] = goParameter(p.name, p._type, p.s, p.i, p.b, p.d)
 	}
 	return params
+}
+
+// goParameter copies a C parameter (a response's or a submitted request's:
+// their structs differ, their fields do not) into Go memory; s, i, b or d
+// holds the value, as typ says.
+func goParameter(name *C.char, typ C.TRITONSERVER_ParameterType, s *C.char, i C.int64_t, b C.bool, d C.double) core.Parameter {
+	param := core.Parameter{Name: C.GoString(name), Type: core.ParameterType(typ)}
+	switch param.Type {
+	case core.ParamString:
+		param.String = C.GoString(s)
+	case core.ParamInt:
+		param.Int = int64(i)
+	case core.ParamBool:
+		param.Bool = bool(b)
+	case core.ParamDouble:
+		param.Double = float64(d)
+	}
+	return param
 }
 
 // internName returns the string of names equal to the C string c, or a new
