@@ -28,7 +28,7 @@
 // a backend's getters never cross into Go; a response is built in C and
 // crosses into Go once, when it is sent. Its outputs are not copied into
 // Go when the request's caller frees its responses
-// (core.InferenceRequest.FreesResponses, as the gRPC frontend does): the
+// (core.Submission.FreesResponses, as the gRPC frontend does): the
 // C response is lent and lives until the caller's Free (lent.go); for
 // other callers they are copied (response_copy.go). Go is reached only
 // for routing (send, release), statistics, configuration changes, metrics

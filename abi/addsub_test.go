@@ -73,9 +73,9 @@ func addsubWant(dt core.DataType, a, b []byte, sub bool) []byte {
 }
 
 // addsubRequest is one request with fresh operands of the given shape.
-func addsubRequest(model string, dt core.DataType, shape []int64, seed int, outputs ...string) (*core.InferenceRequest, []byte, []byte) {
+func addsubRequest(model string, dt core.DataType, shape []int64, seed int, outputs ...string) (*core.Submission, []byte, []byte) {
 	a, b := addsubOperands(dt, int(core.ElementCount(shape)), seed)
-	return &core.InferenceRequest{Model: model, ID: fmt.Sprint("req", seed), Outputs: outputs, Inputs: []core.Input{
+	return &core.Submission{Model: model, ID: fmt.Sprint("req", seed), Outputs: outputs, Inputs: []core.Input{
 		core.NewInput("INPUT0", dt, shape, a), core.NewInput("INPUT1", dt, shape, b),
 	}}, a, b
 }
@@ -172,7 +172,7 @@ func statistics(t *testing.T, srv *testServer, model string) core.ModelStatistic
 }
 
 // inferAll sends every request at once and returns each one's events.
-func inferAll(t *testing.T, srv *testServer, reqs []*core.InferenceRequest) [][]event {
+func inferAll(t *testing.T, srv *testServer, reqs []*core.Submission) [][]event {
 	t.Helper()
 	collectors := make([]*collector, len(reqs))
 	for i, req := range reqs {
@@ -202,7 +202,7 @@ instance_group [ { count: 1 kind: KIND_CPU } ]
 		t.Run(tc.cfg, func(t *testing.T) {
 			srv := startServer(t, testenv.Repository(t,
 				testenv.Model{Name: "batched", Config: addsubConfig("batched", tc.cfg, 8, "[ 16 ]", batching)}))
-			var reqs []*core.InferenceRequest
+			var reqs []*core.Submission
 			var as, bs [][]byte
 			for i, rows := range []int64{1, 2, 3} {
 				req, a, b := addsubRequest("batched", tc.dt, []int64{rows, 16}, i+1)
@@ -239,7 +239,7 @@ output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] },
 	good, a, b := addsubRequest("ragged", core.TypeInt32, []int64{1, 4}, 1)
 	bad, _, _ := addsubRequest("ragged", core.TypeInt32, []int64{1, 3}, 2)
 	bad.Inputs[1] = core.NewInput("INPUT1", core.TypeInt32, []int64{1, 5}, int32s(1, 2, 3, 4, 5))
-	events := inferAll(t, srv, []*core.InferenceRequest{bad, good})
+	events := inferAll(t, srv, []*core.Submission{bad, good})
 
 	if len(events[0]) != 1 || !events[0][0].final || events[0][0].resp == nil {
 		t.Fatalf("bad request: want one final response, got %+v", events[0])

@@ -84,7 +84,7 @@ func TestDeviceBlockingPolicySerializesExecutions(t *testing.T) {
 			for range 6 {
 				wg.Go(func() {
 					c := newCollector()
-					if err := srv.Infer(context.Background(), &core.InferenceRequest{Model: "m",
+					if err := srv.Infer(context.Background(), &core.Submission{Model: "m",
 						Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(1))}}, c.fn); err != nil {
 						t.Error(err)
 						return

@@ -126,7 +126,7 @@ func BenchmarkIdentityRequest(b *testing.B) {
 			b.ResetTimer()
 			cpu := processCPU(b)
 			for b.Loop() {
-				req := &core.InferenceRequest{Model: "identity_int32", FreesResponses: true,
+				req := &core.Submission{Model: "identity_int32", FreesResponses: true,
 					Inputs: []core.Input{core.NewInput("INPUT0", core.TypeInt32, []int64{int64(bc.elems)}, data)}}
 				if err := srv.Infer(context.Background(), req, fn); err != nil {
 					b.Fatal(err)
@@ -166,7 +166,7 @@ func BenchmarkSquareResponse(b *testing.B) {
 			cpu := processCPU(b)
 			for n := 0; n < b.N; n += k {
 				wg.Add(1)
-				req := &core.InferenceRequest{Model: "square_int32", FreesResponses: true,
+				req := &core.Submission{Model: "square_int32", FreesResponses: true,
 					Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(k))}}
 				if err := srv.Infer(context.Background(), req, fn); err != nil {
 					b.Fatal(err)

@@ -45,8 +45,8 @@ parameters [ { key: "bls_model" value: { string_value: %q } } ]
 `, name, callee) + strings.Join(extra, "\n")
 }
 
-func squareRequest(id string, k int32) *core.InferenceRequest {
-	return &core.InferenceRequest{Model: "bls_square", ID: id,
+func squareRequest(id string, k int32) *core.Submission {
+	return &core.Submission{Model: "bls_square", ID: id,
 		Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(k))}}
 }
 
@@ -164,7 +164,7 @@ parameters [ { key: "bls_model" value: { string_value: "square_int32" } } ]
 		{"bls_blocking_square", core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(3)), core.CodeInvalidArg,
 			[]string{"parameters.bls_model", "square_int32", "decoupled"}},
 	} {
-		evs := infer(t, srv, &core.InferenceRequest{Model: tc.model, Inputs: []core.Input{tc.input}})
+		evs := infer(t, srv, &core.Submission{Model: tc.model, Inputs: []core.Input{tc.input}})
 		if len(evs) != 1 || evs[0].resp == nil {
 			t.Errorf("%s: want one error response, got %+v", tc.model, evs)
 			continue
@@ -210,7 +210,7 @@ func TestBLSGivesUpOnASlowCalleeAtItsDeadline(t *testing.T) {
 	srv := startServer(t, testenv.Repository(t, testenv.Model{Name: "slow", Config: slow},
 		testenv.Model{Name: "bls_slow", Config: bls}))
 	start := time.Now()
-	evs := infer(t, srv, &core.InferenceRequest{Model: "bls_slow", ID: "late",
+	evs := infer(t, srv, &core.Submission{Model: "bls_slow", ID: "late",
 		Inputs: []core.Input{core.NewInput("INPUT7", core.TypeInt32, []int64{1}, int32s(4))}})
 	if len(evs) != 1 || evs[0].resp == nil || core.CodeOf(evs[0].resp.Err) != core.CodeUnavailable ||
 		!strings.Contains(evs[0].resp.Err.Error(), "did not answer within 100 ms") {
@@ -319,7 +319,7 @@ input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
 output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]`},
 		testenv.Model{Name: "bls_echo", Config: blsConfig("bls_echo", "echo", "model_transaction_policy { decoupled: true }")},
 	), serverSetup{wrap: func(l core.BackendProvider) core.BackendProvider { return goModels{goBackend, l} }})
-	evs := infer(t, srv, &core.InferenceRequest{Model: "bls_echo", ID: "copied",
+	evs := infer(t, srv, &core.Submission{Model: "bls_echo", ID: "copied",
 		Inputs: []core.Input{core.NewInput("INPUT0", core.TypeInt32, []int64{3}, int32s(7, -8, 9))}})
 	var n int
 	for _, ev := range evs {

@@ -21,7 +21,7 @@ parameters [{ key: "CUSTOM_INFER_DELAY_NS" value: { string_value: "10000000" } }
 	defer cancel()
 	var responses atomic.Int32
 	c := newCollector()
-	err := srv.Infer(ctx, &core.InferenceRequest{Model: "square_int32", ID: "long",
+	err := srv.Infer(ctx, &core.Submission{Model: "square_int32", ID: "long",
 		Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(200))}},
 		func(resp *core.Response, final bool) {
 			if resp != nil && responses.Add(1) == 2 {
@@ -62,12 +62,12 @@ func TestQueuedRequestIsCancelledBeforeExecution(t *testing.T) {
 		core.NewInput("DELAY", core.TypeUint32, []int64{1}, uint32s(0)),
 		core.NewInput("WAIT", core.TypeUint32, []int64{1}, uint32s(300)),
 	}
-	if err := srv.Infer(context.Background(), &core.InferenceRequest{Model: "repeat_int32", Inputs: wait}, busy.fn); err != nil {
+	if err := srv.Infer(context.Background(), &core.Submission{Model: "repeat_int32", Inputs: wait}, busy.fn); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	queued := newCollector()
-	if err := srv.Infer(ctx, &core.InferenceRequest{Model: "repeat_int32", ID: "queued", Inputs: wait}, queued.fn); err != nil {
+	if err := srv.Infer(ctx, &core.Submission{Model: "repeat_int32", ID: "queued", Inputs: wait}, queued.fn); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(20 * time.Millisecond)
@@ -83,13 +83,13 @@ func TestBackendStatisticsReachTheServer(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, exampleRepo(t, "repeat_int32", "square_int32"))
 	for range 2 {
-		infer(t, srv, &core.InferenceRequest{Model: "repeat_int32", Inputs: []core.Input{
+		infer(t, srv, &core.Submission{Model: "repeat_int32", Inputs: []core.Input{
 			core.NewInput("IN", core.TypeInt32, []int64{2}, int32s(1, 2)),
 			core.NewInput("DELAY", core.TypeUint32, []int64{2}, uint32s(0, 0)),
 			core.NewInput("WAIT", core.TypeUint32, []int64{1}, uint32s(2)),
 		}})
 	}
-	infer(t, srv, &core.InferenceRequest{Model: "square_int32",
+	infer(t, srv, &core.Submission{Model: "square_int32",
 		Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(3))}})
 
 	// repeat sends its final response from its own thread and reports

@@ -70,7 +70,7 @@ func runConformance(t *testing.T) *conformanceRun {
 	srv := startServer(t, repo, func(_ *core.Options, l *loader.Options) { l.BackendConfig = conformanceBackendConfig })
 	run := &conformanceRun{srv: srv, repo: repo, checks: map[string]string{}, values: map[string]string{}}
 
-	run.main = infer(t, srv, &core.InferenceRequest{
+	run.main = infer(t, srv, &core.Submission{
 		Model:         "conformance",
 		ID:            "main-1",
 		CorrelationID: core.CorrelationID{Uint: 42},
@@ -84,13 +84,13 @@ func runConformance(t *testing.T) *conformanceRun {
 			core.StringParam("s", "text"), core.IntParam("i", -5), core.BoolParam("b", true), core.DoubleParam("d", 1.5),
 		},
 	})
-	run.thread = infer(t, srv, &core.InferenceRequest{Model: "conformance", ID: "thread-1",
+	run.thread = infer(t, srv, &core.Submission{Model: "conformance", ID: "thread-1",
 		CorrelationID: core.CorrelationID{String: "seq-a", IsString: true}, Inputs: []core.Input{kindInput("thread")}})
-	run.reschedule = infer(t, srv, &core.InferenceRequest{Model: "conformance", ID: "again-1", Inputs: []core.Input{kindInput("reschedule")}})
-	run.cancel = inferAndCancel(t, srv, &core.InferenceRequest{Model: "conformance", ID: "cancel-1", Inputs: []core.Input{kindInput("cancel")}})
+	run.reschedule = infer(t, srv, &core.Submission{Model: "conformance", ID: "again-1", Inputs: []core.Input{kindInput("reschedule")}})
+	run.cancel = inferAndCancel(t, srv, &core.Submission{Model: "conformance", ID: "cancel-1", Inputs: []core.Input{kindInput("cancel")}})
 	// inprocess calls conformance_peer (kind peer) through the in-process API.
-	run.inprocess = infer(t, srv, &core.InferenceRequest{Model: "conformance", ID: "inprocess-1", Inputs: []core.Input{kindInput("inprocess")}})
-	collect := infer(t, srv, &core.InferenceRequest{Model: "conformance", ID: "collect-1", Inputs: []core.Input{kindInput("collect")}})
+	run.inprocess = infer(t, srv, &core.Submission{Model: "conformance", ID: "inprocess-1", Inputs: []core.Input{kindInput("inprocess")}})
+	collect := infer(t, srv, &core.Submission{Model: "conformance", ID: "collect-1", Inputs: []core.Input{kindInput("collect")}})
 
 	for _, evs := range [][]event{run.main, run.thread, run.reschedule, run.inprocess, collect} {
 		for _, ev := range evs {
@@ -109,7 +109,7 @@ func kindInput(kind string) core.Input {
 
 // inferAndCancel sends req and cancels it once its first (non-final)
 // response arrived, then waits for the final one.
-func inferAndCancel(t *testing.T, srv *testServer, req *core.InferenceRequest) []event {
+func inferAndCancel(t *testing.T, srv *testServer, req *core.Submission) []event {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -65,7 +65,7 @@ func TestBrokenBackendsLeaveOtherModelsServing(t *testing.T) {
 				t.Errorf("%s: reason %q does not mention %q", name, st.Reason, w)
 			}
 		}
-		err := srv.Infer(context.Background(), &core.InferenceRequest{Model: name,
+		err := srv.Infer(context.Background(), &core.Submission{Model: name,
 			Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(1))}}, func(*core.Response, bool) {})
 		if want := "Request for unknown model: '" + name + "' has no available versions"; core.CodeOf(err) != core.CodeNotFound || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s: Infer error %v, want NOT_FOUND %q", name, err, want)
@@ -79,7 +79,7 @@ func TestBrokenBackendsLeaveOtherModelsServing(t *testing.T) {
 
 	// A failing Execute: every request gets one final error response.
 	for range 3 {
-		events := infer(t, srv, &core.InferenceRequest{Model: "fails_execute",
+		events := infer(t, srv, &core.Submission{Model: "fails_execute",
 			Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(1))}})
 		if len(events) != 1 || !events[0].final || events[0].resp == nil || events[0].resp.Err == nil {
 			t.Fatalf("want one final error response, got %+v", events)
@@ -90,7 +90,7 @@ func TestBrokenBackendsLeaveOtherModelsServing(t *testing.T) {
 	}
 
 	// The healthy model keeps serving.
-	events := infer(t, srv, &core.InferenceRequest{Model: "identity_int32",
+	events := infer(t, srv, &core.Submission{Model: "identity_int32",
 		Inputs: []core.Input{core.NewInput("INPUT0", core.TypeInt32, []int64{2}, int32s(7, 8))}})
 	if len(events) != 1 || events[0].resp == nil || events[0].resp.Err != nil {
 		t.Fatalf("identity after failures: %+v", events)
@@ -106,7 +106,7 @@ func TestRequestReleasedWithoutFinalGetsAnError(t *testing.T) {
 	repo := testenv.Repository(t, testenv.Model{Name: "forgetful", Config: testBackendConfig("forgetful", "no_final", true),
 		Files: []string{fixture(t, "no_final", "no_final.c")}})
 	srv := startServer(t, repo)
-	events := infer(t, srv, &core.InferenceRequest{Model: "forgetful", ID: "lost",
+	events := infer(t, srv, &core.Submission{Model: "forgetful", ID: "lost",
 		Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(1))}})
 	if len(events) != 1 || !events[0].final || events[0].resp == nil || events[0].resp.Err == nil {
 		t.Fatalf("want one final error response, got %+v", events)
@@ -121,7 +121,7 @@ func TestSecondResponseOfNonDecoupledModelFailsTheRequest(t *testing.T) {
 	repo := testenv.Repository(t, testenv.Model{Name: "chatty", Config: testBackendConfig("chatty", "two_responses", false),
 		Files: []string{fixture(t, "two_responses", "two_responses.c")}})
 	srv := startServer(t, repo)
-	events := infer(t, srv, &core.InferenceRequest{Model: "chatty", ID: "x",
+	events := infer(t, srv, &core.Submission{Model: "chatty", ID: "x",
 		Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(1))}})
 	if len(events) != 1 || !events[0].final || events[0].resp == nil || events[0].resp.Err == nil {
 		t.Fatalf("want one final error response, got %+v", events)
@@ -152,7 +152,7 @@ output [ { name: "OUT" data_type: TYPE_INT32 dims: [ -1 ] } ]
 		frees bool
 		want  string // "" for a response
 	}{{1 << 20, false, `output "OUT" of 4194304 bytes`}, {16, false, ""}, {1 << 20, true, `output "OUT" of 4194304 bytes`}, {16, true, ""}} {
-		events := infer(t, srv, &core.InferenceRequest{Model: "big", FreesResponses: tc.frees, Inputs: []core.Input{
+		events := infer(t, srv, &core.Submission{Model: "big", FreesResponses: tc.frees, Inputs: []core.Input{
 			core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(tc.n))}})
 		resp := events[len(events)-1].resp
 		if resp != nil && (resp.Lent != nil) != (tc.frees && tc.want == "") {

@@ -78,8 +78,8 @@ func int64s(vs ...int64) []byte {
 	return b
 }
 
-func probeRequest(id string, in []byte, want []int32, alloc []int64) *core.InferenceRequest {
-	req := &core.InferenceRequest{Model: "probe", ID: id,
+func probeRequest(id string, in []byte, want []int32, alloc []int64) *core.Submission {
+	req := &core.Submission{Model: "probe", ID: id,
 		Inputs: []core.Input{core.NewInput("IN", core.TypeUint8, []int64{int64(len(in))}, in)}}
 	if want != nil {
 		req.Inputs = append(req.Inputs, core.NewInput("WANT", core.TypeInt32, []int64{2}, int32s(want...)))

@@ -21,7 +21,7 @@ func TestStaleAndForeignHandlesAreRefused(t *testing.T) {
 		Files:  []string{fixture(t, "stale_handles", "stale_handles.c")},
 	})
 	srv := startServer(t, repo)
-	events := infer(t, srv, &core.InferenceRequest{Model: "stale", Inputs: []core.Input{
+	events := infer(t, srv, &core.Submission{Model: "stale", Inputs: []core.Input{
 		core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(1))}})
 	if len(events) != 1 || events[0].resp == nil || events[0].resp.Err != nil {
 		t.Fatalf("events %+v, want one response with the results", events)
@@ -62,7 +62,7 @@ func TestTwoServersInOneProcessKeepTheirObjectsApart(t *testing.T) {
 		t.Fatal("the servers share a host")
 	}
 	for range 3 {
-		events := infer(t, a, &core.InferenceRequest{Model: "repeat_int32", Inputs: []core.Input{
+		events := infer(t, a, &core.Submission{Model: "repeat_int32", Inputs: []core.Input{
 			core.NewInput("IN", core.TypeInt32, []int64{2}, int32s(7, 8)),
 			core.NewInput("DELAY", core.TypeUint32, []int64{2}, uint32s(0, 0)),
 			core.NewInput("WAIT", core.TypeUint32, []int64{1}, uint32s(0)),
@@ -70,7 +70,7 @@ func TestTwoServersInOneProcessKeepTheirObjectsApart(t *testing.T) {
 		if len(events) != 3 {
 			t.Fatalf("repeat: %d events, want 2 responses and a final", len(events))
 		}
-		events = infer(t, b, &core.InferenceRequest{Model: "square_int32", Inputs: []core.Input{
+		events = infer(t, b, &core.Submission{Model: "square_int32", Inputs: []core.Input{
 			core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(2))}})
 		if len(events) != 3 {
 			t.Fatalf("square: %d events, want 2 responses and a final", len(events))

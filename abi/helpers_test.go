@@ -233,7 +233,7 @@ func scalarInt32(t *testing.T, r *core.Response, name string) int32 {
 	return int32(binary.LittleEndian.Uint32(o.Data))
 }
 
-func infer(t *testing.T, srv *testServer, req *core.InferenceRequest) []event {
+func infer(t *testing.T, srv *testServer, req *core.Submission) []event {
 	t.Helper()
 	c := newCollector()
 	if err := srv.Infer(context.Background(), req, c.fn); err != nil {

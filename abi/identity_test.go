@@ -61,7 +61,7 @@ func sample(dt core.DataType, n int) []byte {
 func TestIdentityCopiesEveryDataType(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, testenv.Repository(t, testenv.Model{Name: "all", Config: identityConfig("all", 0, "")}))
-	req := &core.InferenceRequest{Model: "all"}
+	req := &core.Submission{Model: "all"}
 	for i, ty := range allTypes {
 		req.Inputs = append(req.Inputs, core.NewInput(fmt.Sprintf("INPUT%d", i), ty.dt, []int64{5}, sample(ty.dt, 5)))
 	}
@@ -83,18 +83,18 @@ func TestIdentityWithOptionalInputs(t *testing.T) {
 	// Optional inputs may be left out; the client then names the outputs it
 	// wants, as with Triton's identity (a request naming no outputs asks for
 	// all of them, and an output needs its input).
-	events := infer(t, srv, &core.InferenceRequest{Model: "all", Outputs: []string{"OUTPUT7"},
+	events := infer(t, srv, &core.Submission{Model: "all", Outputs: []string{"OUTPUT7"},
 		Inputs: []core.Input{core.NewInput("INPUT7", core.TypeInt32, []int64{2}, int32s(3, 4))}})
 	if r := events[0].resp; r.Err != nil || len(r.Outputs) != 1 || r.Outputs[0].Name != "OUTPUT7" {
 		t.Errorf("response %+v, want OUTPUT7 only", r)
 	}
-	events = infer(t, srv, &core.InferenceRequest{Model: "all",
+	events = infer(t, srv, &core.Submission{Model: "all",
 		Inputs: []core.Input{core.NewInput("INPUT7", core.TypeInt32, []int64{2}, int32s(3, 4))}})
 	if err := events[0].resp.Err; core.CodeOf(err) != core.CodeUnsupported || !strings.Contains(err.Error(), "failed to get input 'INPUT0'") {
 		t.Errorf("all outputs requested without their inputs: %v, want UNSUPPORTED about INPUT0", err)
 	}
 	// Requested outputs: only those come back.
-	events = infer(t, srv, &core.InferenceRequest{Model: "all", Outputs: []string{"OUTPUT10"}, Inputs: []core.Input{
+	events = infer(t, srv, &core.Submission{Model: "all", Outputs: []string{"OUTPUT10"}, Inputs: []core.Input{
 		core.NewInput("INPUT7", core.TypeInt32, []int64{1}, int32s(3)),
 		core.NewInput("INPUT10", core.TypeFP32, []int64{1}, float32s(2.5)),
 	}})
@@ -115,7 +115,7 @@ instance_group [ { count: 1 kind: KIND_CPU } ]
 	for k := range 3 {
 		wg.Go(func() {
 			data := int32s(int32(10*k), int32(10*k+1), int32(10*k+2), int32(10*k+3))
-			events := infer(t, srv, &core.InferenceRequest{Model: "batched", ID: fmt.Sprint(k), Outputs: []string{"OUTPUT7"},
+			events := infer(t, srv, &core.Submission{Model: "batched", ID: fmt.Sprint(k), Outputs: []string{"OUTPUT7"},
 				Inputs: []core.Input{core.NewInput("INPUT7", core.TypeInt32, []int64{2, 2}, data)}})
 			out := output(t, events[0].resp, "OUTPUT7")
 			if !slices.Equal(out.Shape, []int64{2, 2}) || !bytes.Equal(out.Data, data) {
@@ -140,7 +140,7 @@ func TestIdentityExecuteDelay(t *testing.T) {
 	cfg := identityConfig("slow", 0, `parameters [{ key: "execute_delay_ms" value: { string_value: "40" } }]
 `)
 	srv := startServer(t, testenv.Repository(t, testenv.Model{Name: "slow", Config: cfg}))
-	infer(t, srv, &core.InferenceRequest{Model: "slow", Outputs: []string{"OUTPUT7"}, Inputs: []core.Input{core.NewInput("INPUT7", core.TypeInt32, []int64{1}, int32s(1))}})
+	infer(t, srv, &core.Submission{Model: "slow", Outputs: []string{"OUTPUT7"}, Inputs: []core.Input{core.NewInput("INPUT7", core.TypeInt32, []int64{1}, int32s(1))}})
 	var stats []core.ModelStatistics
 	waitFor(t, "statistics", func() bool {
 		stats, _ = srv.Statistics("slow", 1)
@@ -156,7 +156,7 @@ func TestIdentityExecuteDelay(t *testing.T) {
 func TestIdentityAttachesExampleParameters(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, testenv.Repository(t, testenv.Model{Name: "all", Config: identityConfig("all", 0, "")}))
-	events := infer(t, srv, &core.InferenceRequest{Model: "all", Outputs: []string{"OUTPUT7"},
+	events := infer(t, srv, &core.Submission{Model: "all", Outputs: []string{"OUTPUT7"},
 		Inputs: []core.Input{core.NewInput("INPUT7", core.TypeInt32, []int64{1}, int32s(1))}})
 	want := []core.Parameter{
 		core.StringParam("param0", "an example string parameter"), core.IntParam("param1", 42), core.BoolParam("param2", false),

@@ -20,8 +20,8 @@ import (
 // until the release callback, as the API requires. Host-policy buffers are
 // left out (every instance runs with the default buffers); an input that
 // has only those is refused.
-func readRequest(r *C.struct_thost_infer_request) (*core.InferenceRequest, error) {
-	req := &core.InferenceRequest{
+func readRequest(r *C.struct_thost_infer_request) (*core.Submission, error) {
+	req := &core.Submission{
 		Model:    C.GoString(r.model_name),
 		Version:  int64(r.model_version),
 		ID:       C.GoString(r.id),
@@ -76,7 +76,7 @@ func microseconds(us uint64) time.Duration {
 // and the data's size imply, as Triton does: a batching model gets a batch
 // of 1, at most one dimension may be -1, and a BYTES input must be a single
 // element, whose data gets its 4-byte length put in front.
-func resolveRawInput(m *core.Model, req *core.InferenceRequest) error {
+func resolveRawInput(m *core.Model, req *core.Submission) error {
 	if len(req.Inputs) != 1 || req.Inputs[0].DataType != core.TypeInvalid {
 		return nil
 	}

@@ -26,7 +26,7 @@ func exampleRepo(t *testing.T, names ...string) string {
 func TestRepeatSendsEachElementThenFinal(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, exampleRepo(t, "repeat_int32"))
-	events := infer(t, srv, &core.InferenceRequest{
+	events := infer(t, srv, &core.Submission{
 		Model: "repeat_int32",
 		ID:    "0",
 		Inputs: []core.Input{
@@ -68,7 +68,7 @@ parameters [{ key: "CUSTOM_OUTPUT_DELAY_NS" value: { string_value: "50000000" } 
 	done := make(chan struct{}, 4)
 	for i, k := range []int32{4, 2, 0, 1} {
 		id := fmt.Sprint(i)
-		err := srv.Infer(context.Background(), &core.InferenceRequest{
+		err := srv.Infer(context.Background(), &core.Submission{
 			Model:  "square_int32",
 			ID:     id,
 			Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(k))},
@@ -156,7 +156,7 @@ output [ { name: "OUTPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s%v", tc.model, tc.shape), func(t *testing.T) {
-			events := infer(t, srv, &core.InferenceRequest{
+			events := infer(t, srv, &core.Submission{
 				Model:  tc.model,
 				Inputs: []core.Input{core.NewInput("INPUT0", tc.dt, tc.shape, tc.data)},
 			})
@@ -229,7 +229,7 @@ func TestBadRequestsGetTheirOwnErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := srv.Infer(context.Background(), &core.InferenceRequest{Model: tc.model, Version: tc.ver, Inputs: tc.inputs, Outputs: tc.outs},
+			err := srv.Infer(context.Background(), &core.Submission{Model: tc.model, Version: tc.ver, Inputs: tc.inputs, Outputs: tc.outs},
 				func(*core.Response, bool) { t.Error("the response function must not be called for a rejected request") })
 			if err == nil {
 				t.Fatal("Infer accepted a bad request")
@@ -243,7 +243,7 @@ func TestBadRequestsGetTheirOwnErrors(t *testing.T) {
 		})
 	}
 	// Nothing was disturbed: a good request still works.
-	if events := infer(t, srv, &core.InferenceRequest{Model: "repeat_int32", Inputs: good()}); len(events) != 3 {
+	if events := infer(t, srv, &core.Submission{Model: "repeat_int32", Inputs: good()}); len(events) != 3 {
 		t.Fatalf("good request after bad ones: got %d events, want 2 responses and a final", len(events))
 	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // A response sent to a request whose ResponseFunc frees responses
-// (core.InferenceRequest.FreesResponses) is not copied into Go: the
+// (core.Submission.FreesResponses) is not copied into Go: the
 // core.Response handed on points into the C response (output data and
 // shapes), and the C response lives until the frontend frees it, normally
 // once the wire has written the outputs. Names and parameters are copied

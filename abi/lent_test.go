@@ -19,8 +19,8 @@ output [ { name: "OUTPUT0" data_type: TYPE_UINT8 dims: [ -1 ] }, { name: "OUTPUT
 `
 
 // pair is a request of pair with n bytes and the INT32 values vs.
-func pair(n int, frees bool, vs ...int32) *core.InferenceRequest {
-	return &core.InferenceRequest{Model: "pair", FreesResponses: frees, Inputs: []core.Input{
+func pair(n int, frees bool, vs ...int32) *core.Submission {
+	return &core.Submission{Model: "pair", FreesResponses: frees, Inputs: []core.Input{
 		core.NewInput("INPUT0", core.TypeUint8, []int64{int64(n)}, sample(core.TypeUint8, n)),
 		core.NewInput("INPUT1", core.TypeInt32, []int64{int64(len(vs))}, int32s(vs...)),
 	}}
@@ -83,7 +83,7 @@ func TestLentResponsesFreedInTheCallbackAreFreedBySend(t *testing.T) {
 		}
 		c.fn(nil, final)
 	}
-	if err := srv.Infer(t.Context(), &core.InferenceRequest{Model: "square_int32", FreesResponses: true,
+	if err := srv.Infer(t.Context(), &core.Submission{Model: "square_int32", FreesResponses: true,
 		Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(k))}}, fn); err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func float64s(vs ...float64) []byte {
 // metricsResponse sends in to model and returns the CODES and VALUES outputs.
 func metricsResponse(t *testing.T, srv *testServer, model string, in ...float64) ([]int32, []float64) {
 	t.Helper()
-	events := infer(t, srv, &core.InferenceRequest{Model: model,
+	events := infer(t, srv, &core.Submission{Model: model,
 		Inputs: []core.Input{core.NewInput("IN", core.TypeFP64, []int64{int64(len(in))}, float64s(in...))}})
 	if len(events) != 1 || events[0].resp == nil || events[0].resp.Err != nil {
 		t.Fatalf("want one successful response, got %+v", events)

@@ -68,8 +68,8 @@ func TestAccumulateKeepsOneRunningSumPerSequence(t *testing.T) {
 			if tt.maxBatch > 0 {
 				shape = []int64{1, 1}
 			}
-			request := func(i int, s accStep) *core.InferenceRequest {
-				return &core.InferenceRequest{Model: "accumulate", ID: fmt.Sprint(i), CorrelationID: s.corr, Flags: s.flags,
+			request := func(i int, s accStep) *core.Submission {
+				return &core.Submission{Model: "accumulate", ID: fmt.Sprint(i), CorrelationID: s.corr, Flags: s.flags,
 					Inputs: []core.Input{core.NewInput("INPUT", core.TypeInt32, shape, int32s(s.in))}}
 			}
 			// One at a time, then all at once: the order within each
@@ -98,7 +98,7 @@ func TestAccumulateStateErrorsAndDroppedStates(t *testing.T) {
 	srv := startServer(t, repo)
 	id := core.CorrelationID{Uint: 3}
 	send := func(flags uint32, in int32) []event {
-		return infer(t, srv, &core.InferenceRequest{Model: "accumulate", CorrelationID: id, Flags: flags,
+		return infer(t, srv, &core.Submission{Model: "accumulate", CorrelationID: id, Flags: flags,
 			Inputs: []core.Input{core.NewInput("INPUT", core.TypeInt32, []int64{1}, int32s(in))}})
 	}
 	checkSum(t, send(core.RequestFlagSequenceStart, 4), 4)

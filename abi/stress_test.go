@@ -205,7 +205,7 @@ func stressClient(srv *testServer, plan stressPlan, seq *atomic.Int32, st *stres
 		r := newStressRequest(rng, seq.Add(1), plan)
 		ctx, cancel := context.WithCancel(context.Background())
 		r.cancel = cancel
-		err := srv.Infer(ctx, &core.InferenceRequest{
+		err := srv.Infer(ctx, &core.Submission{
 			Model:  stressModel,
 			ID:     strconv.Itoa(int(r.seq)),
 			Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{3}, int32s(r.seq, r.n, r.mode))},

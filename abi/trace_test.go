@@ -40,7 +40,7 @@ output [ { name: "OUT" data_type: TYPE_STRING dims: [ 1 ] } ]
 	tracer := &recordingTracer{}
 	srv := startServer(t, repo, func(c *core.Options, _ *loader.Options) { c.Tracer = tracer })
 
-	events := infer(t, srv, &core.InferenceRequest{Model: "traced", ID: "t-1",
+	events := infer(t, srv, &core.Submission{Model: "traced", ID: "t-1",
 		Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(1))}})
 	if len(events) != 1 || events[0].resp == nil || events[0].resp.Err != nil {
 		t.Fatalf("events %+v", events)
@@ -98,7 +98,7 @@ output [ { name: "OUT" data_type: TYPE_STRING dims: [ 1 ] } ]
 	repo := testenv.Repository(t, testenv.Model{Name: "traced", Config: cfg,
 		Files: []string{testenv.SharedLibrary(t, "triton_traced", "testdata/traced.c")}})
 	srv := startServer(t, repo)
-	events := infer(t, srv, &core.InferenceRequest{Model: "traced", ID: "u",
+	events := infer(t, srv, &core.Submission{Model: "traced", ID: "u",
 		Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(1))}})
 	elems, _ := core.DecodeBytes(output(t, events[0].resp, "OUT").Data)
 	if len(elems) != 1 || string(elems[0]) != "traced=0" {

@@ -64,7 +64,7 @@ type stepCall struct {
 	key       uint64
 	batch     int64
 	decoupled bool
-	req       *InferenceRequest
+	req       *Submission
 }
 
 func newEnsembleRun(s *ensembleScheduler, r *Request) *ensembleRun {
@@ -200,8 +200,8 @@ func (run *ensembleRun) readyLocked(step *planStep, key uint64) bool {
 // callLocked builds the request of step for the tensor values of key.
 func (run *ensembleRun) callLocked(step *planStep, key uint64) *stepCall {
 	m := run.models[step.index]
-	c := run.req.client
-	req := &InferenceRequest{Model: m.name, Version: m.version, ID: c.ID, CorrelationID: c.CorrelationID, Flags: c.Flags,
+	c := run.req.sub
+	req := &Submission{Model: m.name, Version: m.version, ID: c.ID, CorrelationID: c.CorrelationID, Flags: c.Flags,
 		Priority: c.Priority, Timeout: c.Timeout, Parameters: c.Parameters, Outputs: step.outputNames()}
 	for _, in := range step.inputs {
 		v := run.takeLocked(in.tensor, key)

@@ -25,7 +25,7 @@ output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
 }
 
 // vector returns a request of model "m" with INPUT0 = values.
-func vector(id string, values ...int32) *core.InferenceRequest {
+func vector(id string, values ...int32) *core.Submission {
 	return coretest.Request("m", id, coretest.Int32Input("INPUT0", []int64{int64(len(values))}, values...))
 }
 

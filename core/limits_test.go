@@ -115,7 +115,7 @@ output [ { name: "OUT" data_type: TYPE_STRING dims: [ -1 ] } ]`})
 	succeeded(t, ok)
 	wantError(t, "five INT32", srv.Infer(t.Context(), vector("five", 1, 2, 3, 4, 5), coretest.NewCollector().Receive),
 		core.CodeInvalidArg, `model "m"`, `input "INPUT0"`, "20 bytes", "16 bytes (MaxTensorBytes)")
-	text := func(id string, size int) *core.InferenceRequest {
+	text := func(id string, size int) *core.Submission {
 		return coretest.Request("text", id, core.NewInput("TEXT", core.TypeBytes, []int64{1}, core.EncodeBytes(make([]byte, size))))
 	}
 	succeeded(t, coretest.Infer(t, srv, text("twelve", 12)))

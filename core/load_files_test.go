@@ -193,7 +193,7 @@ func TestModelLookupErrorsAreTritons(t *testing.T) {
 	wantExactError(t, "Model(m, 0)", err, core.CodeNotFound, "Request for unknown model: 'm' has no available versions (no version is loaded)")
 }
 
-// TestFinishedRunsOnceAfterTheRequestIsDone: InferenceRequest.Finished runs
+// TestFinishedRunsOnceAfterTheRequestIsDone: Submission.Finished runs
 // once, after the final response and the release; a refused request never
 // runs it.
 func TestFinishedRunsOnceAfterTheRequestIsDone(t *testing.T) {

@@ -18,7 +18,7 @@ const (
 // Execute until it calls Release; its Responder outlives it.
 type Request struct {
 	model     *Model
-	client    *InferenceRequest
+	sub       *Submission // what the client submitted
 	inputs    []Input
 	outputs   []string
 	batchSize uint64
@@ -51,26 +51,26 @@ type Request struct {
 func (r *Request) Model() *Model { return r.model }
 
 // ID returns the client's request id ("" when none was given).
-func (r *Request) ID() string { return r.client.ID }
+func (r *Request) ID() string { return r.sub.ID }
 
 // CorrelationID returns the sequence correlation id.
-func (r *Request) CorrelationID() CorrelationID { return r.client.CorrelationID }
+func (r *Request) CorrelationID() CorrelationID { return r.sub.CorrelationID }
 
 // Flags returns the request flags (sequence start/end).
-func (r *Request) Flags() uint32 { return r.client.Flags }
+func (r *Request) Flags() uint32 { return r.sub.Flags }
 
 // Priority returns the request's priority (0: the model's default).
-func (r *Request) Priority() uint64 { return r.client.Priority }
+func (r *Request) Priority() uint64 { return r.sub.Priority }
 
 // Timeout returns the client's timeout for the request (0: none).
-func (r *Request) Timeout() time.Duration { return r.client.Timeout }
+func (r *Request) Timeout() time.Duration { return r.sub.Timeout }
 
 // Parameters returns the request parameters the client sent.
-func (r *Request) Parameters() []Parameter { return r.client.Parameters }
+func (r *Request) Parameters() []Parameter { return r.sub.Parameters }
 
-// Origin returns InferenceRequest.Origin, what the submitter attached for
+// Origin returns Submission.Origin, what the submitter attached for
 // the backend layer.
-func (r *Request) Origin() any { return r.client.Origin }
+func (r *Request) Origin() any { return r.sub.Origin }
 
 // Inputs returns the inputs with backend-visible shapes. The slice and its
 // buffers must not be modified.
@@ -217,8 +217,8 @@ func (r *Request) finish() {
 	if r.onFinished != nil {
 		r.onFinished(r)
 	}
-	if r.client.Finished != nil {
-		r.client.Finished()
+	if r.sub.Finished != nil {
+		r.sub.Finished()
 	}
 }
 

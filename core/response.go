@@ -17,7 +17,7 @@ type Response struct {
 	// Lent, when set, owns memory outside the Go heap that the outputs'
 	// Data and Shape point into: the buffers a backend wrote its outputs
 	// to, lent to the caller rather than copied (only to a caller that
-	// asked for it, InferenceRequest.FreesResponses). Free gives it back.
+	// asked for it, Submission.FreesResponses). Free gives it back.
 	Lent LentMemory
 }
 
@@ -54,7 +54,7 @@ func (r *Response) Free() {
 // that backend thread waits.
 //
 // The response is the callee's. Unless the request set
-// InferenceRequest.FreesResponses, its memory is Go memory and the callee
+// Submission.FreesResponses, its memory is Go memory and the callee
 // needs to do nothing about it; with FreesResponses the callee calls
 // resp.Free once it no longer reads the outputs (for instance after the
 // wire has written them), on any goroutine.
@@ -104,7 +104,7 @@ func newResponder(m *Model, id string, requested []string, frees bool, fn Respon
 func (p *Responder) Model() *Model { return p.model }
 
 // FreesResponses reports whether the ResponseFunc frees the responses it is
-// handed (InferenceRequest.FreesResponses): a backend layer may then lend
+// handed (Submission.FreesResponses): a backend layer may then lend
 // its output buffers (Response.Lent) instead of copying them into Go
 // memory.
 func (p *Responder) FreesResponses() bool { return p.frees }

@@ -30,7 +30,7 @@ func gatedServer(t *testing.T, config string) (*core.Server, *coretest.Provider,
 }
 
 // rows returns a request of model "m" with a batch of n rows.
-func rows(id string, n int) *core.InferenceRequest {
+func rows(id string, n int) *core.Submission {
 	return coretest.Request("m", id, coretest.Int32Input("INPUT0", []int64{int64(n), 1}))
 }
 

@@ -225,7 +225,7 @@ func trySend(srv *core.Server, maxBatch int, q seqReq) (*coretest.Collector, err
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	err := srv.Infer(ctx, &core.InferenceRequest{
+	err := srv.Infer(ctx, &core.Submission{
 		Model: "acc", ID: q.id, CorrelationID: q.corr, Flags: q.flags,
 		Inputs: []core.Input{core.NewInput("INPUT", core.TypeInt32, shapeFor(maxBatch), int32Bytes(q.value))},
 	}, r.Receive)

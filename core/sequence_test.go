@@ -126,7 +126,7 @@ control_input [ { name: "START" control [ { kind: CONTROL_SEQUENCE_START int32_f
 	send(t, srv, 4, seqReq{id: "a0", corr: uintID(5), flags: startEnd(true, false), value: 1}).Single(t)
 	send(t, srv, 4, seqReq{id: "a1", corr: uintID(5), flags: startEnd(false, true), value: 1}).Single(t)
 
-	infer := func(req *core.InferenceRequest) error {
+	infer := func(req *core.Submission) error {
 		return srv.Infer(context.Background(), req, func(*core.Response, bool) { t.Errorf("request %q got a response", req.ID) })
 	}
 	in := func(name string, shape []int64) core.Input {
@@ -134,24 +134,24 @@ control_input [ { name: "START" control [ { kind: CONTROL_SEQUENCE_START int32_f
 	}
 	for _, tt := range []struct {
 		name string
-		req  *core.InferenceRequest
+		req  *core.Submission
 		want []string
 	}{
-		{"no correlation id", &core.InferenceRequest{ID: "x", Flags: core.RequestFlagSequenceStart, Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
+		{"no correlation id", &core.Submission{ID: "x", Flags: core.RequestFlagSequenceStart, Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
 			[]string{`model "acc"`, "must specify a non-zero or non-empty correlation ID"}},
-		{"empty string id", &core.InferenceRequest{ID: "x", CorrelationID: strID(""), Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
+		{"empty string id", &core.Submission{ID: "x", CorrelationID: strID(""), Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
 			[]string{"non-empty correlation ID"}},
-		{"unknown sequence", &core.InferenceRequest{ID: "x", CorrelationID: uintID(6), Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
+		{"unknown sequence", &core.Submission{ID: "x", CorrelationID: uintID(6), Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
 			[]string{"sequence 6", `model "acc"`, "must specify the START flag"}},
-		{"after END", &core.InferenceRequest{ID: "x", CorrelationID: uintID(5), Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
+		{"after END", &core.Submission{ID: "x", CorrelationID: uintID(5), Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
 			[]string{"sequence 5", "START flag"}},
-		{"batch of two", &core.InferenceRequest{ID: "x", CorrelationID: uintID(7), Flags: core.RequestFlagSequenceStart, Inputs: []core.Input{in("INPUT", []int64{2, 1})}},
+		{"batch of two", &core.Submission{ID: "x", CorrelationID: uintID(7), Flags: core.RequestFlagSequenceStart, Inputs: []core.Input{in("INPUT", []int64{2, 1})}},
 			[]string{`model "acc"`, "batch-size 1"}},
-		{"string id, integer CORRID", &core.InferenceRequest{ID: "x", CorrelationID: strID("s"), Flags: core.RequestFlagSequenceStart, Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
+		{"string id, integer CORRID", &core.Submission{ID: "x", CorrelationID: strID("s"), Flags: core.RequestFlagSequenceStart, Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
 			[]string{`"CORRID"`, "unsigned integer correlation ID"}},
-		{"client sends a control", &core.InferenceRequest{ID: "x", CorrelationID: uintID(8), Flags: core.RequestFlagSequenceStart,
+		{"client sends a control", &core.Submission{ID: "x", CorrelationID: uintID(8), Flags: core.RequestFlagSequenceStart,
 			Inputs: []core.Input{in("INPUT", []int64{1, 1}), in("START", []int64{1, 1})}}, []string{`"START"`, "sequence batcher"}},
-		{"client sends the state", &core.InferenceRequest{ID: "x", CorrelationID: uintID(8), Flags: core.RequestFlagSequenceStart,
+		{"client sends the state", &core.Submission{ID: "x", CorrelationID: uintID(8), Flags: core.RequestFlagSequenceStart,
 			Inputs: []core.Input{in("INPUT", []int64{1, 1}), in("STATE_IN", []int64{1, 1})}}, []string{`"STATE_IN"`, "sequence batcher"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

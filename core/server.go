@@ -191,7 +191,7 @@ func (s *Server) Logger() *serverlog.Logger { return s.log }
 // ResponseFunc). Cancelling ctx cancels the request: queued, it completes
 // with a CodeCancelled error; inside a backend, the backend sees
 // TRITONBACKEND_RequestIsCancelled / ResponseFactoryIsCancelled.
-func (s *Server) Infer(ctx context.Context, req *InferenceRequest, fn ResponseFunc) error {
+func (s *Server) Infer(ctx context.Context, req *Submission, fn ResponseFunc) error {
 	m, err := s.Model(req.Model, req.Version)
 	if err != nil {
 		return err
@@ -204,7 +204,7 @@ func (s *Server) Infer(ctx context.Context, req *InferenceRequest, fn ResponseFu
 // that needs the version before any response can arrive (to label the
 // responses) resolves it once with Model and then submits with Submit.
 // Errors and fn behave as for Infer.
-func (s *Server) Submit(ctx context.Context, m *Model, req *InferenceRequest, fn ResponseFunc) error {
+func (s *Server) Submit(ctx context.Context, m *Model, req *Submission, fn ResponseFunc) error {
 	if fn == nil {
 		return Errorf(CodeInvalidArg, "infer: a response function is required")
 	}
@@ -217,7 +217,7 @@ func (s *Server) Submit(ctx context.Context, m *Model, req *InferenceRequest, fn
 // submit is Submit without the shutdown check: an ensemble's steps belong
 // to a request already accepted. step, when set, ties the request to the
 // ensemble step that sends it (see stepLink).
-func (s *Server) submit(ctx context.Context, m *Model, req *InferenceRequest, fn ResponseFunc, step *stepLink) error {
+func (s *Server) submit(ctx context.Context, m *Model, req *Submission, fn ResponseFunc, step *stepLink) error {
 	r, err := m.newRequest(req, fn)
 	if err != nil {
 		return err

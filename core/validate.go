@@ -13,7 +13,7 @@ import (
 // The checks run in the order Triton's InferenceRequest::Normalize runs
 // them, and refuse with Triton's words (request_text.go), so that a client
 // that branches on Triton's messages sees the same one first.
-func (m *Model) newRequest(req *InferenceRequest, fn ResponseFunc) (*Request, error) {
+func (m *Model) newRequest(req *Submission, fn ResponseFunc) (*Request, error) {
 	if err := m.checkInputNames(req); err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func (m *Model) newRequest(req *InferenceRequest, fn ResponseFunc) (*Request, er
 	}
 	r := &Request{
 		model:        m,
-		client:       req,
+		sub:          req,
 		inputs:       inputs,
 		outputs:      outputs,
 		batchSize:    uint64(max(batch, 1)),
@@ -60,7 +60,7 @@ func (m *Model) newRequest(req *InferenceRequest, fn ResponseFunc) (*Request, er
 
 // checkInputNames refuses an input given twice (Triton refuses it when the
 // input is added) and an input the sequence batcher provides.
-func (m *Model) checkInputNames(req *InferenceRequest) error {
+func (m *Model) checkInputNames(req *Submission) error {
 	for i := range req.Inputs {
 		name := req.Inputs[i].Name
 		for j := 0; j < i; j++ {
@@ -77,7 +77,7 @@ func (m *Model) checkInputNames(req *InferenceRequest) error {
 
 // checkRequestedOutputs checks the outputs the client named and returns
 // those to produce: the named ones, or every output of the configuration.
-func (m *Model) checkRequestedOutputs(req *InferenceRequest) ([]string, error) {
+func (m *Model) checkRequestedOutputs(req *Submission) ([]string, error) {
 	for i, name := range req.Outputs {
 		if len(m.outputs) > 0 && m.outputs[name] == nil {
 			return nil, Errorf(CodeInvalidArg, "unexpected inference output '%s' for model '%s'", name, m.name)
@@ -103,7 +103,7 @@ func (m *Model) checkRequestedOutputs(req *InferenceRequest) ([]string, error) {
 // counts only; with byName, once every input is known to be the model's,
 // this server also refuses a request that makes up the count with optional
 // inputs but misses a required one, in the same words.
-func (m *Model) checkInputCount(req *InferenceRequest, byName bool) error {
+func (m *Model) checkInputCount(req *Submission, byName bool) error {
 	total, required := 0, 0
 	var missing []string
 	for _, cfg := range m.cfg.GetInput() {
@@ -141,7 +141,7 @@ func hasInput(given []Input, name string) bool {
 // requestBatchSize checks, when the model batches, that every input has
 // the same batch dimension, within max_batch_size. It returns the batch
 // size (0 when the model does not batch).
-func (m *Model) requestBatchSize(req *InferenceRequest) (int64, error) {
+func (m *Model) requestBatchSize(req *Submission) (int64, error) {
 	if m.maxBatch <= 0 {
 		return 0, nil
 	}
@@ -174,7 +174,7 @@ func (m *Model) requestBatchSize(req *InferenceRequest) (int64, error) {
 
 // checkInput checks one input's data type, shape and contents, and returns
 // it as the backend sees it (with the configuration's reshape applied).
-func (m *Model) checkInput(req *InferenceRequest, in *Input) (Input, error) {
+func (m *Model) checkInput(req *Submission, in *Input) (Input, error) {
 	cfg := m.inputs[in.Name]
 	if want := DataType(cfg.GetDataType()); in.DataType != want {
 		return Input{}, Errorf(CodeInvalidArg, "%sinference input '%s' data-type is '%s', but model '%s' expects '%s'",

@@ -47,8 +47,8 @@ func TestValidationRefusesMalformedRequests(t *testing.T) {
 	raw := func(name string, dt core.DataType, shape []int64, buffers ...[]byte) core.Input {
 		return core.Input{Name: name, DataType: dt, Shape: shape, Buffers: buffers}
 	}
-	v := func(inputs ...core.Input) *core.InferenceRequest { return coretest.Request("v", "", inputs...) }
-	withOutputs := func(req *core.InferenceRequest, outputs ...string) *core.InferenceRequest {
+	v := func(inputs ...core.Input) *core.Submission { return coretest.Request("v", "", inputs...) }
+	withOutputs := func(req *core.Submission, outputs ...string) *core.Submission {
 		req.Outputs = outputs
 		return req
 	}
@@ -56,7 +56,7 @@ func TestValidationRefusesMalformedRequests(t *testing.T) {
 	const note = " NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size."
 	tests := []struct {
 		name string
-		req  *core.InferenceRequest
+		req  *core.Submission
 		code core.Code // 0 (CodeUnknown): the request is valid
 		want string    // the whole message; "{id}" is the request's id
 	}{
@@ -128,7 +128,7 @@ func TestValidationRefusesMalformedRequests(t *testing.T) {
 			`model "s": input "START" is provided by the sequence batcher (sequence_batching control_input or state); do not send it`},
 		{"an unknown model", coretest.Request("nope", "", ints("IN", 1, 2)), core.CodeNotFound,
 			"Request for unknown model: 'nope' is not found"},
-		{"an unknown version", &core.InferenceRequest{Model: "v", Version: 7, Inputs: []core.Input{ints("IN", 1, 2), text([]int64{1, 0})}}, core.CodeNotFound,
+		{"an unknown version", &core.Submission{Model: "v", Version: 7, Inputs: []core.Input{ints("IN", 1, 2), text([]int64{1, 0})}}, core.CodeNotFound,
 			"Request for unknown model: 'v' version 7 is not found"},
 	}
 	for _, tc := range tests {

@@ -251,7 +251,7 @@ func TestRequestsRunThroughTheLibraryInstance(t *testing.T) {
 	repo := repository(t, model{name: "m", backend: "fake", files: []string{"libtriton_fake.so"}})
 	srv := startServer(t, repo, newFakeOpener())
 	done := make(chan error, 1)
-	err := srv.Infer(context.Background(), &core.InferenceRequest{Model: "m"}, func(resp *core.Response, final bool) {
+	err := srv.Infer(context.Background(), &core.Submission{Model: "m"}, func(resp *core.Response, final bool) {
 		if final {
 			if resp == nil {
 				done <- nil

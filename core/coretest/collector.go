@@ -124,13 +124,13 @@ func (c *Collector) Err(t testing.TB) error {
 
 // Infer submits req to srv and returns its collector; Infer's error fails
 // the test.
-func Infer(t testing.TB, srv *core.Server, req *core.InferenceRequest) *Collector {
+func Infer(t testing.TB, srv *core.Server, req *core.Submission) *Collector {
 	t.Helper()
 	return InferCtx(t, context.Background(), srv, req)
 }
 
 // InferCtx is Infer with a context that can cancel the request.
-func InferCtx(t testing.TB, ctx context.Context, srv *core.Server, req *core.InferenceRequest) *Collector {
+func InferCtx(t testing.TB, ctx context.Context, srv *core.Server, req *core.Submission) *Collector {
 	t.Helper()
 	c := NewCollector()
 	if err := srv.Infer(ctx, req, c.Receive); err != nil {

@@ -39,8 +39,8 @@ func EchoResponse(r *core.Request) *core.Response {
 }
 
 // Request returns an inference request for the newest version of model.
-func Request(model, id string, inputs ...core.Input) *core.InferenceRequest {
-	return &core.InferenceRequest{Model: model, ID: id, Inputs: inputs}
+func Request(model, id string, inputs ...core.Input) *core.Submission {
+	return &core.Submission{Model: model, ID: id, Inputs: inputs}
 }
 
 // Int32Input returns an INT32 input of the given shape holding values, or

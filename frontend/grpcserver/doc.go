@@ -16,7 +16,7 @@
 // Responses are encoded to wire bytes by the thread that produced them
 // (wire.go). Outputs up to 4 KiB are copied into the message; larger ones
 // are sent from where the backend wrote them: the frontend asks core for
-// lent responses (core.InferenceRequest.FreesResponses) and frees each once
+// lent responses (core.Submission.FreesResponses) and frees each once
 // gRPC has written it, or when it is dropped unsent (loan.go).
 //
 // Errors reach the client with Triton's codes and Triton's words: the

@@ -13,7 +13,7 @@ type requestOptions = protocol.Options
 // core request, the frontend's options, and the shared memory it uses.
 type resolved struct {
 	m    *core.Model
-	ir   *core.InferenceRequest
+	ir   *core.Submission
 	opts requestOptions
 	mem  *protocol.RequestMemory
 }
@@ -56,9 +56,9 @@ func (s *Service) resolve(in *inboundRequest, unary bool) (*resolved, error) {
 // decodeRequest turns a ModelInferRequest's header, parameters and tensor
 // descriptions into a core request, without the inputs' data (inputData
 // adds it).
-func decodeRequest(req *pb.ModelInferRequest) (*core.InferenceRequest, requestOptions, error) {
+func decodeRequest(req *pb.ModelInferRequest) (*core.Submission, requestOptions, error) {
 	var opts requestOptions
-	ir := &core.InferenceRequest{Model: req.GetModelName(), ID: req.GetId()}
+	ir := &core.Submission{Model: req.GetModelName(), ID: req.GetId()}
 	for name, p := range req.GetParameters() {
 		if err := applyParameter(ir, &opts, name, p); err != nil {
 			return nil, opts, core.Errorf(core.CodeInvalidArg, "model %q: parameter %q: %v", req.GetModelName(), name, err)
@@ -84,7 +84,7 @@ func decodeRequest(req *pb.ModelInferRequest) (*core.InferenceRequest, requestOp
 // not come with raw_input_contents; otherwise from the next entry of
 // raw_input_contents, which are taken in order by the inputs that have
 // neither (entries left over are not used).
-func (s *Service) inputData(req *inboundRequest, m *core.Model, ir *core.InferenceRequest, mem *protocol.RequestMemory) error {
+func (s *Service) inputData(req *inboundRequest, m *core.Model, ir *core.Submission, mem *protocol.RequestMemory) error {
 	model := req.msg.GetModelName()
 	raw := req.msg.GetRawInputContents()
 	next := 0
@@ -136,7 +136,7 @@ func (s *Service) inputData(req *inboundRequest, m *core.Model, ir *core.Inferen
 // applyParameter applies a request parameter by the protocol's rules
 // (protocol.ApplyParameter). binary_data_output and headers are HTTP's:
 // over gRPC they change nothing, whatever their type.
-func applyParameter(ir *core.InferenceRequest, opts *requestOptions, name string, p *pb.InferParameter) error {
+func applyParameter(ir *core.Submission, opts *requestOptions, name string, p *pb.InferParameter) error {
 	if name == protocol.ParamBinaryDataOutput || name == protocol.ParamHeaders {
 		return nil
 	}

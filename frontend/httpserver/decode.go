@@ -57,7 +57,7 @@ func (s *Server) decodeInferInto(call *inferCall, m *core.Model, body []byte, he
 	if err := json.Unmarshal(header, &rj); err != nil {
 		return bad("the request is not a valid inference request JSON: %v", err)
 	}
-	call.req = &core.InferenceRequest{Model: m.Name(), Version: m.Version(), ID: rj.ID}
+	call.req = &core.Submission{Model: m.Name(), Version: m.Version(), ID: rj.ID}
 	for _, name := range sortedKeys(rj.Parameters) {
 		v, err := parameterValue(rj.Parameters[name])
 		if err == nil {

@@ -44,7 +44,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 }
 
 // generateRequest resolves the model and decodes the generate body.
-func (s *Server) generateRequest(w http.ResponseWriter, r *http.Request) (*core.Model, *core.InferenceRequest, error) {
+func (s *Server) generateRequest(w http.ResponseWriter, r *http.Request) (*core.Model, *core.Submission, error) {
 	m, body, err := s.inferenceBody(w, r)
 	if err != nil {
 		return nil, nil, err
@@ -54,7 +54,7 @@ func (s *Server) generateRequest(w http.ResponseWriter, r *http.Request) (*core.
 }
 
 // decodeGenerate turns a generate body into a request of m.
-func decodeGenerate(m *core.Model, body []byte) (*core.InferenceRequest, error) {
+func decodeGenerate(m *core.Model, body []byte) (*core.Submission, error) {
 	bad := func(format string, args ...any) error {
 		return core.Errorf(core.CodeInvalidArg, "model %q: %s", m.Name(), fmt.Sprintf(format, args...))
 	}
@@ -72,7 +72,7 @@ func decodeGenerate(m *core.Model, body []byte) (*core.InferenceRequest, error) 
 	if len(members)+len(params) > maxTensors {
 		return nil, bad("the request has %d members; the server takes at most %d", len(members)+len(params), maxTensors)
 	}
-	req := &core.InferenceRequest{Model: m.Name(), Version: m.Version()}
+	req := &core.Submission{Model: m.Name(), Version: m.Version()}
 	var opts protocol.Options
 	for _, group := range []map[string]json.RawMessage{members, params} {
 		for _, name := range sortedKeys(group) {

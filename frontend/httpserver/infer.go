@@ -36,7 +36,7 @@ type outputJSON struct {
 
 // inferCall is a decoded infer request: what core takes, and how to answer.
 type inferCall struct {
-	req    *core.InferenceRequest
+	req    *core.Submission
 	opts   protocol.Options
 	binary map[string]bool         // outputs asked for as binary data (true) or JSON (false)
 	mem    *protocol.RequestMemory // the shared memory its tensors lease
@@ -91,7 +91,7 @@ func errDecoupled() error {
 // to go away). Outputs that mem places in shared memory are written there
 // as the response arrives; mem is released once core is done with the
 // request (nil: no shared memory).
-func (s *Server) runOnce(r *http.Request, m *core.Model, req *core.InferenceRequest, mem *protocol.RequestMemory) (*core.Response, error) {
+func (s *Server) runOnce(r *http.Request, m *core.Model, req *core.Submission, mem *protocol.RequestMemory) (*core.Response, error) {
 	if mem.Used() {
 		req.Finished = mem.Release
 	}

@@ -77,7 +77,7 @@ func TestModelCountsRiseWithTraffic(t *testing.T) {
 			t.Errorf("before traffic, no %s in\n%s", want, before)
 		}
 	}
-	in := func(id string) *core.InferenceRequest {
+	in := func(id string) *core.Submission {
 		return coretest.Request("", id, coretest.Int32Input("INPUT0", []int64{2}, 1, 2))
 	}
 	for i := range 3 {

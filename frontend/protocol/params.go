@@ -62,7 +62,7 @@ type Options struct {
 // any other becomes a parameter the backend sees. Names starting with
 // triton_ are reserved. The error says what is wrong with the value, for
 // the caller to prefix with the model and parameter names.
-func ApplyParameter(ir *core.InferenceRequest, opts *Options, name string, v Value) error {
+func ApplyParameter(ir *core.Submission, opts *Options, name string, v Value) error {
 	switch name {
 	case ParamSequenceID:
 		switch {

@@ -16,8 +16,11 @@ const (
 	RequestFlagSequenceEnd   uint32 = 2
 )
 
-// InferenceRequest is what a client submits to Server.Infer.
-type InferenceRequest struct {
+// Submission is what a client submits to Server.Infer (or Server.Submit):
+// the model, the inputs and the options of one inference, as Triton's
+// TRITONSERVER_InferenceRequest carries them. Once validated and accepted it
+// becomes a Request, which is what schedulers and backends see.
+type Submission struct {
 	Model         string
 	Version       int64 // 0 (or negative) selects the newest ready version
 	ID            string
