@@ -10,6 +10,7 @@ import (
 
 	"tritonhost/abi"
 	"tritonhost/core"
+	"tritonhost/core/scheduling"
 	"tritonhost/core/serverlog"
 	"tritonhost/internal/testenv"
 	"tritonhost/loader"
@@ -89,7 +90,7 @@ func benchServer(b *testing.B, native bool, models ...string) *core.Server {
 	for i, m := range models {
 		repo[i] = testenv.Model{Name: m, Config: testenv.ExampleConfig(b, m)}
 	}
-	srv, err := core.NewServer(core.Options{ModelRepositories: []string{testenv.Repository(b, repo...)}, Backends: provider})
+	srv, err := core.NewServer(core.Options{ModelRepositories: []string{testenv.Repository(b, repo...)}, Backends: provider, Schedulers: scheduling.New})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"tritonhost/abi"
 	"tritonhost/core"
+	"tritonhost/core/scheduling"
 	"tritonhost/core/serverlog"
 	"tritonhost/gpu"
 	"tritonhost/internal/testenv"
@@ -240,7 +241,7 @@ func BenchmarkProbeExecute(b *testing.B) {
 			host := abi.NewHost(abi.HostOptions{Devices: devs})
 			defer host.Close()
 			config := strings.Replace(probeConfig, "count: 2 kind: KIND_GPU", "count: 1 kind: "+kind, 1)
-			srv, err := core.NewServer(core.Options{GPUs: devs.IDs(),
+			srv, err := core.NewServer(core.Options{GPUs: devs.IDs(), Schedulers: scheduling.New,
 				ModelRepositories: []string{testenv.Repository(b, testenv.Model{Name: "probe", Config: config})},
 				Backends:          loader.New(loader.Options{Opener: host, BackendDirectory: backends, Logger: serverlog.Discard()})})
 			if err != nil {

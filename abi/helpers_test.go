@@ -14,6 +14,7 @@ import (
 
 	"tritonhost/abi"
 	"tritonhost/core"
+	"tritonhost/core/scheduling"
 	"tritonhost/core/serverlog"
 	"tritonhost/internal/testenv"
 	"tritonhost/loader"
@@ -95,7 +96,7 @@ func startServerWith(t *testing.T, repo string, setup serverSetup, mutate ...fun
 	logs := &logBuffer{}
 	logger := serverlog.New(logs)
 	lopts := loader.Options{BackendDirectory: backends, Logger: logger, CloseGrace: 5 * time.Second}
-	copts := core.Options{ModelRepositories: []string{repo}, Logger: logger}
+	copts := core.Options{ModelRepositories: []string{repo}, Logger: logger, Schedulers: scheduling.New}
 	for _, f := range mutate {
 		f(&copts, &lopts)
 	}

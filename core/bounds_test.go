@@ -30,7 +30,7 @@ func modelEvents(p *coretest.Provider, model string) []string {
 // inferOn runs one request on model and fails the test unless it succeeds.
 func inferOn(t *testing.T, srv *core.Server, model, id string) {
 	t.Helper()
-	succeeded(t, coretest.Infer(t, srv, coretest.Request(model, id, coretest.Int32Input("INPUT0", []int64{1}, 1))))
+	coretest.Succeeded(t, coretest.Infer(t, srv, coretest.Request(model, id, coretest.Int32Input("INPUT0", []int64{1}, 1))))
 }
 
 // async runs f on a goroutine of its own and returns what it returns. (Not
@@ -125,7 +125,7 @@ func TestLoadCallsAreBounded(t *testing.T) {
 					t.Errorf("reason %q does not mention %q", reason, part)
 				}
 			}
-			succeeded(t, coretest.Infer(t, srv, vector("r", 1)))
+			coretest.Succeeded(t, coretest.Infer(t, srv, vector("r", 1)))
 			gate.Open()
 			p.WaitEvent(t, "finalize model a")
 			if got := modelEvents(p, "a"); !slices.Equal(got, tc.events) {

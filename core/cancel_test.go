@@ -23,7 +23,7 @@ func TestCancelledQueuedRequestNeverReachesTheBackend(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv, p, gate := gatedServer(t, batchingConfig+tc.batcher)
+			srv, p, gate := coretest.StartGated(t, "m", batchingConfig+tc.batcher)
 			busy := coretest.Infer(t, srv, rows("busy", 4))
 			p.Reached(t, "busy")
 			ctx, cancel := context.WithCancel(context.Background())
@@ -32,7 +32,7 @@ func TestCancelledQueuedRequestNeverReachesTheBackend(t *testing.T) {
 			q1 := coretest.Infer(t, srv, rows("q1", 1))
 			coretest.Settle(t, cancel) // the request is marked cancelled before the scheduler reaches it
 			gate.Open()
-			succeeded(t, busy, q0, q1)
+			coretest.Succeeded(t, busy, q0, q1)
 			wantError(t, "cancelled request", victim.Err(t), core.CodeCancelled, `request "victim"`, `model "m"`, "cancelled")
 			if p.Executed("victim") {
 				t.Error("the cancelled request reached the backend")

@@ -170,7 +170,7 @@ func (s *Server) loadVersion(m *Model, plan *ensemblePlan) error {
 	}
 	m.freezeConfig()
 	m.sched = newEnsembleScheduler(m, s, plan)
-	m.sched.start()
+	m.sched.Start()
 	m.readiness.Store(int32(ModelReady))
 	return nil
 }

@@ -31,7 +31,7 @@ type ensembleScheduler struct {
 	idle   chan struct{}             // closed when the last run ends after stop
 }
 
-var _ requestScheduler = (*ensembleScheduler)(nil)
+var _ Scheduler = (*ensembleScheduler)(nil)
 
 func newEnsembleScheduler(m *Model, srv *Server, plan *ensemblePlan) *ensembleScheduler {
 	s := &ensembleScheduler{model: m, srv: srv, plan: plan, wait: srv.opts.EnsembleStepWait, runs: map[*ensembleRun]struct{}{}}
@@ -61,11 +61,11 @@ func (s *ensembleScheduler) note() string {
 
 // enqueue starts the request's run. What fails from then on (a step model
 // gone, a step's error) reaches the request as its error response.
-func (s *ensembleScheduler) enqueue(r *Request) error {
+func (s *ensembleScheduler) Enqueue(r *Request) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return errUnloading(s.model)
+		return UnloadingError(s.model)
 	}
 	run := newEnsembleRun(s, r)
 	s.runs[run] = struct{}{}
@@ -79,16 +79,16 @@ func (s *ensembleScheduler) enqueue(r *Request) error {
 }
 
 // requeue refuses: no backend holds an ensemble's request.
-func (s *ensembleScheduler) requeue(r *Request) error {
+func (s *ensembleScheduler) Requeue(r *Request) error {
 	return Errorf(CodeUnsupported, "ensemble %q: request %q cannot be rescheduled", s.model.name, r.ID())
 }
 
-func (s *ensembleScheduler) start() {}
+func (s *ensembleScheduler) Start() {}
 
 // stop refuses new requests and waits for the runs in flight to end.
 // When ctx ends first, it cancels them (which reaches every step in
 // flight) and returns; they end as their steps do.
-func (s *ensembleScheduler) stop(ctx context.Context) {
+func (s *ensembleScheduler) Stop(ctx context.Context) {
 	s.mu.Lock()
 	s.closed = true
 	if len(s.runs) == 0 {

@@ -24,6 +24,22 @@ output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
 ` + strings.Join(extra, "\n")
 }
 
+// batchingConfig is model "m": INT32 [1] rows from INPUT0 to OUTPUT0, batches
+// of up to 4, one CPU instance; dynamic_batching lines may follow.
+const batchingConfig = `name: "m"
+backend: "go"
+max_batch_size: 4
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 1 ] } ]
+instance_group [ { count: 1 kind: KIND_CPU } ]
+`
+
+// rows returns a request of model "m" (batchingConfig) with a batch of n
+// rows.
+func rows(id string, n int) *core.Submission {
+	return coretest.Request("m", id, coretest.Int32Input("INPUT0", []int64{int64(n), 1}))
+}
+
 // vector returns a request of model "m" with INPUT0 = values.
 func vector(id string, values ...int32) *core.Submission {
 	return coretest.Request("m", id, coretest.Int32Input("INPUT0", []int64{int64(len(values))}, values...))

@@ -36,14 +36,14 @@ instance_group [ { name: "active" count: 3 kind: KIND_CPU }, { name: "standby" c
 		t.Errorf("the three waiting executions ran on %v, want %v", used, want)
 	}
 	gate.Open()
-	succeeded(t, first...)
+	coretest.Succeeded(t, first...)
 
 	p.Set("m", coretest.Delayed(time.Millisecond, coretest.Echo()))
 	var more []*coretest.Collector
 	for i := range 30 {
 		more = append(more, coretest.Infer(t, srv, vector(fmt.Sprintf("m%d", i), int32(i))))
 	}
-	succeeded(t, more...)
+	coretest.Succeeded(t, more...)
 	if o := p.Overlaps(); len(o) > 0 {
 		t.Errorf("instances %v ran two executions at once", o)
 	}
@@ -61,7 +61,7 @@ instance_group [ { name: "active" count: 3 kind: KIND_CPU }, { name: "standby" c
 // request "busy" at a gate, and q0, q1 queued behind it.
 func queuedBehindBusy(t *testing.T) (srv *core.Server, p *coretest.Provider, gate *coretest.Gate, busy *coretest.Collector, queued []*coretest.Collector) {
 	t.Helper()
-	srv, p, gate = gatedServer(t, batchingConfig)
+	srv, p, gate = coretest.StartGated(t, "m", batchingConfig)
 	busy = coretest.Infer(t, srv, rows("busy", 4))
 	p.Reached(t, "busy")
 	queued = []*coretest.Collector{coretest.Infer(t, srv, rows("q0", 1)), coretest.Infer(t, srv, rows("q1", 1))}
@@ -84,7 +84,7 @@ func TestStopDrainsInFlightWork(t *testing.T) {
 	default:
 	}
 	gate.Open()
-	succeeded(t, append(queued, busy)...)
+	coretest.Succeeded(t, append(queued, busy)...)
 	if err := <-stopped; err != nil {
 		t.Errorf("Stop: %v", err)
 	}
@@ -116,7 +116,7 @@ func TestStopGivesUpOnRunningExecutionsWhenItsContextEnds(t *testing.T) {
 		t.Error("the instance was finalized while it executed")
 	}
 	gate.Open()
-	succeeded(t, busy)
+	coretest.Succeeded(t, busy)
 	p.WaitEvent(t, "finalize model m")
 	events := p.Events()
 	if want := []string{"finalize instance m/m_0_0", "finalize model m"}; !slices.Equal(events[len(events)-2:], want) {
@@ -221,7 +221,7 @@ func TestFailedModelLoadLeavesOthersServing(t *testing.T) {
 			}
 			wantError(t, "Infer on the failed model", srv.Infer(t.Context(), coretest.Request("bad", "x"), coretest.NewCollector().Receive),
 				core.CodeNotFound, "Request for unknown model: 'bad' has no available versions", tc.reason)
-			succeeded(t, coretest.Infer(t, srv, vector("r", 1)))
+			coretest.Succeeded(t, coretest.Infer(t, srv, vector("r", 1)))
 		})
 	}
 }

@@ -85,7 +85,7 @@ func TestOversizedModelsDoNotLoad(t *testing.T) {
 					}
 				}
 			}
-			succeeded(t, coretest.Infer(t, srv, vector("r", 1)))
+			coretest.Succeeded(t, coretest.Infer(t, srv, vector("r", 1)))
 			// Whatever the backend created for big was finalized.
 			events := p.Events()
 			loaded := slices.Contains(events, "load big")
@@ -112,13 +112,13 @@ input [ { name: "TEXT" data_type: TYPE_STRING dims: [ -1 ] } ]
 output [ { name: "OUT" data_type: TYPE_STRING dims: [ -1 ] } ]`})
 
 	ok := coretest.Infer(t, srv, vector("four", 1, 2, 3, 4))
-	succeeded(t, ok)
+	coretest.Succeeded(t, ok)
 	wantError(t, "five INT32", srv.Infer(t.Context(), vector("five", 1, 2, 3, 4, 5), coretest.NewCollector().Receive),
 		core.CodeInvalidArg, `model "m"`, `input "INPUT0"`, "20 bytes", "16 bytes (MaxTensorBytes)")
 	text := func(id string, size int) *core.Submission {
 		return coretest.Request("text", id, core.NewInput("TEXT", core.TypeBytes, []int64{1}, core.EncodeBytes(make([]byte, size))))
 	}
-	succeeded(t, coretest.Infer(t, srv, text("twelve", 12)))
+	coretest.Succeeded(t, coretest.Infer(t, srv, text("twelve", 12)))
 	wantError(t, "BYTES of 17 bytes", srv.Infer(t.Context(), text("thirteen", 13), coretest.NewCollector().Receive),
 		core.CodeInvalidArg, `model "text"`, `input "TEXT"`, "17 bytes", "MaxTensorBytes")
 	if p.Executed("five") || p.Executed("thirteen") {
@@ -129,7 +129,7 @@ output [ { name: "OUT" data_type: TYPE_STRING dims: [ -1 ] } ]`})
 		n := 4 * len(r.Inputs()[0].Buffers[0])
 		return &core.Response{Outputs: []core.Output{{Name: "OUTPUT0", DataType: core.TypeInt32, Shape: []int64{int64(n / 4)}, Data: make([]byte, n)}}}
 	})))
-	succeeded(t, coretest.Infer(t, srv, vector("out16", 1)))
+	coretest.Succeeded(t, coretest.Infer(t, srv, vector("out16", 1)))
 	resp := coretest.Infer(t, srv, vector("out32", 1, 2)).Single(t)
 	wantError(t, "an output of 32 bytes", resp.Err, core.CodeInternal, `model "m"`, `output "OUTPUT0"`, "32 bytes", "MaxTensorBytes")
 }
@@ -166,5 +166,5 @@ func TestOversizedModelFailsAnExplicitLoad(t *testing.T) {
 	var err error
 	coretest.Track(t, func() { err = srv.LoadModel("big") })
 	wantError(t, "LoadModel(big)", err, core.CodeInvalidArg, `model "big"`, `"STATE_IN"`, "MaxTensorBytes")
-	succeeded(t, coretest.Infer(t, srv, vector("r", 1)))
+	coretest.Succeeded(t, coretest.Infer(t, srv, vector("r", 1)))
 }

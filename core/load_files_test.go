@@ -58,12 +58,12 @@ func TestLoadWithConfigOverrideServesTheOverride(t *testing.T) {
 	}
 	wantExactError(t, "3 values", srv.Infer(t.Context(), vector("x", 1, 2, 3), coretest.NewCollector().Receive), core.CodeInvalidArg,
 		"[request id: x] unexpected shape for input 'INPUT0' for model 'm'. Expected [2], got [3]. ")
-	succeeded(t, coretest.Infer(t, srv, vector("y", 1, 2)))
+	coretest.Succeeded(t, coretest.Infer(t, srv, vector("y", 1, 2)))
 
 	if err := loadWith(t, srv, "m", core.LoadOptions{}); err != nil {
 		t.Fatalf("LoadModel: %v", err)
 	}
-	succeeded(t, coretest.Infer(t, srv, vector("z", 1, 2, 3)))
+	coretest.Succeeded(t, coretest.Infer(t, srv, vector("z", 1, 2, 3)))
 	if err := srv.UnloadModel(t.Context(), "m"); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestLoadWithFilesLoadsFromATemporaryDirectory(t *testing.T) {
 	if text, err := os.ReadFile(filepath.Join(m.Path(), core.ConfigFileName)); err != nil || !strings.Contains(string(text), `"INPUT0"`) {
 		t.Errorf("config.pbtxt: %q, %v", text, err)
 	}
-	succeeded(t, coretest.Infer(t, srv, vector("r", 1, 2, 3)))
+	coretest.Succeeded(t, coretest.Infer(t, srv, vector("r", 1, 2, 3)))
 
 	if err := loadWith(t, srv, "m", core.LoadOptions{Config: cfg, Files: files}); err != nil {
 		t.Fatalf("reload: %v", err)

@@ -45,6 +45,7 @@ type Model struct {
 	callTimeout        time.Duration
 	callTimeoutSetting string
 	lifecycles         *lifecycleSet
+	srv                *Server // loads the version; its Options.Schedulers makes m.sched
 
 	// The configuration may change only while the backend initializes the
 	// model (auto-complete through SetConfig); it is frozen once loaded.
@@ -60,7 +61,7 @@ type Model struct {
 
 	backend   BackendModel
 	instances []*Instance
-	sched     requestScheduler
+	sched     Scheduler
 	stats     statsRecorder
 	pending   atomic.Int64       // requests queued and not yet handed to the backend
 	firstResp *metrics.Histogram // decoupled models: ms to the first response
@@ -76,11 +77,12 @@ type modelEnv struct {
 	callTimeout        time.Duration
 	callTimeoutSetting string
 	lifecycles         *lifecycleSet
+	srv                *Server
 }
 
 func newModel(name string, version int64, dir string, raw, cfg *configpb.ModelConfig, env modelEnv) (*Model, error) {
 	m := &Model{name: name, version: version, dir: dir, gpus: env.gpus, log: env.log, raw: raw,
-		maxTensor: env.maxTensor, callTimeout: env.callTimeout, callTimeoutSetting: env.callTimeoutSetting, lifecycles: env.lifecycles,
+		maxTensor: env.maxTensor, callTimeout: env.callTimeout, callTimeoutSetting: env.callTimeoutSetting, lifecycles: env.lifecycles, srv: env.srv,
 		firstResp: newFirstResponseHistogram()}
 	if err := m.applyConfig(cfg); err != nil {
 		return nil, err
@@ -128,6 +130,10 @@ func (m *Model) InputDataType(name string) (DataType, bool) {
 	}
 	return DataType(in.GetDataType()), true
 }
+
+// InputConfig returns the configuration of the model's input name, or nil
+// when the model has no such input. Callers must not modify it.
+func (m *Model) InputConfig(name string) *configpb.ModelInput { return m.inputs[name] }
 
 // Decoupled reports whether the model may send any number of responses per
 // request (model_transaction_policy { decoupled: true }).
@@ -236,7 +242,7 @@ func (m *Model) requeue(r *Request) error {
 		return Errorf(CodeUnavailable, "model %q version %d is not ready", m.name, m.version)
 	}
 	r.enterQueue()
-	err := m.sched.requeue(r)
+	err := m.sched.Requeue(r)
 	if err != nil {
 		r.leaveQueue()
 	}
@@ -248,7 +254,7 @@ func (m *Model) enqueue(r *Request) error {
 		return Errorf(CodeUnavailable, "model %q version %d is not ready", m.name, m.version)
 	}
 	r.enterQueue()
-	err := m.sched.enqueue(r)
+	err := m.sched.Enqueue(r)
 	if err != nil {
 		r.leaveQueue()
 		m.stats.failure(r.requestStart, Nanotime(), FailureRejected)

@@ -65,13 +65,13 @@ func (m *Model) loadSteps(lc *lifecycle, provider BackendProvider) error {
 	if lc.givenUp() {
 		return m.undoLoad(lc, errGivenUp)
 	}
-	sched, err := newScheduler(m)
+	sched, err := m.srv.opts.Schedulers(m.srv, m)
 	if err != nil {
 		return m.undoLoad(lc, err)
 	}
 	m.sched = sched
 	if !lc.commit(func() {
-		m.sched.start()
+		m.sched.Start()
 		m.readiness.Store(int32(ModelReady))
 	}) {
 		return m.undoLoad(lc, errGivenUp) // the scheduler never started: nothing ran
@@ -150,7 +150,7 @@ func (m *Model) unload(ctx context.Context) error {
 }
 
 func (m *Model) unloadSteps(ctx context.Context, lc *lifecycle) error {
-	lc.await(m.describeExecutions, func() { m.sched.stop(ctx) })
+	lc.await(m.describeExecutions, func() { m.sched.Stop(ctx) })
 	var errs []error
 	for _, inst := range m.instances {
 		if err := lc.call(fmt.Sprintf("Finalize of instance %q", inst.name), inst.backend.Finalize); err != nil {

@@ -241,7 +241,7 @@ func TestExecuteErrorFailsEveryUnreleasedRequestOnce(t *testing.T) {
 		queued = append(queued, coretest.Infer(t, srv, rows(fmt.Sprintf("q%d", i), 1)))
 	}
 	gate.Open()
-	succeeded(t, busy, queued[0])
+	coretest.Succeeded(t, busy, queued[0])
 	for i, c := range queued[1:] {
 		if err := c.Err(t); err != broken {
 			t.Errorf("q%d: %v, want the error Execute returned", i+1, err)

@@ -2,423 +2,150 @@ package core
 
 import (
 	"context"
-	"slices"
 	"sync"
-	"time"
 )
 
-// requestScheduler decides which instance executes which requests, and when.
-// A model version has one; it is chosen from the configuration by
-// newScheduler. Implementations run Execute for an instance from a single
-// goroutine, never concurrently for one instance.
-type requestScheduler interface {
-	// enqueue accepts a request (stamping its queueStart) or refuses it
-	// with CodeUnavailable.
-	enqueue(r *Request) error
-	// requeue takes back a request the backend released with
-	// ReleaseReschedule. Unlike enqueue it is accepted while the scheduler
+// Scheduler decides which instance executes which requests of one model
+// version, and when. Each version has its own, made when the version loads
+// by Options.Schedulers (a SchedulerFactory); the server calls Enqueue for
+// every request it accepts for the version, Requeue for every request the
+// version's backend reschedules, Start once the version has loaded, and
+// Stop when it unloads.
+//
+// The schedulers tritonhost has live in packages of their own: the dynamic
+// batcher (core/dynbatch), the sequence batcher (core/seqbatch) and the
+// ensemble scheduler (core/ensemble); core/scheduling's New picks one from
+// the configuration. A scheduler runs a batch on an instance with
+// Instance.Execute, from one goroutine per instance, never concurrently for
+// one instance.
+type Scheduler interface {
+	// Enqueue accepts r or returns why not. Accepting, it marks r queued
+	// (Request.MarkQueued). It refuses with CodeUnavailable when it stops,
+	// has no instance to run r on or its queue is full (the model's
+	// max_queue_size), and with CodeInvalidArg when r breaks its rules (the
+	// sequence batcher's: a correlation id, the START flag on the first
+	// request of a sequence, a batch of one). A refused request was not
+	// kept: the server hands the error to the client and counts the
+	// request as rejected.
+	Enqueue(r *Request) error
+	// Requeue takes back a request the backend released with
+	// ReleaseReschedule. Unlike Enqueue it is accepted while the scheduler
 	// stops, until its workers have finished: a request already accepted
-	// runs again rather than failing because its model unloads.
-	requeue(r *Request) error
-	// start launches the instances' goroutines.
-	start()
-	// stop refuses new requests and returns once every queued request has
+	// runs again rather than failing because its model unloads. An error
+	// fails the request.
+	Requeue(r *Request) error
+	// Start launches the instances' goroutines.
+	Start()
+	// Stop refuses new requests and returns once every queued request has
 	// run and every execution returned. When ctx ends first, the requests
-	// still queued fail at once, and stop returns once the running
-	// executions have.
-	stop(ctx context.Context)
+	// still queued fail at once (UnloadedError), and Stop returns once the
+	// running executions have.
+	Stop(ctx context.Context)
 }
 
-// newScheduler picks the scheduler the configuration asks for; an error
-// means the configuration cannot be served (the model does not load).
-func newScheduler(m *Model) (requestScheduler, error) {
-	if m.cfg.GetSequenceBatching() != nil {
-		s, err := newSequenceScheduler(m)
-		if err != nil {
-			return nil, err
-		}
-		return s, nil
-	}
-	return newQueueScheduler(m), nil
-}
+// SchedulerFactory makes the scheduler of model version m as m loads, once
+// its instances exist (an ensemble has none), with srv the server loading
+// it (an ensemble sends its steps there). An error means that the
+// configuration cannot be served: the version does not load.
+type SchedulerFactory func(srv *Server, m *Model) (Scheduler, error)
 
-// The errors schedulers give when they cannot take or run a request.
-func errUnloading(m *Model) error {
+// The errors a scheduler gives when it cannot take or run a request, all
+// CodeUnavailable.
+
+// UnloadingError is Enqueue's error once the version unloads.
+func UnloadingError(m *Model) error {
 	return Errorf(CodeUnavailable, "model %q version %d is unloading", m.name, m.version)
 }
 
-func errNoInstance(m *Model) error {
+// NoInstanceError is Enqueue's error when every instance is passive.
+func NoInstanceError(m *Model) error {
 	return Errorf(CodeUnavailable, "model %q version %d has no active instance", m.name, m.version)
 }
 
-func errUnloadedBefore(m *Model, r *Request) error {
+// UnloadedError fails a queued request that will not run because its
+// version unloaded first.
+func UnloadedError(m *Model, r *Request) error {
 	return Errorf(CodeUnavailable, "model %q version %d was unloaded before request %q ran", m.name, m.version, r.ID())
 }
 
-func errUnloadedBeforeRerun(m *Model, r *Request) error {
+// UnloadedBeforeRerunError is Requeue's error once the workers have
+// finished.
+func UnloadedBeforeRerunError(m *Model, r *Request) error {
 	return Errorf(CodeUnavailable, "model %q version %d was unloaded before request %q could run again", m.name, m.version, r.ID())
 }
 
-// scheduler queues the requests of one model version and hands them to the
-// model's instances, each of which runs in its own goroutine, so Execute is
-// never called concurrently for one instance. One worker at a time (the one
-// holding token) waits for and forms the next batch, as Triton's dynamic
-// batcher does; without dynamic batching a batch is one request.
-type scheduler struct {
-	model   *Model
-	workers []*Instance
+// What a scheduler does with a request, an instance and a model version.
 
-	mu      sync.Mutex
-	queue   []*Request
-	head    int
-	closed  bool // no new requests
-	drained bool // the workers have finished: nothing more runs
-
-	wake    chan struct{} // capacity 1: a request arrived or the queue closed
-	token   chan struct{} // capacity 1: held by the worker forming a batch
-	aborted chan struct{} // closed when stop gives up waiting
-	wg      sync.WaitGroup
-
-	maxQueue  int
-	batching  bool
-	maxBatch  uint64
-	preferred []uint64
-	delay     time.Duration
-}
-
-// newQueueScheduler returns the default scheduler: one queue, and dynamic
-// batching when the configuration has dynamic_batching and the model
-// batches.
-func newQueueScheduler(m *Model) *scheduler {
-	s := &scheduler{
-		model:   m,
-		wake:    make(chan struct{}, 1),
-		token:   make(chan struct{}, 1),
-		aborted: make(chan struct{}),
-	}
-	for _, inst := range m.instances {
-		if !inst.Passive() {
-			s.workers = append(s.workers, inst)
-		}
-	}
-	shareDeviceLocks(m)
-	if db := m.cfg.GetDynamicBatching(); db != nil && m.maxBatch > 0 {
-		s.batching = true
-		s.maxBatch = uint64(m.maxBatch)
-		for _, p := range db.GetPreferredBatchSize() {
-			s.preferred = append(s.preferred, uint64(p))
-		}
-		s.delay = time.Duration(db.GetMaxQueueDelayMicroseconds()) * time.Microsecond
-		s.maxQueue = int(db.GetDefaultQueuePolicy().GetMaxQueueSize())
-	}
-	s.token <- struct{}{}
-	return s
-}
-
-func (s *scheduler) start() {
-	for _, inst := range s.workers {
-		s.wg.Go(func() {
-			for {
-				batch := s.nextBatch()
-				if batch == nil {
-					return
-				}
-				inst.execute(batch)
-			}
-		})
-	}
-}
-
-func (s *scheduler) enqueue(r *Request) error {
-	m := s.model
-	s.mu.Lock()
-	switch {
-	case s.closed:
-		s.mu.Unlock()
-		return errUnloading(m)
-	case len(s.workers) == 0:
-		s.mu.Unlock()
-		return errNoInstance(m)
-	case s.maxQueue > 0 && len(s.queue)-s.head >= s.maxQueue:
-		s.mu.Unlock()
-		return Errorf(CodeUnavailable, "model %q version %d: queue is full (max_queue_size %d)", m.name, m.version, s.maxQueue)
-	}
+// MarkQueued records that r entered its scheduler's queue: its queue time
+// (ModelStatistics' Queue) starts now, and a traced request records
+// QUEUE_START. It returns the time, a Nanotime value. Enqueue calls it
+// once it accepts r.
+func (r *Request) MarkQueued() uint64 {
 	r.queueStart = Nanotime()
 	if r.trace != nil {
 		r.trace.Report(TraceQueueStart, r.queueStart)
 	}
-	s.queue = append(s.queue, r)
-	s.mu.Unlock()
-	s.signal()
-	return nil
+	return r.queueStart
 }
 
-func (s *scheduler) requeue(r *Request) error {
-	s.mu.Lock()
-	if s.drained {
-		s.mu.Unlock()
-		return errUnloadedBeforeRerun(s.model, r)
-	}
-	r.queueStart = Nanotime()
-	s.queue = append(s.queue, r)
-	s.mu.Unlock()
-	s.signal()
-	return nil
+// MarkRequeued records that r, rescheduled by its backend, entered the
+// queue again: its queue time starts again (nothing is traced). Requeue
+// calls it once it accepts r.
+func (r *Request) MarkRequeued() { r.queueStart = Nanotime() }
+
+// QueueStart returns when r last entered its scheduler's queue (MarkQueued,
+// MarkRequeued), a Nanotime value.
+func (r *Request) QueueStart() uint64 { return r.queueStart }
+
+// Expired reports whether r's timeout has passed: a scheduler no longer
+// starts it.
+func (r *Request) Expired() bool { return r.deadline != 0 && Nanotime() > r.deadline }
+
+// LeaveQueue ends r's count among its version's pending requests (the
+// queue size the metrics report) without executing it: an ensemble's
+// request once its steps start. Instance.Execute and Fail do the same.
+func (r *Request) LeaveQueue() { r.leaveQueue() }
+
+// Fail completes a request that no backend holds (its scheduler did not
+// run it, or an ensemble's): it counts as a failure of its version for
+// reason, gets err as its final response and is released.
+func (r *Request) Fail(reason FailureReason, err error) {
+	r.model.stats.failure(r.requestStart, Nanotime(), reason)
+	r.failAndRelease(err)
 }
 
-func (s *scheduler) signal() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
+// FailureReasonOf is the reason a request that failed with err counts
+// under: FailureCanceled for CodeCancelled, FailureOther otherwise.
+func FailureReasonOf(err error) FailureReason { return failureReasonOf(err) }
 
-// nextBatch waits for work and returns the next batch, or nil once the
-// scheduler is closed and drained, or aborted.
-//
-// With dynamic batching, requests join the oldest one in queue order while
-// they are compatible with it (see batchable) and fit in max_batch_size.
-// Until the delay expires a batch grows to the largest preferred batch size
-// at most (preferred sizes default to max_batch_size). If what is queued adds
-// up to a preferred size, or fills that limit, it goes at once; otherwise the
-// longest run that adds up to a preferred size goes at once; otherwise the
-// batcher waits up to max_queue_delay_microseconds for more and then sends
-// what it has, up to max_batch_size.
-func (s *scheduler) nextBatch() []*Request {
-	select {
-	case <-s.token:
-	case <-s.aborted:
-		return nil
-	}
-	defer func() { s.token <- struct{}{} }()
+// SetInputs replaces the inputs the backend sees: a scheduler that provides
+// inputs itself (the sequence batcher's control and state inputs) calls it
+// before r executes, never after. The request keeps in; the caller must
+// not modify it afterwards.
+func (r *Request) SetInputs(in []Input) { r.inputs = in }
 
-	first := s.waitFirst()
-	if first == nil {
-		return nil
-	}
-	if !s.batching {
-		return []*Request{first}
-	}
-	deadline := time.Now().Add(s.delay)
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
-		flush := s.delay == 0 || !time.Now().Before(deadline)
-		s.mu.Lock()
-		flush = flush || s.closed
-		batch, dead := s.gatherLocked(first, flush)
-		s.mu.Unlock()
-		s.failDead(dead)
-		if batch != nil {
-			return batch
-		}
-		if timer == nil {
-			timer = time.NewTimer(time.Until(deadline))
-		} else {
-			timer.Reset(time.Until(deadline))
-		}
-		select {
-		case <-s.wake:
-		case <-timer.C:
-		case <-s.aborted:
-			s.failUnloaded([]*Request{first})
-			return nil
-		}
-	}
-}
+// SchedulerData returns what r's scheduler attached with SetSchedulerData;
+// nil when nothing.
+func (r *Request) SchedulerData() any { return r.sched.Load() }
 
-// gatherLocked decides the batch that first heads, taking the requests it
-// picks off the queue; it returns nil when the batcher should wait. Dead
-// requests met on the way are removed and returned to be failed.
-func (s *scheduler) gatherLocked(first *Request, flush bool) (batch, dead []*Request) {
-	limit := s.maxBatch // until the delay expires, a batch grows no larger than the largest preferred size
-	if !flush && len(s.preferred) > 0 {
-		limit = min(limit, slices.Max(s.preferred))
-	}
-	size := first.batchSize
-	run, best := 0, -1 // queued requests that fit; how many of them end on a preferred size
-	if s.preferredSize(size) {
-		best = 0
-	}
-	for i := s.head; i < len(s.queue); {
-		r := s.queue[i]
-		if r.Cancelled() || r.expired() {
-			dead = append(dead, r)
-			s.queue = slices.Delete(s.queue, i, i+1)
-			continue
-		}
-		if size+r.batchSize > limit || !batchable(first, r) {
-			break
-		}
-		size += r.batchSize
-		run++
-		i++
-		if s.preferredSize(size) {
-			best = run
-		}
-	}
-	take := -1
-	switch {
-	case best == run, flush, size >= limit:
-		take = run
-	case best >= 0:
-		take = best
-	}
-	if take < 0 {
-		return nil, dead
-	}
-	batch = make([]*Request, 0, take+1)
-	batch = append(batch, first)
-	for range take {
-		batch = append(batch, s.popLocked())
-	}
-	return batch, dead
-}
+// SetSchedulerData attaches v, data of r's scheduler (the sequence batcher
+// keeps there the sequence r runs in), to r; core never looks at it. v
+// must not be nil, and a request's scheduler data is always of one type.
+// Safe to call while other goroutines read it.
+func (r *Request) SetSchedulerData(v any) { r.sched.Store(v) }
 
-func (s *scheduler) preferredSize(size uint64) bool { return slices.Contains(s.preferred, size) }
+// Execute runs batch on the instance's backend, holding the device lock
+// when the backend asked for one (ShareDeviceLocks); the requests leave
+// their version's pending count first. When the backend returns an error,
+// every request it did not release fails with it. A scheduler calls
+// Execute from one goroutine per instance.
+func (i *Instance) Execute(batch []*Request) { i.execute(batch) }
 
-// waitFirst returns the oldest live request, waiting for one; nil once the
-// scheduler is closed and empty, or aborted.
-func (s *scheduler) waitFirst() *Request {
-	for {
-		select {
-		case <-s.aborted:
-			return nil // stop gave up: it fails what is still queued
-		default:
-		}
-		s.mu.Lock()
-		var r *Request
-		if s.head < len(s.queue) {
-			r = s.popLocked()
-		}
-		closed := s.closed
-		s.mu.Unlock()
-		if r != nil {
-			if r.Cancelled() || r.expired() {
-				s.failDead([]*Request{r})
-				continue
-			}
-			return r
-		}
-		if closed {
-			return nil
-		}
-		select {
-		case <-s.wake:
-		case <-s.aborted:
-			return nil
-		}
-	}
-}
-
-func (s *scheduler) popLocked() *Request {
-	r := s.queue[s.head]
-	s.queue[s.head] = nil
-	s.head++
-	if s.head == len(s.queue) {
-		s.queue, s.head = s.queue[:0], 0
-	} else if s.head > 64 && s.head*2 > len(s.queue) {
-		n := copy(s.queue, s.queue[s.head:])
-		clear(s.queue[n:])
-		s.queue, s.head = s.queue[:n], 0
-	}
-	return r
-}
-
-// failDead completes requests that were cancelled or timed out while queued.
-func (s *scheduler) failDead(dead []*Request) {
-	m := s.model
-	for _, r := range dead {
-		var err error
-		reason := FailureCanceled
-		if r.Cancelled() {
-			err = Errorf(CodeCancelled, "request %q to model %q was cancelled", r.ID(), m.name)
-		} else {
-			err = Errorf(CodeUnavailable, "request %q to model %q timed out in the queue", r.ID(), m.name)
-			reason = FailureRejected
-		}
-		m.stats.failure(r.requestStart, Nanotime(), reason)
-		r.failAndRelease(err)
-	}
-}
-
-// stop closes the queue and waits for the workers to execute what is queued.
-// If ctx ends first, what is still queued fails at once, and only the
-// running executions are waited for.
-func (s *scheduler) stop(ctx context.Context) {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-	s.signal()
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		close(s.aborted)
-		s.drain()
-		<-done
-	}
-	s.drain()
-}
-
-// drain fails what is queued: nothing more runs, and a request the backend
-// reschedules from now on fails too.
-func (s *scheduler) drain() {
-	s.mu.Lock()
-	s.drained = true
-	left := slices.Clone(s.queue[s.head:])
-	s.queue, s.head = nil, 0
-	s.mu.Unlock()
-	s.failUnloaded(left)
-}
-
-// failUnloaded completes requests that will not run because the model
-// unloads.
-func (s *scheduler) failUnloaded(rs []*Request) {
-	for _, r := range rs {
-		s.model.stats.failure(r.requestStart, Nanotime(), FailureOther)
-		r.failAndRelease(errUnloadedBefore(s.model, r))
-	}
-}
-
-// batchable reports whether b can share a batch with a: the same inputs with
-// the same shapes after the batch dimension, unless an input allows ragged
-// batches.
-func batchable(a, b *Request) bool {
-	if len(a.inputs) != len(b.inputs) {
-		return false
-	}
-	for i := range a.inputs {
-		ai := &a.inputs[i]
-		var bi *Input
-		for j := range b.inputs {
-			if b.inputs[j].Name == ai.Name {
-				bi = &b.inputs[j]
-				break
-			}
-		}
-		if bi == nil {
-			return false
-		}
-		if cfg := a.model.inputs[ai.Name]; cfg != nil && cfg.GetAllowRaggedBatch() {
-			continue
-		}
-		if len(ai.Shape) != len(bi.Shape) || (len(ai.Shape) > 1 && !slices.Equal(ai.Shape[1:], bi.Shape[1:])) {
-			return false
-		}
-	}
-	return true
-}
-
-// shareDeviceLocks gives the instances of one device a common lock when the
-// backend chose TRITONBACKEND_EXECUTION_DEVICE_BLOCKING: then only one
-// execution runs on a device at a time, as with Triton's per-device thread.
-func shareDeviceLocks(m *Model) {
+// ShareDeviceLocks gives the instances of one device a common lock when
+// the backend chose TRITONBACKEND_EXECUTION_DEVICE_BLOCKING: then only one
+// execution runs on a device at a time, as with Triton's per-device
+// thread. The dynamic batcher calls it when it is made.
+func (m *Model) ShareDeviceLocks() {
 	db, ok := m.backend.(interface{ DeviceBlocking() bool })
 	if !ok || !db.DeviceBlocking() {
 		return
@@ -436,5 +163,3 @@ func shareDeviceLocks(m *Model) {
 		inst.deviceLock = locks[d]
 	}
 }
-
-func (r *Request) expired() bool { return r.deadline != 0 && Nanotime() > r.deadline }

@@ -14,7 +14,7 @@ func (l *seqLane) run() {
 		if batch == nil {
 			return
 		}
-		l.inst.execute(batch)
+		l.inst.Execute(batch)
 		l.s.executed(seqs)
 	}
 }
@@ -88,7 +88,7 @@ func (l *seqLane) collectLocked(dead *[]seqFailure) ([]*Request, []*sequence, ti
 			continue
 		}
 		head := seq.queue[0]
-		if head.Cancelled() || head.expired() {
+		if head.Cancelled() || head.Expired() {
 			s.cutLocked(seq, 0, dead)
 			continue
 		}

@@ -84,7 +84,7 @@ func TestInitialStateFilesStayInsideTheModel(t *testing.T) {
 					}
 				}
 			}
-			succeeded(t, coretest.Infer(t, srv, vector("r", 1)))
+			coretest.Succeeded(t, coretest.Infer(t, srv, vector("r", 1)))
 		})
 	}
 }

@@ -105,7 +105,7 @@ func newSequenceScheduler(m *Model) (*sequenceScheduler, error) {
 	return s, nil
 }
 
-func (s *sequenceScheduler) start() {
+func (s *sequenceScheduler) Start() {
 	s.mu.Lock()
 	s.started = true
 	s.mu.Unlock()
@@ -118,7 +118,7 @@ func (s *sequenceScheduler) start() {
 // enqueue checks the request's sequence fields and queues it on its
 // sequence, creating the sequence (in a free slot or the backlog) for a
 // START request. Errors are returned to the client before anything runs.
-func (s *sequenceScheduler) enqueue(r *Request) error {
+func (s *sequenceScheduler) Enqueue(r *Request) error {
 	m := s.model
 	if t := r.seq.Load(); t != nil {
 		return s.requeueIn(r, t.seq)
@@ -145,10 +145,10 @@ func (s *sequenceScheduler) enqueue(r *Request) error {
 	switch {
 	case s.closed:
 		s.mu.Unlock()
-		return errUnloading(m)
+		return UnloadingError(m)
 	case len(s.lanes) == 0:
 		s.mu.Unlock()
-		return errNoInstance(m)
+		return NoInstanceError(m)
 	}
 	seq := s.bound[id]
 	if seq == nil {
@@ -187,11 +187,11 @@ func (s *sequenceScheduler) enqueue(r *Request) error {
 	return nil
 }
 
-func (s *sequenceScheduler) requeue(r *Request) error {
+func (s *sequenceScheduler) Requeue(r *Request) error {
 	if t := r.seq.Load(); t != nil {
 		return s.requeueIn(r, t.seq)
 	}
-	return s.enqueue(r)
+	return s.Enqueue(r)
 }
 
 // requeueIn puts a request the backend released with ReleaseReschedule back
@@ -202,7 +202,7 @@ func (s *sequenceScheduler) requeueIn(r *Request, seq *sequence) error {
 	s.mu.Lock()
 	if s.drained {
 		s.mu.Unlock()
-		return errUnloadedBeforeRerun(m, r)
+		return UnloadedBeforeRerunError(m, r)
 	}
 	if seq.lane == nil {
 		s.mu.Unlock()
@@ -219,7 +219,7 @@ func (s *sequenceScheduler) requeueIn(r *Request, seq *sequence) error {
 // stop refuses new requests, lets the queued ones run (sequences drain;
 // idle ones give their slots to the backlog at once) and returns when every
 // execution returned. If ctx ends first, what is still queued fails.
-func (s *sequenceScheduler) stop(ctx context.Context) {
+func (s *sequenceScheduler) Stop(ctx context.Context) {
 	s.mu.Lock()
 	s.closed = true
 	started := s.started
@@ -262,7 +262,7 @@ func (s *sequenceScheduler) takeQueued(running bool) []seqFailure {
 	var left []seqFailure
 	take := func(seq *sequence) {
 		for _, r := range seq.queue {
-			left = append(left, seqFailure{r, errUnloadedBefore(m, r)})
+			left = append(left, seqFailure{r, UnloadedError(m, r)})
 		}
 		seq.queue = nil
 	}
@@ -288,3 +288,7 @@ func (s *sequenceScheduler) takeQueued(running bool) []seqFailure {
 	}
 	return left
 }
+
+// NewSequenceBatcher returns the sequence batcher of m, whose instances
+// exist.
+func NewSequenceBatcher(m *Model) (Scheduler, error) { return newSequenceScheduler(m) }

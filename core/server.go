@@ -20,6 +20,10 @@ type Options struct {
 	ModelRepositories []string
 	// Backends loads the backends that run the models. Required.
 	Backends BackendProvider
+	// Schedulers makes the scheduler of each model version as it loads
+	// (core/scheduling's New picks the one its configuration asks for).
+	// Required.
+	Schedulers SchedulerFactory
 	// GPUs are the CUDA device ids the server may use (empty: CPU only).
 	// When Devices is set and GPUs is not, they are Devices.IDs().
 	GPUs []int
@@ -111,6 +115,9 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.Backends == nil {
 		return nil, errors.New("core: Options.Backends is required")
 	}
+	if opts.Schedulers == nil {
+		return nil, errors.New("core: Options.Schedulers is required")
+	}
 	if opts.Logger == nil {
 		opts.Logger = serverlog.Discard()
 	}
@@ -166,7 +173,7 @@ func NewServer(opts Options) (*Server, error) {
 
 func (s *Server) modelEnv() modelEnv {
 	return modelEnv{gpus: s.opts.GPUs, log: s.log, maxTensor: tensorLimit{s.opts.MaxTensorBytes, s.opts.MaxTensorBytesSetting},
-		callTimeout: s.opts.BackendCallTimeout, callTimeoutSetting: s.opts.BackendCallTimeoutSetting, lifecycles: &s.lifecycles}
+		callTimeout: s.opts.BackendCallTimeout, callTimeoutSetting: s.opts.BackendCallTimeoutSetting, lifecycles: &s.lifecycles, srv: s}
 }
 
 func (s *Server) startsWithServer(name string) bool {

@@ -17,7 +17,7 @@ func TestStatisticsAddUpWhatBackendsReport(t *testing.T) {
 	t.Parallel()
 	p := coretest.NewProvider().Set("m", coretest.Reporting(true, coretest.Echo()))
 	srv := coretest.Start(t, p, coretest.ModelDir{Name: "m", Config: batchingConfig}, coretest.ModelDir{Name: "idle", Config: vectorConfig()})
-	succeeded(t, coretest.Infer(t, srv, rows("a", 1)), coretest.Infer(t, srv, rows("b", 2)), coretest.Infer(t, srv, rows("c", 4)), coretest.Infer(t, srv, rows("d", 4)))
+	coretest.Succeeded(t, coretest.Infer(t, srv, rows("a", 1)), coretest.Infer(t, srv, rows("b", 2)), coretest.Infer(t, srv, rows("c", 4)), coretest.Infer(t, srv, rows("d", 4)))
 	st := statistics(t, srv, "m")
 	inf := st.Inference
 	if st.InferenceCount != 11 || st.ExecutionCount != 4 || st.LastInference == 0 {
@@ -75,7 +75,7 @@ func TestStatisticsCountFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv, p, gate := gatedServer(t, batchingConfig)
+			srv, p, gate := coretest.StartGated(t, "m", batchingConfig)
 			p.Set("m", coretest.Gated(gate, func(x *coretest.Exec) error {
 				if x.Batch[0].ID() == "busy" {
 					return coretest.Echo()(x)
@@ -90,7 +90,7 @@ func TestStatisticsCountFailures(t *testing.T) {
 				coretest.Settle(t, cancel)
 			}
 			gate.Open()
-			succeeded(t, busy)
+			coretest.Succeeded(t, busy)
 			reply.Wait(t)
 			cancel()
 			st := statistics(t, srv, "m")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"tritonhost/core"
+	"tritonhost/core/scheduling"
 	"tritonhost/core/serverlog"
 	"tritonhost/loader"
 )
@@ -167,7 +168,7 @@ func startServer(t *testing.T, repo string, o *fakeOpener, mutate ...func(*loade
 	for _, f := range mutate {
 		f(&opts)
 	}
-	srv, err := core.NewServer(core.Options{ModelRepositories: []string{repo}, Backends: loader.New(opts)})
+	srv, err := core.NewServer(core.Options{ModelRepositories: []string{repo}, Backends: loader.New(opts), Schedulers: scheduling.New})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"tritonhost/core"
+	"tritonhost/core/scheduling"
 	"tritonhost/loader"
 )
 
@@ -273,7 +274,7 @@ func TestCloseNamesLibrariesStillInUse(t *testing.T) {
 	repo := repository(t, model{name: "m", backend: "fake", files: []string{"libtriton_fake.so"}})
 	o := newFakeOpener()
 	p := loader.New(loader.Options{Opener: o})
-	srv, err := core.NewServer(core.Options{ModelRepositories: []string{repo}, Backends: p})
+	srv, err := core.NewServer(core.Options{ModelRepositories: []string{repo}, Backends: p, Schedulers: scheduling.New})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"tritonhost/abi"
 	"tritonhost/core"
+	"tritonhost/core/scheduling"
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/sharedmem"
 	"tritonhost/loader"
@@ -115,6 +116,7 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 		srv, err := core.NewServer(core.Options{
 			ModelRepositories:         o.ModelRepositories,
 			Backends:                  provider,
+			Schedulers:                scheduling.New,
 			Devices:                   o.devices,
 			Logger:                    log,
 			ExplicitModelControl:      o.ModelControlMode == "explicit",

@@ -138,3 +138,14 @@ func InferCtx(t testing.TB, ctx context.Context, srv *core.Server, req *core.Sub
 	}
 	return c
 }
+
+// Succeeded waits for the single response of each collector's request and
+// fails the test on an error response.
+func Succeeded(t testing.TB, replies ...*Collector) {
+	t.Helper()
+	for _, c := range replies {
+		if err := c.Err(t); err != nil {
+			t.Errorf("response: %v", err)
+		}
+	}
+}

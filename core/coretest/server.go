@@ -5,10 +5,12 @@ import (
 	"testing"
 
 	"tritonhost/core"
+	"tritonhost/core/scheduling"
 )
 
 // Serve writes models into a new repository, adds it to opts and starts a
-// core.Server with opts (opts.Backends is required). The goroutines the
+// core.Server with opts (opts.Backends is required; opts.Schedulers defaults
+// to scheduling.New). The goroutines the
 // server starts are tracked (see Track). At cleanup it opens the test's
 // gates, stops the server and fails the test if Stop fails, a request is
 // still live or a tracked goroutine outlives the server. Models that fail to
@@ -16,6 +18,9 @@ import (
 func Serve(t testing.TB, opts core.Options, models ...ModelDir) *core.Server {
 	t.Helper()
 	opts.ModelRepositories = append(opts.ModelRepositories, WriteRepository(t, models...))
+	if opts.Schedulers == nil {
+		opts.Schedulers = scheduling.New
+	}
 	var srv *core.Server
 	var err error
 	Track(t, func() { srv, err = core.NewServer(opts) })
@@ -45,4 +50,17 @@ func Start(t testing.TB, backends core.BackendProvider, models ...ModelDir) *cor
 		t.Fatalf("a model did not load: %+v", srv.RepositoryIndex())
 	}
 	return srv
+}
+
+// StartGated serves one model, name, with config on a Provider whose
+// behaviour for it echoes once the returned gate opens: a first request
+// keeps an instance busy (Provider.Reached tells when) while the test
+// queues others.
+func StartGated(t testing.TB, name, config string) (*core.Server, *Provider, *Gate) {
+	t.Helper()
+	p := NewProvider()
+	srv := Start(t, p, ModelDir{Name: name, Config: config})
+	gate := NewGate(t)
+	p.Set(name, Gated(gate, Echo()))
+	return srv, p, gate
 }

@@ -1,4 +1,4 @@
-package core_test
+package dynbatch_test
 
 import (
 	"fmt"
@@ -17,32 +17,16 @@ output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 1 ] } ]
 instance_group [ { count: 1 kind: KIND_CPU } ]
 `
 
-// gatedServer serves model "m" with config on a backend that echoes once
-// the returned gate opens: the first request keeps the only instance busy
-// while the test queues others.
-func gatedServer(t *testing.T, config string) (*core.Server, *coretest.Provider, *coretest.Gate) {
-	t.Helper()
-	p := coretest.NewProvider()
-	srv := coretest.Start(t, p, coretest.ModelDir{Name: "m", Config: config})
-	gate := coretest.NewGate(t)
-	p.Set("m", coretest.Gated(gate, coretest.Echo()))
-	return srv, p, gate
-}
-
 // rows returns a request of model "m" with a batch of n rows.
 func rows(id string, n int) *core.Submission {
 	return coretest.Request("m", id, coretest.Int32Input("INPUT0", []int64{int64(n), 1}))
 }
 
-// succeeded waits for each request's single response and fails the test on
-// an error response.
-func succeeded(t *testing.T, replies ...*coretest.Collector) {
+// gatedServer serves model "m" with config; the first request keeps the
+// only instance busy until the gate opens (coretest.StartGated).
+func gatedServer(t *testing.T, config string) (*core.Server, *coretest.Provider, *coretest.Gate) {
 	t.Helper()
-	for _, c := range replies {
-		if err := c.Err(t); err != nil {
-			t.Errorf("response: %v", err)
-		}
-	}
+	return coretest.StartGated(t, "m", config)
 }
 
 func TestDynamicBatcherRules(t *testing.T) {
@@ -76,7 +60,7 @@ func TestDynamicBatcherRules(t *testing.T) {
 				queued = append(queued, coretest.Infer(t, srv, rows(fmt.Sprintf("q%d", i), n)))
 			}
 			gate.Open()
-			succeeded(t, append(queued, busy)...)
+			coretest.Succeeded(t, append(queued, busy)...)
 			got := p.Batches("m")[1:]
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("batches %v, want %v", got, tc.want)
@@ -103,7 +87,7 @@ dynamic_batching { }
 		queued = append(queued, coretest.Infer(t, srv, req))
 	}
 	gate.Open()
-	succeeded(t, append(queued, busy)...)
+	coretest.Succeeded(t, append(queued, busy)...)
 	if got := fmt.Sprint(p.Batches("m")[1:]); got != "[[w0 w1] [w2] [w3]]" {
 		t.Errorf("batches %s: a request of another shape must end the batch", got)
 	}
@@ -119,7 +103,7 @@ func TestQueuedRequestTimesOut(t *testing.T) {
 	reply := coretest.Infer(t, srv, late)
 	time.Sleep(10 * time.Millisecond) // the timeout passes while the request is queued
 	gate.Open()
-	succeeded(t, busy)
+	coretest.Succeeded(t, busy)
 	if err := reply.Err(t); core.CodeOf(err) != core.CodeUnavailable {
 		t.Fatalf("timed-out request: %v, want an UNAVAILABLE error", err)
 	}
@@ -139,7 +123,7 @@ func TestFullQueueRefusesRequests(t *testing.T) {
 		t.Errorf("third request: %v, want UNAVAILABLE (queue full)", err)
 	}
 	gate.Open()
-	succeeded(t, busy, queued)
+	coretest.Succeeded(t, busy, queued)
 	if got := extra.Snapshot(); len(got.Responses) > 0 || extra.Finished() {
 		t.Error("a refused request got a response")
 	}

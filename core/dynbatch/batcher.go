@@ -1,0 +1,367 @@
+package dynbatch
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"tritonhost/core"
+)
+
+// Batcher queues the requests of one model version and hands them to the
+// version's instances, each of which runs in its own goroutine, so Execute
+// is never called concurrently for one instance. One worker at a time (the
+// one holding token) waits for and forms the next batch, as Triton's
+// dynamic batcher does; without dynamic batching a batch is one request.
+type Batcher struct {
+	model   *core.Model
+	workers []*core.Instance
+
+	mu      sync.Mutex
+	queue   []*core.Request
+	head    int
+	closed  bool // no new requests
+	drained bool // the workers have finished: nothing more runs
+
+	wake    chan struct{} // capacity 1: a request arrived or the queue closed
+	token   chan struct{} // capacity 1: held by the worker forming a batch
+	aborted chan struct{} // closed when stop gives up waiting
+	wg      sync.WaitGroup
+
+	maxQueue  int
+	batching  bool
+	maxBatch  uint64
+	preferred []uint64
+	delay     time.Duration
+}
+
+var _ core.Scheduler = (*Batcher)(nil)
+
+// New returns the batcher of m, whose instances exist: one queue, and
+// dynamic batching when the configuration has dynamic_batching and the
+// model batches (max_batch_size > 0). It shares device locks among m's
+// instances when the backend asks for them (Model.ShareDeviceLocks).
+func New(m *core.Model) *Batcher {
+	s := &Batcher{
+		model:   m,
+		wake:    make(chan struct{}, 1),
+		token:   make(chan struct{}, 1),
+		aborted: make(chan struct{}),
+	}
+	for _, inst := range m.Instances() {
+		if !inst.Passive() {
+			s.workers = append(s.workers, inst)
+		}
+	}
+	m.ShareDeviceLocks()
+	if db := m.Config().GetDynamicBatching(); db != nil && m.MaxBatchSize() > 0 {
+		s.batching = true
+		s.maxBatch = uint64(m.MaxBatchSize())
+		for _, p := range db.GetPreferredBatchSize() {
+			s.preferred = append(s.preferred, uint64(p))
+		}
+		s.delay = time.Duration(db.GetMaxQueueDelayMicroseconds()) * time.Microsecond
+		s.maxQueue = int(db.GetDefaultQueuePolicy().GetMaxQueueSize())
+	}
+	s.token <- struct{}{}
+	return s
+}
+
+// Start launches one goroutine per active instance.
+func (s *Batcher) Start() {
+	for _, inst := range s.workers {
+		s.wg.Go(func() {
+			for {
+				batch := s.nextBatch()
+				if batch == nil {
+					return
+				}
+				inst.Execute(batch)
+			}
+		})
+	}
+}
+
+// Enqueue queues r, or refuses it (CodeUnavailable) once the batcher
+// stops, when every instance is passive, or when the queue holds
+// max_queue_size requests already.
+func (s *Batcher) Enqueue(r *core.Request) error {
+	m := s.model
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return core.UnloadingError(m)
+	case len(s.workers) == 0:
+		s.mu.Unlock()
+		return core.NoInstanceError(m)
+	case s.maxQueue > 0 && len(s.queue)-s.head >= s.maxQueue:
+		s.mu.Unlock()
+		return core.Errorf(core.CodeUnavailable, "model %q version %d: queue is full (max_queue_size %d)", m.Name(), m.Version(), s.maxQueue)
+	}
+	r.MarkQueued()
+	s.queue = append(s.queue, r)
+	s.mu.Unlock()
+	s.signal()
+	return nil
+}
+
+// Requeue queues again a request its backend rescheduled, until the
+// workers have finished.
+func (s *Batcher) Requeue(r *core.Request) error {
+	s.mu.Lock()
+	if s.drained {
+		s.mu.Unlock()
+		return core.UnloadedBeforeRerunError(s.model, r)
+	}
+	r.MarkRequeued()
+	s.queue = append(s.queue, r)
+	s.mu.Unlock()
+	s.signal()
+	return nil
+}
+
+func (s *Batcher) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// nextBatch waits for work and returns the next batch, or nil once the
+// scheduler is closed and drained, or aborted.
+//
+// With dynamic batching, requests join the oldest one in queue order while
+// they are compatible with it (see batchable) and fit in max_batch_size.
+// Until the delay expires a batch grows to the largest preferred batch size
+// at most (preferred sizes default to max_batch_size). If what is queued adds
+// up to a preferred size, or fills that limit, it goes at once; otherwise the
+// longest run that adds up to a preferred size goes at once; otherwise the
+// batcher waits up to max_queue_delay_microseconds for more and then sends
+// what it has, up to max_batch_size.
+func (s *Batcher) nextBatch() []*core.Request {
+	select {
+	case <-s.token:
+	case <-s.aborted:
+		return nil
+	}
+	defer func() { s.token <- struct{}{} }()
+
+	first := s.waitFirst()
+	if first == nil {
+		return nil
+	}
+	if !s.batching {
+		return []*core.Request{first}
+	}
+	deadline := time.Now().Add(s.delay)
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		flush := s.delay == 0 || !time.Now().Before(deadline)
+		s.mu.Lock()
+		flush = flush || s.closed
+		batch, dead := s.gatherLocked(first, flush)
+		s.mu.Unlock()
+		s.failDead(dead)
+		if batch != nil {
+			return batch
+		}
+		if timer == nil {
+			timer = time.NewTimer(time.Until(deadline))
+		} else {
+			timer.Reset(time.Until(deadline))
+		}
+		select {
+		case <-s.wake:
+		case <-timer.C:
+		case <-s.aborted:
+			s.failUnloaded([]*core.Request{first})
+			return nil
+		}
+	}
+}
+
+// gatherLocked decides the batch that first heads, taking the requests it
+// picks off the queue; it returns nil when the batcher should wait. Dead
+// requests met on the way are removed and returned to be failed.
+func (s *Batcher) gatherLocked(first *core.Request, flush bool) (batch, dead []*core.Request) {
+	limit := s.maxBatch // until the delay expires, a batch grows no larger than the largest preferred size
+	if !flush && len(s.preferred) > 0 {
+		limit = min(limit, slices.Max(s.preferred))
+	}
+	size := first.BatchSize()
+	run, best := 0, -1 // queued requests that fit; how many of them end on a preferred size
+	if s.preferredSize(size) {
+		best = 0
+	}
+	for i := s.head; i < len(s.queue); {
+		r := s.queue[i]
+		if r.Cancelled() || r.Expired() {
+			dead = append(dead, r)
+			s.queue = slices.Delete(s.queue, i, i+1)
+			continue
+		}
+		if size+r.BatchSize() > limit || !batchable(first, r) {
+			break
+		}
+		size += r.BatchSize()
+		run++
+		i++
+		if s.preferredSize(size) {
+			best = run
+		}
+	}
+	take := -1
+	switch {
+	case best == run, flush, size >= limit:
+		take = run
+	case best >= 0:
+		take = best
+	}
+	if take < 0 {
+		return nil, dead
+	}
+	batch = make([]*core.Request, 0, take+1)
+	batch = append(batch, first)
+	for range take {
+		batch = append(batch, s.popLocked())
+	}
+	return batch, dead
+}
+
+func (s *Batcher) preferredSize(size uint64) bool { return slices.Contains(s.preferred, size) }
+
+// waitFirst returns the oldest live request, waiting for one; nil once the
+// scheduler is closed and empty, or aborted.
+func (s *Batcher) waitFirst() *core.Request {
+	for {
+		select {
+		case <-s.aborted:
+			return nil // stop gave up: it fails what is still queued
+		default:
+		}
+		s.mu.Lock()
+		var r *core.Request
+		if s.head < len(s.queue) {
+			r = s.popLocked()
+		}
+		closed := s.closed
+		s.mu.Unlock()
+		if r != nil {
+			if r.Cancelled() || r.Expired() {
+				s.failDead([]*core.Request{r})
+				continue
+			}
+			return r
+		}
+		if closed {
+			return nil
+		}
+		select {
+		case <-s.wake:
+		case <-s.aborted:
+			return nil
+		}
+	}
+}
+
+func (s *Batcher) popLocked() *core.Request {
+	r := s.queue[s.head]
+	s.queue[s.head] = nil
+	s.head++
+	if s.head == len(s.queue) {
+		s.queue, s.head = s.queue[:0], 0
+	} else if s.head > 64 && s.head*2 > len(s.queue) {
+		n := copy(s.queue, s.queue[s.head:])
+		clear(s.queue[n:])
+		s.queue, s.head = s.queue[:n], 0
+	}
+	return r
+}
+
+// failDead completes requests that were cancelled or timed out while queued.
+func (s *Batcher) failDead(dead []*core.Request) {
+	m := s.model
+	for _, r := range dead {
+		if r.Cancelled() {
+			r.Fail(core.FailureCanceled, core.Errorf(core.CodeCancelled, "request %q to model %q was cancelled", r.ID(), m.Name()))
+		} else {
+			r.Fail(core.FailureRejected, core.Errorf(core.CodeUnavailable, "request %q to model %q timed out in the queue", r.ID(), m.Name()))
+		}
+	}
+}
+
+// Stop closes the queue and waits for the workers to execute what is
+// queued. If ctx ends first, what is still queued fails at once
+// (core.UnloadedError), and only the running executions are waited for.
+func (s *Batcher) Stop(ctx context.Context) {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.signal()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		close(s.aborted)
+		s.drain()
+		<-done
+	}
+	s.drain()
+}
+
+// drain fails what is queued: nothing more runs, and a request the backend
+// reschedules from now on fails too.
+func (s *Batcher) drain() {
+	s.mu.Lock()
+	s.drained = true
+	left := slices.Clone(s.queue[s.head:])
+	s.queue, s.head = nil, 0
+	s.mu.Unlock()
+	s.failUnloaded(left)
+}
+
+// failUnloaded completes requests that will not run because the model
+// unloads.
+func (s *Batcher) failUnloaded(rs []*core.Request) {
+	for _, r := range rs {
+		r.Fail(core.FailureOther, core.UnloadedError(s.model, r))
+	}
+}
+
+// batchable reports whether b can share a batch with a: the same inputs with
+// the same shapes after the batch dimension, unless an input allows ragged
+// batches.
+func batchable(a, b *core.Request) bool {
+	ain, bin := a.Inputs(), b.Inputs()
+	if len(ain) != len(bin) {
+		return false
+	}
+	for i := range ain {
+		ai := &ain[i]
+		var bi *core.Input
+		for j := range bin {
+			if bin[j].Name == ai.Name {
+				bi = &bin[j]
+				break
+			}
+		}
+		if bi == nil {
+			return false
+		}
+		if cfg := a.Model().InputConfig(ai.Name); cfg != nil && cfg.GetAllowRaggedBatch() {
+			continue
+		}
+		if len(ai.Shape) != len(bi.Shape) || (len(ai.Shape) > 1 && !slices.Equal(ai.Shape[1:], bi.Shape[1:])) {
+			return false
+		}
+	}
+	return true
+}

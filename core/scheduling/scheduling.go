@@ -1,0 +1,23 @@
+// Package scheduling picks the scheduler of a model version from its
+// configuration, as Triton does: New is the core.SchedulerFactory that a
+// server is given (core.Options.Schedulers). It is the one place that
+// knows every scheduler tritonhost has; core knows none of them.
+package scheduling
+
+import (
+	"tritonhost/core"
+	"tritonhost/core/dynbatch"
+)
+
+var _ core.SchedulerFactory = New
+
+// New returns the scheduler m's configuration asks for: the sequence
+// batcher for sequence_batching, otherwise one queue with dynamic batching
+// when the configuration has dynamic_batching (core/dynbatch). An error
+// means that the configuration cannot be served, and m does not load.
+func New(srv *core.Server, m *core.Model) (core.Scheduler, error) {
+	if m.Config().GetSequenceBatching() != nil {
+		return core.NewSequenceBatcher(m)
+	}
+	return dynbatch.New(m), nil
+}
