@@ -69,7 +69,7 @@ func TestHangingLoadHoldsUpNoOtherModel(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	wantError(t, "UnloadModel(a) while it loads", srv.UnloadModel(ctx, "a"), core.CodeUnavailable, `model "a"`, "in progress")
+	coretest.WantError(t, "UnloadModel(a) while it loads", srv.UnloadModel(ctx, "a"), core.CodeUnavailable, `model "a"`, "in progress")
 	select {
 	case err := <-loadA:
 		t.Fatalf("LoadModel(a) returned (%v) while its backend call hung", err)
@@ -146,7 +146,7 @@ func TestLateLoadDoesNotDisturbTheNextOne(t *testing.T) {
 	srv := coretest.Serve(t, core.Options{Backends: p, ExplicitModelControl: true, BackendCallTimeout: callTimeout},
 		coretest.ModelDir{Name: "a", Config: vectorConfig()})
 	p.Hang("load a", gate)
-	wantError(t, "LoadModel(a)", <-async(func() error { return srv.LoadModel("a") }), core.CodeUnavailable, "LoadModel did not return")
+	coretest.WantError(t, "LoadModel(a)", <-async(func() error { return srv.LoadModel("a") }), core.CodeUnavailable, "LoadModel did not return")
 	p.Hang("load a", nil)
 	if err := <-async(func() error { return srv.LoadModel("a") }); err != nil {
 		t.Fatalf("LoadModel(a) while the first one hangs: %v", err)
@@ -173,7 +173,7 @@ func TestUnloadGivesUpOnAStuckFinalize(t *testing.T) {
 	srv := coretest.Serve(t, core.Options{Backends: p, ExplicitModelControl: true, StartupModels: []string{"*"}, BackendCallTimeout: callTimeout},
 		coretest.ModelDir{Name: "a", Config: vectorConfig()}, coretest.ModelDir{Name: "b", Config: vectorConfig()})
 	p.Hang("finalize instance a/a_0", gate)
-	wantError(t, "UnloadModel(a)", <-async(func() error { return srv.UnloadModel(context.Background(), "a") }),
+	coretest.WantError(t, "UnloadModel(a)", <-async(func() error { return srv.UnloadModel(context.Background(), "a") }),
 		core.CodeUnavailable, `model "a" version 1 (backend "go")`, `Finalize of instance "a_0" did not return within 500ms`, "the unload goes on in the background")
 	if err := srv.UnloadModel(t.Context(), "b"); err != nil {
 		t.Errorf("UnloadModel(b): %v", err)
@@ -238,7 +238,7 @@ func TestStopIsBounded(t *testing.T) {
 				}
 				cancel()
 			}
-			wantError(t, "Stop", <-stopped, core.CodeUnavailable, append([]string{"stop gave up", "left the backends open"}, tc.parts...)...)
+			coretest.WantError(t, "Stop", <-stopped, core.CodeUnavailable, append([]string{"stop gave up", "left the backends open"}, tc.parts...)...)
 			gate.Open()
 			if pending != nil {
 				if got := pending.Wait(t); len(got.Responses) != 1 || !got.FlagsOnlyFinal {
@@ -278,12 +278,12 @@ func TestStopAndALoadInProgress(t *testing.T) {
 			defer cancel()
 			stopped := async(func() error { return srv.Stop(ctx) })
 			if giveUp {
-				wantError(t, "Stop", <-stopped, core.CodeUnavailable, "context canceled", `model "a" version 1 (backend "go"): load not finished: LoadModel had been running`)
+				coretest.WantError(t, "Stop", <-stopped, core.CodeUnavailable, "context canceled", `model "a" version 1 (backend "go"): load not finished: LoadModel had been running`)
 			} else {
 				coretest.WaitUntil(t, "Stop to begin", func() bool { return !srv.Live() })
 			}
 			gate.Open()
-			wantError(t, "LoadModel(a)", <-loadA, core.CodeUnavailable, `model "a"`, "shutting down")
+			coretest.WantError(t, "LoadModel(a)", <-loadA, core.CodeUnavailable, `model "a"`, "shutting down")
 			p.WaitEvent(t, "finalize model a")
 			if !giveUp {
 				if err := <-stopped; err != nil {

@@ -33,7 +33,7 @@ func TestCancelledQueuedRequestNeverReachesTheBackend(t *testing.T) {
 			coretest.Settle(t, cancel) // the request is marked cancelled before the scheduler reaches it
 			gate.Open()
 			coretest.Succeeded(t, busy, q0, q1)
-			wantError(t, "cancelled request", victim.Err(t), core.CodeCancelled, `request "victim"`, `model "m"`, "cancelled")
+			coretest.WantError(t, "cancelled request", victim.Err(t), core.CodeCancelled, `request "victim"`, `model "m"`, "cancelled")
 			if p.Executed("victim") {
 				t.Error("the cancelled request reached the backend")
 			}
@@ -86,7 +86,7 @@ func TestRunningRequestSeesCancellation(t *testing.T) {
 				cancel()
 				cancel()
 			})
-			wantError(t, "cancelled request", reply.Err(t), core.CodeCancelled, "stopped early")
+			coretest.WantError(t, "cancelled request", reply.Err(t), core.CodeCancelled, "stopped early")
 			p.WaitCalls(t, "r", "Release", 1)
 			for op, want := range map[string]int{"OnCancel": 2, "Cancelled": 1, "late hook ran": 1, "removed hook ran": 0} {
 				if n := p.Count("r", op); n != want {
@@ -105,7 +105,7 @@ func TestSubmitRefusesAContextAlreadyCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	reply := coretest.NewCollector()
-	wantError(t, "Infer", srv.Infer(ctx, vector("r", 1), reply.Receive), core.CodeCancelled, `request "r"`, `model "m"`)
+	coretest.WantError(t, "Infer", srv.Infer(ctx, vector("r", 1), reply.Receive), core.CodeCancelled, `request "r"`, `model "m"`)
 	if reply.Finished() || p.Executed("r") || srv.LiveRequests() != 0 {
 		t.Errorf("a refused request was answered (%v), executed (%v) or left live (%d)", reply.Finished(), p.Executed("r"), srv.LiveRequests())
 	}

@@ -41,7 +41,7 @@ func TestCancellingAnEnsembleReachesEveryStepInFlight(t *testing.T) {
 	gate.Open()
 	busy.Single(t)
 	err := reply.Err(t)
-	wantError(t, "cancelled ensemble", err, core.CodeCancelled)
+	coretest.WantError(t, "cancelled ensemble", err, core.CodeCancelled)
 	if !strings.HasPrefix(err.Error(), "in ensemble 'par', ") {
 		t.Errorf("error %q does not name the ensemble as Triton does", err)
 	}

@@ -96,7 +96,7 @@ func TestUnloadingAModelTakesAwayTheEnsemblesThatRunIt(t *testing.T) {
 		}
 	}
 	err := srv.Infer(context.Background(), coretest.Request("pipe", "r", input("IN", 1)), coretest.NewCollector().Receive)
-	wantError(t, "Infer(pipe)", err, core.CodeNotFound, "has no available versions", pipeGone)
+	coretest.WantError(t, "Infer(pipe)", err, core.CodeNotFound, "has no available versions", pipeGone)
 	if !srv.Ready() {
 		t.Errorf("the server is not ready after an explicit unload")
 	}

@@ -81,7 +81,7 @@ func TestEnsembleLoadErrorsAreTritons(t *testing.T) {
 				t.Errorf("pipe is %v:\n got %s\nwant %s", state, reason, want)
 			}
 			_, err := srv.Model("pipe", 0)
-			wantError(t, "Model", err, core.CodeNotFound, "Request for unknown model: 'pipe' has no available versions", want)
+			coretest.WantError(t, "Model", err, core.CodeNotFound, "Request for unknown model: 'pipe' has no available versions", want)
 			if srv.Ready() {
 				t.Errorf("the server is ready though an ensemble failed to load")
 			}

@@ -67,20 +67,6 @@ func callLog(calls []coretest.Call) []string {
 	return out
 }
 
-// wantError fails the test unless err has code and mentions every part.
-func wantError(t *testing.T, what string, err error, code core.Code, parts ...string) {
-	t.Helper()
-	if err == nil || core.CodeOf(err) != code {
-		t.Errorf("%s: error %v (code %v), want code %v", what, err, core.CodeOf(err), code)
-		return
-	}
-	for _, p := range parts {
-		if !strings.Contains(err.Error(), p) {
-			t.Errorf("%s: error %q does not mention %q", what, err, p)
-		}
-	}
-}
-
 // wantExactError checks that err has code and exactly the message want.
 func wantExactError(t *testing.T, what string, err error, code core.Code, want string) {
 	t.Helper()

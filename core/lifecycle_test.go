@@ -77,7 +77,7 @@ func TestStopDrainsInFlightWork(t *testing.T) {
 	stopped := make(chan error, 1)
 	go func() { stopped <- srv.Stop(context.Background()) }()
 	coretest.WaitUntil(t, "Stop to begin", func() bool { return !srv.Live() })
-	wantError(t, "Infer during Stop", srv.Infer(t.Context(), rows("late", 1), coretest.NewCollector().Receive), core.CodeUnavailable, "shutting down")
+	coretest.WantError(t, "Infer during Stop", srv.Infer(t.Context(), rows("late", 1), coretest.NewCollector().Receive), core.CodeUnavailable, "shutting down")
 	select {
 	case err := <-stopped:
 		t.Fatalf("Stop returned (%v) while a request was running", err)
@@ -104,10 +104,10 @@ func TestStopGivesUpOnRunningExecutionsWhenItsContextEnds(t *testing.T) {
 	srv, p, gate, busy, queued := queuedBehindBusy(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	wantError(t, "Stop", srv.Stop(ctx), core.CodeUnavailable, "stop gave up", "context canceled", "left the backends open",
+	coretest.WantError(t, "Stop", srv.Stop(ctx), core.CodeUnavailable, "stop gave up", "context canceled", "left the backends open",
 		"still in flight", `model "m" version 1 (backend "go"): unload not finished`, `running execution(s) of instance(s) "m_0_0"`)
 	for i, c := range queued {
-		wantError(t, fmt.Sprintf("q%d", i), c.Err(t), core.CodeUnavailable, fmt.Sprintf(`request "q%d"`, i), "unloaded before")
+		coretest.WantError(t, fmt.Sprintf("q%d", i), c.Err(t), core.CodeUnavailable, fmt.Sprintf(`request "q%d"`, i), "unloaded before")
 		if p.Executed(fmt.Sprintf("q%d", i)) {
 			t.Errorf("q%d ran", i)
 		}
@@ -164,17 +164,17 @@ func TestExplicitModelControl(t *testing.T) {
 	step("infer after load", infer(), core.CodeUnknown, loaded...)
 	step("reload", load(), core.CodeUnknown, slices.Concat(loaded, loaded, unloaded)...)
 	step("unload", srv.UnloadModel(t.Context(), "m"), core.CodeUnknown, slices.Concat(loaded, loaded, unloaded, unloaded)...)
-	wantError(t, "infer after unload", infer(), core.CodeNotFound, "Request for unknown model: 'm' has no available versions")
+	coretest.WantError(t, "infer after unload", infer(), core.CodeNotFound, "Request for unknown model: 'm' has no available versions")
 	if st := srv.RepositoryIndex(); len(st) != 1 || st[0].Readiness != core.ModelUnavailable || st[0].Version != "1" || st[0].Reason != "unloaded" {
 		t.Errorf("index after unload: %+v, want version 1 UNAVAILABLE, unloaded", st)
 	}
-	wantError(t, "load an unknown model", srv.LoadModel("nope"), core.CodeInternal, "failed to load 'nope', failed to poll from model repository")
+	coretest.WantError(t, "load an unknown model", srv.LoadModel("nope"), core.CodeInternal, "failed to load 'nope', failed to poll from model repository")
 	step("load an unknown model", nil, core.CodeUnknown, slices.Concat(loaded, loaded, unloaded, unloaded)...)
 	step("unload an unknown model", srv.UnloadModel(t.Context(), "nope"), core.CodeNotFound, slices.Concat(loaded, loaded, unloaded, unloaded)...)
 
 	fixed, _ := serveModel(t, vectorConfig(), coretest.Echo())
-	wantError(t, "LoadModel without explicit control", fixed.LoadModel("m"), core.CodeUnavailable, "explicit model load / unload is not allowed if polling is enabled", "explicit model control")
-	wantError(t, "UnloadModel without explicit control", fixed.UnloadModel(t.Context(), "m"), core.CodeUnavailable, "explicit model load / unload is not allowed if polling is enabled", "explicit model control")
+	coretest.WantError(t, "LoadModel without explicit control", fixed.LoadModel("m"), core.CodeUnavailable, "explicit model load / unload is not allowed if polling is enabled", "explicit model control")
+	coretest.WantError(t, "UnloadModel without explicit control", fixed.UnloadModel(t.Context(), "m"), core.CodeUnavailable, "explicit model load / unload is not allowed if polling is enabled", "explicit model control")
 }
 
 // TestFailedModelLoadLeavesOthersServing: when a model's backend refuses it,
@@ -219,7 +219,7 @@ func TestFailedModelLoadLeavesOthersServing(t *testing.T) {
 					t.Errorf("index entry %+v, want UNAVAILABLE because %s", st, tc.reason)
 				}
 			}
-			wantError(t, "Infer on the failed model", srv.Infer(t.Context(), coretest.Request("bad", "x"), coretest.NewCollector().Receive),
+			coretest.WantError(t, "Infer on the failed model", srv.Infer(t.Context(), coretest.Request("bad", "x"), coretest.NewCollector().Receive),
 				core.CodeNotFound, "Request for unknown model: 'bad' has no available versions", tc.reason)
 			coretest.Succeeded(t, coretest.Infer(t, srv, vector("r", 1)))
 		})

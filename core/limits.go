@@ -18,11 +18,6 @@ const (
 	// instance_group counts, times the GPUs of KIND_GPU groups. Each is a
 	// goroutine and an execution context in its backend.
 	maxInstances = 1 << 12
-	// maxSequenceSlots bounds the sequence slots of one instance
-	// (max_batch_size for the direct strategy, max_candidate_sequences for
-	// oldest), which the sequence batcher allocates up front and scans for
-	// every new sequence.
-	maxSequenceSlots = 1 << 16
 )
 
 // mulInt64 returns a*b for a, b >= 0, and false when the product does not

@@ -113,13 +113,13 @@ output [ { name: "OUT" data_type: TYPE_STRING dims: [ -1 ] } ]`})
 
 	ok := coretest.Infer(t, srv, vector("four", 1, 2, 3, 4))
 	coretest.Succeeded(t, ok)
-	wantError(t, "five INT32", srv.Infer(t.Context(), vector("five", 1, 2, 3, 4, 5), coretest.NewCollector().Receive),
+	coretest.WantError(t, "five INT32", srv.Infer(t.Context(), vector("five", 1, 2, 3, 4, 5), coretest.NewCollector().Receive),
 		core.CodeInvalidArg, `model "m"`, `input "INPUT0"`, "20 bytes", "16 bytes (MaxTensorBytes)")
 	text := func(id string, size int) *core.Submission {
 		return coretest.Request("text", id, core.NewInput("TEXT", core.TypeBytes, []int64{1}, core.EncodeBytes(make([]byte, size))))
 	}
 	coretest.Succeeded(t, coretest.Infer(t, srv, text("twelve", 12)))
-	wantError(t, "BYTES of 17 bytes", srv.Infer(t.Context(), text("thirteen", 13), coretest.NewCollector().Receive),
+	coretest.WantError(t, "BYTES of 17 bytes", srv.Infer(t.Context(), text("thirteen", 13), coretest.NewCollector().Receive),
 		core.CodeInvalidArg, `model "text"`, `input "TEXT"`, "17 bytes", "MaxTensorBytes")
 	if p.Executed("five") || p.Executed("thirteen") {
 		t.Error("the backend saw a refused request")
@@ -131,27 +131,7 @@ output [ { name: "OUT" data_type: TYPE_STRING dims: [ -1 ] } ]`})
 	})))
 	coretest.Succeeded(t, coretest.Infer(t, srv, vector("out16", 1)))
 	resp := coretest.Infer(t, srv, vector("out32", 1, 2)).Single(t)
-	wantError(t, "an output of 32 bytes", resp.Err, core.CodeInternal, `model "m"`, `output "OUTPUT0"`, "32 bytes", "MaxTensorBytes")
-}
-
-// TestStateUpdatesOverMaxTensorBytesAreRefused: a backend's state update
-// larger than MaxTensorBytes fails, naming the model and the state, and
-// the state keeps its value.
-func TestStateUpdatesOverMaxTensorBytesAreRefused(t *testing.T) {
-	t.Parallel()
-	errs := make(chan error, 2)
-	p := coretest.NewProvider().Set("acc", coretest.Inspect(func(r *core.Request) {
-		size := map[string]int{"small": 16, "large": 20}[r.ID()]
-		errs <- r.UpdateState("STATE_OUT", core.TypeInt32, []int64{int64(size / 4)}, make([]byte, size))
-	}, coretest.Echo()))
-	srv := seqServer(t, accConfig(0, state("TYPE_INT32", "[ -1 ]", ""), ""), p, nil, func(o *core.Options) { o.MaxTensorBytes = 16 })
-	for _, q := range []seqReq{{id: "small", corr: uintID(1), flags: startEnd(true, false)}, {id: "large", corr: uintID(1), flags: startEnd(false, true)}} {
-		send(t, srv, 0, q).Single(t)
-	}
-	if err := <-errs; err != nil {
-		t.Errorf("UpdateState of 16 bytes: %v", err)
-	}
-	wantError(t, "UpdateState of 20 bytes", <-errs, core.CodeInvalidArg, `model "acc"`, `state "STATE_OUT"`, "20 bytes", "MaxTensorBytes")
+	coretest.WantError(t, "an output of 32 bytes", resp.Err, core.CodeInternal, `model "m"`, `output "OUTPUT0"`, "32 bytes", "MaxTensorBytes")
 }
 
 // TestOversizedModelFailsAnExplicitLoad: under explicit model control,
@@ -165,6 +145,6 @@ func TestOversizedModelFailsAnExplicitLoad(t *testing.T) {
 		coretest.ModelDir{Name: "m", Config: vectorConfig()})
 	var err error
 	coretest.Track(t, func() { err = srv.LoadModel("big") })
-	wantError(t, "LoadModel(big)", err, core.CodeInvalidArg, `model "big"`, `"STATE_IN"`, "MaxTensorBytes")
+	coretest.WantError(t, "LoadModel(big)", err, core.CodeInvalidArg, `model "big"`, `"STATE_IN"`, "MaxTensorBytes")
 	coretest.Succeeded(t, coretest.Infer(t, srv, vector("r", 1)))
 }

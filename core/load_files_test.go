@@ -159,7 +159,7 @@ func TestLoadWithRefusesWhatItCannotUse(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := loadWith(t, srv, "m", tc.opts)
-			wantError(t, "LoadModelWith", err, tc.code, tc.parts...)
+			coretest.WantError(t, "LoadModelWith", err, tc.code, tc.parts...)
 			if !strings.HasPrefix(err.Error(), tc.parts[0]) {
 				t.Errorf("error %q does not start with Triton's text %q", err, tc.parts[0])
 			}
@@ -171,7 +171,7 @@ func TestLoadWithRefusesWhatItCannotUse(t *testing.T) {
 	// The last failed load replaced the model: Triton keeps serving the
 	// version loaded before a failed reload; this server reports the
 	// failure and serves the newest version that loaded, here none.
-	wantError(t, "infer after the failed loads", srv.Infer(t.Context(), vector("r", 1), coretest.NewCollector().Receive),
+	coretest.WantError(t, "infer after the failed loads", srv.Infer(t.Context(), vector("r", 1), coretest.NewCollector().Receive),
 		core.CodeNotFound, "Request for unknown model: 'm' has no available versions")
 }
 

@@ -28,8 +28,8 @@ type Request struct {
 	deadline     uint64 // Nanotime after which it may not start (0: none)
 	queueStart   uint64 // Nanotime when it last entered a queue
 
-	seq   atomic.Pointer[seqTicket] // sequence batcher: the sequence it runs in, set at dispatch
-	sched atomic.Value              // its scheduler's data (SetSchedulerData)
+	stateRun atomic.Pointer[StateRun] // the sequence state it runs with (SetStateRun)
+	sched    atomic.Value             // its scheduler's data (SetSchedulerData)
 
 	queued atomic.Bool // counted in its model's pending requests
 

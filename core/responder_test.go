@@ -116,7 +116,7 @@ func checkLast(t *testing.T, got coretest.Result, code core.Code, errText []stri
 	}
 	last := got.Responses[len(got.Responses)-1]
 	if len(errText) > 0 {
-		wantError(t, "last response", last.Err, code, errText...)
+		coretest.WantError(t, "last response", last.Err, code, errText...)
 		return
 	}
 	if last.Err != nil {
@@ -146,7 +146,7 @@ func TestHeldRequestIsNotFailedUntilItsLastHoldIsDropped(t *testing.T) {
 		t.Errorf("LiveRequests = %d while the backend holds the request, want 1", n)
 	}
 	gate.Open()
-	wantError(t, "after the drop", reply.Err(t), core.CodeInternal, "dropped every response factory")
+	coretest.WantError(t, "after the drop", reply.Err(t), core.CodeInternal, "dropped every response factory")
 }
 
 // TestResponderShapesOutputs: outputs the client did not request are

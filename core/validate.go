@@ -221,3 +221,24 @@ func (m *Model) checkShape(id string, in *Input, dims, want []int64) error {
 	}
 	return nil
 }
+
+// sequenceInput reports whether the sequence batcher provides input name (a
+// control input or an implicit state input): clients neither send it nor
+// need to, even when the configuration lists it among the inputs.
+func (m *Model) sequenceInput(name string) bool {
+	sb := m.cfg.GetSequenceBatching()
+	if sb == nil {
+		return false
+	}
+	for _, ci := range sb.GetControlInput() {
+		if ci.GetName() == name {
+			return true
+		}
+	}
+	for _, st := range sb.GetState() {
+		if st.GetInputName() == name {
+			return true
+		}
+	}
+	return false
+}

@@ -168,7 +168,7 @@ func TestValidationNamesARequestWithoutIDAsTritonDoes(t *testing.T) {
 func TestInferNeedsAResponseFunction(t *testing.T) {
 	t.Parallel()
 	srv, _ := serveModel(t, vectorConfig(), coretest.Echo())
-	wantError(t, "Infer without a function", srv.Infer(t.Context(), vector("r", 1), nil), core.CodeInvalidArg, "response function")
+	coretest.WantError(t, "Infer without a function", srv.Infer(t.Context(), vector("r", 1), nil), core.CodeInvalidArg, "response function")
 	if n := srv.LiveRequests(); n != 0 {
 		t.Errorf("LiveRequests = %d after a refused request", n)
 	}

@@ -7,17 +7,22 @@ package scheduling
 import (
 	"tritonhost/core"
 	"tritonhost/core/dynbatch"
+	"tritonhost/core/seqbatch"
 )
 
 var _ core.SchedulerFactory = New
 
 // New returns the scheduler m's configuration asks for: the sequence
-// batcher for sequence_batching, otherwise one queue with dynamic batching
+// batcher for sequence_batching (core/seqbatch), otherwise one queue with dynamic batching
 // when the configuration has dynamic_batching (core/dynbatch). An error
 // means that the configuration cannot be served, and m does not load.
 func New(srv *core.Server, m *core.Model) (core.Scheduler, error) {
 	if m.Config().GetSequenceBatching() != nil {
-		return core.NewSequenceBatcher(m)
+		s, err := seqbatch.New(m)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	return dynbatch.New(m), nil
 }

@@ -1,14 +1,16 @@
-package core
+package seqbatch
 
 import (
 	"slices"
 	"time"
+
+	"tritonhost/core"
 )
 
 // run executes batches on the lane's instance until the scheduler is
 // stopped and the lane's sequences and the backlog are drained, or stop
 // gives up.
-func (l *seqLane) run() {
+func (l *lane) run() {
 	for {
 		batch, seqs := l.next()
 		if batch == nil {
@@ -20,7 +22,7 @@ func (l *seqLane) run() {
 }
 
 // next waits for the next batch: the head request of each ready slot.
-func (l *seqLane) next() ([]*Request, []*sequence) {
+func (l *lane) next() ([]*core.Request, []*sequence) {
 	s := l.s
 	var timer *time.Timer
 	defer func() {
@@ -35,7 +37,7 @@ func (l *seqLane) next() ([]*Request, []*sequence) {
 		default:
 		}
 		s.mu.Lock()
-		var dead []seqFailure
+		var dead []failure
 		batch, seqs, wait := l.collectLocked(&dead)
 		exit := batch == nil && s.closed && l.drainedLocked() && len(s.backlog) == 0
 		s.mu.Unlock()
@@ -65,7 +67,7 @@ func (l *seqLane) next() ([]*Request, []*sequence) {
 }
 
 // drainedLocked reports whether no slot of the lane has a queued request.
-func (l *seqLane) drainedLocked() bool {
+func (l *lane) drainedLocked() bool {
 	for _, seq := range l.slots {
 		if seq != nil && len(seq.queue) > 0 {
 			return false
@@ -78,7 +80,7 @@ func (l *seqLane) drainedLocked() bool {
 // sequence with a queued request and nothing executing). A head request
 // that was cancelled or timed out ends its sequence instead. When the
 // strategy holds the batch back, it returns how long to wait.
-func (l *seqLane) collectLocked(dead *[]seqFailure) ([]*Request, []*sequence, time.Duration) {
+func (l *lane) collectLocked(dead *[]failure) ([]*core.Request, []*sequence, time.Duration) {
 	s := l.s
 	var ready []*sequence
 	oldest := ^uint64(0)
@@ -93,7 +95,7 @@ func (l *seqLane) collectLocked(dead *[]seqFailure) ([]*Request, []*sequence, ti
 			continue
 		}
 		ready = append(ready, seq)
-		oldest = min(oldest, head.queueStart)
+		oldest = min(oldest, head.QueueStart())
 	}
 	if len(ready) == 0 {
 		return nil, nil, 0
@@ -103,7 +105,7 @@ func (l *seqLane) collectLocked(dead *[]seqFailure) ([]*Request, []*sequence, ti
 	}
 	if s.cfg.oldest {
 		slices.SortStableFunc(ready, func(a, b *sequence) int {
-			qa, qb := a.queue[0].queueStart, b.queue[0].queueStart
+			qa, qb := a.queue[0].QueueStart(), b.queue[0].QueueStart()
 			switch {
 			case qa < qb:
 				return -1
@@ -116,7 +118,7 @@ func (l *seqLane) collectLocked(dead *[]seqFailure) ([]*Request, []*sequence, ti
 	if len(ready) > s.cfg.maxBatch {
 		ready = ready[:s.cfg.maxBatch]
 	}
-	batch := make([]*Request, len(ready))
+	batch := make([]*core.Request, len(ready))
 	for i, seq := range ready {
 		r := seq.queue[0]
 		seq.queue[0] = nil
@@ -134,12 +136,12 @@ func (l *seqLane) collectLocked(dead *[]seqFailure) ([]*Request, []*sequence, ti
 // oldest while the batch is neither full nor of a preferred size; neither
 // waits past max_queue_delay_microseconds, and nothing waits once the
 // scheduler is stopping.
-func (s *sequenceScheduler) holdLocked(n int, oldest uint64) time.Duration {
+func (s *Batcher) holdLocked(n int, oldest uint64) time.Duration {
 	c := s.cfg
 	if c.delay <= 0 || s.closed {
 		return 0
 	}
-	waited := time.Duration(Nanotime() - oldest)
+	waited := time.Duration(core.Nanotime() - oldest)
 	if waited >= c.delay {
 		return 0
 	}
@@ -156,25 +158,27 @@ func (s *sequenceScheduler) holdLocked(n int, oldest uint64) time.Duration {
 // prepareLocked gives a request about to execute its control inputs and
 // its sequence's state inputs, replacing any input of those names, and ties
 // it to its sequence. A START request begins a new state run.
-func (s *sequenceScheduler) prepareLocked(r *Request, seq *sequence) {
+func (s *Batcher) prepareLocked(r *core.Request, seq *sequence) {
 	c := s.cfg
 	flags := r.Flags()
-	if flags&RequestFlagSequenceStart != 0 || seq.states == nil {
-		seq.states = newSequenceStates(s.model, c)
+	if flags&core.RequestFlagSequenceStart != 0 || seq.states == nil {
+		seq.states = c.states.NewRun()
 	}
-	if flags&RequestFlagSequenceEnd != 0 {
+	if flags&core.RequestFlagSequenceEnd != 0 {
 		seq.ended = true
 	}
-	ins := make([]Input, 0, len(r.inputs)+len(c.controls)+len(c.states)+1)
-	for _, in := range r.inputs {
+	inputs := r.Inputs()
+	ins := make([]core.Input, 0, len(inputs)+len(c.provided))
+	for _, in := range inputs {
 		if !c.provided[in.Name] {
 			ins = append(ins, in)
 		}
 	}
 	ins = append(ins, c.controlInputs(flags, seq.id)...)
 	if seq.states != nil {
-		ins = append(ins, seq.states.inputs()...)
+		ins = append(ins, seq.states.Inputs()...)
 	}
-	r.inputs = ins
-	r.seq.Store(&seqTicket{seq: seq, states: seq.states})
+	r.SetInputs(ins)
+	r.SetStateRun(seq.states)
+	r.SetSchedulerData(seq)
 }

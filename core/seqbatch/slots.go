@@ -1,6 +1,10 @@
-package core
+package seqbatch
 
-import "slices"
+import (
+	"slices"
+
+	"tritonhost/core"
+)
 
 // Slot bookkeeping of the sequence scheduler: binding sequences to slots,
 // giving slots back and refilling them from the backlog, ending sequences
@@ -8,8 +12,8 @@ import "slices"
 
 // freeSlotLocked returns a free slot on the instance with the most free
 // slots, so sequences spread over instances.
-func (s *sequenceScheduler) freeSlotLocked() (*seqLane, int) {
-	var best *seqLane
+func (s *Batcher) freeSlotLocked() (*lane, int) {
+	var best *lane
 	bestSlot, bestFree := -1, 0
 	for _, l := range s.lanes {
 		free, first := 0, -1
@@ -28,7 +32,7 @@ func (s *sequenceScheduler) freeSlotLocked() (*seqLane, int) {
 	return best, bestSlot
 }
 
-func (s *sequenceScheduler) bindLocked(seq *sequence, l *seqLane, slot int) {
+func (s *Batcher) bindLocked(seq *sequence, l *lane, slot int) {
 	l.slots[slot] = seq
 	seq.lane, seq.slot = l, slot
 	if s.waiting[seq.id] == seq {
@@ -41,7 +45,7 @@ func (s *sequenceScheduler) bindLocked(seq *sequence, l *seqLane, slot int) {
 
 // closeLocked stops a sequence from taking more requests: a later request
 // with its correlation id needs the START flag.
-func (s *sequenceScheduler) closeLocked(seq *sequence) {
+func (s *Batcher) closeLocked(seq *sequence) {
 	seq.open = false
 	if s.bound[seq.id] == seq {
 		delete(s.bound, seq.id)
@@ -53,7 +57,7 @@ func (s *sequenceScheduler) closeLocked(seq *sequence) {
 
 // releaseLocked gives a sequence's slot back, dropping its state, and hands
 // the slot to the oldest sequence of the backlog.
-func (s *sequenceScheduler) releaseLocked(seq *sequence) {
+func (s *Batcher) releaseLocked(seq *sequence) {
 	s.closeLocked(seq)
 	l, slot := seq.lane, seq.slot
 	if l == nil {
@@ -79,17 +83,17 @@ func (s *sequenceScheduler) releaseLocked(seq *sequence) {
 // cutLocked ends a sequence early at queue[k], a request that was cancelled
 // or timed out: it and every later request of the sequence fail, earlier
 // ones still run, and the slot is given back once they have.
-func (s *sequenceScheduler) cutLocked(seq *sequence, k int, dead *[]seqFailure) {
+func (s *Batcher) cutLocked(seq *sequence, k int, dead *[]failure) {
 	m := s.model
 	r := seq.queue[k]
-	code, why := CodeCancelled, "was cancelled"
+	code, why := core.CodeCancelled, "was cancelled"
 	if !r.Cancelled() {
-		code, why = CodeUnavailable, "timed out in the sequence batcher queue"
+		code, why = core.CodeUnavailable, "timed out in the sequence batcher queue"
 	}
-	*dead = append(*dead, seqFailure{r, Errorf(code, "request %q to model %q %s", r.ID(), m.name, why)})
+	*dead = append(*dead, failure{r, core.Errorf(code, "request %q to model %q %s", r.ID(), m.Name(), why)})
 	for _, later := range seq.queue[k+1:] {
-		*dead = append(*dead, seqFailure{later, Errorf(code, "request %q to model %q did not run: its sequence %s ended early because request %q %s",
-			later.ID(), m.name, seq.id.format(), r.ID(), why)})
+		*dead = append(*dead, failure{later, core.Errorf(code, "request %q to model %q did not run: its sequence %s ended early because request %q %s",
+			later.ID(), m.Name(), format(seq.id), r.ID(), why)})
 	}
 	clear(seq.queue[k:])
 	seq.queue = seq.queue[:k]
@@ -102,9 +106,9 @@ func (s *sequenceScheduler) cutLocked(seq *sequence, k int, dead *[]seqFailure) 
 
 // executed records that a batch's execution returned: its sequences may run
 // their next request, and ended ones give their slot back.
-func (s *sequenceScheduler) executed(seqs []*sequence) {
+func (s *Batcher) executed(seqs []*sequence) {
 	s.mu.Lock()
-	now := Nanotime()
+	now := core.Nanotime()
 	for _, seq := range seqs {
 		seq.running = false
 		seq.lastUsed = now
@@ -117,22 +121,21 @@ func (s *sequenceScheduler) executed(seqs []*sequence) {
 }
 
 // fail completes requests that never reached the backend.
-func (s *sequenceScheduler) fail(dead []seqFailure) {
+func (s *Batcher) fail(dead []failure) {
 	for _, d := range dead {
-		s.model.stats.failure(d.r.requestStart, Nanotime(), failureReasonOf(d.err))
-		d.r.failAndRelease(d.err)
+		d.r.Fail(core.FailureReasonOf(d.err), d.err)
 	}
 }
 
 // kick wakes the reaper.
-func (s *sequenceScheduler) kick() {
+func (s *Batcher) kick() {
 	select {
 	case s.reap <- struct{}{}:
 	default:
 	}
 }
 
-func (l *seqLane) signal() {
+func (l *lane) signal() {
 	select {
 	case l.wake <- struct{}{}:
 	default:

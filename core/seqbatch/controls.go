@@ -1,9 +1,10 @@
-package core
+package seqbatch
 
 import (
 	"encoding/binary"
 	"strconv"
 
+	"tritonhost/core"
 	"tritonhost/core/configpb"
 )
 
@@ -22,25 +23,25 @@ func (c *sequenceConfig) controlShape() []int64 {
 // controlInputs returns the control tensors for a request with flags and
 // correlation id. READY is always true: every request the batcher sends is
 // ready (it never pads a batch with not-ready slots).
-func (c *sequenceConfig) controlInputs(flags uint32, id CorrelationID) []Input {
-	ins := make([]Input, 0, len(c.controls)+1)
+func (c *sequenceConfig) controlInputs(flags uint32, id core.CorrelationID) []core.Input {
+	ins := make([]core.Input, 0, len(c.controls)+1)
 	for i := range c.controls {
 		ctl := &c.controls[i]
 		on := true
 		switch ctl.kind {
 		case configpb.ModelSequenceBatching_Control_CONTROL_SEQUENCE_START:
-			on = flags&RequestFlagSequenceStart != 0
+			on = flags&core.RequestFlagSequenceStart != 0
 		case configpb.ModelSequenceBatching_Control_CONTROL_SEQUENCE_END:
-			on = flags&RequestFlagSequenceEnd != 0
+			on = flags&core.RequestFlagSequenceEnd != 0
 		}
 		v := ctl.falseValue
 		if on {
 			v = ctl.trueValue
 		}
-		ins = append(ins, NewInput(ctl.input, ctl.dtype, c.controlShape(), v))
+		ins = append(ins, core.NewInput(ctl.input, ctl.dtype, c.controlShape(), v))
 	}
 	if c.corrID != nil {
-		ins = append(ins, NewInput(c.corrID.input, c.corrID.dtype, c.controlShape(), c.corrID.encode(id)))
+		ins = append(ins, core.NewInput(c.corrID.input, c.corrID.dtype, c.controlShape(), c.corrID.encode(id)))
 	}
 	return ins
 }
@@ -48,15 +49,15 @@ func (c *sequenceConfig) controlInputs(flags uint32, id CorrelationID) []Input {
 // encode writes the correlation id as the CORRID tensor's type wants it: the
 // integer in 8 or 4 little-endian bytes (the low ones), or a BYTES element
 // holding the string (a numeric id in decimal).
-func (c *corrIDControl) encode(id CorrelationID) []byte {
+func (c *corrIDControl) encode(id core.CorrelationID) []byte {
 	switch c.dtype {
-	case TypeBytes:
+	case core.TypeBytes:
 		s := id.String
 		if !id.IsString {
 			s = strconv.FormatUint(id.Uint, 10)
 		}
-		return EncodeBytes([]byte(s))
-	case TypeUint32, TypeInt32:
+		return core.EncodeBytes([]byte(s))
+	case core.TypeUint32, core.TypeInt32:
 		return binary.LittleEndian.AppendUint32(nil, uint32(id.Uint))
 	default:
 		return binary.LittleEndian.AppendUint64(nil, id.Uint)
@@ -64,17 +65,17 @@ func (c *corrIDControl) encode(id CorrelationID) []byte {
 }
 
 // checkCorrID refuses a correlation id the CORRID control cannot carry.
-func (c *sequenceConfig) checkCorrID(m *Model, id CorrelationID) error {
-	if c.corrID != nil && id.IsString && c.corrID.dtype != TypeBytes {
-		return Errorf(CodeInvalidArg, "inference request to model %q has the string correlation ID %q, but the model's CONTROL_SEQUENCE_CORRID input %q is %s; send an unsigned integer correlation ID",
-			m.name, id.String, c.corrID.input, c.corrID.dtype)
+func (c *sequenceConfig) checkCorrID(m *core.Model, id core.CorrelationID) error {
+	if c.corrID != nil && id.IsString && c.corrID.dtype != core.TypeBytes {
+		return core.Errorf(core.CodeInvalidArg, "inference request to model %q has the string correlation ID %q, but the model's CONTROL_SEQUENCE_CORRID input %q is %s; send an unsigned integer correlation ID",
+			m.Name(), id.String, c.corrID.input, c.corrID.dtype)
 	}
 	return nil
 }
 
 // format writes a correlation id for messages: the number, or the quoted
 // string.
-func (id CorrelationID) format() string {
+func format(id core.CorrelationID) string {
 	if id.IsString {
 		return strconv.Quote(id.String)
 	}
@@ -83,30 +84,9 @@ func (id CorrelationID) format() string {
 
 // inSequence reports whether the id names a sequence: a non-zero integer or
 // a non-empty string, as in Triton.
-func (id CorrelationID) inSequence() bool {
+func inSequence(id core.CorrelationID) bool {
 	if id.IsString {
 		return id.String != ""
 	}
 	return id.Uint != 0
-}
-
-// sequenceInput reports whether the sequence batcher provides input name (a
-// control input or an implicit state input): clients neither send it nor
-// need to, even when the configuration lists it among the inputs.
-func (m *Model) sequenceInput(name string) bool {
-	sb := m.cfg.GetSequenceBatching()
-	if sb == nil {
-		return false
-	}
-	for _, ci := range sb.GetControlInput() {
-		if ci.GetName() == name {
-			return true
-		}
-	}
-	for _, st := range sb.GetState() {
-		if st.GetInputName() == name {
-			return true
-		}
-	}
-	return false
 }

@@ -1,4 +1,4 @@
-package core_test
+package seqbatch_test
 
 import (
 	"context"
@@ -390,7 +390,7 @@ func TestSequenceStopCompletesEveryRequestOnce(t *testing.T) {
 	)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	wantError(t, "Stop", repoSrv.Stop(ctx), core.CodeUnavailable, `model "acc"`, "running execution")
+	coretest.WantError(t, "Stop", repoSrv.Stop(ctx), core.CodeUnavailable, `model "acc"`, "running execution")
 	for i, r := range replies[1:] {
 		resp := r.Single(t)
 		if core.CodeOf(resp.Err) != core.CodeUnavailable || !strings.Contains(resp.Err.Error(), "unloaded") {

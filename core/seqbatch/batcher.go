@@ -1,12 +1,14 @@
-package core
+package seqbatch
 
 import (
 	"context"
 	"slices"
 	"sync"
+
+	"tritonhost/core"
 )
 
-// sequenceScheduler is Triton's sequence batcher for stateful models
+// Batcher is Triton's sequence batcher for stateful models
 // (sequence_batching in the configuration). Every request names a sequence
 // by its correlation id; the first request of a sequence carries the START
 // flag and binds the sequence to one slot of one instance, which keeps it
@@ -29,18 +31,18 @@ import (
 // max_queue_delay_microseconds. Unlike Triton's oldest strategy, the next
 // request of a sequence waits for the previous execution to return, not for
 // the backend to release the previous request.
-type sequenceScheduler struct {
-	model *Model
+type Batcher struct {
+	model *core.Model
 	cfg   *sequenceConfig
-	lanes []*seqLane
+	lanes []*lane
 
 	mu      sync.Mutex
 	closed  bool
 	drained bool // the lanes have finished: a rescheduled request cannot run again
 	started bool
-	bound   map[CorrelationID]*sequence // sequences in a slot that take more requests
-	waiting map[CorrelationID]*sequence // sequences in the backlog that take more requests
-	backlog []*sequence                 // sequences waiting for a slot, oldest first
+	bound   map[core.CorrelationID]*sequence // sequences in a slot that take more requests
+	waiting map[core.CorrelationID]*sequence // sequences in the backlog that take more requests
+	backlog []*sequence                      // sequences waiting for a slot, oldest first
 
 	reap       chan struct{} // capacity 1: the reaper has something to look at
 	aborted    chan struct{} // closed when stop gives up waiting
@@ -49,10 +51,10 @@ type sequenceScheduler struct {
 	wg         sync.WaitGroup // lanes
 }
 
-// seqLane is one instance with its sequence slots; one goroutine runs it.
-type seqLane struct {
-	s     *sequenceScheduler
-	inst  *Instance
+// lane is one instance with its sequence slots; one goroutine runs it.
+type lane struct {
+	s     *Batcher
+	inst  *core.Instance
 	slots []*sequence   // nil: free
 	wake  chan struct{} // capacity 1
 }
@@ -60,30 +62,42 @@ type seqLane struct {
 // sequence is one sequence from its START request until its slot is given
 // back. All fields are guarded by the scheduler's mu.
 type sequence struct {
-	id       CorrelationID
-	lane     *seqLane // nil while in the backlog or once the slot is given back
+	id       core.CorrelationID
+	lane     *lane // nil while in the backlog or once the slot is given back
 	slot     int
-	queue    []*Request
+	queue    []*core.Request
 	open     bool   // takes more requests: no END queued, not cut short
 	running  bool   // one of its requests is executing
 	ended    bool   // give the slot back once the queue is empty and nothing runs
 	lastUsed uint64 // Nanotime of the last enqueue or execution end
 
-	states *sequenceStates // the current state run; nil before START or without states
+	states *core.StateRun // the current state run; nil before START or without states
 }
 
-// seqFailure is a request to complete with an error once the lock is
+// sequenceOf returns the sequence r was dispatched in, nil before its
+// first dispatch.
+func sequenceOf(r *core.Request) *sequence {
+	seq, _ := r.SchedulerData().(*sequence)
+	return seq
+}
+
+// failure is a request to complete with an error once the lock is
 // dropped.
-type seqFailure struct {
-	r   *Request
+type failure struct {
+	r   *core.Request
 	err error
 }
 
-func newSequenceScheduler(m *Model) (*sequenceScheduler, error) {
-	s := &sequenceScheduler{
+var _ core.Scheduler = (*Batcher)(nil)
+
+// New returns the sequence batcher of m, whose instances exist. An error
+// (CodeInvalidArg) means that m's sequence_batching cannot be served: too
+// many slots, or an implicit state that core.NewStates refuses.
+func New(m *core.Model) (*Batcher, error) {
+	s := &Batcher{
 		model:      m,
-		bound:      map[CorrelationID]*sequence{},
-		waiting:    map[CorrelationID]*sequence{},
+		bound:      map[core.CorrelationID]*sequence{},
+		waiting:    map[core.CorrelationID]*sequence{},
 		reap:       make(chan struct{}, 1),
 		aborted:    make(chan struct{}),
 		quit:       make(chan struct{}),
@@ -91,21 +105,22 @@ func newSequenceScheduler(m *Model) (*sequenceScheduler, error) {
 	}
 	cfg, err := newSequenceConfig(m)
 	if err != nil {
-		return nil, Errorf(CodeInvalidArg, "model %q version %d: sequence batcher: %w", m.name, m.version, err)
+		return nil, core.Errorf(core.CodeInvalidArg, "model %q version %d: sequence batcher: %w", m.Name(), m.Version(), err)
 	}
 	s.cfg = cfg
-	if m.cfg.GetSequenceBatching().GetIterativeSequence() {
-		m.log.Warnf("model %q: sequence_batching.iterative_sequence is not supported; requests are scheduled as ordinary sequences and need a correlation ID", m.name)
+	if m.Config().GetSequenceBatching().GetIterativeSequence() {
+		m.Logger().Warnf("model %q: sequence_batching.iterative_sequence is not supported; requests are scheduled as ordinary sequences and need a correlation ID", m.Name())
 	}
-	for _, inst := range m.instances {
+	for _, inst := range m.Instances() {
 		if !inst.Passive() {
-			s.lanes = append(s.lanes, &seqLane{s: s, inst: inst, slots: make([]*sequence, cfg.slots), wake: make(chan struct{}, 1)})
+			s.lanes = append(s.lanes, &lane{s: s, inst: inst, slots: make([]*sequence, cfg.slots), wake: make(chan struct{}, 1)})
 		}
 	}
 	return s, nil
 }
 
-func (s *sequenceScheduler) Start() {
+// Start launches one goroutine per active instance, and the reaper.
+func (s *Batcher) Start() {
 	s.mu.Lock()
 	s.started = true
 	s.mu.Unlock()
@@ -115,40 +130,44 @@ func (s *sequenceScheduler) Start() {
 	go s.reaper()
 }
 
-// enqueue checks the request's sequence fields and queues it on its
+// Enqueue checks the request's sequence fields and queues it on its
 // sequence, creating the sequence (in a free slot or the backlog) for a
-// START request. Errors are returned to the client before anything runs.
-func (s *sequenceScheduler) Enqueue(r *Request) error {
+// START request. Errors are returned to the client before anything runs:
+// CodeInvalidArg for a batch larger than one, no correlation id, one the
+// CORRID control cannot carry, or a sequence's first request without
+// START; CodeUnavailable once the batcher stops or when every instance is
+// passive.
+func (s *Batcher) Enqueue(r *core.Request) error {
 	m := s.model
-	if t := r.seq.Load(); t != nil {
-		return s.requeueIn(r, t.seq)
+	if seq := sequenceOf(r); seq != nil {
+		return s.requeueIn(r, seq)
 	}
-	if r.batchSize > 1 {
-		return Errorf(CodeInvalidArg, "inference request to model %q must specify batch-size 1 due to requirements of sequence batcher", m.name)
+	if r.BatchSize() > 1 {
+		return core.Errorf(core.CodeInvalidArg, "inference request to model %q must specify batch-size 1 due to requirements of sequence batcher", m.Name())
 	}
 	id := r.CorrelationID()
-	if !id.inSequence() {
-		return Errorf(CodeInvalidArg, "inference request to model %q must specify a non-zero or non-empty correlation ID", m.name)
+	if !inSequence(id) {
+		return core.Errorf(core.CodeInvalidArg, "inference request to model %q must specify a non-zero or non-empty correlation ID", m.Name())
 	}
 	if err := s.cfg.checkCorrID(m, id); err != nil {
 		return err
 	}
-	start := r.Flags()&RequestFlagSequenceStart != 0
-	end := r.Flags()&RequestFlagSequenceEnd != 0
+	start := r.Flags()&core.RequestFlagSequenceStart != 0
+	end := r.Flags()&core.RequestFlagSequenceEnd != 0
 	// A cancelled request is cut from its queue by the reaper, so it does
 	// not wait for its turn. The hook goes in before the request can run:
 	// the backend layer replaces it once the request executes, and must
 	// not be replaced in turn.
-	r.responder.OnCancel(s.kick)
+	r.Responder().OnCancel(s.kick)
 
 	s.mu.Lock()
 	switch {
 	case s.closed:
 		s.mu.Unlock()
-		return UnloadingError(m)
+		return core.UnloadingError(m)
 	case len(s.lanes) == 0:
 		s.mu.Unlock()
-		return NoInstanceError(m)
+		return core.NoInstanceError(m)
 	}
 	seq := s.bound[id]
 	if seq == nil {
@@ -157,9 +176,9 @@ func (s *sequenceScheduler) Enqueue(r *Request) error {
 	switch {
 	case seq == nil && !start:
 		s.mu.Unlock()
-		return Errorf(CodeInvalidArg, "inference request for sequence %s to model %q must specify the START flag on the first request of the sequence", id.format(), m.name)
+		return core.Errorf(core.CodeInvalidArg, "inference request for sequence %s to model %q must specify the START flag on the first request of the sequence", format(id), m.Name())
 	case seq != nil && start:
-		m.log.Warnf("sequence %s for model %q has a conflict: the previous sequence did not end before this sequence start; the previous sequence ends early", id.format(), m.name)
+		m.Logger().Warnf("sequence %s for model %q has a conflict: the previous sequence did not end before this sequence start; the previous sequence ends early", format(id), m.Name())
 	case seq == nil:
 		seq = &sequence{id: id, slot: -1, open: true}
 		if l, slot := s.freeSlotLocked(); l != nil {
@@ -169,27 +188,26 @@ func (s *sequenceScheduler) Enqueue(r *Request) error {
 			s.waiting[id] = seq
 		}
 	}
-	now := Nanotime()
-	r.queueStart = now
-	if r.trace != nil {
-		r.trace.Report(TraceQueueStart, now)
-	}
+	now := r.MarkQueued()
 	seq.queue = append(seq.queue, r)
 	seq.lastUsed = now
 	if end {
 		s.closeLocked(seq)
 	}
-	lane := seq.lane
+	l := seq.lane
 	s.mu.Unlock()
-	if lane != nil {
-		lane.signal()
+	if l != nil {
+		l.signal()
 	}
 	return nil
 }
 
-func (s *sequenceScheduler) Requeue(r *Request) error {
-	if t := r.seq.Load(); t != nil {
-		return s.requeueIn(r, t.seq)
+// Requeue takes back a request its backend rescheduled: at the head of its
+// sequence when it had been dispatched (see requeueIn), otherwise as
+// Enqueue would.
+func (s *Batcher) Requeue(r *core.Request) error {
+	if seq := sequenceOf(r); seq != nil {
+		return s.requeueIn(r, seq)
 	}
 	return s.Enqueue(r)
 }
@@ -197,29 +215,29 @@ func (s *sequenceScheduler) Requeue(r *Request) error {
 // requeueIn puts a request the backend released with ReleaseReschedule back
 // at the head of its sequence, to run again next; while the scheduler stops
 // it is still accepted, until the lanes have finished.
-func (s *sequenceScheduler) requeueIn(r *Request, seq *sequence) error {
+func (s *Batcher) requeueIn(r *core.Request, seq *sequence) error {
 	m := s.model
 	s.mu.Lock()
 	if s.drained {
 		s.mu.Unlock()
-		return UnloadedBeforeRerunError(m, r)
+		return core.UnloadedBeforeRerunError(m, r)
 	}
 	if seq.lane == nil {
 		s.mu.Unlock()
-		return Errorf(CodeInvalidArg, "request %q to model %q cannot be rescheduled: its sequence %s has ended", r.ID(), m.name, seq.id.format())
+		return core.Errorf(core.CodeInvalidArg, "request %q to model %q cannot be rescheduled: its sequence %s has ended", r.ID(), m.Name(), format(seq.id))
 	}
-	r.queueStart = Nanotime()
+	r.MarkRequeued()
 	seq.queue = slices.Insert(seq.queue, 0, r)
-	lane := seq.lane
+	l := seq.lane
 	s.mu.Unlock()
-	lane.signal()
+	l.signal()
 	return nil
 }
 
-// stop refuses new requests, lets the queued ones run (sequences drain;
+// Stop refuses new requests, lets the queued ones run (sequences drain;
 // idle ones give their slots to the backlog at once) and returns when every
 // execution returned. If ctx ends first, what is still queued fails.
-func (s *sequenceScheduler) Stop(ctx context.Context) {
+func (s *Batcher) Stop(ctx context.Context) {
 	s.mu.Lock()
 	s.closed = true
 	started := s.started
@@ -254,15 +272,15 @@ func (s *sequenceScheduler) Stop(ctx context.Context) {
 // fail: nothing more runs, and a request the backend reschedules from now
 // on fails too. Once the lanes have returned (running false) it also gives
 // every slot back.
-func (s *sequenceScheduler) takeQueued(running bool) []seqFailure {
+func (s *Batcher) takeQueued(running bool) []failure {
 	m := s.model
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.drained = true
-	var left []seqFailure
+	var left []failure
 	take := func(seq *sequence) {
 		for _, r := range seq.queue {
-			left = append(left, seqFailure{r, UnloadedError(m, r)})
+			left = append(left, failure{r, core.UnloadedError(m, r)})
 		}
 		seq.queue = nil
 	}
@@ -288,7 +306,3 @@ func (s *sequenceScheduler) takeQueued(running bool) []seqFailure {
 	}
 	return left
 }
-
-// NewSequenceBatcher returns the sequence batcher of m, whose instances
-// exist.
-func NewSequenceBatcher(m *Model) (Scheduler, error) { return newSequenceScheduler(m) }

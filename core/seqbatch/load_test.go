@@ -1,4 +1,4 @@
-package core_test
+package seqbatch_test
 
 import (
 	"fmt"
@@ -64,7 +64,7 @@ func TestInitialStateFilesStayInsideTheModel(t *testing.T) {
 			cfg := accConfig(0, fmt.Sprintf(`state [ { input_name: "STATE_IN" output_name: "STATE_OUT" data_type: TYPE_INT32 dims: [ 1 ]
   initial_state: { data_type: TYPE_INT32 dims: [ 1 ] data_file: %q name: "from file" } } ]`, tc.dataFile), "")
 			srv := coretest.Serve(t, core.Options{Backends: b}, coretest.ModelDir{Name: "acc", Config: cfg, Files: tc.files, Symlinks: tc.links},
-				coretest.ModelDir{Name: "m", Config: vectorConfig()})
+				coretest.ModelDir{Name: "m", Config: coretest.VectorConfig("")})
 			if tc.parts == nil {
 				if got := outputOf(t, send(t, srv, 0, seqReq{id: "a", corr: uintID(1), flags: startEnd(true, true), value: 1}).Single(t)); got != 101 {
 					t.Errorf("output %d, want 101 (the state starts at 100)", got)
@@ -84,7 +84,7 @@ func TestInitialStateFilesStayInsideTheModel(t *testing.T) {
 					}
 				}
 			}
-			coretest.Succeeded(t, coretest.Infer(t, srv, vector("r", 1)))
+			coretest.Succeeded(t, coretest.Infer(t, srv, coretest.Request("m", "r", coretest.Int32Input("INPUT0", []int64{1}, 1))))
 		})
 	}
 }

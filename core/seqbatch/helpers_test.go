@@ -1,4 +1,4 @@
-package core_test
+package seqbatch_test
 
 import (
 	"context"

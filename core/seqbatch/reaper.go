@@ -1,8 +1,10 @@
-package core
+package seqbatch
 
 import (
 	"slices"
 	"time"
+
+	"tritonhost/core"
 )
 
 // reaper gives back the slots of sequences idle for longer than
@@ -10,13 +12,13 @@ import (
 // cancelled requests out of the queues, so a cancelled request completes
 // at once instead of when its turn comes. It wakes at the next idle
 // deadline, on a cancellation, after each execution and on stop.
-func (s *sequenceScheduler) reaper() {
+func (s *Batcher) reaper() {
 	defer close(s.reaperDone)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
 		s.mu.Lock()
-		var dead []seqFailure
+		var dead []failure
 		next := s.sweepLocked(&dead)
 		s.mu.Unlock()
 		s.fail(dead)
@@ -36,8 +38,8 @@ func (s *sequenceScheduler) reaper() {
 
 // sweepLocked cuts cancelled requests, reaps idle sequences and returns
 // the time until the next sequence would become idle (0: none is waiting).
-func (s *sequenceScheduler) sweepLocked(dead *[]seqFailure) time.Duration {
-	now := Nanotime()
+func (s *Batcher) sweepLocked(dead *[]failure) time.Duration {
+	now := core.Nanotime()
 	var next time.Duration
 	for _, l := range s.lanes {
 		for i := range l.slots {
@@ -58,8 +60,8 @@ func (s *sequenceScheduler) sweepLocked(dead *[]seqFailure) time.Duration {
 			}
 			idle := time.Duration(now - seq.lastUsed)
 			if idle >= s.cfg.idle {
-				s.model.log.Verbosef(1, "model %q: sequence %s was idle for %v (max_sequence_idle_microseconds %d); its slot %d of instance %q is freed",
-					s.model.name, seq.id.format(), idle.Round(time.Microsecond), s.cfg.idle.Microseconds(), seq.slot, l.inst.name)
+				s.model.Logger().Verbosef(1, "model %q: sequence %s was idle for %v (max_sequence_idle_microseconds %d); its slot %d of instance %q is freed",
+					s.model.Name(), format(seq.id), idle.Round(time.Microsecond), s.cfg.idle.Microseconds(), seq.slot, l.inst.Name())
 				s.releaseLocked(seq)
 				continue
 			}
@@ -77,7 +79,7 @@ func (s *sequenceScheduler) sweepLocked(dead *[]seqFailure) time.Duration {
 }
 
 // firstCancelled returns the index of the first cancelled request, or -1.
-func firstCancelled(queue []*Request) int {
+func firstCancelled(queue []*core.Request) int {
 	for i, r := range queue {
 		if r.Cancelled() {
 			return i
