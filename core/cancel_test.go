@@ -40,7 +40,7 @@ func TestCancelledQueuedRequestNeverReachesTheBackend(t *testing.T) {
 			if got := fmt.Sprint(p.Batches("m")[1:]); got != tc.want {
 				t.Errorf("batches %s, want %s", got, tc.want)
 			}
-			if st := statistics(t, srv, "m"); st.Inference.Fail.Count != 1 {
+			if st := coretest.Statistics(t, srv, "m"); st.Inference.Fail.Count != 1 {
 				t.Errorf("%d failures recorded, want the cancelled request's", st.Inference.Fail.Count)
 			}
 		})

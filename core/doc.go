@@ -19,10 +19,26 @@
 // Triton's order and Triton's words (request_text.go, model_lookup.go), so
 // that a frontend passes Triton's messages to Triton's clients unchanged.
 //
-// An ensemble (platform "ensemble") has no backend: its scheduler
-// (ensembleScheduler) runs each request's steps as requests of the other
-// models, through the same path as a client's, and the server loads it
-// after those models (ensemble_load.go).
+// A client submits a Submission; once validated and accepted it becomes a
+// Request, which is what schedulers and backends see.
+//
+// Each model version has a Scheduler, which decides which instance runs
+// which requests and when. core defines the contract (scheduler.go: the
+// Scheduler interface, and what a scheduler may do with a Request, an
+// Instance and a Model) but implements none: the server is given a
+// SchedulerFactory (Options.Schedulers, required like Options.Backends),
+// and core/scheduling's New picks from the configuration the ensemble
+// scheduler (core/ensemble), the sequence batcher (core/seqbatch) or the
+// dynamic batcher (core/dynbatch). Those packages import core; core
+// imports none of them. The implicit state of a sequence stays in core
+// (implicit_state.go): backends reach it through the request they execute.
+//
+// An ensemble (platform "ensemble") has no backend: its scheduler runs each
+// request's steps as requests of the other models, through the same path
+// as a client's (Server.SubmitStep). Loading it is core's: the server loads
+// it after those models (ensemble_load.go), checks its graph against their
+// configurations (ensemble_check.go) and unloads it with them
+// (ensemble_deps.go).
 //
 // What a client or a model configuration can make the server hold is
 // bounded: tensors by Options.MaxTensorBytes, the calls into a backend that

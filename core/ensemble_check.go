@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"tritonhost/core/configpb"
+	"tritonhost/core/modelconfig"
 )
 
 // The check of an ensemble against the configurations of the models its
@@ -46,7 +47,7 @@ func (t *graphTensor) consistentWith(o *graphTensor, prefix string) error {
 		return Errorf(CodeInvalidArg, "%sinconsistent data type: %s is inferred from model %s while %s is inferred from model %s",
 			prefix, t.dataType, t.model, o.dataType, o.model)
 	}
-	if !wildcardEqual(t.dims, o.dims) && !wildcardEqual(t.fullDims, o.fullDims) {
+	if !modelconfig.WildcardEqual(t.dims, o.dims) && !modelconfig.WildcardEqual(t.fullDims, o.fullDims) {
 		return Errorf(CodeInvalidArg, "%sinconsistent shape: %s is inferred from model %s while %s is inferred from model %s",
 			prefix, dimsString(t.fullDims), t.model, dimsString(o.fullDims), o.model)
 	}
@@ -67,7 +68,7 @@ func checkEnsembleGraph(cfg *configpb.ModelConfig, stepConfig func(i int) *confi
 	tensors := map[string]*graphTensor{}
 	var inputs []*graphTensor
 	for _, in := range cfg.GetInput() {
-		t := newGraphTensor(name, batching, in.GetDataType(), configuredDims(in.GetDims(), in.GetReshape()))
+		t := newGraphTensor(name, batching, in.GetDataType(), modelconfig.EnsembleDims(in.GetDims(), in.GetReshape()))
 		tensors[in.GetName()] = t
 		inputs = append(inputs, t)
 	}
@@ -75,7 +76,7 @@ func checkEnsembleGraph(cfg *configpb.ModelConfig, stepConfig func(i int) *confi
 	for _, out := range cfg.GetOutput() {
 		t := tensors[out.GetName()]
 		if t == nil {
-			t = newGraphTensor(name, batching, out.GetDataType(), configuredDims(out.GetDims(), out.GetReshape()))
+			t = newGraphTensor(name, batching, out.GetDataType(), modelconfig.EnsembleDims(out.GetDims(), out.GetReshape()))
 			tensors[out.GetName()] = t
 		}
 		sink.prev = append(sink.prev, t)
@@ -100,39 +101,39 @@ func checkEnsembleGraph(cfg *configpb.ModelConfig, stepConfig func(i int) *confi
 func mapStepTensors(ensemble string, step *configpb.ModelEnsembling_Step, mc *configpb.ModelConfig, tensors map[string]*graphTensor) error {
 	model := step.GetModelName()
 	batching := mc.GetMaxBatchSize() > 0
-	inputs, outputs := sortedMaps(step.GetInputMap()), sortedMaps(step.GetOutputMap())
+	inputs, outputs := modelconfig.StepMaps(step.GetInputMap()), modelconfig.StepMaps(step.GetOutputMap())
 	for _, m := range inputs {
-		if !slices.ContainsFunc(mc.GetInput(), func(in *configpb.ModelInput) bool { return in.GetName() == m.name }) {
-			return Errorf(CodeInvalidArg, "in ensemble %s, ensemble tensor %s is mapping to non-existing input %s in model %s", ensemble, m.tensor, m.name, model)
+		if !slices.ContainsFunc(mc.GetInput(), func(in *configpb.ModelInput) bool { return in.GetName() == m.Name }) {
+			return Errorf(CodeInvalidArg, "in ensemble %s, ensemble tensor %s is mapping to non-existing input %s in model %s", ensemble, m.Tensor, m.Name, model)
 		}
 	}
 	for _, in := range mc.GetInput() {
-		i := slices.IndexFunc(inputs, func(m tensorMap) bool { return m.name == in.GetName() })
+		i := slices.IndexFunc(inputs, func(m modelconfig.TensorMap) bool { return m.Name == in.GetName() })
 		if i < 0 {
 			if in.GetOptional() {
 				continue
 			}
 			return Errorf(CodeInvalidArg, "in ensemble %s, input %s in model %s is not mapped to any ensemble tensors", ensemble, in.GetName(), model)
 		}
-		if err := meet(ensemble, inputs[i].tensor, newGraphTensor(model, batching, in.GetDataType(), in.GetDims()), tensors); err != nil {
+		if err := meet(ensemble, inputs[i].Tensor, newGraphTensor(model, batching, in.GetDataType(), in.GetDims()), tensors); err != nil {
 			return err
 		}
 	}
 	sibling := &graphTensor{model: model}
 	decoupled := mc.GetModelTransactionPolicy().GetDecoupled()
 	for _, m := range outputs {
-		i := slices.IndexFunc(mc.GetOutput(), func(out *configpb.ModelOutput) bool { return out.GetName() == m.name })
+		i := slices.IndexFunc(mc.GetOutput(), func(out *configpb.ModelOutput) bool { return out.GetName() == m.Name })
 		if i < 0 {
-			return Errorf(CodeInvalidArg, "in ensemble %s, ensemble tensor %s is mapped from non-existing output %s in model %s", ensemble, m.tensor, m.name, model)
+			return Errorf(CodeInvalidArg, "in ensemble %s, ensemble tensor %s is mapped from non-existing output %s in model %s", ensemble, m.Tensor, m.Name, model)
 		}
 		out := mc.GetOutput()[i]
-		if err := meet(ensemble, m.tensor, newGraphTensor(model, batching, out.GetDataType(), out.GetDims()), tensors); err != nil {
+		if err := meet(ensemble, m.Tensor, newGraphTensor(model, batching, out.GetDataType(), out.GetDims()), tensors); err != nil {
 			return err
 		}
-		t := tensors[m.tensor]
+		t := tensors[m.Tensor]
 		t.sibling, t.decoupled = sibling, decoupled
 		for _, in := range inputs {
-			prev := tensors[in.tensor]
+			prev := tensors[in.Tensor]
 			t.prev = append(t.prev, prev)
 			prev.next = append(prev.next, t)
 		}

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -111,48 +110,47 @@ func (s *Server) checkUpstream(name, upstream string, version int64) error {
 // the models e's steps run, checks the dependencies and the graph against
 // the steps' configurations, and sets model_transaction_policy.decoupled
 // to whether a decoupled step feeds the ensemble, as Triton does whatever
-// the configuration says. It returns nil for a model that is no ensemble.
+// the configuration says. It reports whether the model is an ensemble.
 // An error marks e invalid, as a configuration error would.
-func (s *Server) prepareEnsemble(e *modelEntry, cfg *configpb.ModelConfig) (*ensemblePlan, error) {
+func (s *Server) prepareEnsemble(e *modelEntry, cfg *configpb.ModelConfig) (bool, error) {
 	if cfg.GetEnsembleScheduling() == nil {
-		return nil, nil
+		return false, nil
 	}
 	e.steps = stepModels(cfg)
-	plan, err := s.checkEnsemble(cfg)
-	if err != nil {
+	if err := s.checkEnsemble(cfg); err != nil {
 		e.invalid = true
 		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
-		return nil, err
+		return true, err
 	}
-	return plan, nil
+	return true, nil
 }
 
-func (s *Server) checkEnsemble(cfg *configpb.ModelConfig) (*ensemblePlan, error) {
+func (s *Server) checkEnsemble(cfg *configpb.ModelConfig) error {
 	dirs, dupes, err := scanRepositories(s.opts.ModelRepositories)
 	if err != nil {
-		return nil, Errorf(CodeInternal, "ensemble %s: %w", cfg.GetName(), err)
+		return Errorf(CodeInternal, "ensemble %s: %w", cfg.GetName(), err)
 	}
 	if err := s.checkDependencies(cfg.GetName(), cfg, dirs, dupes); err != nil {
-		return nil, err
+		return err
 	}
 	steps := cfg.GetEnsembleScheduling().GetStep()
 	configs := make([]*configpb.ModelConfig, len(steps))
 	for i, st := range steps {
 		m, err := s.Model(st.GetModelName(), st.GetModelVersion())
 		if err != nil {
-			return nil, Errorf(CodeInvalidArg, "ensemble '%s' depends on '%s' which has no loaded version. %v", cfg.GetName(), st.GetModelName(), err)
+			return Errorf(CodeInvalidArg, "ensemble '%s' depends on '%s' which has no loaded version. %v", cfg.GetName(), st.GetModelName(), err)
 		}
 		configs[i] = m.Config()
 	}
 	decoupled, err := checkEnsembleGraph(cfg, func(i int) *configpb.ModelConfig { return configs[i] })
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if declared := cfg.GetModelTransactionPolicy().GetDecoupled(); declared != decoupled {
 		s.log.Infof("ensemble %q: model_transaction_policy.decoupled is %v (%s), whatever the configuration says", cfg.GetName(), decoupled, decoupledReason(decoupled))
 	}
 	cfg.ModelTransactionPolicy = &configpb.ModelTransactionPolicy{Decoupled: decoupled}
-	return newEnsemblePlan(cfg), nil
+	return nil
 }
 
 func decoupledReason(decoupled bool) string {
@@ -163,28 +161,19 @@ func decoupledReason(decoupled bool) string {
 }
 
 // loadVersion loads one version of a model: in its backend, or, for an
-// ensemble (plan set), by giving it the scheduler that runs its steps.
-func (s *Server) loadVersion(m *Model, plan *ensemblePlan) error {
-	if plan == nil {
+// ensemble, by giving it its scheduler (Options.Schedulers), which runs
+// its steps.
+func (s *Server) loadVersion(m *Model, ensemble bool) error {
+	if !ensemble {
 		return m.load(s.opts.Backends)
 	}
 	m.freezeConfig()
-	m.sched = newEnsembleScheduler(m, s, plan)
+	sched, err := s.opts.Schedulers(s, m)
+	if err != nil {
+		return err
+	}
+	m.sched = sched
 	m.sched.Start()
 	m.readiness.Store(int32(ModelReady))
 	return nil
-}
-
-// ensembleError is a failure of an ensemble request, as Triton reports it.
-func ensembleError(name string, err error) error {
-	return Errorf(CodeOf(err), "in ensemble '%s', %w", name, err)
-}
-
-// describeSteps names an ensemble's steps for logs.
-func describeSteps(p *ensemblePlan) string {
-	parts := make([]string, len(p.steps))
-	for i, st := range p.steps {
-		parts[i] = fmt.Sprintf("%d:%s", i, st.model)
-	}
-	return strings.Join(parts, " ")
 }

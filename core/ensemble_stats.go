@@ -12,15 +12,18 @@ import (
 // steps (Triton's secondary statistics aggregator), with one execution of
 // the request's batch size per successful request.
 
-// stepDurations adds up the compute times of the steps of one ensemble
-// request, reported from the steps' backend threads.
-type stepDurations struct {
+// StepTimes adds up the compute times of the steps of one ensemble
+// request, reported from the steps' backend threads: the ensemble scheduler
+// submits each step with the same StepTimes (Server.SubmitStep) and
+// records its request's success with them (Request.RecordEnsembleSuccess).
+// The zero value is ready to use.
+type StepTimes struct {
 	input, infer, output atomic.Uint64
 }
 
 // add records one step's successful execution (Instance.ReportStatistics
 // calls it for the requests of ensemble steps; r.stepOf is nil otherwise).
-func (d *stepDurations) add(execStart, computeStart, computeEnd, execEnd uint64) {
+func (d *StepTimes) add(execStart, computeStart, computeEnd, execEnd uint64) {
 	if d == nil {
 		return
 	}
@@ -29,18 +32,17 @@ func (d *stepDurations) add(execStart, computeStart, computeEnd, execEnd uint64)
 	d.output.Add(span(computeEnd, execEnd))
 }
 
-// stepLink ties a step's request to the ensemble request that sent it:
-// its compute times add up in durations, and finished runs once it has
-// finished (final response delivered, released by its backend).
-type stepLink struct {
-	durations *stepDurations
-	finished  func()
+// RecordEnsembleSuccess records the success of r, an ensemble's request
+// whose steps started at computeStart and that ended at end (Nanotime
+// values), its steps having computed for steps.
+func (r *Request) RecordEnsembleSuccess(computeStart, end uint64, steps *StepTimes) {
+	r.model.stats.ensembleSuccess(r.batchSize, r.requestStart, r.queueStart, computeStart, end, steps)
 }
 
 // ensembleSuccess records a successful ensemble request of batch size
 // batch: accepted at requestStart, queued from queueStart until its steps
 // started at computeStart, done at end, its steps having computed for d.
-func (st *statsRecorder) ensembleSuccess(batch, requestStart, queueStart, computeStart, end uint64, d *stepDurations) {
+func (st *statsRecorder) ensembleSuccess(batch, requestStart, queueStart, computeStart, end uint64, d *StepTimes) {
 	in, infer, out := d.input.Load(), d.infer.Load(), d.output.Load()
 	batch = max(batch, 1)
 	st.mu.Lock()

@@ -96,13 +96,3 @@ func shapes(resp *core.Response) []string {
 	slices.Sort(out)
 	return out
 }
-
-// statistics returns the statistics of the loaded version of model.
-func statistics(t *testing.T, srv *core.Server, model string) core.ModelStatistics {
-	t.Helper()
-	st, err := srv.Statistics(model, 0)
-	if err != nil || len(st) != 1 {
-		t.Fatalf("Statistics(%q): %v, %d versions", model, err, len(st))
-	}
-	return st[0]
-}

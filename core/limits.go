@@ -3,10 +3,15 @@ package core
 import (
 	"fmt"
 	"math"
+	"time"
 )
 
 // DefaultMaxTensorBytes is Options.MaxTensorBytes when it is left 0: 256 MiB.
 const DefaultMaxTensorBytes = 256 << 20
+
+// DefaultEnsembleStepWait is Options.EnsembleStepWait when it is left 0:
+// Triton's bound (kMutexTimeoutSeconds) on the wait for a step slot.
+const DefaultEnsembleStepWait = 300 * time.Second
 
 // Bounds on what a model configuration can make the server allocate when
 // the model loads. Triton has none, and a configuration that asks for more

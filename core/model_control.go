@@ -76,7 +76,7 @@ func (s *Server) loadVersions(e *modelEntry) error {
 		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
 		return err
 	}
-	plan, err := s.prepareEnsemble(e, cfg)
+	ensemble, err := s.prepareEnsemble(e, cfg)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (s *Server) loadVersions(e *modelEntry) error {
 		m, err := newModel(e.name, v, e.dir, raw, cloneConfig(cfg), s.modelEnv())
 		if err == nil {
 			s.log.Infof("loading: %s:%d", e.name, v)
-			err = s.loadVersion(m, plan)
+			err = s.loadVersion(m, ensemble)
 		}
 		if err != nil {
 			err = fmt.Errorf("version %d: %w", v, err)

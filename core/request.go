@@ -42,9 +42,9 @@ type Request struct {
 	finished   atomic.Bool
 	onFinished func(*Request)
 	stopCancel func() bool
-	backend    any            // data the backend layer attaches (SetBackendData)
-	stepOf     *stepDurations // an ensemble step's request: where its compute times add up
-	trace      *Trace         // nil unless the Tracer sampled the request
+	backend    any        // data the backend layer attaches (SetBackendData)
+	stepOf     *StepTimes // an ensemble step's request: where its compute times add up
+	trace      *Trace     // nil unless the Tracer sampled the request
 	tracer     Tracer
 }
 

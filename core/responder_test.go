@@ -250,7 +250,7 @@ func TestExecuteErrorFailsEveryUnreleasedRequestOnce(t *testing.T) {
 	if got := fmt.Sprint(p.Batches("m")); got != "[[busy] [q0 q1 q2]]" {
 		t.Fatalf("batches %s, want the three queued requests in one batch", got)
 	}
-	st := statistics(t, srv, "m")
+	st := coretest.Statistics(t, srv, "m")
 	if st.Inference.Fail.Count != 2 {
 		t.Errorf("%d failures recorded, want 2", st.Inference.Fail.Count)
 	}

@@ -191,6 +191,13 @@ func (s *Server) startsWithServer(name string) bool {
 // Logger returns the server's logger.
 func (s *Server) Logger() *serverlog.Logger { return s.log }
 
+// EnsembleStepWait returns Options.EnsembleStepWait, the longest an
+// ensemble waits for a free slot of a step, and the name of the setting
+// that sets it, for the message of a wait that ran out.
+func (s *Server) EnsembleStepWait() (wait time.Duration, setting string) {
+	return s.opts.EnsembleStepWait, s.opts.EnsembleStepWaitSetting
+}
+
 // Infer resolves the model version req names and submits req to it: it is
 // Model followed by Submit. Validation errors (unknown model or version, bad
 // inputs) are returned at once and fn is never called. Otherwise Infer
@@ -218,13 +225,25 @@ func (s *Server) Submit(ctx context.Context, m *Model, req *Submission, fn Respo
 	if s.stopping.Load() {
 		return errShuttingDown()
 	}
-	return s.submit(ctx, m, req, fn, nil)
+	return s.submit(ctx, m, req, fn, nil, nil)
 }
 
-// submit is Submit without the shutdown check: an ensemble's steps belong
-// to a request already accepted. step, when set, ties the request to the
-// ensemble step that sends it (see stepLink).
-func (s *Server) submit(ctx context.Context, m *Model, req *Submission, fn ResponseFunc, step *stepLink) error {
+// SubmitStep submits req to m as a step of a request the server accepted
+// before (an ensemble's): as Submit, but accepted while the server stops.
+// The step's compute times add up in times (nil: nowhere), and finished,
+// if not nil, runs once the step's request has finished (final response
+// delivered, released by its backend), on the goroutine or backend thread
+// that finished it.
+func (s *Server) SubmitStep(ctx context.Context, m *Model, req *Submission, fn ResponseFunc, times *StepTimes, finished func()) error {
+	if fn == nil {
+		return Errorf(CodeInvalidArg, "infer: a response function is required")
+	}
+	return s.submit(ctx, m, req, fn, times, finished)
+}
+
+// submit is Submit without the shutdown check; times and finished are
+// SubmitStep's.
+func (s *Server) submit(ctx context.Context, m *Model, req *Submission, fn ResponseFunc, times *StepTimes, finished func()) error {
 	r, err := m.newRequest(req, fn)
 	if err != nil {
 		return err
@@ -236,9 +255,9 @@ func (s *Server) submit(ctx context.Context, m *Model, req *Submission, fn Respo
 	}
 	s.inflight.add()
 	r.onFinished = func(*Request) { s.inflight.done() }
-	if step != nil {
-		r.stepOf = step.durations
-		r.onFinished = func(*Request) { s.inflight.done(); step.finished() }
+	r.stepOf = times
+	if finished != nil {
+		r.onFinished = func(*Request) { s.inflight.done(); finished() }
 	}
 	if ctx.Done() != nil {
 		if ctx.Err() != nil {

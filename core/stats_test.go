@@ -18,7 +18,7 @@ func TestStatisticsAddUpWhatBackendsReport(t *testing.T) {
 	p := coretest.NewProvider().Set("m", coretest.Reporting(true, coretest.Echo()))
 	srv := coretest.Start(t, p, coretest.ModelDir{Name: "m", Config: batchingConfig}, coretest.ModelDir{Name: "idle", Config: vectorConfig()})
 	coretest.Succeeded(t, coretest.Infer(t, srv, rows("a", 1)), coretest.Infer(t, srv, rows("b", 2)), coretest.Infer(t, srv, rows("c", 4)), coretest.Infer(t, srv, rows("d", 4)))
-	st := statistics(t, srv, "m")
+	st := coretest.Statistics(t, srv, "m")
 	inf := st.Inference
 	if st.InferenceCount != 11 || st.ExecutionCount != 4 || st.LastInference == 0 {
 		t.Errorf("inference count %d, execution count %d, last inference %d; want 11, 4, set", st.InferenceCount, st.ExecutionCount, st.LastInference)
@@ -93,7 +93,7 @@ func TestStatisticsCountFailures(t *testing.T) {
 			coretest.Succeeded(t, busy)
 			reply.Wait(t)
 			cancel()
-			st := statistics(t, srv, "m")
+			st := coretest.Statistics(t, srv, "m")
 			if inf := st.Inference; inf.Fail.Count != 1 || inf.Success.Count != 0 || st.InferenceCount != 0 {
 				t.Errorf("fail %+v, success %+v, inferences %d; want 1 failure only", inf.Fail, inf.Success, st.InferenceCount)
 			}
@@ -139,7 +139,7 @@ func TestDecoupledResponseStatistics(t *testing.T) {
 		"3": {EmptyResponse: two(7)},
 		"4": {Cancel: two(9)},
 	}
-	got := statistics(t, srv, "m").Responses
+	got := coretest.Statistics(t, srv, "m").Responses
 	if len(got) != len(want) {
 		t.Errorf("response statistics for %d indices, want %d: %+v", len(got), len(want), got)
 	}
@@ -166,7 +166,7 @@ func TestResponseStatisticsStayBounded(t *testing.T) {
 					t.Fatalf("request %d: %d responses (flags-only final %v), want %d and a flags-only final", i, len(got.Responses), got.FlagsOnlyFinal, n)
 				}
 			}
-			got := statistics(t, srv, "m").Responses
+			got := coretest.Statistics(t, srv, "m").Responses
 			if want := min(n, core.ResponseStatsCap+1); len(got) != want {
 				t.Errorf("%d keys, want %d", len(got), want)
 			}

@@ -64,3 +64,14 @@ func StartGated(t testing.TB, name, config string) (*core.Server, *Provider, *Ga
 	p.Set(name, Gated(gate, Echo()))
 	return srv, p, gate
 }
+
+// Statistics returns the statistics of model's one loaded version, failing
+// the test unless there is exactly one.
+func Statistics(t testing.TB, srv *core.Server, model string) core.ModelStatistics {
+	t.Helper()
+	st, err := srv.Statistics(model, 0)
+	if err != nil || len(st) != 1 {
+		t.Fatalf("Statistics(%q): %v, %d versions", model, err, len(st))
+	}
+	return st[0]
+}

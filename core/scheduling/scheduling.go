@@ -7,17 +7,23 @@ package scheduling
 import (
 	"tritonhost/core"
 	"tritonhost/core/dynbatch"
+	"tritonhost/core/ensemble"
 	"tritonhost/core/seqbatch"
 )
 
 var _ core.SchedulerFactory = New
 
-// New returns the scheduler m's configuration asks for: the sequence
-// batcher for sequence_batching (core/seqbatch), otherwise one queue with dynamic batching
+// New returns the scheduler m's configuration asks for: the ensemble
+// scheduler for ensemble_scheduling (core/ensemble), the sequence batcher
+// for sequence_batching (core/seqbatch), otherwise one queue with dynamic batching
 // when the configuration has dynamic_batching (core/dynbatch). An error
 // means that the configuration cannot be served, and m does not load.
 func New(srv *core.Server, m *core.Model) (core.Scheduler, error) {
-	if m.Config().GetSequenceBatching() != nil {
+	cfg := m.Config()
+	if cfg.GetEnsembleScheduling() != nil {
+		return ensemble.New(srv, m), nil
+	}
+	if cfg.GetSequenceBatching() != nil {
 		s, err := seqbatch.New(m)
 		if err != nil {
 			return nil, err

@@ -1,12 +1,14 @@
-package core
+package ensemble
 
 import (
+	"tritonhost/core"
+
 	"context"
 	"slices"
 	"sync"
 )
 
-// ensembleRun is one request of an ensemble in flight: the ensemble
+// requestRun is one request of an ensemble in flight: the ensemble
 // tensors computed so far, and the steps' requests it has sent.
 //
 // A step runs once every tensor it reads exists. Tensors carry a key: the
@@ -27,22 +29,22 @@ import (
 // for as long as it holds the request or response it put them in. No one
 // writes them, so they are never copied, and the garbage collector frees
 // them when the last reader is done.
-type ensembleRun struct {
-	sched *ensembleScheduler
-	plan  *ensemblePlan
-	req   *Request
+type requestRun struct {
+	sched *Scheduler
+	plan  *runPlan
+	req   *core.Request
 	ctx   context.Context // cancelled with the request: every step request in flight is cancelled
 	stop  context.CancelFunc
-	hook  CancelHook
+	hook  core.CancelHook
 
-	durations    stepDurations
+	durations    core.StepTimes
 	computeStart uint64
 
 	mu        sync.Mutex
 	needed    []bool         // the steps the requested outputs need
 	reads     map[string]int // how many readers each tensor value has
 	requested map[string]bool
-	models    []*Model // the version each needed step runs, fixed at the start (unless it unloads meanwhile: see sendOne)
+	models    []*core.Model // the version each needed step runs, fixed at the start (unless it unloads meanwhile: see sendOne)
 	tensors   map[string]map[uint64]*tensorValue
 	nextKey   uint64
 	live      int   // step requests sent and not finished, plus one until start returns
@@ -52,41 +54,41 @@ type ensembleRun struct {
 
 // tensorValue is one value of an ensemble tensor.
 type tensorValue struct {
-	in    *Input // nil: absent (an optional input not given, an output a step did not produce)
-	batch int64  // the batch size of the request that made it; 0 when its model does not batch
-	left  int    // readers that have not taken it yet
+	in    *core.Input // nil: absent (an optional input not given, an output a step did not produce)
+	batch int64       // the batch size of the request that made it; 0 when its model does not batch
+	left  int         // readers that have not taken it yet
 }
 
 // stepCall is one request of a step, ready to send.
 type stepCall struct {
 	step      *planStep
-	model     *Model
+	model     *core.Model
 	key       uint64
 	batch     int64
 	decoupled bool
-	req       *Submission
+	req       *core.Submission
 }
 
-func newEnsembleRun(s *ensembleScheduler, r *Request) *ensembleRun {
+func newRequestRun(s *Scheduler, r *core.Request) *requestRun {
 	ctx, stop := context.WithCancel(context.Background())
-	run := &ensembleRun{sched: s, plan: s.plan, req: r, ctx: ctx, stop: stop, live: 1, nextKey: 1,
+	run := &requestRun{sched: s, plan: s.plan, req: r, ctx: ctx, stop: stop, live: 1, nextKey: 1,
 		requested: map[string]bool{}, tensors: map[string]map[uint64]*tensorValue{}}
-	for _, o := range r.outputs {
+	for _, o := range r.RequestedOutputs() {
 		run.requested[o] = true
 	}
-	run.needed, run.reads = s.plan.needs(r.outputs)
+	run.needed, run.reads = s.plan.needs(r.RequestedOutputs())
 	return run
 }
 
 // cancel cancels every step request in flight, and those not sent yet.
-func (run *ensembleRun) cancel() { run.stop() }
+func (run *requestRun) cancel() { run.stop() }
 
 // start resolves the step models, stores the inputs and sends the steps
 // they make ready.
-func (run *ensembleRun) start() {
-	run.hook = run.req.responder.OnCancel(run.cancel)
-	run.computeStart = Nanotime()
-	run.req.leaveQueue() // no longer pending: its steps run from now on
+func (run *requestRun) start() {
+	run.hook = run.req.Responder().OnCancel(run.cancel)
+	run.computeStart = core.Nanotime()
+	run.req.LeaveQueue() // no longer pending: its steps run from now on
 	run.mu.Lock()
 	if err := run.resolveLocked(); err != nil {
 		run.failLocked(err)
@@ -95,8 +97,9 @@ func (run *ensembleRun) start() {
 		return
 	}
 	var updated []tensorKey
-	for i := range run.req.inputs {
-		in := &run.req.inputs[i]
+	inputs := run.req.Inputs()
+	for i := range inputs {
+		in := &inputs[i]
 		batch := int64(0)
 		if run.plan.batching && len(in.Shape) > 0 {
 			batch = in.Shape[0]
@@ -117,8 +120,8 @@ func (run *ensembleRun) start() {
 
 // resolveLocked picks the version of each model the request's steps run:
 // they stay the same for the whole request.
-func (run *ensembleRun) resolveLocked() error {
-	run.models = make([]*Model, len(run.plan.steps))
+func (run *requestRun) resolveLocked() error {
+	run.models = make([]*core.Model, len(run.plan.steps))
 	for i, st := range run.plan.steps {
 		if !run.needed[i] {
 			continue
@@ -140,7 +143,7 @@ type tensorKey struct {
 
 // putLocked stores a tensor value, if anything reads it, and adds it to
 // updated.
-func (run *ensembleRun) putLocked(tensor string, key uint64, v *tensorValue, updated []tensorKey) []tensorKey {
+func (run *requestRun) putLocked(tensor string, key uint64, v *tensorValue, updated []tensorKey) []tensorKey {
 	v.left = run.reads[tensor]
 	if v.left == 0 {
 		return updated
@@ -154,7 +157,7 @@ func (run *ensembleRun) putLocked(tensor string, key uint64, v *tensorValue, upd
 
 // takeLocked hands a tensor value to one of its readers, and forgets it
 // after the last.
-func (run *ensembleRun) takeLocked(tensor string, key uint64) *tensorValue {
+func (run *requestRun) takeLocked(tensor string, key uint64) *tensorValue {
 	v := run.tensors[tensor][key]
 	if v.left--; v.left == 0 {
 		delete(run.tensors[tensor], key)
@@ -164,7 +167,7 @@ func (run *ensembleRun) takeLocked(tensor string, key uint64) *tensorValue {
 
 // advanceLocked returns the step requests and the response that the
 // updated tensor values make ready, taking the values they use.
-func (run *ensembleRun) advanceLocked(updated []tensorKey) ([]*stepCall, *Response) {
+func (run *requestRun) advanceLocked(updated []tensorKey) ([]*stepCall, *core.Response) {
 	if run.err != nil {
 		return nil, nil
 	}
@@ -188,9 +191,9 @@ func (run *ensembleRun) advanceLocked(updated []tensorKey) ([]*stepCall, *Respon
 }
 
 // readyLocked reports whether every tensor step reads has a value of key.
-func (run *ensembleRun) readyLocked(step *planStep, key uint64) bool {
+func (run *requestRun) readyLocked(step *planStep, key uint64) bool {
 	for _, in := range step.inputs {
-		if run.tensors[in.tensor][key] == nil {
+		if run.tensors[in.Tensor][key] == nil {
 			return false
 		}
 	}
@@ -198,22 +201,22 @@ func (run *ensembleRun) readyLocked(step *planStep, key uint64) bool {
 }
 
 // callLocked builds the request of step for the tensor values of key.
-func (run *ensembleRun) callLocked(step *planStep, key uint64) *stepCall {
+func (run *requestRun) callLocked(step *planStep, key uint64) *stepCall {
 	m := run.models[step.index]
-	c := run.req.sub
-	req := &Submission{Model: m.name, Version: m.version, ID: c.ID, CorrelationID: c.CorrelationID, Flags: c.Flags,
-		Priority: c.Priority, Timeout: c.Timeout, Parameters: c.Parameters, Outputs: step.outputNames()}
+	r := run.req
+	req := &core.Submission{Model: m.Name(), Version: m.Version(), ID: r.ID(), CorrelationID: r.CorrelationID(), Flags: r.Flags(),
+		Priority: r.Priority(), Timeout: r.Timeout(), Parameters: r.Parameters(), Outputs: step.outputNames()}
 	for _, in := range step.inputs {
-		v := run.takeLocked(in.tensor, key)
+		v := run.takeLocked(in.Tensor, key)
 		if v.in == nil {
 			continue // absent: the input is optional
 		}
-		cfg := m.inputs[in.name]
-		req.Inputs = append(req.Inputs, Input{Name: in.name, DataType: v.in.DataType,
-			Shape: batchAdjusted(cfg.GetDims(), m.maxBatch > 0, v.batch, v.in.Shape), Buffers: v.in.Buffers})
+		cfg := m.InputConfig(in.Name)
+		req.Inputs = append(req.Inputs, core.Input{Name: in.Name, DataType: v.in.DataType,
+			Shape: batchAdjusted(cfg.GetDims(), m.MaxBatchSize() > 0, v.batch, v.in.Shape), Buffers: v.in.Buffers})
 	}
 	call := &stepCall{step: step, model: m, key: key, decoupled: m.Decoupled(), req: req}
-	if m.maxBatch > 0 && len(req.Inputs) > 0 && len(req.Inputs[0].Shape) > 0 {
+	if m.MaxBatchSize() > 0 && len(req.Inputs) > 0 && len(req.Inputs[0].Shape) > 0 {
 		call.batch = req.Inputs[0].Shape[0]
 	}
 	return call
@@ -221,7 +224,7 @@ func (run *ensembleRun) callLocked(step *planStep, key uint64) *stepCall {
 
 // outputLocked builds the ensemble's response when the updated values
 // complete a value of every requested output with one key.
-func (run *ensembleRun) outputLocked(updated []tensorKey) *Response {
+func (run *requestRun) outputLocked(updated []tensorKey) *core.Response {
 	for _, u := range updated {
 		if !run.requested[u.tensor] {
 			continue
@@ -233,7 +236,7 @@ func (run *ensembleRun) outputLocked(updated []tensorKey) *Response {
 		if !complete {
 			continue
 		}
-		resp := &Response{}
+		resp := &core.Response{}
 		for _, o := range run.plan.outputs {
 			if !run.requested[o] {
 				continue
@@ -250,7 +253,7 @@ func (run *ensembleRun) outputLocked(updated []tensorKey) *Response {
 			default:
 				data = slices.Concat(v.in.Buffers...) // an input passed through in several buffers
 			}
-			resp.Outputs = append(resp.Outputs, Output{Name: o, DataType: v.in.DataType,
+			resp.Outputs = append(resp.Outputs, core.Output{Name: o, DataType: v.in.DataType,
 				Shape: batchAdjusted(run.plan.dims[o], run.plan.batching, v.batch, v.in.Shape), Data: data})
 		}
 		run.answered = true
@@ -259,7 +262,7 @@ func (run *ensembleRun) outputLocked(updated []tensorKey) *Response {
 	return nil
 }
 
-func (run *ensembleRun) failLocked(err error) {
+func (run *requestRun) failLocked(err error) {
 	if run.err == nil {
 		run.err = err
 	}

@@ -1,4 +1,4 @@
-package core_test
+package ensemble_test
 
 import (
 	"context"
@@ -48,7 +48,7 @@ func TestCancellingAnEnsembleReachesEveryStepInFlight(t *testing.T) {
 	if slices.ContainsFunc(p.Executions("c"), func(e coretest.Execution) bool { return slices.Contains(e.IDs, "r") }) {
 		t.Errorf("the queued step ran after its ensemble request was cancelled")
 	}
-	if st := statistics(t, srv, "c"); st.Inference.Fail.Count != 1 {
+	if st := coretest.Statistics(t, srv, "c"); st.Inference.Fail.Count != 1 {
 		t.Errorf("model c recorded %d failures, want the cancelled step's", st.Inference.Fail.Count)
 	}
 }

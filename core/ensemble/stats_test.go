@@ -1,4 +1,4 @@
-package core_test
+package ensemble_test
 
 import (
 	"errors"
@@ -23,13 +23,13 @@ func TestEnsembleStatistics(t *testing.T) {
 		coretest.Infer(t, srv, coretest.Request("pipe", "r", input("IN", 1))).Single(t)
 	}
 	for _, m := range []string{"pre", "post"} {
-		st := statistics(t, srv, m)
+		st := coretest.Statistics(t, srv, m)
 		if st.Inference.Success.Count != n || st.InferenceCount != n || st.Inference.ComputeInfer.Ns != n*20 {
 			t.Errorf("%s: %d successes, %d inferences, %d ns compute infer; want %d, %d, %d",
 				m, st.Inference.Success.Count, st.InferenceCount, st.Inference.ComputeInfer.Ns, n, n, n*20)
 		}
 	}
-	st := statistics(t, srv, "pipe")
+	st := coretest.Statistics(t, srv, "pipe")
 	want := core.InferStatistics{
 		Success: core.Duration{Count: n, Ns: st.Inference.Success.Ns}, Queue: core.Duration{Count: n, Ns: st.Inference.Queue.Ns},
 		ComputeInput: core.Duration{Count: n, Ns: n * 2 * 10}, ComputeInfer: core.Duration{Count: n, Ns: n * 2 * 20},

@@ -1,4 +1,4 @@
-package core_test
+package ensemble_test
 
 import (
 	"errors"
@@ -44,7 +44,7 @@ func TestEnsembleLoadErrorsAreTritons(t *testing.T) {
 		{name: "version not loaded", ensemble: strings.Replace(ensembleConfig([]string{"IN"}, []string{"OUT"}, []string{step("pre", "INPUT0:IN", "OUTPUT0:OUT")}), "model_version: -1", "model_version: 2", 1),
 			want: "ensemble 'pipe' depends on 'pre' whose required version 2 is not loaded."},
 		{name: "batches more than a step", ensemble: strings.Replace(ensembleConfig([]string{"IN"}, []string{"OUT"}, []string{step("small", "INPUT0:IN", "OUTPUT0:OUT")}), "max_batch_size: 0", "max_batch_size: 8", 1),
-			others: []coretest.ModelDir{{Name: "small", Config: strings.Replace(vectorConfig(), "max_batch_size: 0", "max_batch_size: 4", 1)}},
+			others: []coretest.ModelDir{{Name: "small", Config: coretest.VectorConfig("max_batch_size: 4")}},
 			want:   "ensemble pipe allows maximum batch size 8, but it contains model small which only allows maximum batch size to be 4"},
 		{name: "no such input", ensemble: ensembleConfig([]string{"IN"}, []string{"OUT"}, []string{step("pre", "NOPE:IN", "OUTPUT0:OUT")}),
 			want: "in ensemble pipe, ensemble tensor IN is mapping to non-existing input NOPE in model pre"},

@@ -1,15 +1,16 @@
-package core
+package ensemble
 
 import (
 	"slices"
 
 	"tritonhost/core/configpb"
+	"tritonhost/core/modelconfig"
 )
 
-// ensemblePlan is an ensemble's graph as its requests run it: built once
-// when a version loads, from a configuration that modelconfig and
-// checkEnsembleGraph have accepted, and only read afterwards.
-type ensemblePlan struct {
+// runPlan is an ensemble's graph as its requests run it: built once
+// when a version loads, from a configuration that modelconfig and core
+// (its check against the steps' models) have accepted; only read afterwards.
+type runPlan struct {
 	name  string
 	steps []*planStep
 	// consumers lists, for each ensemble tensor, the steps that read it
@@ -31,20 +32,16 @@ type ensemblePlan struct {
 type planStep struct {
 	index   int
 	model   string
-	version int64       // <= 0: the newest ready version
-	inputs  []tensorMap // the model's inputs, by name
-	outputs []tensorMap // the model's outputs, by name
+	version int64                   // <= 0: the newest ready version
+	inputs  []modelconfig.TensorMap // the model's inputs, by name
+	outputs []modelconfig.TensorMap // the model's outputs, by name
 }
-
-// tensorMap maps one input or output of a step's model (name) to an
-// ensemble tensor.
-type tensorMap struct{ name, tensor string }
 
 // outputNames returns the outputs the step asks its model for.
 func (st *planStep) outputNames() []string {
 	names := make([]string, len(st.outputs))
 	for i, o := range st.outputs {
-		names[i] = o.name
+		names[i] = o.Name
 	}
 	return names
 }
@@ -53,17 +50,17 @@ func (st *planStep) outputNames() []string {
 // to.
 func (st *planStep) outputTensor(name string) (string, bool) {
 	for _, o := range st.outputs {
-		if o.name == name {
-			return o.tensor, true
+		if o.Name == name {
+			return o.Tensor, true
 		}
 	}
 	return "", false
 }
 
-// newEnsemblePlan builds the plan of a validated ensemble configuration.
-func newEnsemblePlan(cfg *configpb.ModelConfig) *ensemblePlan {
+// newRunPlan builds the plan of a validated ensemble configuration.
+func newRunPlan(cfg *configpb.ModelConfig) *runPlan {
 	es := cfg.GetEnsembleScheduling()
-	p := &ensemblePlan{
+	p := &runPlan{
 		name:        cfg.GetName(),
 		consumers:   map[string][]int{},
 		producer:    map[string]int{},
@@ -79,57 +76,30 @@ func newEnsemblePlan(cfg *configpb.ModelConfig) *ensemblePlan {
 	}
 	for _, out := range cfg.GetOutput() {
 		p.outputs = append(p.outputs, out.GetName())
-		p.dims[out.GetName()] = configuredDims(out.GetDims(), out.GetReshape())
+		p.dims[out.GetName()] = modelconfig.EnsembleDims(out.GetDims(), out.GetReshape())
 	}
 	for i, s := range es.GetStep() {
 		st := &planStep{index: i, model: s.GetModelName(), version: s.GetModelVersion()}
-		st.inputs = sortedMaps(s.GetInputMap())
-		st.outputs = sortedMaps(s.GetOutputMap())
+		st.inputs = modelconfig.StepMaps(s.GetInputMap())
+		st.outputs = modelconfig.StepMaps(s.GetOutputMap())
 		for _, in := range st.inputs {
-			if !slices.Contains(p.consumers[in.tensor], i) {
-				p.consumers[in.tensor] = append(p.consumers[in.tensor], i)
+			if !slices.Contains(p.consumers[in.Tensor], i) {
+				p.consumers[in.Tensor] = append(p.consumers[in.Tensor], i)
 			}
 		}
 		for _, out := range st.outputs {
-			p.producer[out.tensor] = i
+			p.producer[out.Tensor] = i
 		}
 		p.steps = append(p.steps, st)
 	}
 	return p
 }
 
-// configuredDims returns the shape an ensemble tensor has inside the
-// ensemble: the reshape when the configuration has one, as in Triton.
-func configuredDims(dims []int64, rs *configpb.ModelTensorReshape) []int64 {
-	if rs != nil {
-		return rs.GetShape()
-	}
-	return dims
-}
-
-// sortedMaps returns a step's map as a list sorted by model tensor name.
-func sortedMaps(m map[string]string) []tensorMap {
-	out := make([]tensorMap, 0, len(m))
-	for k, v := range m {
-		out = append(out, tensorMap{name: k, tensor: v})
-	}
-	slices.SortFunc(out, func(a, b tensorMap) int {
-		if a.name < b.name {
-			return -1
-		}
-		if a.name > b.name {
-			return 1
-		}
-		return 0
-	})
-	return out
-}
-
 // needs returns the steps a request that asks for outputs runs, and how
 // many times each ensemble tensor is read: once by each of those steps
 // that reads it, and once more when it is a requested output. Steps only
 // the other outputs need are pruned, as Triton prunes them.
-func (p *ensemblePlan) needs(outputs []string) (needed []bool, reads map[string]int) {
+func (p *runPlan) needs(outputs []string) (needed []bool, reads map[string]int) {
 	needed = make([]bool, len(p.steps))
 	reads = map[string]int{}
 	seen := map[string]bool{}
@@ -147,10 +117,10 @@ func (p *ensemblePlan) needs(outputs []string) (needed []bool, reads map[string]
 		}
 		needed[i] = true
 		for _, in := range p.steps[i].inputs {
-			reads[in.tensor]++
-			if !seen[in.tensor] {
-				seen[in.tensor] = true
-				queue = append(queue, in.tensor)
+			reads[in.Tensor]++
+			if !seen[in.Tensor] {
+				seen[in.Tensor] = true
+				queue = append(queue, in.Tensor)
 			}
 		}
 	}
@@ -168,25 +138,11 @@ func (p *ensemblePlan) needs(outputs []string) (needed []bool, reads map[string]
 func batchAdjusted(dims []int64, batching bool, batch int64, shape []int64) []int64 {
 	if batching != (batch != 0) {
 		switch {
-		case batching && wildcardEqual(dims, shape):
+		case batching && modelconfig.WildcardEqual(dims, shape):
 			return append([]int64{1}, shape...)
-		case !batching && !wildcardEqual(dims, shape) && batch == 1 && len(shape) > 0:
+		case !batching && !modelconfig.WildcardEqual(dims, shape) && batch == 1 && len(shape) > 0:
 			return slices.Clone(shape[1:])
 		}
 	}
 	return slices.Clone(shape)
-}
-
-// wildcardEqual is Triton's CompareDimsWithWildcard: the same rank, and
-// each dimension equal unless either is -1.
-func wildcardEqual(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] && a[i] != -1 && b[i] != -1 {
-			return false
-		}
-	}
-	return true
 }

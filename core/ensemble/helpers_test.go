@@ -1,4 +1,4 @@
-package core_test
+package ensemble_test
 
 import (
 	"fmt"
@@ -8,6 +8,13 @@ import (
 	"tritonhost/core"
 	"tritonhost/core/coretest"
 )
+
+// decoupled is the configuration line of a decoupled model.
+const decoupled = coretest.Decoupled
+
+// vectorConfig is a model (named after its directory) from INPUT0 to
+// OUTPUT0, INT32 vectors of any length, not batching, plus extra lines.
+func vectorConfig(extra ...string) string { return coretest.VectorConfig(strings.Join(extra, "\n")) }
 
 // Ensembles in these tests are built from "vector" models (vectorConfig:
 // INPUT0 -> OUTPUT0, INT32 vectors, not batching) run by the fake backend.

@@ -1,21 +1,26 @@
-package core
+package ensemble
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
 
-// How an ensembleRun sends its steps' requests, takes in their responses
+	"tritonhost/core"
+)
+
+// How an run sends its steps' requests, takes in their responses
 // and ends. None of it holds run.mu while it calls out (Server.submit, a
 // ResponseFunc, a limiter's wait): a step's response may arrive on any
 // thread, and one step's callback may send the next steps' requests.
 
 // send sends the step requests, in order, each once its step has a free
 // slot (max_inflight_requests). Called without run.mu.
-func (run *ensembleRun) send(calls []*stepCall) {
+func (run *requestRun) send(calls []*stepCall) {
 	for _, c := range calls {
 		run.sendOne(c)
 	}
 }
 
-func (run *ensembleRun) sendOne(c *stepCall) {
+func (run *requestRun) sendOne(c *stepCall) {
 	run.mu.Lock()
 	if run.err != nil {
 		run.mu.Unlock()
@@ -25,11 +30,11 @@ func (run *ensembleRun) sendOne(c *stepCall) {
 	run.mu.Unlock()
 	lim := run.limiter(c.step.index)
 	if lim != nil && !lim.acquire(run.ctx, run.sched.wait) {
-		run.sched.srv.log.Errorf("ensemble %q: step %d (model %q) had no free slot for %v (max_inflight_requests %d, %s); request %q goes on past the bound",
-			run.plan.name, c.step.index, c.model.name, run.sched.wait, run.plan.maxInflight, run.sched.srv.opts.EnsembleStepWaitSetting, c.req.ID)
+		run.sched.model.Logger().Errorf("ensemble %q: step %d (model %q) had no free slot for %v (max_inflight_requests %d, %s); request %q goes on past the bound",
+			run.plan.name, c.step.index, c.model.Name(), run.sched.wait, run.plan.maxInflight, run.sched.setting, c.req.ID)
 	}
 	err := run.submit(c)
-	if err != nil && c.model.Readiness() != ModelReady {
+	if err != nil && c.model.Readiness() != core.ModelReady {
 		// The version the request started with is unloading (its model is
 		// being reloaded): the step goes to the version that replaces it.
 		if m, merr := run.sched.srv.Model(c.step.model, c.step.version); merr == nil && m != c.model {
@@ -49,13 +54,13 @@ func (run *ensembleRun) sendOne(c *stepCall) {
 }
 
 // submit sends the step's request to its model.
-func (run *ensembleRun) submit(c *stepCall) error {
-	link := &stepLink{durations: &run.durations, finished: run.release}
-	return run.sched.srv.submit(run.ctx, c.model, c.req, func(resp *Response, final bool) { run.stepResponse(c, resp, final) }, link)
+func (run *requestRun) submit(c *stepCall) error {
+	return run.sched.srv.SubmitStep(run.ctx, c.model, c.req, func(resp *core.Response, final bool) { run.stepResponse(c, resp, final) },
+		&run.durations, run.release)
 }
 
 // limiter returns step i's limiter; nil without max_inflight_requests.
-func (run *ensembleRun) limiter(i int) *stepLimiter {
+func (run *requestRun) limiter(i int) *stepLimiter {
 	if run.sched.limiters == nil {
 		return nil
 	}
@@ -67,7 +72,7 @@ func (run *ensembleRun) limiter(i int) *stepLimiter {
 // steps they make ready. It runs on the thread that delivered the
 // response, so a step waiting for a slot holds up the step that produced
 // its inputs: that is the back-pressure of max_inflight_requests.
-func (run *ensembleRun) stepResponse(c *stepCall, resp *Response, final bool) {
+func (run *requestRun) stepResponse(c *stepCall, resp *core.Response, final bool) {
 	run.mu.Lock()
 	var updated []tensorKey
 	switch {
@@ -92,7 +97,7 @@ func (run *ensembleRun) stepResponse(c *stepCall, resp *Response, final bool) {
 // output map names: under the key of the step's inputs, or a new key for
 // each response of a decoupled step. An output the response lacks is
 // stored absent, for a next step that reads it as an optional input.
-func (run *ensembleRun) storeLocked(c *stepCall, resp *Response) []tensorKey {
+func (run *requestRun) storeLocked(c *stepCall, resp *core.Response) []tensorKey {
 	key := c.key
 	if c.decoupled {
 		key = run.nextKey
@@ -107,12 +112,12 @@ func (run *ensembleRun) storeLocked(c *stepCall, resp *Response) []tensorKey {
 			continue
 		}
 		got[tensor] = true
-		in := &Input{Name: tensor, DataType: out.DataType, Shape: out.Shape, Buffers: [][]byte{out.Data}}
+		in := &core.Input{Name: tensor, DataType: out.DataType, Shape: out.Shape, Buffers: [][]byte{out.Data}}
 		updated = run.putLocked(tensor, key, &tensorValue{in: in, batch: c.batch}, updated)
 	}
 	for _, o := range c.step.outputs {
-		if !got[o.tensor] {
-			updated = run.putLocked(o.tensor, key, &tensorValue{batch: c.batch}, updated)
+		if !got[o.Tensor] {
+			updated = run.putLocked(o.Tensor, key, &tensorValue{batch: c.batch}, updated)
 		}
 	}
 	return updated
@@ -120,11 +125,11 @@ func (run *ensembleRun) storeLocked(c *stepCall, resp *Response) []tensorKey {
 
 // respond sends a response of the ensemble: at once when the ensemble is
 // decoupled; otherwise the Responder holds it until finish sends the final.
-func (run *ensembleRun) respond(out *Response) {
+func (run *requestRun) respond(out *core.Response) {
 	if out == nil {
 		return
 	}
-	if err := run.req.responder.Send(out, false); err != nil {
+	if err := run.req.Responder().Send(out, false); err != nil {
 		run.mu.Lock()
 		run.failLocked(err)
 		run.mu.Unlock()
@@ -133,7 +138,7 @@ func (run *ensembleRun) respond(out *Response) {
 
 // release ends one hold on the run: a step request finished, a send
 // failed, or start returned. The last one finishes the run.
-func (run *ensembleRun) release() {
+func (run *requestRun) release() {
 	run.mu.Lock()
 	run.live--
 	last := run.live == 0
@@ -147,25 +152,23 @@ func (run *ensembleRun) release() {
 // has finished, so that no backend reads the client's buffers any more:
 // with its first error, or Triton's deadlock error when a request that is
 // not decoupled got no response, or else the final response. It records
-// the request's statistics and releases it.
-func (run *ensembleRun) finish() {
+// the request's statistics and releases it (Request.Fail does both for an
+// error).
+func (run *requestRun) finish() {
 	run.hook.Remove()
 	run.stop()
-	r, m := run.req, run.req.model
-	now := Nanotime()
+	r := run.req
 	switch {
 	case run.err != nil:
-		m.stats.failure(r.requestStart, now, failureReasonOf(run.err))
-		r.responder.Fail(ensembleError(run.plan.name, run.err))
+		r.Fail(core.FailureReasonOf(run.err), ensembleError(run.plan.name, run.err))
 	case !run.plan.decoupled && !run.answered:
-		m.stats.failure(r.requestStart, now, FailureOther)
-		r.responder.Fail(Errorf(CodeInvalidArg, "in ensemble '%s', %sunexpected deadlock, at least one output is not set while no more ensemble steps can be made",
+		r.Fail(core.FailureOther, core.Errorf(core.CodeInvalidArg, "in ensemble '%s', %sunexpected deadlock, at least one output is not set while no more ensemble steps can be made",
 			run.plan.name, logRequest(r.ID())))
 	default:
-		m.stats.ensembleSuccess(r.batchSize, r.requestStart, r.queueStart, run.computeStart, now, &run.durations)
-		_ = r.responder.SendFinal()
+		r.RecordEnsembleSuccess(run.computeStart, core.Nanotime(), &run.durations)
+		_ = r.Responder().SendFinal()
+		_ = r.Release(core.ReleaseAll)
 	}
-	_ = r.Release(ReleaseAll)
 	run.sched.ended(run)
 }
 
@@ -176,4 +179,18 @@ func logRequest(id string) string {
 		return ""
 	}
 	return fmt.Sprintf("[request id: %s] ", id)
+}
+
+// ensembleError is a failure of an ensemble request, as Triton reports it.
+func ensembleError(name string, err error) error {
+	return core.Errorf(core.CodeOf(err), "in ensemble '%s', %w", name, err)
+}
+
+// describeSteps names an ensemble's steps for logs.
+func describeSteps(p *runPlan) string {
+	parts := make([]string, len(p.steps))
+	for i, st := range p.steps {
+		parts[i] = fmt.Sprintf("%d:%s", i, st.model)
+	}
+	return strings.Join(parts, " ")
 }

@@ -1,4 +1,4 @@
-package core_test
+package ensemble_test
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package core
+package ensemble
 
 import (
 	"context"
@@ -6,46 +6,50 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"tritonhost/core"
 )
 
-// DefaultEnsembleStepWait is Options.EnsembleStepWait when it is left 0:
-// Triton's bound (kMutexTimeoutSeconds) on the wait for a step slot.
-const DefaultEnsembleStepWait = 300 * time.Second
-
-// ensembleScheduler is the requestScheduler of an ensemble version. It has
-// no instances and no queue: each request is an ensembleRun, which sends
-// the steps' requests to their models through the server's own request
-// path (Server.submit), so each model's scheduling, validation and
+// Scheduler is the core.Scheduler of an ensemble version. It has no
+// instances and no queue: each request is a requestRun, which sends the
+// steps' requests to their models through the server's own request path
+// (core.Server.SubmitStep), so each model's scheduling, validation and
 // statistics apply to them. It starts no goroutine: a run moves on in the
 // callbacks of its steps' responses, on the threads that deliver them.
-type ensembleScheduler struct {
-	model    *Model
-	srv      *Server
-	plan     *ensemblePlan
+type Scheduler struct {
+	model    *core.Model
+	srv      *core.Server
+	plan     *runPlan
 	limiters []*stepLimiter // one per step; nil without max_inflight_requests
-	wait     time.Duration  // Options.EnsembleStepWait
+	wait     time.Duration  // core.Options.EnsembleStepWait
+	setting  string         // the name of the setting that sets wait
 
 	mu     sync.Mutex
 	closed bool
-	runs   map[*ensembleRun]struct{} // requests in flight
-	idle   chan struct{}             // closed when the last run ends after stop
+	runs   map[*requestRun]struct{} // requests in flight
+	idle   chan struct{}            // closed when the last run ends after stop
 }
 
-var _ Scheduler = (*ensembleScheduler)(nil)
+var _ core.Scheduler = (*Scheduler)(nil)
 
-func newEnsembleScheduler(m *Model, srv *Server, plan *ensemblePlan) *ensembleScheduler {
-	s := &ensembleScheduler{model: m, srv: srv, plan: plan, wait: srv.opts.EnsembleStepWait, runs: map[*ensembleRun]struct{}{}}
-	if plan.maxInflight > 0 {
-		for range plan.steps {
-			s.limiters = append(s.limiters, newStepLimiter(plan.maxInflight))
+// New returns the scheduler of m, an ensemble version that srv loads: its
+// configuration has passed core's checks against the models its steps
+// run (and says whether the ensemble is decoupled).
+func New(srv *core.Server, m *core.Model) *Scheduler {
+	p := newRunPlan(m.Config())
+	s := &Scheduler{model: m, srv: srv, plan: p, runs: map[*requestRun]struct{}{}}
+	s.wait, s.setting = srv.EnsembleStepWait()
+	if p.maxInflight > 0 {
+		for range p.steps {
+			s.limiters = append(s.limiters, newStepLimiter(p.maxInflight))
 		}
 	}
-	srv.log.Infof("ensemble %q version %d runs steps %s%s", m.name, m.version, describeSteps(plan), s.note())
+	m.Logger().Infof("ensemble %q version %d runs steps %s%s", m.Name(), m.Version(), describeSteps(p), s.note())
 	return s
 }
 
 // note says what the log line of a loaded ensemble adds to its steps.
-func (s *ensembleScheduler) note() string {
+func (s *Scheduler) note() string {
 	var parts []string
 	if s.plan.decoupled {
 		parts = append(parts, "decoupled")
@@ -59,36 +63,36 @@ func (s *ensembleScheduler) note() string {
 	return " (" + strings.Join(parts, "; ") + ")"
 }
 
-// enqueue starts the request's run. What fails from then on (a step model
-// gone, a step's error) reaches the request as its error response.
-func (s *ensembleScheduler) Enqueue(r *Request) error {
+// Enqueue starts the request's run; it refuses (CodeUnavailable) only once
+// the scheduler stops. What fails from then on (a step model gone, a
+// step's error) reaches the request as its error response.
+func (s *Scheduler) Enqueue(r *core.Request) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return UnloadingError(s.model)
+		return core.UnloadingError(s.model)
 	}
-	run := newEnsembleRun(s, r)
+	run := newRequestRun(s, r)
 	s.runs[run] = struct{}{}
 	s.mu.Unlock()
-	r.queueStart = Nanotime()
-	if r.trace != nil {
-		r.trace.Report(TraceQueueStart, r.queueStart)
-	}
+	r.MarkQueued()
 	run.start()
 	return nil
 }
 
-// requeue refuses: no backend holds an ensemble's request.
-func (s *ensembleScheduler) Requeue(r *Request) error {
-	return Errorf(CodeUnsupported, "ensemble %q: request %q cannot be rescheduled", s.model.name, r.ID())
+// Requeue refuses (CodeUnsupported): no backend holds an ensemble's
+// request.
+func (s *Scheduler) Requeue(r *core.Request) error {
+	return core.Errorf(core.CodeUnsupported, "ensemble %q: request %q cannot be rescheduled", s.model.Name(), r.ID())
 }
 
-func (s *ensembleScheduler) Start() {}
+// Start does nothing: a run moves on in its steps' callbacks.
+func (s *Scheduler) Start() {}
 
-// stop refuses new requests and waits for the runs in flight to end.
+// Stop refuses new requests and waits for the runs in flight to end.
 // When ctx ends first, it cancels them (which reaches every step in
 // flight) and returns; they end as their steps do.
-func (s *ensembleScheduler) Stop(ctx context.Context) {
+func (s *Scheduler) Stop(ctx context.Context) {
 	s.mu.Lock()
 	s.closed = true
 	if len(s.runs) == 0 {
@@ -102,7 +106,7 @@ func (s *ensembleScheduler) Stop(ctx context.Context) {
 	case <-idle:
 	case <-ctx.Done():
 		s.mu.Lock()
-		runs := make([]*ensembleRun, 0, len(s.runs))
+		runs := make([]*requestRun, 0, len(s.runs))
 		for run := range s.runs {
 			runs = append(runs, run)
 		}
@@ -114,7 +118,7 @@ func (s *ensembleScheduler) Stop(ctx context.Context) {
 }
 
 // ended forgets a run that has ended.
-func (s *ensembleScheduler) ended(run *ensembleRun) {
+func (s *Scheduler) ended(run *requestRun) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.runs, run)

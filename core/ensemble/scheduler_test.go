@@ -1,4 +1,4 @@
-package core_test
+package ensemble_test
 
 import (
 	"errors"
@@ -160,7 +160,7 @@ output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]`}
 			if n := len(p.Executions("post")); n != 0 {
 				t.Errorf("post ran %d times after pre failed", n)
 			}
-			if st := statistics(t, srv, "pipe"); st.Inference.Fail.Count != 1 || st.Inference.Success.Count != 0 {
+			if st := coretest.Statistics(t, srv, "pipe"); st.Inference.Fail.Count != 1 || st.Inference.Success.Count != 0 {
 				t.Errorf("ensemble statistics: %d failures, %d successes; want 1, 0", st.Inference.Fail.Count, st.Inference.Success.Count)
 			}
 		})
