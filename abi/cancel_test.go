@@ -70,7 +70,13 @@ func TestQueuedRequestIsCancelledBeforeExecution(t *testing.T) {
 	if err := srv.Infer(ctx, &core.Submission{Model: "repeat_int32", ID: "queued", Inputs: wait}, queued.fn); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(20 * time.Millisecond)
+	m, err := srv.Model("repeat_int32", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first request runs and the second waits in the queue.
+	waitFor(t, "the first request executing and the second queued", func() bool { return m.Counters().Pending == 1 },
+		func() string { return fmt.Sprintf("%+v", m.Counters()) })
 	cancel()
 	events := queued.wait(t)
 	if len(events) != 1 || events[0].resp == nil || core.CodeOf(events[0].resp.Err) != core.CodeCancelled {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
@@ -63,11 +62,11 @@ func TestPendingCountsQueuedRequestsAndCancellationsAreCanceled(t *testing.T) {
 	if got := m.Counters().Pending; got != 2 {
 		t.Errorf("pending = %d with one request executing and two queued, want 2", got)
 	}
-	cancel()
 	// The context's cancellation reaches the request from a goroutine of
 	// its own (context.AfterFunc); the scheduler sees it when it next takes
-	// a request off the queue. Give it time to arrive before the gate opens.
-	time.Sleep(200 * time.Millisecond)
+	// a request off the queue. Settle waits for that goroutine to end, so
+	// the request is cancelled before the gate opens.
+	coretest.Settle(t, cancel)
 	g.Open()
 	if err := queued[0].Err(t); core.CodeOf(err) != core.CodeCancelled {
 		t.Fatalf("cancelled queued request: %v", err)

@@ -34,12 +34,13 @@ func settled(t *testing.T, srv *testenv.Server, floor int) (int, int64, int64) {
 
 // dropRound opens streams on a new connection, starts long requests on
 // each (repeat with delays, square with many responses), and drops them
-// mid-flight: half by cancelling the call, the rest by closing the
-// connection under them.
+// mid-flight, once each has received a response: half by cancelling the
+// call, the rest by closing the connection under them.
 func dropRound(t *testing.T, srv *testenv.Server, streams int) {
 	conn, c := srv.Dial(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	first := make(chan struct{}, streams) // one per stream: its first response, or its end
 	cancels := make([]context.CancelFunc, streams)
 	for s := range streams {
 		sctx, scancel := context.WithCancel(ctx)
@@ -57,14 +58,26 @@ func dropRound(t *testing.T, srv *testenv.Server, streams int) {
 			t.Fatal(err)
 		}
 		wg.Go(func() {
-			for {
-				if _, err := st.Recv(); err != nil {
+			for n := 0; ; n++ {
+				_, err := st.Recv()
+				if n == 0 {
+					first <- struct{}{}
+				}
+				if err != nil {
 					return
 				}
 			}
 		})
 	}
-	time.Sleep(100 * time.Millisecond)
+	deadline := time.NewTimer(time.Minute)
+	defer deadline.Stop()
+	for range streams {
+		select {
+		case <-first:
+		case <-deadline.C:
+			t.Fatalf("not every one of %d streams received a response within a minute", streams)
+		}
+	}
 	for s := 0; s < streams/2; s++ {
 		cancels[s]()
 	}

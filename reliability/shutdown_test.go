@@ -39,26 +39,33 @@ func waitLog(t *testing.T, srv *testenv.Server, s string) {
 }
 
 // TestShutdownEndsWithinTheExitTimeout: with requests that need 8 s still
-// running, SIGTERM ends the process within --exit-timeout-secs, with exit
+// running (each has sent its first response and sends the second 8 s
+// later), SIGTERM ends the process within --exit-timeout-secs, with exit
 // status 1 because work was abandoned.
 func TestShutdownEndsWithinTheExitTimeout(t *testing.T) {
 	const exitTimeout = 2 * time.Second
 	srv := start(t, "", "--exit-timeout-secs", fmt.Sprint(int(exitTimeout.Seconds())))
 	_, c := srv.Dial(t)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds the waits for first responses
 	defer cancel()
+	var streams []*client.Stream
 	for i := range 10 {
 		st, err := client.OpenStream(ctx, c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		req := repeatRequest(fmt.Sprint(i), 0, 2)
-		req.Inputs[1] = client.Uint32s("DELAY", []int64{2}, 4000, 4000)
+		req.Inputs[1] = client.Uint32s("DELAY", []int64{2}, 0, 8000)
 		if err := st.Send(req); err != nil {
 			t.Fatal(err)
 		}
+		streams = append(streams, st)
 	}
-	time.Sleep(300 * time.Millisecond) // the requests reach the backend
+	for i, st := range streams { // each request has reached the backend
+		if _, err := st.Recv(); err != nil {
+			t.Fatalf("stream %d: first response: %v", i, err)
+		}
+	}
 	signalled := time.Now()
 	srv.Signal(syscall.SIGTERM)
 	code, at, ok := srv.Wait(exitTimeout + 5*time.Second)
@@ -80,8 +87,7 @@ func TestShutdownEndsWithinTheExitTimeout(t *testing.T) {
 func TestSignalDuringStartUpEndsIt(t *testing.T) {
 	repo := testenv.Repository(t, hangModel(t, "hang_init"))
 	srv := testenv.StartServer(t, testenv.ServerConfig{Binary: serverBinary, Repo: repo, NoWait: true})
-	waitLog(t, srv, "loading: hang_init")
-	time.Sleep(200 * time.Millisecond)
+	waitLog(t, srv, "hang_init hangs in TRITONBACKEND_ModelInitialize")
 	signalled := time.Now()
 	srv.Signal(syscall.SIGTERM)
 	code, at, ok := srv.Wait(10 * time.Second)

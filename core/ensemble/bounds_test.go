@@ -69,7 +69,9 @@ func TestMaxInflightRequestsHoldsTheProducerBack(t *testing.T) {
 	reply := coretest.Infer(t, srv, coretest.Request("stream", "r", input("IN", 1, 2, 3, 4, 5, 6)))
 	coretest.WaitUntil(t, "two requests of down", func() bool { return len(p.Executions("down")) >= 2 })
 	p.WaitCalls(t, "r", "Send", 2)
-	time.Sleep(50 * time.Millisecond) // the producer had time to run ahead, were it not held
+	// gen's third response waits in its Send for a slot of down; nothing
+	// signals that, but its goroutine shows it.
+	coretest.WaitUntil(t, "gen's third response waiting for a slot of down", func() bool { return running("(*stepLimiter).acquire") })
 	if n, sent := len(p.Executions("down")), p.Count("r", "Send"); n != 2 || sent != 2 {
 		t.Errorf("with max_inflight_requests 2: down runs %d requests and gen sent %d responses, want 2 and 2", n, sent)
 	}

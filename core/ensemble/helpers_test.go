@@ -1,7 +1,9 @@
 package ensemble_test
 
 import (
+	"bytes"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -97,4 +99,17 @@ func indexReason(t *testing.T, srv *core.Server, model string) (core.ModelReadin
 	}
 	t.Fatalf("model %q is not in the repository index", model)
 	return 0, ""
+}
+
+// running reports whether a goroutine is in fn, a function or method of
+// package ensemble ("(*stepLimiter).acquire"), now.
+func running(fn string) bool {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return bytes.Contains(buf[:n], []byte("tritonhost/core/ensemble."+fn+"("))
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }
