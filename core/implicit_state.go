@@ -17,7 +17,7 @@ import (
 // as inputs of each request of a sequence and sets, for the next request,
 // through the request (TRITONBACKEND_StateNew, TRITONBACKEND_StateUpdate).
 // The sequence batcher keeps a StateRun per sequence and ties it to each
-// request it dispatches (Request.SetStateRun); the backend reaches it
+// request it dispatches (SchedulerData.States); the backend reaches it
 // through the request, with core's checks and limits.
 
 // States are the implicit states a model version declares, each with the
@@ -131,17 +131,11 @@ func (s *StateRun) Inputs() []Input {
 	return ins
 }
 
-// SetStateRun ties r to run, the state of the sequence run it is
-// dispatched in (nil: the model keeps no state): the backend reads and
-// updates that state through r (CheckStateOutput, UpdateState). The
-// sequence batcher calls it before r executes.
-func (r *Request) SetStateRun(run *StateRun) { r.stateRun.Store(run) }
-
 // states returns the state run r was dispatched with, or an error naming
 // the model when the model keeps no implicit state.
 func (r *Request) states(name string) (*StateRun, error) {
-	if run := r.stateRun.Load(); run != nil {
-		return run, nil
+	if d := r.sched.Load(); d != nil && d.States != nil {
+		return d.States, nil
 	}
 	return nil, Errorf(CodeInvalidArg, "unable to add state %q. State configuration is missing for model %q", name, r.model.name)
 }

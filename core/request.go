@@ -28,8 +28,7 @@ type Request struct {
 	deadline     uint64 // Nanotime after which it may not start (0: none)
 	queueStart   uint64 // Nanotime when it last entered a queue
 
-	stateRun atomic.Pointer[StateRun] // the sequence state it runs with (SetStateRun)
-	sched    atomic.Value             // its scheduler's data (SetSchedulerData)
+	sched atomic.Pointer[SchedulerData] // what its scheduler tied to it (SetSchedulerData)
 
 	queued atomic.Bool // counted in its model's pending requests
 

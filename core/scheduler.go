@@ -124,15 +124,27 @@ func FailureReasonOf(err error) FailureReason { return failureReasonOf(err) }
 // not modify it afterwards.
 func (r *Request) SetInputs(in []Input) { r.inputs = in }
 
-// SchedulerData returns what r's scheduler attached with SetSchedulerData;
-// nil when nothing.
-func (r *Request) SchedulerData() any { return r.sched.Load() }
+// SchedulerData is what the scheduler that dispatches a request ties to it
+// (Request.SetSchedulerData): one slot, set by one scheduler, so that a
+// Request carries no field of any particular scheduler.
+type SchedulerData struct {
+	// States is the implicit state of the sequence run the request is
+	// dispatched in (nil: the model keeps none). The backend reads and
+	// updates it through the request (CheckStateOutput, UpdateState).
+	States *StateRun
+	// Own is the scheduler's own data (the sequence batcher keeps there the
+	// sequence the request runs in); core never looks at it.
+	Own any
+}
 
-// SetSchedulerData attaches v, data of r's scheduler (the sequence batcher
-// keeps there the sequence r runs in), to r; core never looks at it. v
-// must not be nil, and a request's scheduler data is always of one type.
-// Safe to call while other goroutines read it.
-func (r *Request) SetSchedulerData(v any) { r.sched.Store(v) }
+// SchedulerData returns what r's scheduler tied to it with
+// SetSchedulerData; nil when nothing.
+func (r *Request) SchedulerData() *SchedulerData { return r.sched.Load() }
+
+// SetSchedulerData ties d to r; the sequence batcher calls it when it
+// dispatches r, before r executes. The caller must not modify d
+// afterwards. Safe to call while other goroutines read it.
+func (r *Request) SetSchedulerData(d *SchedulerData) { r.sched.Store(d) }
 
 // Execute runs batch on the instance's backend, holding the device lock
 // when the backend asked for one (ShareDeviceLocks); the requests leave

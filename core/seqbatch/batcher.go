@@ -77,8 +77,11 @@ type sequence struct {
 // sequenceOf returns the sequence r was dispatched in, nil before its
 // first dispatch.
 func sequenceOf(r *core.Request) *sequence {
-	seq, _ := r.SchedulerData().(*sequence)
-	return seq
+	if d := r.SchedulerData(); d != nil {
+		seq, _ := d.Own.(*sequence)
+		return seq
+	}
+	return nil
 }
 
 // failure is a request to complete with an error once the lock is

@@ -179,6 +179,5 @@ func (s *Batcher) prepareLocked(r *core.Request, seq *sequence) {
 		ins = append(ins, seq.states.Inputs()...)
 	}
 	r.SetInputs(ins)
-	r.SetStateRun(seq.states)
-	r.SetSchedulerData(seq)
+	r.SetSchedulerData(&core.SchedulerData{States: seq.states, Own: seq})
 }
