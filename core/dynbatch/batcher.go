@@ -26,7 +26,7 @@ type Batcher struct {
 
 	wake    chan struct{} // capacity 1: a request arrived or the queue closed
 	token   chan struct{} // capacity 1: held by the worker forming a batch
-	aborted chan struct{} // closed when stop gives up waiting
+	aborted chan struct{} // closed when Stop gives up waiting
 	wg      sync.WaitGroup
 
 	maxQueue  int
@@ -243,7 +243,7 @@ func (s *Batcher) waitFirst() *core.Request {
 	for {
 		select {
 		case <-s.aborted:
-			return nil // stop gave up: it fails what is still queued
+			return nil // Stop gave up: it fails what is still queued
 		default:
 		}
 		s.mu.Lock()

@@ -27,7 +27,7 @@ type Scheduler struct {
 	mu     sync.Mutex
 	closed bool
 	runs   map[*requestRun]struct{} // requests in flight
-	idle   chan struct{}            // closed when the last run ends after stop
+	idle   chan struct{}            // closed when the last run ends after Stop
 }
 
 var _ core.Scheduler = (*Scheduler)(nil)

@@ -7,8 +7,8 @@ import (
 	"tritonhost/core"
 )
 
-// How an run sends its steps' requests, takes in their responses
-// and ends. None of it holds run.mu while it calls out (Server.submit, a
+// How a requestRun sends its steps' requests, takes in their responses
+// and ends. None of it holds run.mu while it calls out (Server.SubmitStep, a
 // ResponseFunc, a limiter's wait): a step's response may arrive on any
 // thread, and one step's callback may send the next steps' requests.
 

@@ -45,7 +45,7 @@ type Batcher struct {
 	backlog []*sequence                      // sequences waiting for a slot, oldest first
 
 	reap       chan struct{} // capacity 1: the reaper has something to look at
-	aborted    chan struct{} // closed when stop gives up waiting
+	aborted    chan struct{} // closed when Stop gives up waiting
 	quit       chan struct{} // closed to end the reaper
 	reaperDone chan struct{}
 	wg         sync.WaitGroup // lanes

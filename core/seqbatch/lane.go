@@ -8,7 +8,7 @@ import (
 )
 
 // run executes batches on the lane's instance until the scheduler is
-// stopped and the lane's sequences and the backlog are drained, or stop
+// stopped and the lane's sequences and the backlog are drained, or Stop
 // gives up.
 func (l *lane) run() {
 	for {

@@ -11,7 +11,7 @@ import (
 // max_sequence_idle_microseconds (no request queued or executing) and cuts
 // cancelled requests out of the queues, so a cancelled request completes
 // at once instead of when its turn comes. It wakes at the next idle
-// deadline, on a cancellation, after each execution and on stop.
+// deadline, on a cancellation, after each execution and on Stop.
 func (s *Batcher) reaper() {
 	defer close(s.reaperDone)
 	timer := time.NewTimer(time.Hour)
