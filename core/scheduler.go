@@ -39,7 +39,8 @@ type Scheduler interface {
 	// Stop refuses new requests and returns once every queued request has
 	// run and every execution returned. When ctx ends first, the requests
 	// still queued fail at once (UnloadedError), and Stop returns once the
-	// running executions have.
+	// running executions have (an ensemble, which has neither, cancels its
+	// requests in flight and returns).
 	Stop(ctx context.Context)
 }
 
