@@ -141,32 +141,7 @@ func (lc *lifecycle) commit(f func()) bool {
 // what, when a backend call has run for timeout or when ctx ends first.
 func (lc *lifecycle) wait(ctx context.Context, timeout time.Duration) error {
 	for {
-		lc.mu.Lock()
-		changed := lc.changed
-		var oldest *backendCall
-		if len(lc.calls) > 0 {
-			oldest = lc.calls[0]
-		}
-		lc.mu.Unlock()
-		var timer *time.Timer
-		var expired <-chan time.Time
-		if oldest != nil {
-			timer = time.NewTimer(time.Until(oldest.start.Add(timeout)))
-			expired = timer.C
-		}
-		var stuck *backendCall
-		var cause error
-		select {
-		case <-lc.done:
-		case <-changed:
-		case <-expired:
-			stuck = oldest
-		case <-ctx.Done():
-			cause = ctx.Err()
-		}
-		if timer != nil {
-			timer.Stop()
-		}
+		stuck, cause := lc.next(ctx, timeout)
 		if stuck == nil && cause == nil {
 			select {
 			case <-lc.done:
@@ -181,6 +156,49 @@ func (lc *lifecycle) wait(ctx context.Context, timeout time.Duration) error {
 		<-lc.done // finished or committed meanwhile: the result is at hand
 		return lc.err
 	}
+}
+
+// settle waits, without giving anything up, until the steps have finished;
+// false when a backend call has run for timeout or ctx ended first.
+func (lc *lifecycle) settle(ctx context.Context, timeout time.Duration) bool {
+	for {
+		if stuck, cause := lc.next(ctx, timeout); stuck != nil || cause != nil {
+			return false
+		}
+		select {
+		case <-lc.done:
+			return true
+		default:
+		}
+	}
+}
+
+// next blocks until the steps change or finish (both results nil), until
+// the oldest running backend call has run for timeout (stuck), or until ctx
+// ends (cause).
+func (lc *lifecycle) next(ctx context.Context, timeout time.Duration) (stuck *backendCall, cause error) {
+	lc.mu.Lock()
+	changed := lc.changed
+	var oldest *backendCall
+	if len(lc.calls) > 0 {
+		oldest = lc.calls[0]
+	}
+	lc.mu.Unlock()
+	var expired <-chan time.Time
+	if oldest != nil {
+		timer := time.NewTimer(time.Until(oldest.start.Add(timeout)))
+		defer timer.Stop()
+		expired = timer.C
+	}
+	select {
+	case <-lc.done:
+	case <-changed:
+	case <-expired:
+		return oldest, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return nil, nil
 }
 
 // giveUp marks the lifecycle abandoned and returns why, logged; nil when it
@@ -259,14 +277,31 @@ func (s *lifecycleSet) remove(lc *lifecycle) {
 	delete(s.all, lc)
 }
 
-// reports returns what each unfinished lifecycle waits for, sorted.
-func (s *lifecycleSet) reports() []string {
+func (s *lifecycleSet) list() []*lifecycle {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	list := make([]*lifecycle, 0, len(s.all))
 	for lc := range s.all {
 		list = append(list, lc)
 	}
-	s.mu.Unlock()
+	return list
+}
+
+// settle waits until the lifecycles in the set have finished, each as
+// lifecycle.settle does; Stop gives the steps that go on in the background
+// (those of loads and unloads it or another waiter gave up on) the same
+// bound as the calls it makes itself.
+func (s *lifecycleSet) settle(ctx context.Context, timeout time.Duration) {
+	for _, lc := range s.list() {
+		if !lc.settle(ctx, timeout) {
+			return
+		}
+	}
+}
+
+// reports returns what each unfinished lifecycle waits for, sorted.
+func (s *lifecycleSet) reports() []string {
+	list := s.list()
 	out := make([]string, len(list))
 	for i, lc := range list {
 		out[i] = lc.report()

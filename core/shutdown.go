@@ -20,7 +20,9 @@ import (
 //     executions end, then the instances and the model are finalized, each
 //     Finalize call bounded by BackendCallTimeout as well as by ctx. A load
 //     or unload of a model in progress finishes first; a model whose load
-//     finishes after Stop began is unloaded at once.
+//     finishes after Stop began is unloaded at once. Stop also waits
+//     for the steps of a load or unload given up on earlier, which go on
+//     in the background, each call bounded as above.
 //  4. Once every model is unloaded, the backends are closed.
 //
 // If ctx ends first (or a Finalize call outlasts BackendCallTimeout), Stop
@@ -60,6 +62,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
+	s.lifecycles.settle(ctx, s.opts.BackendCallTimeout)
 	left := s.lifecycles.reports()
 	for _, name := range blocked {
 		if !slices.ContainsFunc(left, func(r string) bool { return strings.HasPrefix(r, fmt.Sprintf("model %q ", name)) }) {
