@@ -10,7 +10,7 @@ METRICS_PORT ?= 8002
 VERBOSE   ?= 0
 BENCH_COUNT ?= 5
 
-# go-nvml's cgo package (package gpu uses its types and mock) declares many
+# go-nvml's cgo package (package gpu's tests use its mock) declares many
 # NVML functions deprecated; compiling it warns about each one.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
