@@ -45,7 +45,7 @@ type heldRequest struct {
 	mu     sync.Mutex
 	ctx    *C.struct_thost_reqctx
 	block  *C.struct_thost_request // the block the backend holds now, if any
-	pinner runtime.Pinner          // pins block's input buffers
+	pinner runtime.Pinner          // pins block's input buffers and BYTES parameter values
 	dead   bool                    // context freed
 }
 
