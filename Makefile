@@ -10,7 +10,7 @@ METRICS_PORT ?= 8002
 VERBOSE   ?= 0
 BENCH_COUNT ?= 5
 
-# go-nvml's cgo package (package gpu uses its types and mock) declares many
+# go-nvml's cgo package (package gpu's tests use its mock) declares many
 # NVML functions deprecated; compiling it warns about each one.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
@@ -49,7 +49,7 @@ serve-gpu: all ## serve examples/models and their GPU variants, examples/models_
 .PHONY: test
 test: all ## run every test: pure-Go packages without cgo, everything with the race detector, abi under cgocheck2
 	$(GO) vet ./...
-	CGO_ENABLED=0 $(GO) test -count=1 ./core/... ./frontend/... ./loader/...
+	CGO_ENABLED=0 $(GO) test -count=1 ./core/... ./frontend/... ./loader/... ./gpu/...
 	$(GO) test -race -count=1 ./...
 	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./abi/...
 

@@ -1,9 +1,10 @@
-// Package abi is every line of tritonhost that touches C: the API that
+// Package abi is every line of tritonhost that uses cgo: the API that
 // Triton-style backends call back into (every TRITONSERVER_* and
 // TRITONBACKEND_* function the headers in include/ declare for backends,
 // with their exact signatures), opening backend libraries and calling their
 // entry points. It implements loader.Opener; nothing else in the server
-// uses cgo.
+// uses cgo. The only other C the server calls is NVML and the CUDA driver,
+// which package gpu opens with purego.
 //
 // Exports. The API functions live in the C files of this package, compiled
 // with -fvisibility=hidden; the headers' DECLSPEC macros make only the API
@@ -33,8 +34,13 @@
 // other callers they are copied (response_copy.go). Go is reached only
 // for routing (send, release), statistics, configuration changes, metrics
 // and logging, through the //export functions in exports_*.go, each of
-// which recovers from panics. No Go pointer is kept in C memory except
-// input buffers, which are pinned while their request block lives.
+// which recovers from panics. No Go pointer is kept in C memory except in
+// a request block: the buffers of its inputs and the values of its BYTES
+// parameters, when they are Go memory, are pinned (runtime.Pinner) from
+// the block's layout until the backend releases the request, or until the
+// block is freed after a failed Execute. Buffers that are C memory (a
+// shared-memory region, a calling backend's input) are passed as they
+// are.
 //
 // GPUs. A host given Devices (core.Devices, package gpu) serves GPU and
 // pinned memory from their pools (MemoryManagerAllocate, OutputBuffer;

@@ -5,11 +5,25 @@ package abi
 #include <string.h>
 #include "host.h"
 #include "inprocess.h"
+
+// Frees a block whose layout failed before any backend saw it: no handle
+// was made for anything in it but the block itself. Unlike
+// thost_request_free it keeps the block's context reference, which the
+// caller drops once it holds no Go lock (the last one calls into Go).
+static void
+thost_request_discard(struct thost_request* req)
+{
+  struct thost_host* h = req->ctx->host;
+  thost_handle_free(req->handle);
+  free(req);
+  thost_count(h, THOST_COUNT_REQUEST, -1);
+}
 */
 import "C"
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -31,7 +45,7 @@ type heldRequest struct {
 	mu     sync.Mutex
 	ctx    *C.struct_thost_reqctx
 	block  *C.struct_thost_request // the block the backend holds now, if any
-	pinner runtime.Pinner          // pins block's input buffers
+	pinner runtime.Pinner          // pins block's input buffers and BYTES parameter values
 	dead   bool                    // context freed
 }
 
@@ -159,12 +173,11 @@ func (i *instanceHandle) Execute(batch []*core.Request) error {
 		var blk *C.struct_thost_request
 		if err == nil {
 			st.mu.Lock()
-			blk = st.buildBlock(r, i)
+			blk, err = st.buildBlock(r, i)
 			st.block = blk
 			st.mu.Unlock()
-			if blk == nil {
+			if err != nil {
 				C.thost_reqctx_unref(st.ctx) // the reference taken for the block
-				err = errOutOfMemory
 			}
 		}
 		if err != nil {
@@ -199,18 +212,30 @@ func (i *instanceHandle) reclaim(held []*heldRequest, blocks []*C.struct_thost_r
 	}
 }
 
-// arena lays out one C allocation: objects and strings appended in order,
-// each 8-byte aligned.
+// arena lays out one allocation of end bytes: objects and strings appended
+// in order, each 8-byte aligned. Its size comes from requestBlockSize, a
+// pass over the request separate from the one that fills the block
+// (fillBlock), so every allocation checks the end: a field that one pass
+// has and the other lacks stops the layout before it writes past the
+// allocation.
 type arena struct {
-	base unsafe.Pointer
-	off  uintptr
+	base     unsafe.Pointer
+	off, end uintptr
 }
+
+// blockOverflow is what arena.alloc panics with when an allocation would
+// pass the end; layBlock recovers it and returns an error.
+type blockOverflow struct{ off, n, end uintptr }
 
 func align8(n uintptr) uintptr { return (n + 7) &^ 7 }
 
 func (a *arena) alloc(n uintptr) unsafe.Pointer {
+	n = align8(n)
+	if n > a.end-a.off {
+		panic(blockOverflow{a.off, n, a.end})
+	}
 	p := unsafe.Add(a.base, a.off)
-	a.off += align8(n)
+	a.off += n
 	return p
 }
 
@@ -224,23 +249,45 @@ func (a *arena) cstring(s string) *C.char {
 
 func strSize(s string) uintptr { return align8(uintptr(len(s) + 1)) }
 
-// buildBlock lays out the request block of r for one execution by inst: one
-// zeroed allocation with its handle, the inputs, their shapes and buffers,
-// the requested output names and the parameters. Input buffers are pinned,
-// not copied. The caller holds a context reference for the block
-// (heldRequestFor) and st.mu. nil when memory or handles run out.
-func (st *heldRequest) buildBlock(r *core.Request, inst *instanceHandle) *C.struct_thost_request {
+// errBlockLayout is the class of the error a request gets when the two
+// passes over its request block disagree: a bug in this file, never the
+// client's doing.
+var errBlockLayout = core.Errorf(core.CodeInternal, "request block size and layout disagree")
+
+// buildBlock lays out the request block of r for one execution by inst:
+// one zeroed allocation with its handle, the inputs, their shapes and
+// buffers, the requested output names and the parameters. Input buffers
+// are pinned, not copied. The caller holds a context reference for the
+// block (heldRequestFor) and st.mu; on an error the reference is still the
+// caller's to drop.
+func (st *heldRequest) buildBlock(r *core.Request, inst *instanceHandle) (*C.struct_thost_request, error) {
+	size := requestBlockSize(r)
+	blk := C.thost_request_new(C.size_t(size), st.ctx)
+	if blk == nil {
+		return nil, errOutOfMemory
+	}
+	if err := st.layBlock(unsafe.Pointer(blk), size, r, inst); err != nil {
+		st.pinner.Unpin()
+		C.thost_request_discard(blk)
+		return nil, err
+	}
+	return blk, nil
+}
+
+// requestBlockSize is the size of r's request block: what fillBlock
+// allocates from its arena, field for field.
+func requestBlockSize(r *core.Request) uintptr {
 	inputs := r.Inputs()
 	outputs := r.RequestedOutputs()
 	params := r.Parameters()
-	cid := r.CorrelationID()
-
-	trace := r.Trace()
 	size := align8(C.sizeof_struct_thost_request) +
 		align8(uintptr(len(inputs))*C.sizeof_struct_thost_input) +
 		align8(uintptr(len(outputs))*unsafe.Sizeof(uintptr(0))) +
 		align8(uintptr(len(params))*C.sizeof_struct_thost_param) +
-		strSize(r.ID()) + strSize(cid.String)
+		strSize(r.ID())
+	if cid := r.CorrelationID(); cid.IsString {
+		size += strSize(cid.String)
+	}
 	for i := range inputs {
 		in := &inputs[i]
 		size += align8(uintptr(len(in.Buffers))*C.sizeof_struct_thost_buffer) +
@@ -250,17 +297,54 @@ func (st *heldRequest) buildBlock(r *core.Request, inst *instanceHandle) *C.stru
 		size += strSize(o)
 	}
 	for i := range params {
-		size += strSize(params[i].Name) + strSize(params[i].String)
+		size += strSize(params[i].Name)
+		if params[i].Type == core.ParamString {
+			size += strSize(params[i].String)
+		}
 	}
-	if trace != nil {
+	if trace := r.Trace(); trace != nil {
 		size += align8(C.sizeof_struct_thost_trace) + strSize(trace.Model) + strSize(trace.RequestID)
 	}
+	return size
+}
 
-	blk := C.thost_request_new(C.size_t(size), st.ctx)
-	if blk == nil {
-		return nil
+// layBlock fills the zeroed block of size bytes at base with r's request
+// (fillBlock) and checks that the layout used exactly size bytes. When it
+// did not, the block must not reach a backend: the error (class
+// errBlockLayout) fails the request and names the offsets. A panic would
+// say it as loudly in a test, but would end a serving process for a
+// request that only this code got wrong; the error fails that request and
+// the server goes on. Any test sending a request of that shape sees it.
+func (st *heldRequest) layBlock(base unsafe.Pointer, size uintptr, r *core.Request, inst *instanceHandle) (err error) {
+	a := arena{base: base, end: size}
+	defer func() {
+		if p := recover(); p != nil {
+			o, ok := p.(blockOverflow)
+			if !ok {
+				panic(p)
+			}
+			err = fmt.Errorf("request %q for model %q: %w: %d bytes wanted at offset %d of %d",
+				r.ID(), r.Model().Name(), errBlockLayout, o.n, o.off, o.end)
+		}
+	}()
+	st.fillBlock(&a, r, inst)
+	if a.off != a.end {
+		return fmt.Errorf("request %q for model %q: %w: %d bytes sized, %d laid out",
+			r.ID(), r.Model().Name(), errBlockLayout, a.end, a.off)
 	}
-	a := arena{base: unsafe.Pointer(blk), off: align8(C.sizeof_struct_thost_request)}
+	return nil
+}
+
+// fillBlock lays r out through a: the block's own struct first, then what
+// it points to.
+func (st *heldRequest) fillBlock(a *arena, r *core.Request, inst *instanceHandle) {
+	blk := (*C.struct_thost_request)(a.alloc(C.sizeof_struct_thost_request))
+	inputs := r.Inputs()
+	outputs := r.RequestedOutputs()
+	params := r.Parameters()
+	cid := r.CorrelationID()
+	trace := r.Trace()
+
 	blk.instance = inst.c
 	blk.flags = C.uint32_t(r.Flags())
 	blk.timeout_us = C.uint64_t(r.Timeout().Microseconds())
@@ -353,5 +437,4 @@ func (st *heldRequest) buildBlock(r *core.Request, inst *instanceHandle) *C.stru
 		t.request_id = a.cstring(trace.RequestID)
 		blk.trace = t
 	}
-	return blk
 }

@@ -3,8 +3,9 @@
 // server's business and may change freely.
 //
 // Memory: every object here is C memory. Go fills request blocks and reads
-// responses, but no Go pointer is stored here except input buffer pointers,
-// which Go pins (runtime.Pinner) for as long as the request block lives.
+// responses, but no Go pointer is stored here except in a request block:
+// input buffers and BYTES parameter values, which Go pins (runtime.Pinner)
+// until the backend releases the request.
 //
 // Threads: objects reachable from a request (request, inputs, trace) are used
 // by the backend between Execute and RequestRelease, from any thread,

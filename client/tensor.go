@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"tritonhost/internal/datatype"
 )
 
 // Tensor is a named tensor in the protocol's layout: little-endian elements,
@@ -80,8 +82,7 @@ func (t Tensor) AsUint32s() ([]uint32, error) {
 // or uint64, floating point as float64 (FP16 and BF16 widened), BOOL as
 // bool and BYTES as string.
 func (t Tensor) Values() ([]any, error) {
-	size := map[string]int{"BOOL": 1, "INT8": 1, "UINT8": 1, "INT16": 2, "UINT16": 2, "FP16": 2, "BF16": 2,
-		"INT32": 4, "UINT32": 4, "FP32": 4, "INT64": 8, "UINT64": 8, "FP64": 8}[t.Datatype]
+	size, _ := datatype.Size(t.Datatype)
 	if t.Datatype == "BYTES" {
 		var out []any
 		d := t.Data

@@ -5,8 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
 // DefaultMinComputeCapability is Triton's --min-supported-compute-capability.
@@ -27,7 +25,7 @@ type GPU struct {
 	// Hidden says why the GPU is not used ("" when it is).
 	Hidden string
 
-	dev nvml.Device
+	dev NVMLDevice
 }
 
 // Capability returns the compute capability as "major.minor".
@@ -72,16 +70,16 @@ func (d Discovery) Usable() []int {
 // Unavailable, and asks NVML nothing more. Otherwise it leaves NVML
 // initialized for the devices' later use (see Collector); the caller shuts
 // it down with lib.Shutdown when done, only then.
-func Discover(lib nvml.Interface, opts DiscoverOptions) Discovery {
-	if ret := lib.Init(); ret != nvml.SUCCESS {
+func Discover(lib NVML, opts DiscoverOptions) Discovery {
+	if ret := lib.Init(); ret != NVMLSuccess {
 		return Discovery{Unavailable: "NVML: " + nvmlError(lib, ret)}
 	}
 	var d Discovery
-	if v, ret := lib.SystemGetDriverVersion(); ret == nvml.SUCCESS {
+	if v, ret := lib.SystemGetDriverVersion(); ret == NVMLSuccess {
 		d.Driver = v
 	}
 	count, ret := lib.DeviceGetCount()
-	if ret != nvml.SUCCESS {
+	if ret != NVMLSuccess {
 		d.Unavailable = "NVML: counting GPUs: " + nvmlError(lib, ret)
 		return d
 	}
@@ -115,15 +113,15 @@ func Discover(lib nvml.Interface, opts DiscoverOptions) Discovery {
 }
 
 // readGPU reads what the table shows of NVML device i.
-func readGPU(lib nvml.Interface, i int) (GPU, error) {
+func readGPU(lib NVML, i int) (GPU, error) {
 	dev, ret := lib.DeviceGetHandleByIndex(i)
-	if ret != nvml.SUCCESS {
+	if ret != NVMLSuccess {
 		return GPU{}, fmt.Errorf("NVML device %d: %s", i, nvmlError(lib, ret))
 	}
 	g := GPU{NVMLIndex: i, dev: dev}
 	var err error
-	read := func(what string, r nvml.Return) {
-		if r != nvml.SUCCESS && err == nil {
+	read := func(what string, r NVMLReturn) {
+		if r != NVMLSuccess && err == nil {
 			err = fmt.Errorf("NVML device %d: %s: %s", i, what, nvmlError(lib, r))
 		}
 	}
@@ -204,9 +202,9 @@ func lookupVisible(all []GPU, entry string) (int, string) {
 }
 
 // nvmlError describes r as NVML does.
-func nvmlError(lib nvml.Interface, r nvml.Return) string {
+func nvmlError(lib NVML, r NVMLReturn) string {
 	if l, ok := lib.(*nvmlLibrary); ok {
-		if r == nvml.ERROR_LIBRARY_NOT_FOUND {
+		if r == NVMLErrorLibraryNotFound {
 			return fmt.Sprintf("%s could not be loaded (no NVIDIA driver)", l.path)
 		}
 		if desc := l.ErrorString(r); desc != r.Error() {

@@ -3,7 +3,6 @@ package gpu
 import (
 	"sync"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -64,7 +63,7 @@ func NewCollector(d Discovery) *Collector {
 			continue
 		}
 		c.gpus = append(c.gpus, g)
-		if mj, ret := g.dev.GetTotalEnergyConsumption(); ret == nvml.SUCCESS {
+		if mj, ret := g.dev.GetTotalEnergyConsumption(); ret == NVMLSuccess {
 			c.energyStart[g.UUID] = mj
 		}
 	}
@@ -76,19 +75,19 @@ func (c *Collector) Snapshot() []Figures {
 	out := make([]Figures, 0, len(c.gpus))
 	for _, g := range c.gpus {
 		f := Figures{UUID: g.UUID}
-		if u, ret := g.dev.GetUtilizationRates(); ret == nvml.SUCCESS {
-			f.Utilization, f.HasUtilization = float64(u.Gpu)/100, true
+		if u, ret := g.dev.GetUtilizationRates(); ret == NVMLSuccess {
+			f.Utilization, f.HasUtilization = float64(u.GPU)/100, true
 		}
-		if m, ret := g.dev.GetMemoryInfo(); ret == nvml.SUCCESS {
+		if m, ret := g.dev.GetMemoryInfo(); ret == NVMLSuccess {
 			f.MemoryTotal, f.MemoryUsed, f.HasMemory = m.Total, m.Used, true
 		}
-		if mw, ret := g.dev.GetPowerUsage(); ret == nvml.SUCCESS {
+		if mw, ret := g.dev.GetPowerUsage(); ret == NVMLSuccess {
 			f.PowerUsage, f.HasPowerUsage = float64(mw)/1000, true
 		}
-		if mw, ret := g.dev.GetEnforcedPowerLimit(); ret == nvml.SUCCESS {
+		if mw, ret := g.dev.GetEnforcedPowerLimit(); ret == NVMLSuccess {
 			f.PowerLimit, f.HasLimit = float64(mw)/1000, true
 		}
-		if mj, ret := g.dev.GetTotalEnergyConsumption(); ret == nvml.SUCCESS {
+		if mj, ret := g.dev.GetTotalEnergyConsumption(); ret == NVMLSuccess {
 			c.mu.Lock()
 			start, ok := c.energyStart[g.UUID]
 			if !ok || mj < start { // first reading, or the driver's counter restarted

@@ -1,3 +1,7 @@
+//go:build cgo
+
+// go-nvml's mock is part of go-nvml's cgo package (see discover_test.go).
+
 package gpu
 
 import (
@@ -34,7 +38,7 @@ func TestCollectorReportsTritonsGPUMetrics(t *testing.T) {
 	meter(s.Devices[1].(*server.Device), 0, 0, 60_000, 400_000, &energy[1])
 	u := uuids(s)
 
-	c := NewCollector(Discover(s, DiscoverOptions{}))
+	c := NewCollector(Discover(fromGoNVML(s), DiscoverOptions{}))
 	energy[0] += 1_500 // 1.5 J since the server started
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c)
@@ -81,7 +85,7 @@ func TestCollectorLeavesOutWhatNVMLCannotTell(t *testing.T) {
 	d.GetPowerUsageFunc, d.GetEnforcedPowerLimitFunc = notSupported, notSupported
 	d.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{}, nvml.ERROR_NOT_SUPPORTED }
 	d.GetTotalEnergyConsumptionFunc = func() (uint64, nvml.Return) { return 0, nvml.ERROR_FUNCTION_NOT_FOUND }
-	c := NewCollector(Discover(s, DiscoverOptions{}))
+	c := NewCollector(Discover(fromGoNVML(s), DiscoverOptions{}))
 	if n := testutil.CollectAndCount(c); n != 2 {
 		t.Errorf("%d series, want the two memory gauges", n)
 	}

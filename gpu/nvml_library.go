@@ -5,20 +5,15 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/ebitengine/purego"
 )
 
 // NVMLLibrary is the NVML shared library the server loads by default.
 const NVMLLibrary = "libnvidia-ml.so.1"
 
-// nvmlLibrary is the part of nvml.Interface tritonhost uses, on
-// libnvidia-ml.so.1 loaded with purego. Methods it does not implement come
-// from the embedded nil interface: calling one panics, and nothing in this
-// package does.
+// nvmlLibrary is NVML on libnvidia-ml.so.1, loaded with purego when Init
+// is first called.
 type nvmlLibrary struct {
-	nvml.Interface
-
 	path string
 	mu   sync.Mutex
 	lib  uintptr // dlopen handle while loaded
@@ -28,28 +23,28 @@ type nvmlLibrary struct {
 // nvmlFuncs are the NVML functions, registered with purego. Those marked
 // optional may be nil: they are missing from older drivers.
 type nvmlFuncs struct {
-	init          func() nvml.Return
-	shutdown      func() nvml.Return
-	driverVersion func(buf *byte, n uint32) nvml.Return
-	count         func(n *uint32) nvml.Return
-	handleByIndex func(i uint32, dev *uintptr) nvml.Return
-	uuid          func(dev uintptr, buf *byte, n uint32) nvml.Return
-	name          func(dev uintptr, buf *byte, n uint32) nvml.Return
-	memory        func(dev uintptr, m *nvml.Memory) nvml.Return
-	capability    func(dev uintptr, major, minor *int32) nvml.Return
-	utilization   func(dev uintptr, u *nvml.Utilization) nvml.Return // optional
-	powerUsage    func(dev uintptr, mw *uint32) nvml.Return          // optional
-	powerLimit    func(dev uintptr, mw *uint32) nvml.Return          // optional
-	energy        func(dev uintptr, mj *uint64) nvml.Return          // optional
-	errorString   func(r nvml.Return) *byte                          // optional
+	init          func() NVMLReturn
+	shutdown      func() NVMLReturn
+	driverVersion func(buf *byte, n uint32) NVMLReturn
+	count         func(n *uint32) NVMLReturn
+	handleByIndex func(i uint32, dev *uintptr) NVMLReturn
+	uuid          func(dev uintptr, buf *byte, n uint32) NVMLReturn
+	name          func(dev uintptr, buf *byte, n uint32) NVMLReturn
+	memory        func(dev uintptr, m *NVMLMemory) NVMLReturn
+	capability    func(dev uintptr, major, minor *int32) NVMLReturn
+	utilization   func(dev uintptr, u *NVMLUtilization) NVMLReturn // optional
+	powerUsage    func(dev uintptr, mw *uint32) NVMLReturn         // optional
+	powerLimit    func(dev uintptr, mw *uint32) NVMLReturn         // optional
+	energy        func(dev uintptr, mj *uint64) NVMLReturn         // optional
+	errorString   func(r NVMLReturn) *byte                         // optional
 }
 
-// OpenNVML returns an nvml.Interface on the NVML library at path (a file
+// OpenNVML returns NVML on the library at path (a file
 // name is searched as dlopen searches; "" is NVMLLibrary). Nothing is
 // loaded until Init; an Init that cannot load the library or one of its
 // required functions returns ERROR_LIBRARY_NOT_FOUND or
 // ERROR_FUNCTION_NOT_FOUND.
-func OpenNVML(path string) nvml.Interface {
+func OpenNVML(path string) NVML {
 	if path == "" {
 		path = NVMLLibrary
 	}
@@ -85,21 +80,21 @@ func (l *nvmlLibrary) symbols() []symbol {
 }
 
 // Init loads the library (once) and initializes NVML.
-func (l *nvmlLibrary) Init() nvml.Return {
+func (l *nvmlLibrary) Init() NVMLReturn {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.lib == 0 {
-		if ret := l.load(); ret != nvml.SUCCESS {
+		if ret := l.load(); ret != NVMLSuccess {
 			return ret
 		}
 	}
 	return l.fn.init()
 }
 
-func (l *nvmlLibrary) load() nvml.Return {
+func (l *nvmlLibrary) load() NVMLReturn {
 	lib, err := purego.Dlopen(l.path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
-		return nvml.ERROR_LIBRARY_NOT_FOUND
+		return NVMLErrorLibraryNotFound
 	}
 	for _, s := range l.symbols() {
 		addr, err := purego.Dlsym(lib, s.name)
@@ -109,12 +104,12 @@ func (l *nvmlLibrary) load() nvml.Return {
 			}
 			l.fn = nvmlFuncs{}
 			_ = purego.Dlclose(lib)
-			return nvml.ERROR_FUNCTION_NOT_FOUND
+			return NVMLErrorFunctionNotFound
 		}
 		purego.RegisterFunc(s.fptr, addr)
 	}
 	l.lib = lib
-	return nvml.SUCCESS
+	return NVMLSuccess
 }
 
 // loaded reports whether Init loaded the library; every other method
@@ -126,15 +121,15 @@ func (l *nvmlLibrary) loaded() bool {
 }
 
 // Shutdown shuts NVML down; the library stays loaded.
-func (l *nvmlLibrary) Shutdown() nvml.Return {
+func (l *nvmlLibrary) Shutdown() NVMLReturn {
 	if !l.loaded() {
-		return nvml.ERROR_UNINITIALIZED
+		return NVMLErrorUninitialized
 	}
 	return l.fn.shutdown()
 }
 
 // ErrorString returns NVML's description of r.
-func (l *nvmlLibrary) ErrorString(r nvml.Return) string {
+func (l *nvmlLibrary) ErrorString(r NVMLReturn) string {
 	if l.loaded() && l.fn.errorString != nil {
 		if p := l.fn.errorString(r); p != nil {
 			return cString(p)
@@ -144,17 +139,17 @@ func (l *nvmlLibrary) ErrorString(r nvml.Return) string {
 }
 
 // SystemGetDriverVersion returns the driver's version string.
-func (l *nvmlLibrary) SystemGetDriverVersion() (string, nvml.Return) {
+func (l *nvmlLibrary) SystemGetDriverVersion() (string, NVMLReturn) {
 	if !l.loaded() {
-		return "", nvml.ERROR_UNINITIALIZED
+		return "", NVMLErrorUninitialized
 	}
-	return l.text(func(b *byte, n uint32) nvml.Return { return l.fn.driverVersion(b, n) })
+	return l.text(func(b *byte, n uint32) NVMLReturn { return l.fn.driverVersion(b, n) })
 }
 
 // DeviceGetCount returns how many GPUs NVML sees.
-func (l *nvmlLibrary) DeviceGetCount() (int, nvml.Return) {
+func (l *nvmlLibrary) DeviceGetCount() (int, NVMLReturn) {
 	if !l.loaded() {
-		return 0, nvml.ERROR_UNINITIALIZED
+		return 0, NVMLErrorUninitialized
 	}
 	var n uint32
 	ret := l.fn.count(&n)
@@ -162,27 +157,27 @@ func (l *nvmlLibrary) DeviceGetCount() (int, nvml.Return) {
 }
 
 // DeviceGetHandleByIndex returns the GPU of NVML index i.
-func (l *nvmlLibrary) DeviceGetHandleByIndex(i int) (nvml.Device, nvml.Return) {
+func (l *nvmlLibrary) DeviceGetHandleByIndex(i int) (NVMLDevice, NVMLReturn) {
 	if !l.loaded() {
-		return nil, nvml.ERROR_UNINITIALIZED
+		return nil, NVMLErrorUninitialized
 	}
 	if i < 0 {
-		return nil, nvml.ERROR_INVALID_ARGUMENT
+		return nil, NVMLErrorInvalidArgument
 	}
 	var h uintptr
-	if ret := l.fn.handleByIndex(uint32(i), &h); ret != nvml.SUCCESS {
+	if ret := l.fn.handleByIndex(uint32(i), &h); ret != NVMLSuccess {
 		return nil, ret
 	}
-	return &nvmlDevice{lib: l, h: h}, nvml.SUCCESS
+	return &nvmlDevice{lib: l, h: h}, NVMLSuccess
 }
 
 // text calls an NVML function that fills a string buffer.
-func (l *nvmlLibrary) text(get func(*byte, uint32) nvml.Return) (string, nvml.Return) {
+func (l *nvmlLibrary) text(get func(*byte, uint32) NVMLReturn) (string, NVMLReturn) {
 	buf := make([]byte, 256)
-	if ret := get(&buf[0], uint32(len(buf))); ret != nvml.SUCCESS {
+	if ret := get(&buf[0], uint32(len(buf))); ret != NVMLSuccess {
 		return "", ret
 	}
-	return cString(&buf[0]), nvml.SUCCESS
+	return cString(&buf[0]), NVMLSuccess
 }
 
 // cString copies a NUL-terminated C string.
@@ -194,33 +189,31 @@ func cString(p *byte) string {
 	return string(unsafe.Slice(p, n))
 }
 
-// nvmlDevice is one GPU's NVML handle. Like nvmlLibrary, it implements
-// only the methods tritonhost uses.
+// nvmlDevice is one GPU's NVML handle.
 type nvmlDevice struct {
-	nvml.Device
 	lib *nvmlLibrary
 	h   uintptr
 }
 
 // GetUUID returns the GPU's UUID ("GPU-...").
-func (d *nvmlDevice) GetUUID() (string, nvml.Return) {
-	return d.lib.text(func(b *byte, n uint32) nvml.Return { return d.lib.fn.uuid(d.h, b, n) })
+func (d *nvmlDevice) GetUUID() (string, NVMLReturn) {
+	return d.lib.text(func(b *byte, n uint32) NVMLReturn { return d.lib.fn.uuid(d.h, b, n) })
 }
 
 // GetName returns the GPU's product name.
-func (d *nvmlDevice) GetName() (string, nvml.Return) {
-	return d.lib.text(func(b *byte, n uint32) nvml.Return { return d.lib.fn.name(d.h, b, n) })
+func (d *nvmlDevice) GetName() (string, NVMLReturn) {
+	return d.lib.text(func(b *byte, n uint32) NVMLReturn { return d.lib.fn.name(d.h, b, n) })
 }
 
 // GetMemoryInfo returns the GPU's total, free and used memory in bytes.
-func (d *nvmlDevice) GetMemoryInfo() (nvml.Memory, nvml.Return) {
-	var m nvml.Memory
+func (d *nvmlDevice) GetMemoryInfo() (NVMLMemory, NVMLReturn) {
+	var m NVMLMemory
 	ret := d.lib.fn.memory(d.h, &m)
 	return m, ret
 }
 
 // GetCudaComputeCapability returns the GPU's compute capability.
-func (d *nvmlDevice) GetCudaComputeCapability() (int, int, nvml.Return) {
+func (d *nvmlDevice) GetCudaComputeCapability() (int, int, NVMLReturn) {
 	var major, minor int32
 	ret := d.lib.fn.capability(d.h, &major, &minor)
 	return int(major), int(minor), ret
@@ -228,28 +221,28 @@ func (d *nvmlDevice) GetCudaComputeCapability() (int, int, nvml.Return) {
 
 // GetUtilizationRates returns the percentages of time the GPU and its
 // memory were busy over NVML's last sample period.
-func (d *nvmlDevice) GetUtilizationRates() (nvml.Utilization, nvml.Return) {
-	var u nvml.Utilization
+func (d *nvmlDevice) GetUtilizationRates() (NVMLUtilization, NVMLReturn) {
+	var u NVMLUtilization
 	if d.lib.fn.utilization == nil {
-		return u, nvml.ERROR_FUNCTION_NOT_FOUND
+		return u, NVMLErrorFunctionNotFound
 	}
 	ret := d.lib.fn.utilization(d.h, &u)
 	return u, ret
 }
 
 // GetPowerUsage returns the GPU's power draw in milliwatts.
-func (d *nvmlDevice) GetPowerUsage() (uint32, nvml.Return) {
+func (d *nvmlDevice) GetPowerUsage() (uint32, NVMLReturn) {
 	return d.milliwatts(d.lib.fn.powerUsage)
 }
 
 // GetEnforcedPowerLimit returns the GPU's power limit in milliwatts.
-func (d *nvmlDevice) GetEnforcedPowerLimit() (uint32, nvml.Return) {
+func (d *nvmlDevice) GetEnforcedPowerLimit() (uint32, NVMLReturn) {
 	return d.milliwatts(d.lib.fn.powerLimit)
 }
 
-func (d *nvmlDevice) milliwatts(fn func(uintptr, *uint32) nvml.Return) (uint32, nvml.Return) {
+func (d *nvmlDevice) milliwatts(fn func(uintptr, *uint32) NVMLReturn) (uint32, NVMLReturn) {
 	if fn == nil {
-		return 0, nvml.ERROR_FUNCTION_NOT_FOUND
+		return 0, NVMLErrorFunctionNotFound
 	}
 	var mw uint32
 	ret := fn(d.h, &mw)
@@ -258,14 +251,19 @@ func (d *nvmlDevice) milliwatts(fn func(uintptr, *uint32) nvml.Return) (uint32, 
 
 // GetTotalEnergyConsumption returns the energy the GPU used since the
 // driver loaded, in millijoules.
-func (d *nvmlDevice) GetTotalEnergyConsumption() (uint64, nvml.Return) {
+func (d *nvmlDevice) GetTotalEnergyConsumption() (uint64, NVMLReturn) {
 	if d.lib.fn.energy == nil {
-		return 0, nvml.ERROR_FUNCTION_NOT_FOUND
+		return 0, NVMLErrorFunctionNotFound
 	}
 	var mj uint64
 	ret := d.lib.fn.energy(d.h, &mj)
 	return mj, ret
 }
+
+var (
+	_ NVML       = (*nvmlLibrary)(nil)
+	_ NVMLDevice = (*nvmlDevice)(nil)
+)
 
 // String names the device in messages.
 func (d *nvmlDevice) String() string { return fmt.Sprintf("nvml device %#x", d.h) }

@@ -1,9 +1,15 @@
-// Package loadgen drives a server that speaks Triton's gRPC protocol with
-// one inference request over and over, at a fixed concurrency or a fixed
+// Package loadgen drives a server that speaks Triton's protocols with one
+// inference request over and over, at a fixed concurrency or a fixed
 // request rate, and measures what comes back: throughput, latency
 // percentiles and, for decoupled models on a stream, the time to the first
 // response and the responses per second. It is the engine of
 // `tritonhost perf`, in the spirit of Triton's perf_analyzer.
+//
+// The request goes over gRPC, unary (ModelInfer) or on a ModelStreamInfer
+// stream per worker, or over HTTP/REST (Config.HTTP): a POST to the
+// model's infer endpoint with the inputs in Triton's binary tensor
+// extension, encoded once, and every output asked for as binary data; a
+// response counts when its whole body has been read.
 //
 // A measurement has a warm-up, whose requests are not counted, then a
 // window; a request counts in the window it completes in. Latencies go

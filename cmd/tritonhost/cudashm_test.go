@@ -34,7 +34,7 @@ func waitForLiveIPC(t *testing.T, report string, want int64) testenv.FakeCUDASta
 
 // TestSimpleGRPCCudashmClientPasses does what Triton's
 // simple_grpc_cudashm_client (client repository, src/python/examples)
-// does against the "simple" model, on the server running on two mock GPUs
+// does against the "simple" model, on the server running on the two fake GPUs
 // and the fake CUDA driver: clear every region; allocate device memory for
 // OUTPUT0, OUTPUT1, INPUT0 and INPUT1 on GPU 0 and register each by its
 // CUDA IPC handle; infer with the tensors there; read the sums and
@@ -43,7 +43,7 @@ func waitForLiveIPC(t *testing.T, report string, want int64) testenv.FakeCUDASta
 // driver: the server opens the handles across processes. Every handle the
 // server opened is closed after the unregister, and at shutdown.
 func TestSimpleGRPCCudashmClientPasses(t *testing.T) {
-	srv, report := startMockGPUServer(t)
+	srv, report := startFakeGPUServer(t)
 	cuda := testenv.NewFakeCUDAClient(t, testenv.FakeCUDADriver(t))
 	ctx := ctxFor(t)
 	if _, err := srv.client.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{}); err != nil {
@@ -141,7 +141,7 @@ func TestSimpleGRPCCudashmClientPasses(t *testing.T) {
 // TestCudaSharedMemoryRegionsAreBounded: --cuda-shm-max-regions refuses
 // the region past it; the others stay usable.
 func TestCudaSharedMemoryRegionsAreBounded(t *testing.T) {
-	srv, _ := startMockGPUServer(t, "--cuda-shm-max-regions", "1")
+	srv, _ := startFakeGPUServer(t, "--cuda-shm-max-regions", "1")
 	cuda := testenv.NewFakeCUDAClient(t, testenv.FakeCUDADriver(t))
 	ctx := ctxFor(t)
 	p := cuda.Alloc(1, 64)

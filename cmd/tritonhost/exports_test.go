@@ -1,6 +1,7 @@
 package main
 
 import (
+	"debug/buildinfo"
 	"sort"
 	"strings"
 	"testing"
@@ -51,14 +52,13 @@ func TestBinaryExportsExactlyTheHeaderAPI(t *testing.T) {
 	t.Logf("%d host functions declared; %d symbols exported", len(host), len(exported))
 }
 
-// TestBinaryNeedsNoNVIDIALibrary: the binary links go-nvml's cgo package
-// (package gpu uses its types and mock), whose flags ask the linker to
-// export everything and to leave the nvml* functions undefined, for
-// go-nvml's loader to bind at run time. abi's version script keeps the
-// exports to the API (above), so those functions are not dynamic symbols
-// either: the binary names no NVIDIA library and no nvml or cu* symbol, and
-// starts without the driver however it is linked (-z now included).
-// package gpu loads NVML and CUDA with purego instead (gpu/doc.go).
+// TestBinaryNeedsNoNVIDIALibrary: the binary starts without the NVIDIA
+// driver however it is linked (-z now included): it names no NVIDIA
+// library and leaves no nvml or cu* symbol for the dynamic linker, as
+// package gpu opens NVML and CUDA with purego (gpu/doc.go). go-nvml is
+// not linked at all: its cgo package, which package gpu's tests use for
+// its mock, would bring flags that export every symbol and leave its
+// nvml* functions undefined.
 func TestBinaryNeedsNoNVIDIALibrary(t *testing.T) {
 	syms := testenv.ReadDynamicSymbols(t, serverBinary)
 	for _, lib := range syms.Needed {
@@ -69,6 +69,15 @@ func TestBinaryNeedsNoNVIDIALibrary(t *testing.T) {
 	for _, s := range syms.Undefined {
 		if strings.HasPrefix(s, "nvml") || strings.HasPrefix(s, "cu") && !strings.HasPrefix(s, "cur") {
 			t.Errorf("the binary leaves %s for the dynamic linker to find", s)
+		}
+	}
+	info, err := buildinfo.ReadFile(serverBinary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dep := range info.Deps {
+		if strings.HasPrefix(dep.Path, "github.com/NVIDIA/go-nvml") {
+			t.Errorf("the binary links %s %s: go-nvml is for the tests' mock only", dep.Path, dep.Version)
 		}
 	}
 }

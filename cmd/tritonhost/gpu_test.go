@@ -17,9 +17,9 @@ import (
 )
 
 // The GPU examples (examples/models_gpu) on machines without a GPU: NVML is
-// go-nvml's mock of two A100s (TRITONHOST_TEST_MOCK_NVML_GPUS) and the CUDA
-// driver is the fake one the tests build, which writes its counters to a
-// file after every change (FAKECUDA_REPORT).
+// the fake one the tests build (two GPUs, testenv.FakeNVML) and so is the
+// CUDA driver, which writes its counters to a file after every change
+// (FAKECUDA_REPORT); the server loads both through its hidden flags.
 
 // gpuRepos serves the CPU and the GPU examples side by side.
 func gpuRepos(t *testing.T) []string {
@@ -28,20 +28,20 @@ func gpuRepos(t *testing.T) []string {
 		"--model-repository", filepath.Join(root, "examples", "models")}
 }
 
-// startMockGPUServer runs the server on two mock GPUs and the fake driver,
-// and returns it with the fake driver's report file.
-func startMockGPUServer(t *testing.T, extra ...string) (*server, string) {
+// startFakeGPUServer runs the server on the two GPUs of the fake NVML and
+// the fake CUDA driver, and returns it with the fake driver's report file.
+func startFakeGPUServer(t *testing.T, extra ...string) (*server, string) {
 	report := filepath.Join(t.TempDir(), "fakecuda.report")
-	env := append(os.Environ(), mockNVMLEnv+"=2", "FAKECUDA_DEVICES=2", "FAKECUDA_REPORT="+report)
+	env := append(os.Environ(), "FAKECUDA_DEVICES=2", "FAKECUDA_REPORT="+report)
 	env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "CUDA_VISIBLE_DEVICES=") })
-	args := append([]string{"--cuda-driver-library", testenv.FakeCUDADriver(t)}, extra...)
+	args := append([]string{"--nvml-library", testenv.FakeNVML(t), "--cuda-driver-library", testenv.FakeCUDADriver(t)}, extra...)
 	return startServerEnv(t, testenv.ExampleModels(t), env, args...), report
 }
 
 var instanceInitRE = regexp.MustCompile(`TRITONBACKEND_ModelInstanceInitialize: (square_int32_gpu_0_\d) \(GPU device (\d)\)`)
 
-func TestGPUExamplesServeOnTwoMockGPUs(t *testing.T) {
-	srv, report := startMockGPUServer(t, gpuRepos(t)[:2]...)
+func TestGPUExamplesServeOnTwoFakeGPUs(t *testing.T) {
+	srv, report := startFakeGPUServer(t, gpuRepos(t)[:2]...)
 	var placed []string
 	for _, m := range instanceInitRE.FindAllStringSubmatch(srv.log.String(), -1) {
 		placed = append(placed, m[1]+" on GPU "+m[2])
@@ -114,8 +114,8 @@ func TestGPUModelAskingForAMissingGPUIsNotLoaded(t *testing.T) {
 	).Replace(testenv.ExampleConfig(t, "square_int32"))
 	repo := testenv.Repository(t, testenv.Model{Name: "far", Config: config})
 	report := filepath.Join(t.TempDir(), "fakecuda.report")
-	env := append(os.Environ(), mockNVMLEnv+"=2", "FAKECUDA_REPORT="+report)
-	srv := startServerEnv(t, testenv.ExampleModels(t), env, "--cuda-driver-library", testenv.FakeCUDADriver(t),
+	env := append(os.Environ(), "FAKECUDA_REPORT="+report)
+	srv := startServerEnv(t, testenv.ExampleModels(t), env, "--nvml-library", testenv.FakeNVML(t), "--cuda-driver-library", testenv.FakeCUDADriver(t),
 		"--model-repository", repo, "--exit-on-error=false", "--strict-readiness=false")
 	idx, err := srv.client.RepositoryIndex(ctxFor(t), &pb.RepositoryIndexRequest{})
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
@@ -16,11 +15,6 @@ import (
 	"tritonhost/frontend/sharedmem"
 	"tritonhost/gpu"
 )
-
-// mockNVMLEnv, for tests only, replaces NVML with go-nvml's mock of a DGX
-// A100 holding that many GPUs (1 to 8), so that GPU placement can be tested
-// on machines without GPUs (with a fake CUDA driver, --cuda-driver-library).
-const mockNVMLEnv = "TRITONHOST_TEST_MOCK_NVML_GPUS"
 
 // gpuFlags are the serve flags about GPUs, named as Triton's.
 type gpuFlags struct {
@@ -45,7 +39,7 @@ func (g *gpuFlags) bind(f *pflag.FlagSet) {
 	f.BoolVar(&g.AllowMetrics, "allow-gpu-metrics", true, "report GPU utilization, memory, power and energy as metrics")
 	f.IntVar(&g.CUDAShmMaxRegions, "cuda-shm-max-regions", sharedmem.DefaultMaxRegions, "CUDA shared-memory regions clients may have registered at once")
 	f.StringVar(&g.DriverLibrary, "cuda-driver-library", gpu.CUDALibrary, "CUDA driver library to load (for tests: a fake driver)")
-	f.StringVar(&g.NVMLLibrary, "nvml-library", gpu.NVMLLibrary, "NVML library to load")
+	f.StringVar(&g.NVMLLibrary, "nvml-library", gpu.NVMLLibrary, "NVML library to load (for tests: a fake NVML)")
 	_ = f.MarkHidden("cuda-driver-library")
 	_ = f.MarkHidden("nvml-library")
 }
@@ -77,7 +71,7 @@ func (g *gpuFlags) complete() error {
 // serverGPUs are the GPUs a serve run uses: none, or those the CUDA driver
 // opened (their pools and contexts).
 type serverGPUs struct {
-	nvml      nvml.Interface // initialized, or nil
+	nvml      gpu.NVML // initialized, or nil
 	discovery gpu.Discovery
 	devices   *gpu.Devices   // nil: no GPU in use
 	metrics   *gpu.Collector // nil: --allow-gpu-metrics=false
@@ -88,15 +82,6 @@ type serverGPUs struct {
 // said once in the log, not an error.
 func (g *gpuFlags) open(log *serverlog.Logger) *serverGPUs {
 	lib := gpu.OpenNVML(g.NVMLLibrary)
-	if n := os.Getenv(mockNVMLEnv); n != "" {
-		count, err := strconv.Atoi(n)
-		if err != nil || count < 1 || count > 8 {
-			log.Warnf("%s=%q: want 1 to 8; ignored", mockNVMLEnv, n)
-		} else {
-			log.Warnf("%s=%d: using a mock NVML of %d A100 GPUs; for tests only", mockNVMLEnv, count, count)
-			lib = gpu.NewMockNVML(count)
-		}
-	}
 	visible, set := os.LookupEnv("CUDA_VISIBLE_DEVICES")
 	d := gpu.Discover(lib, gpu.DiscoverOptions{VisibleDevices: visible, VisibleSet: set, MinComputeCapability: g.MinComputeCapability})
 	d.Log(log)

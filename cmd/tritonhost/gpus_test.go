@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"tritonhost/core/serverlog"
+	"tritonhost/internal/testenv"
 )
 
 func TestGPUFlagsParsePoolSizes(t *testing.T) {
@@ -39,13 +40,14 @@ func TestGPUFlagsParsePoolSizes(t *testing.T) {
 	}
 }
 
-// TestGPUMetricsFollowTheFlag opens two mock GPUs without a CUDA driver:
-// they are listed and measured, but no instance may use them.
+// TestGPUMetricsFollowTheFlag opens the two GPUs of the fake NVML without
+// a CUDA driver: they are listed and measured, but no instance may use
+// them.
 func TestGPUMetricsFollowTheFlag(t *testing.T) {
-	t.Setenv(mockNVMLEnv, "2")
+	nvml := testenv.FakeNVML(t)
 	for _, allow := range []bool{true, false} {
 		var log bytes.Buffer
-		g := gpuFlags{AllowMetrics: allow, DriverLibrary: "/nonexistent/libcuda.so.1", MinComputeCapability: 6}
+		g := gpuFlags{AllowMetrics: allow, NVMLLibrary: nvml, DriverLibrary: "/nonexistent/libcuda.so.1", MinComputeCapability: 6}
 		s := g.open(serverlog.New(&log))
 		c := s.metricsCollector()
 		if (c != nil) != allow {

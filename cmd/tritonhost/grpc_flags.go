@@ -8,6 +8,7 @@ import (
 
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/grpcserver"
+	"tritonhost/frontend/protocol"
 )
 
 // grpcFlags are the flags that bound what gRPC clients may hold: Triton's
@@ -36,18 +37,18 @@ const (
 )
 
 func (g *grpcFlags) bind(f *pflag.FlagSet) {
-	f.IntVar(&g.KeepaliveTimeMs, "grpc-keepalive-time", 7200000, "ms of silence on a connection after which the server pings it")
-	f.IntVar(&g.KeepaliveTimeoutMs, "grpc-keepalive-timeout", 20000, "ms the server waits for a ping's answer before closing the connection")
+	f.IntVar(&g.KeepaliveTimeMs, "grpc-keepalive-time", msOf(grpcserver.DefaultKeepaliveTime), "ms of silence on a connection after which the server pings it")
+	f.IntVar(&g.KeepaliveTimeoutMs, "grpc-keepalive-timeout", msOf(grpcserver.DefaultKeepaliveTimeout), "ms the server waits for a ping's answer before closing the connection")
 	f.BoolVar(&g.KeepalivePermitWithout, "grpc-keepalive-permit-without-calls", false, "let clients ping with no call open (otherwise they are disconnected for it)")
 	f.IntVar(&g.MaxPingsWithoutData, "grpc-http2-max-pings-without-data", grpcFixedMaxPingsWithoutData, "accepted for Triton compatibility; the server's own pings follow --grpc-keepalive-time")
-	f.IntVar(&g.MinRecvPingIntervalMs, "grpc-http2-min-recv-ping-interval-without-data", 300000, "shortest interval, in ms, at which a client may ping; faster pings count as strikes")
+	f.IntVar(&g.MinRecvPingIntervalMs, "grpc-http2-min-recv-ping-interval-without-data", msOf(grpcserver.DefaultMinPingInterval), "shortest interval, in ms, at which a client may ping; faster pings count as strikes")
 	f.IntVar(&g.MaxPingStrikes, "grpc-http2-max-ping-strikes", grpcFixedMaxPingStrikes, "accepted for Triton compatibility; a client is disconnected after 2 strikes")
-	f.IntVar(&g.MaxConcurrentStreams, "grpc-max-concurrent-streams", 1024, "calls (streams) one connection may have open at once")
-	f.IntVar(&g.MaxConnectionIdleMs, "grpc-max-connection-idle", 300000, "ms after which a connection with no call open is closed (clients reconnect when they need to)")
-	f.IntVar(&g.MaxStreamPendingRequests, "grpc-max-stream-pending-requests", 1024, "requests one ModelStreamInfer stream may have unanswered; then the server stops reading it")
-	f.IntVar(&g.MaxResponsePoolSize, "grpc-max-response-pool-size", 256, "responses one stream may hold for a client that reads slowly")
-	f.IntVar(&g.MaxStreamResponseBytes, "grpc-max-stream-response-bytes", 64<<20, "bytes of responses one stream may hold for a client that reads slowly (a single larger response still goes)")
-	f.IntVar(&g.StreamStallTimeoutMs, "grpc-stream-stall-timeout", 5000, "ms a response may wait for room in a full stream; then the stream is cut off and its requests cancelled")
+	f.IntVar(&g.MaxConcurrentStreams, "grpc-max-concurrent-streams", grpcserver.DefaultMaxConcurrentStreams, "calls (streams) one connection may have open at once")
+	f.IntVar(&g.MaxConnectionIdleMs, "grpc-max-connection-idle", msOf(grpcserver.DefaultMaxConnectionIdle), "ms after which a connection with no call open is closed (clients reconnect when they need to)")
+	f.IntVar(&g.MaxStreamPendingRequests, "grpc-max-stream-pending-requests", grpcserver.DefaultMaxPendingRequests, "requests one ModelStreamInfer stream may have unanswered; then the server stops reading it")
+	f.IntVar(&g.MaxResponsePoolSize, "grpc-max-response-pool-size", protocol.DefaultStreamMaxResponses, "responses one stream may hold for a client that reads slowly")
+	f.IntVar(&g.MaxStreamResponseBytes, "grpc-max-stream-response-bytes", protocol.DefaultStreamMaxResponseBytes, "bytes of responses one stream may hold for a client that reads slowly (a single larger response still goes)")
+	f.IntVar(&g.StreamStallTimeoutMs, "grpc-stream-stall-timeout", msOf(protocol.DefaultStreamStallTimeout), "ms a response may wait for room in a full stream; then the stream is cut off and its requests cancelled")
 	f.BoolVar(&g.AllowLogFileSetting, "allow-log-file-setting", false, "let LogSettings clients send the log to a file they name on this machine")
 }
 
@@ -80,6 +81,9 @@ func (g *grpcFlags) warn(log *serverlog.Logger) {
 }
 
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// msOf is d in whole milliseconds, as the flags take durations.
+func msOf(d time.Duration) int { return int(d / time.Millisecond) }
 
 // options returns the service's limits.
 func (g *grpcFlags) options() (grpcserver.StreamLimits, grpcserver.ConnectionLimits) {

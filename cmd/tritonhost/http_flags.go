@@ -8,6 +8,7 @@ import (
 
 	"tritonhost/frontend/httpserver"
 	"tritonhost/frontend/metricsserver"
+	"tritonhost/frontend/protocol"
 )
 
 // httpFlags are the HTTP/REST endpoint's flags: Triton's (--allow-http,
@@ -33,12 +34,12 @@ func (h *httpFlags) bind(f *pflag.FlagSet) {
 	f.IntVar(&h.Port, "http-port", 8000, "port to listen on for HTTP (0: any free port)")
 	f.Int64Var(&h.MaxInputSize, "http-max-input-size", httpserver.DefaultMaxInputBytes, "largest HTTP request body, in bytes, as sent and once decompressed")
 	f.IntVar(&h.MaxHeaderBytes, "http-max-header-bytes", httpserver.DefaultMaxHeaderBytes, "largest HTTP request header, in bytes")
-	f.IntVar(&h.ReadHeaderTimeoutMs, "http-read-header-timeout", int(httpserver.DefaultReadHeaderTimeout/time.Millisecond), "ms a client may take to send a request's header")
-	f.IntVar(&h.IdleTimeoutMs, "http-idle-timeout", int(httpserver.DefaultIdleTimeout/time.Millisecond), "ms after which a kept-alive connection with no request is closed")
-	f.IntVar(&h.WriteTimeoutMs, "http-write-timeout", int(httpserver.DefaultWriteTimeout/time.Millisecond), "ms writing one response may take (event streams: see --http-stream-stall-timeout)")
-	f.IntVar(&h.StreamStallTimeoutMs, "http-stream-stall-timeout", 5000, "ms an event of a generate_stream may wait for a client that does not read; then the stream is cut off and its request cancelled")
-	f.IntVar(&h.MaxStreamResponses, "http-max-stream-responses", 256, "events one generate_stream may hold for a client that reads slowly")
-	f.IntVar(&h.MaxStreamResponseBytes, "http-max-stream-response-bytes", 64<<20, "bytes of events one generate_stream may hold for a client that reads slowly")
+	f.IntVar(&h.ReadHeaderTimeoutMs, "http-read-header-timeout", msOf(httpserver.DefaultReadHeaderTimeout), "ms a client may take to send a request's header")
+	f.IntVar(&h.IdleTimeoutMs, "http-idle-timeout", msOf(httpserver.DefaultIdleTimeout), "ms after which a kept-alive connection with no request is closed")
+	f.IntVar(&h.WriteTimeoutMs, "http-write-timeout", msOf(httpserver.DefaultWriteTimeout), "ms writing one response may take (event streams: see --http-stream-stall-timeout)")
+	f.IntVar(&h.StreamStallTimeoutMs, "http-stream-stall-timeout", msOf(protocol.DefaultStreamStallTimeout), "ms an event of a generate_stream may wait for a client that does not read; then the stream is cut off and its request cancelled")
+	f.IntVar(&h.MaxStreamResponses, "http-max-stream-responses", protocol.DefaultStreamMaxResponses, "events one generate_stream may hold for a client that reads slowly")
+	f.IntVar(&h.MaxStreamResponseBytes, "http-max-stream-response-bytes", protocol.DefaultStreamMaxResponseBytes, "bytes of events one generate_stream may hold for a client that reads slowly")
 }
 
 func (h *httpFlags) validate() error {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
 	"tritonhost/frontend/metricsserver"
+	"tritonhost/internal/testenv"
 )
 
 // scrapeMetrics GETs /metrics of the server's metrics endpoint and checks
@@ -117,32 +118,31 @@ func TestMetricsPassPromtoolAndRiseWithTraffic(t *testing.T) {
 
 var gpuUtilizationRE = regexp.MustCompile(`(?m)^nv_gpu_utilization\{gpu_uuid="([^"]+)"\} (\S+)$`)
 
-// TestMetricsReportTheGPUs: on go-nvml's mock of two A100s (no CUDA
+// TestMetricsReportTheGPUs: on the two GPUs of the fake NVML (no CUDA
 // driver: the GPUs are measured, not used), /metrics carries Triton's GPU
-// families for each GPU, by UUID, with the mock's figures, and still
+// families for each GPU, by UUID, with the fake's figures, and still
 // passes promtool; --allow-gpu-metrics=false leaves them out.
 func TestMetricsReportTheGPUs(t *testing.T) {
 	t.Parallel()
-	env := append(os.Environ(), mockNVMLEnv+"=2")
-	noDriver := []string{"--cuda-driver-library", "/nonexistent/libcuda.so.1"}
+	env := os.Environ()
+	noDriver := []string{"--nvml-library", testenv.FakeNVML(t), "--cuda-driver-library", "/nonexistent/libcuda.so.1"}
 	s := startServerEnv(t, "", env, noDriver...)
 	text := s.scrapeMetrics(t)
 	gpus := gpuUtilizationRE.FindAllStringSubmatch(text, -1)
 	if len(gpus) != 2 || gpus[0][1] == gpus[1][1] {
 		t.Fatalf("nv_gpu_utilization lines %v, want one for each of 2 GPUs:\n%s", gpus, text)
 	}
-	for _, g := range gpus {
-		label := `{gpu_uuid="` + g[1] + `"}`
-		for series, want := range map[string]float64{
-			"nv_gpu_utilization": 0.5, "nv_gpu_memory_used_bytes": 1 << 30, "nv_gpu_power_usage": 100,
-			"nv_gpu_power_limit": 400, "nv_energy_consumption": 0,
-		} {
+	for uuid, figures := range map[string]map[string]float64{
+		testenv.FakeNVMLGPU0: {"nv_gpu_utilization": 0.42, "nv_gpu_memory_total_bytes": 80 << 30, "nv_gpu_memory_used_bytes": 3 << 30,
+			"nv_gpu_power_usage": 123.456, "nv_gpu_power_limit": 700, "nv_energy_consumption": 0},
+		testenv.FakeNVMLGPU1: {"nv_gpu_utilization": 0.5, "nv_gpu_memory_total_bytes": 40 << 30, "nv_gpu_memory_used_bytes": 1 << 30,
+			"nv_gpu_power_usage": 100, "nv_gpu_power_limit": 400, "nv_energy_consumption": 0},
+	} {
+		label := `{gpu_uuid="` + uuid + `"}`
+		for series, want := range figures {
 			if got := sample(t, text, series+label); got != want {
 				t.Errorf("%s%s = %v, want %v", series, label, got, want)
 			}
-		}
-		if sample(t, text, "nv_gpu_memory_total_bytes"+label) <= 1<<30 {
-			t.Errorf("nv_gpu_memory_total_bytes%s is not above the memory used", label)
 		}
 	}
 

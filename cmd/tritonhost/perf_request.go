@@ -8,6 +8,7 @@ import (
 
 	"tritonhost/client"
 	pb "tritonhost/frontend/inferencepb"
+	"tritonhost/internal/datatype"
 )
 
 // prepare builds the request perf sends: the --input tensors, and every
@@ -112,26 +113,11 @@ func zeroInput(in *pb.ModelMetadataResponse_TensorMetadata, shape []int64, batch
 	if in.GetDatatype() == "BYTES" {
 		data = make([]byte, 4*n) // n empty strings
 	} else {
-		size, ok := elementSize(in.GetDatatype())
+		size, ok := datatype.Size(in.GetDatatype())
 		if !ok {
 			return client.Tensor{}, fmt.Errorf("input %q: cannot generate %s data", in.GetName(), in.GetDatatype())
 		}
-		data = make([]byte, n*size)
+		data = make([]byte, n*int64(size))
 	}
 	return client.Tensor{Name: in.GetName(), Datatype: in.GetDatatype(), Shape: shape, Data: data}, nil
-}
-
-// elementSize returns the bytes of one element of a fixed-size datatype.
-func elementSize(dt string) (int64, bool) {
-	switch dt {
-	case "BOOL", "INT8", "UINT8":
-		return 1, true
-	case "INT16", "UINT16", "FP16", "BF16":
-		return 2, true
-	case "INT32", "UINT32", "FP32":
-		return 4, true
-	case "INT64", "UINT64", "FP64":
-		return 8, true
-	}
-	return 0, false
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"tritonhost/internal/datatype"
 )
 
 // encodeValues encodes textual values as a tensor of the datatype.
@@ -20,6 +22,7 @@ func encodeValues(dt string, vals []string) ([]byte, error) {
 	}
 	var out []byte
 	le := binary.LittleEndian
+	size, _ := datatype.Size(dt)
 	for _, v := range vals {
 		v = strings.TrimSpace(v)
 		var err error
@@ -30,13 +33,13 @@ func encodeValues(dt string, vals []string) ([]byte, error) {
 				out = append(out, map[bool]byte{false: 0, true: 1}[b])
 			}
 		case "INT8", "INT16", "INT32", "INT64":
-			bits := map[string]int{"INT8": 8, "INT16": 16, "INT32": 32, "INT64": 64}[dt]
+			bits := 8 * size
 			var n int64
 			if n, err = strconv.ParseInt(v, 10, bits); err == nil {
 				out = appendInt(out, uint64(n), bits)
 			}
 		case "UINT8", "UINT16", "UINT32", "UINT64":
-			bits := map[string]int{"UINT8": 8, "UINT16": 16, "UINT32": 32, "UINT64": 64}[dt]
+			bits := 8 * size
 			var n uint64
 			if n, err = strconv.ParseUint(v, 10, bits); err == nil {
 				out = appendInt(out, n, bits)

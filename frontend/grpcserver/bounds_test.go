@@ -152,7 +152,7 @@ func TestRequestsThatWouldInflateAreRefusedBeforeDecoding(t *testing.T) {
 			Contents: &pb.InferTensorContents{Uint64Contents: zeros}}}}, "typed contents would take"},
 		{manyInputs, "5000 inputs"},
 		{&pb.ModelInferRequest{ModelName: "m", Id: "dims", Inputs: []*pb.ModelInferRequest_InferInputTensor{{
-			Name: "INPUT0", Datatype: "INT32", Shape: make([]int64, 100)}}}, "more than 64 dimensions"},
+			Name: "INPUT0", Datatype: "INT32", Shape: make([]int64, 100)}}}, "an input has 100 dimensions, more than the 64 the server accepts"},
 		{&pb.ModelInferRequest{ModelName: "m", Id: "count", Inputs: []*pb.ModelInferRequest_InferInputTensor{{
 			Name: "INPUT0", Datatype: "INT32", Shape: []int64{4},
 			Contents: &pb.InferTensorContents{IntContents: []int32{1, 2, 3}}}}}, "[request id: count] input byte size mismatch for input 'INPUT0' for model 'm'. Expected 16, got 12"},

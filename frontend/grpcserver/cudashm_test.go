@@ -1,9 +1,5 @@
-//go:build cgo
-
 // These tests open CUDA regions through package gpu on the fake CUDA
-// driver; package gpu needs cgo (go-nvml's types), so a CGO_ENABLED=0
-// build leaves them out. sharedmem's own tests cover the registry without
-// cgo.
+// driver, which package gpu loads with purego: with or without cgo.
 
 package grpcserver_test
 

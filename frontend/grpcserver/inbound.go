@@ -11,6 +11,7 @@ import (
 
 	"tritonhost/core"
 	pb "tritonhost/frontend/inferencepb"
+	"tritonhost/frontend/protocol"
 )
 
 // Decoding a protobuf message can take many times its size in memory: a
@@ -29,13 +30,6 @@ type requestLimits struct {
 	// every input) may take once decoded.
 	maxDecodedContents int
 }
-
-// Fixed bounds on counts a request can inflate with a few wire bytes each.
-const (
-	maxRequestTensors    = 4096 // inputs, requested outputs, raw_input_contents entries
-	maxRequestParameters = 1024 // parameters of the request or of one tensor
-	maxTensorDims        = 64   // dimensions of one shape
-)
 
 // inboundRequest is a ModelInferRequest as the server received it: decoded,
 // or, when it broke a limit, only its header (model, version and id, for
@@ -85,8 +79,8 @@ func decodeInbound(b []byte, in *inboundRequest, lim requestLimits) error {
 		}
 		in.msg, in.contents = new(pb.ModelInferRequest), nil
 	}
-	in.refused = err
 	decodeHeader(b, in.msg)
+	in.refused = fmt.Errorf("model %q: %w", in.msg.GetModelName(), err)
 	return nil
 }
 
@@ -190,12 +184,12 @@ func checkRequestWire(b []byte, lim requestLimits) error {
 		return err
 	}
 	for i, what := range []string{"inputs", "requested outputs", "raw_input_contents entries"} {
-		if tensors[i] > maxRequestTensors {
-			return core.Errorf(core.CodeInvalidArg, "the request has %d %s, more than the %d the server accepts", tensors[i], what, maxRequestTensors)
+		if tensors[i] > protocol.MaxRequestTensors {
+			return protocol.TooMany("the request", tensors[i], what, protocol.MaxRequestTensors)
 		}
 	}
-	if params > maxRequestParameters {
-		return core.Errorf(core.CodeInvalidArg, "the request has %d parameters, more than the %d the server accepts", params, maxRequestParameters)
+	if params > protocol.MaxRequestParameters {
+		return protocol.TooMany("the request", params, "parameters", protocol.MaxRequestParameters)
 	}
 	if contents > lim.maxDecodedContents {
 		return limitError(fmt.Sprintf("the inputs' typed contents would take %d bytes once decoded, more than the server's limit of %d; send large tensors in raw_input_contents",
@@ -212,8 +206,8 @@ func inputDecodedSize(b []byte) (int, error) {
 		switch num {
 		case 3: // shape
 			dims += elements(typ, v, protowire.VarintType)
-			if dims > maxTensorDims {
-				return core.Errorf(core.CodeInvalidArg, "an input has more than %d dimensions", maxTensorDims)
+			if dims > protocol.MaxTensorDims {
+				return protocol.TooMany("an input", dims, "dimensions", protocol.MaxTensorDims)
 			}
 		case 5:
 			n, err := contentsDecodedSize(v)
@@ -265,8 +259,8 @@ func checkParameterCount(b []byte, num protowire.Number) error {
 		}
 		return nil
 	})
-	if err == nil && n > maxRequestParameters {
-		err = core.Errorf(core.CodeInvalidArg, "a tensor has %d parameters, more than the %d the server accepts", n, maxRequestParameters)
+	if err == nil && n > protocol.MaxRequestParameters {
+		err = protocol.TooMany("a tensor", n, "parameters", protocol.MaxRequestParameters)
 	}
 	return err
 }
@@ -351,5 +345,5 @@ func decodeHeader(b []byte, msg *pb.ModelInferRequest) {
 
 // String describes the refusal, for logs.
 func (in *inboundRequest) String() string {
-	return fmt.Sprintf("request %q to model %q: %v", in.msg.GetId(), in.msg.GetModelName(), in.refused)
+	return fmt.Sprintf("request %q: %v", in.msg.GetId(), in.refused) // refused names the model
 }

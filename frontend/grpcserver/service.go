@@ -31,6 +31,19 @@ const DefaultServerName = protocol.DefaultServerName
 // up to 2 GiB.
 const DefaultMaxMessageBytes = 256 << 20
 
+// Defaults of StreamLimits and ConnectionLimits that are the gRPC
+// frontend's own; the bounds on a stream's responses are the protocols'
+// (protocol.DefaultStreamMaxResponses and the rest).
+const (
+	DefaultMaxPendingRequests   = 1024
+	DefaultMaxConcurrentStreams = 1024
+	DefaultMaxConnectionIdle    = 5 * time.Minute
+	// Triton's defaults for keepalive and client pings.
+	DefaultKeepaliveTime    = 2 * time.Hour
+	DefaultKeepaliveTimeout = 20 * time.Second
+	DefaultMinPingInterval  = 5 * time.Minute
+)
+
 // Options configure a Service. Zero fields take the defaults named.
 type Options struct {
 	// ServerName and ServerVersion are what ServerMetadata reports; the
@@ -68,17 +81,20 @@ type Options struct {
 // more than its share of memory or of backend threads.
 type StreamLimits struct {
 	// MaxPendingRequests is how many requests a stream may have read and not
-	// yet answered with their final response (default 1024). At the limit
+	// yet answered with their final response (default
+	// DefaultMaxPendingRequests). At the limit
 	// the server stops reading the stream, and HTTP/2 flow control pushes
 	// back on the client.
 	MaxPendingRequests int
 	// MaxResponses and MaxResponseBytes bound the responses a stream holds
-	// for a client that reads slower than its models answer (default 256
-	// responses and 64 MiB; a single larger response still goes).
+	// for a client that reads slower than its models answer (defaults
+	// protocol.DefaultStreamMaxResponses and DefaultStreamMaxResponseBytes;
+	// a single larger response still goes).
 	MaxResponses     int
 	MaxResponseBytes int
 	// StallTimeout is how long a response may wait for room in a full
-	// stream (default 5s). Then the client is taken for one that does not
+	// stream (default protocol.DefaultStreamStallTimeout). Then the client
+	// is taken for one that does not
 	// read: the stream ends with RESOURCE_EXHAUSTED, its requests are
 	// cancelled, and the backend thread that was sending goes on.
 	StallTimeout time.Duration
@@ -87,20 +103,22 @@ type StreamLimits struct {
 // ConnectionLimits bound one client connection.
 type ConnectionLimits struct {
 	// MaxConcurrentStreams is HTTP/2's limit on the streams (calls) open at
-	// once on a connection (default 1024).
+	// once on a connection (default DefaultMaxConcurrentStreams).
 	MaxConcurrentStreams uint32
 	// MaxIdle closes a connection that had no call for this long (default
-	// 5 minutes); clients reconnect by themselves when they need to.
+	// DefaultMaxConnectionIdle); clients reconnect by themselves when they
+	// need to.
 	MaxIdle time.Duration
 	// KeepaliveTime and KeepaliveTimeout: the server pings a connection
 	// silent for KeepaliveTime and closes it if the ping is not answered
-	// within KeepaliveTimeout (Triton's defaults: 2 hours, 20 seconds).
+	// within KeepaliveTimeout (defaults DefaultKeepaliveTime and
+	// DefaultKeepaliveTimeout, Triton's).
 	KeepaliveTime    time.Duration
 	KeepaliveTimeout time.Duration
 	// MinPingInterval is the shortest interval at which a client may ping,
 	// and PermitPingsWithoutCalls whether it may ping with no call open;
-	// a client that breaks either is disconnected (Triton's defaults: 5
-	// minutes, false).
+	// a client that breaks either is disconnected (defaults
+	// DefaultMinPingInterval and false, Triton's).
 	MinPingInterval         time.Duration
 	PermitPingsWithoutCalls bool
 }
@@ -132,15 +150,15 @@ func New(srv *core.Server, opts Options) *Service {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	opts.MaxMessageBytes = min(opts.MaxMessageBytes, math.MaxInt32)
-	setDefault(&opts.Stream.MaxPendingRequests, 1024)
-	setDefault(&opts.Stream.MaxResponses, 256)
-	setDefault(&opts.Stream.MaxResponseBytes, 64<<20)
-	setDefault(&opts.Stream.StallTimeout, 5*time.Second)
-	setDefault(&opts.Connection.MaxConcurrentStreams, 1024)
-	setDefault(&opts.Connection.MaxIdle, 5*time.Minute)
-	setDefault(&opts.Connection.KeepaliveTime, 2*time.Hour)
-	setDefault(&opts.Connection.KeepaliveTimeout, 20*time.Second)
-	setDefault(&opts.Connection.MinPingInterval, 5*time.Minute)
+	setDefault(&opts.Stream.MaxPendingRequests, DefaultMaxPendingRequests)
+	setDefault(&opts.Stream.MaxResponses, protocol.DefaultStreamMaxResponses)
+	setDefault(&opts.Stream.MaxResponseBytes, protocol.DefaultStreamMaxResponseBytes)
+	setDefault(&opts.Stream.StallTimeout, protocol.DefaultStreamStallTimeout)
+	setDefault(&opts.Connection.MaxConcurrentStreams, DefaultMaxConcurrentStreams)
+	setDefault(&opts.Connection.MaxIdle, DefaultMaxConnectionIdle)
+	setDefault(&opts.Connection.KeepaliveTime, DefaultKeepaliveTime)
+	setDefault(&opts.Connection.KeepaliveTimeout, DefaultKeepaliveTimeout)
+	setDefault(&opts.Connection.MinPingInterval, DefaultMinPingInterval)
 	logs := opts.LogControl
 	if logs == nil {
 		logs = protocol.NewLogControl(srv.Logger(), opts.AllowLogFile)

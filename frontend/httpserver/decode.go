@@ -20,13 +20,6 @@ const (
 	paramClassification = "classification"
 )
 
-// maxTensors bounds the inputs and the requested outputs of one request,
-// as over gRPC.
-const maxTensors = 4096
-
-// maxDims bounds the dimensions of one shape, as over gRPC.
-const maxDims = 64
-
 // decodeInfer decodes an infer body: JSON, or, when headerLen is set, a
 // JSON header of that many bytes followed by binary tensor data. Input
 // buffers point into body, which must outlive the request, or into the
@@ -57,6 +50,9 @@ func (s *Server) decodeInferInto(call *inferCall, m *core.Model, body []byte, he
 	if err := json.Unmarshal(header, &rj); err != nil {
 		return bad("the request is not a valid inference request JSON: %v", err)
 	}
+	if err := checkInferCounts(&rj); err != nil {
+		return fmt.Errorf("model %q: %w", m.Name(), err)
+	}
 	call.req = &core.Submission{Model: m.Name(), Version: m.Version(), ID: rj.ID}
 	for _, name := range sortedKeys(rj.Parameters) {
 		v, err := parameterValue(rj.Parameters[name])
@@ -66,9 +62,6 @@ func (s *Server) decodeInferInto(call *inferCall, m *core.Model, body []byte, he
 		if err != nil {
 			return bad("parameter %q: %v", name, err)
 		}
-	}
-	if len(rj.Inputs) > maxTensors || len(rj.Outputs) > maxTensors {
-		return bad("the request has %d inputs and %d outputs; the server takes at most %d of each", len(rj.Inputs), len(rj.Outputs), maxTensors)
 	}
 	call.req.Inputs = make([]core.Input, 0, len(rj.Inputs))
 	for i := range rj.Inputs {
@@ -85,6 +78,36 @@ func (s *Server) decodeInferInto(call *inferCall, m *core.Model, body []byte, he
 	for i := range rj.Outputs {
 		if err := s.decodeOutput(m, &rj.Outputs[i], call); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkInferCounts refuses an infer request past the protocols' bounds
+// (protocol.MaxRequestTensors and the others), in the words the gRPC
+// frontend uses, naming the tensor.
+func checkInferCounts(rj *inferRequestJSON) error {
+	if n := len(rj.Parameters); n > protocol.MaxRequestParameters {
+		return protocol.TooMany("the request", n, "parameters", protocol.MaxRequestParameters)
+	}
+	if n := len(rj.Inputs); n > protocol.MaxRequestTensors {
+		return protocol.TooMany("the request", n, "inputs", protocol.MaxRequestTensors)
+	}
+	if n := len(rj.Outputs); n > protocol.MaxRequestTensors {
+		return protocol.TooMany("the request", n, "requested outputs", protocol.MaxRequestTensors)
+	}
+	for i := range rj.Inputs {
+		in := &rj.Inputs[i]
+		if n := len(in.Parameters); n > protocol.MaxRequestParameters {
+			return protocol.TooMany(fmt.Sprintf("input %q", in.Name), n, "parameters", protocol.MaxRequestParameters)
+		}
+		if n := len(in.Shape); n > protocol.MaxTensorDims {
+			return protocol.TooMany(fmt.Sprintf("input %q", in.Name), n, "dimensions", protocol.MaxTensorDims)
+		}
+	}
+	for i := range rj.Outputs {
+		if n := len(rj.Outputs[i].Parameters); n > protocol.MaxRequestParameters {
+			return protocol.TooMany(fmt.Sprintf("output %q", rj.Outputs[i].Name), n, "parameters", protocol.MaxRequestParameters)
 		}
 	}
 	return nil
@@ -172,9 +195,6 @@ func (s *Server) decodeInput(m *core.Model, in *inputJSON, binary []byte, mem *p
 	dt := core.ParseDataType(in.Datatype)
 	if dt == core.TypeInvalid {
 		return core.Input{}, nil, bad("unknown datatype %q", in.Datatype)
-	}
-	if len(in.Shape) > maxDims {
-		return core.Input{}, nil, bad("%d dimensions; the server takes at most %d", len(in.Shape), maxDims)
 	}
 	switch {
 	case p.region != nil:

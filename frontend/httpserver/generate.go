@@ -69,8 +69,8 @@ func decodeGenerate(m *core.Model, body []byte) (*core.Submission, error) {
 		}
 		delete(members, "parameters")
 	}
-	if len(members)+len(params) > maxTensors {
-		return nil, bad("the request has %d members; the server takes at most %d", len(members)+len(params), maxTensors)
+	if err := checkGenerateCounts(m, members, params); err != nil {
+		return nil, fmt.Errorf("model %q: %w", m.Name(), err)
 	}
 	req := &core.Submission{Model: m.Name(), Version: m.Version()}
 	var opts protocol.Options
@@ -95,6 +95,30 @@ func decodeGenerate(m *core.Model, body []byte) (*core.Submission, error) {
 		}
 	}
 	return req, nil
+}
+
+// checkGenerateCounts refuses a generate request past the protocols'
+// bounds: the members naming inputs of m are its inputs, every other
+// member and everything under "parameters" its parameters.
+func checkGenerateCounts(m *core.Model, members, params map[string]json.RawMessage) error {
+	inputs := 0
+	for name := range members {
+		if _, ok := protocol.InputType(m, name); ok {
+			inputs++
+		}
+	}
+	for name := range params {
+		if _, ok := protocol.InputType(m, name); ok {
+			inputs++
+		}
+	}
+	if inputs > protocol.MaxRequestTensors {
+		return protocol.TooMany("the request", inputs, "inputs", protocol.MaxRequestTensors)
+	}
+	if n := len(members) + len(params) - inputs; n > protocol.MaxRequestParameters {
+		return protocol.TooMany("the request", n, "parameters", protocol.MaxRequestParameters)
+	}
+	return nil
 }
 
 // generateInput decodes one input's values; its shape is the nesting of

@@ -36,19 +36,21 @@ type Options struct {
 	// Server.SharedMemory at shutdown).
 	SharedMemory *sharedmem.Registry
 	// MaxInputBytes bounds a request body, as sent and once decompressed
-	// (default DefaultMaxInputBytes, 256 MiB): a larger one is answered 413.
+	// (default DefaultMaxInputBytes): a larger one is answered 413.
 	MaxInputBytes int64
-	// MaxHeaderBytes bounds a request's header (default 64 KiB); a larger
+	// MaxHeaderBytes bounds a request's header (default
+	// DefaultMaxHeaderBytes); a larger
 	// one is answered 431.
 	MaxHeaderBytes int
 	// ReadHeaderTimeout is how long a client may take to send a request's
-	// header (default 10s); then the connection is closed.
+	// header (default DefaultReadHeaderTimeout); then the connection is
+	// closed.
 	ReadHeaderTimeout time.Duration
 	// IdleTimeout closes a kept-alive connection that sent no request for
-	// this long (default 5 minutes).
+	// this long (default DefaultIdleTimeout).
 	IdleTimeout time.Duration
 	// WriteTimeout is how long writing one response (not an event stream)
-	// may take (default 5 minutes); then the connection is closed.
+	// may take (default DefaultWriteTimeout); then the connection is closed.
 	WriteTimeout time.Duration
 	// Stream bounds one /generate_stream event stream.
 	Stream StreamLimits
@@ -58,12 +60,14 @@ type Options struct {
 // bound one ModelStreamInfer stream.
 type StreamLimits struct {
 	// MaxResponses and MaxResponseBytes bound the events a stream holds for
-	// a client that reads slower than its model answers (default 256 and 64
-	// MiB; a single larger event still goes).
+	// a client that reads slower than its model answers (defaults
+	// protocol.DefaultStreamMaxResponses and DefaultStreamMaxResponseBytes;
+	// a single larger event still goes).
 	MaxResponses     int
 	MaxResponseBytes int
 	// StallTimeout is how long an event may wait for room in a full stream,
-	// and how long writing one batch of events may take (default 5s). Then
+	// and how long writing one batch of events may take (default
+	// protocol.DefaultStreamStallTimeout). Then
 	// the client is taken for one that does not read: the stream ends and
 	// its request is cancelled, and the backend thread that was sending
 	// goes on.
@@ -91,9 +95,9 @@ func New(srv *core.Server, opts Options) *Server {
 	setDefault(&opts.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	setDefault(&opts.IdleTimeout, DefaultIdleTimeout)
 	setDefault(&opts.WriteTimeout, DefaultWriteTimeout)
-	setDefault(&opts.Stream.MaxResponses, 256)
-	setDefault(&opts.Stream.MaxResponseBytes, 64<<20)
-	setDefault(&opts.Stream.StallTimeout, 5*time.Second)
+	setDefault(&opts.Stream.MaxResponses, protocol.DefaultStreamMaxResponses)
+	setDefault(&opts.Stream.MaxResponseBytes, protocol.DefaultStreamMaxResponseBytes)
+	setDefault(&opts.Stream.StallTimeout, protocol.DefaultStreamStallTimeout)
 	if opts.SharedMemory == nil {
 		opts.SharedMemory = sharedmem.New(sharedmem.Options{})
 	}

@@ -27,7 +27,7 @@ func NoRepositoryName() error {
 func LoadOptions[P any](params map[string]P, config func(name string, p P) (string, error), file func(name string, p P) ([]byte, error)) (core.LoadOptions, error) {
 	var opts core.LoadOptions
 	if len(params) > MaxLoadParameters {
-		return opts, core.Errorf(core.CodeInvalidArg, "the load request has %d parameters, more than the %d the server accepts", len(params), MaxLoadParameters)
+		return opts, TooMany("the load request", len(params), "parameters", MaxLoadParameters)
 	}
 	names := make([]string, 0, len(params))
 	for name := range params {

@@ -1,7 +1,9 @@
-// A fake NVML with two GPUs, the functions tritonhost's NVML loader
-// (nvml_library.go) registers, with NVML's signatures and return codes.
-// Calls before nvmlInit_v2 or after nvmlShutdown return
-// NVML_ERROR_UNINITIALIZED, as NVML's do.
+// A fake NVML with two GPUs (testenv.FakeNVML builds it), the functions
+// tritonhost's NVML loader (gpu/nvml_library.go) registers, with NVML's
+// signatures and return codes. Calls before nvmlInit_v2 or after
+// nvmlShutdown return NVML_ERROR_UNINITIALIZED, as NVML's do. Built with
+// FAKENVML_NO_ENERGY it lacks the energy counter, as drivers older than
+// Volta's do. The GPUs' figures are fixed (testenv's FakeNVMLGPU*).
 #include <stdio.h>
 #include <string.h>
 
@@ -28,8 +30,8 @@ struct fake_device {
 static struct fake_device devices[2] = {
     {"GPU-11111111-2222-3333-4444-555555555555", "Fake H100", 80ULL << 30,
      3ULL << 30, 9, 0, 42, 123456, 700000, 9000},
-    {"GPU-66666666-7777-8888-9999-000000000000", "Fake K80", 12ULL << 30, 0, 3,
-     7, 0, 0, 0, 0},
+    {"GPU-66666666-7777-8888-9999-000000000000", "Fake A100", 40ULL << 30,
+     1ULL << 30, 8, 0, 50, 100000, 400000, 0},
 };
 static int initialized;
 
@@ -160,8 +162,16 @@ nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned int* mw)
   return NVML_SUCCESS;
 }
 
-// nvmlDeviceGetTotalEnergyConsumption is left out, as in drivers older than
-// Volta's: the loader must treat it as optional.
+#ifndef FAKENVML_NO_ENERGY
+nvmlReturn_t
+nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long* mj)
+{
+  if (!initialized)
+    return NVML_ERROR_UNINITIALIZED;
+  *mj = d->mj;
+  return NVML_SUCCESS;
+}
+#endif
 
 const char*
 nvmlErrorString(nvmlReturn_t r)
