@@ -46,7 +46,8 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 
 	streams, conns := o.GRPC.options()
 	svc := grpcserver.New(srv, grpcserver.Options{ServerName: o.ID, ServerVersion: buildVersion(), MaxMessageBytes: o.MaxMessageBytes,
-		StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, LogControl: logs, SharedMemory: shm})
+		StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, LogControl: logs, SharedMemory: shm,
+		Restricted: &o.GRPC.restricted})
 	lis, err := listen(o.GRPCAddress, o.GRPCPort)
 	if err != nil {
 		return fail(fmt.Errorf("listen for gRPC: %w", err))

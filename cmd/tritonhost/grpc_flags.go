@@ -8,6 +8,7 @@ import (
 
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/grpcserver"
+	"tritonhost/frontend/protocol"
 )
 
 // grpcFlags are the flags that bound what gRPC clients may hold: Triton's
@@ -27,6 +28,9 @@ type grpcFlags struct {
 	MaxStreamResponseBytes   int
 	StreamStallTimeoutMs     int
 	AllowLogFileSetting      bool
+	RestrictedProtocol       []string
+
+	restricted protocol.Restrictions // RestrictedProtocol parsed (validate)
 }
 
 // gRPC's ping policy that grpc-go applies and does not let change.
@@ -49,6 +53,7 @@ func (g *grpcFlags) bind(f *pflag.FlagSet) {
 	f.IntVar(&g.MaxStreamResponseBytes, "grpc-max-stream-response-bytes", 64<<20, "bytes of responses one stream may hold for a client that reads slowly (a single larger response still goes)")
 	f.IntVar(&g.StreamStallTimeoutMs, "grpc-stream-stall-timeout", 5000, "ms a response may wait for room in a full stream; then the stream is cut off and its requests cancelled")
 	f.BoolVar(&g.AllowLogFileSetting, "allow-log-file-setting", false, "let LogSettings clients send the log to a file they name on this machine")
+	f.StringArrayVar(&g.RestrictedProtocol, "grpc-restricted-protocol", nil, "<category>[,<category>...]:<key>=<value>: those RPCs answer only calls with metadata triton-grpc-protocol-<key>: <value>; categories: "+categoryList()+" (repeatable)")
 }
 
 func (g *grpcFlags) validate() error {
@@ -66,7 +71,8 @@ func (g *grpcFlags) validate() error {
 			return fmt.Errorf("--%s must be positive, not %d", c.name, c.v)
 		}
 	}
-	return nil
+	g.restricted = protocol.Restrictions{}
+	return restrictedFlag(&g.restricted, "grpc-restricted-protocol", "protocol", protocol.GRPCRestrictedHeaderPrefix, true, g.RestrictedProtocol)
 }
 
 // warn says which Triton settings the server accepts but does not apply.

@@ -8,6 +8,7 @@ import (
 
 	"tritonhost/frontend/httpserver"
 	"tritonhost/frontend/metricsserver"
+	"tritonhost/frontend/protocol"
 )
 
 // httpFlags are the HTTP/REST endpoint's flags: Triton's (--allow-http,
@@ -25,6 +26,9 @@ type httpFlags struct {
 	StreamStallTimeoutMs   int
 	MaxStreamResponses     int
 	MaxStreamResponseBytes int
+	RestrictedAPI          []string
+
+	restricted protocol.Restrictions // RestrictedAPI parsed (validate)
 }
 
 func (h *httpFlags) bind(f *pflag.FlagSet) {
@@ -39,6 +43,7 @@ func (h *httpFlags) bind(f *pflag.FlagSet) {
 	f.IntVar(&h.StreamStallTimeoutMs, "http-stream-stall-timeout", 5000, "ms an event of a generate_stream may wait for a client that does not read; then the stream is cut off and its request cancelled")
 	f.IntVar(&h.MaxStreamResponses, "http-max-stream-responses", 256, "events one generate_stream may hold for a client that reads slowly")
 	f.IntVar(&h.MaxStreamResponseBytes, "http-max-stream-response-bytes", 64<<20, "bytes of events one generate_stream may hold for a client that reads slowly")
+	f.StringArrayVar(&h.RestrictedAPI, "http-restricted-api", nil, "<category>[,<category>...]:<key>=<value>: those routes answer only requests with the header <key>: <value>; categories: "+categoryList()+" (repeatable)")
 }
 
 func (h *httpFlags) validate() error {
@@ -61,7 +66,8 @@ func (h *httpFlags) validate() error {
 			return fmt.Errorf("--%s must be positive, not %d", c.name, c.v)
 		}
 	}
-	return nil
+	h.restricted = protocol.Restrictions{}
+	return restrictedFlag(&h.restricted, "http-restricted-api", "api", "", false, h.RestrictedAPI)
 }
 
 // options returns the HTTP server's options (without the parts serve
@@ -75,6 +81,7 @@ func (h *httpFlags) options() httpserver.Options {
 		WriteTimeout:      ms(h.WriteTimeoutMs),
 		Stream: httpserver.StreamLimits{MaxResponses: h.MaxStreamResponses, MaxResponseBytes: h.MaxStreamResponseBytes,
 			StallTimeout: ms(h.StreamStallTimeoutMs)},
+		Restricted: &h.restricted,
 	}
 }
 
