@@ -28,6 +28,7 @@ type grpcFlags struct {
 	MaxStreamResponseBytes   int
 	StreamStallTimeoutMs     int
 	AllowLogFileSetting      bool
+	SSL                      sslFlags
 	RestrictedProtocol       []string
 
 	restricted protocol.Restrictions // RestrictedProtocol parsed (validate)
@@ -53,6 +54,7 @@ func (g *grpcFlags) bind(f *pflag.FlagSet) {
 	f.IntVar(&g.MaxStreamResponseBytes, "grpc-max-stream-response-bytes", 64<<20, "bytes of responses one stream may hold for a client that reads slowly (a single larger response still goes)")
 	f.IntVar(&g.StreamStallTimeoutMs, "grpc-stream-stall-timeout", 5000, "ms a response may wait for room in a full stream; then the stream is cut off and its requests cancelled")
 	f.BoolVar(&g.AllowLogFileSetting, "allow-log-file-setting", false, "let LogSettings clients send the log to a file they name on this machine")
+	g.SSL.bind(f, "grpc", "gRPC", false)
 	f.StringArrayVar(&g.RestrictedProtocol, "grpc-restricted-protocol", nil, "<category>[,<category>...]:<key>=<value>: those RPCs answer only calls with metadata triton-grpc-protocol-<key>: <value>; categories: "+categoryList()+" (repeatable)")
 }
 
@@ -70,6 +72,9 @@ func (g *grpcFlags) validate() error {
 		if c.v <= 0 {
 			return fmt.Errorf("--%s must be positive, not %d", c.name, c.v)
 		}
+	}
+	if err := g.SSL.validate(); err != nil {
+		return err
 	}
 	g.restricted = protocol.Restrictions{}
 	return restrictedFlag(&g.restricted, "grpc-restricted-protocol", "protocol", protocol.GRPCRestrictedHeaderPrefix, true, g.RestrictedProtocol)

@@ -26,6 +26,7 @@ type httpFlags struct {
 	StreamStallTimeoutMs   int
 	MaxStreamResponses     int
 	MaxStreamResponseBytes int
+	SSL                    sslFlags
 	RestrictedAPI          []string
 
 	restricted protocol.Restrictions // RestrictedAPI parsed (validate)
@@ -43,6 +44,7 @@ func (h *httpFlags) bind(f *pflag.FlagSet) {
 	f.IntVar(&h.StreamStallTimeoutMs, "http-stream-stall-timeout", 5000, "ms an event of a generate_stream may wait for a client that does not read; then the stream is cut off and its request cancelled")
 	f.IntVar(&h.MaxStreamResponses, "http-max-stream-responses", 256, "events one generate_stream may hold for a client that reads slowly")
 	f.IntVar(&h.MaxStreamResponseBytes, "http-max-stream-response-bytes", 64<<20, "bytes of events one generate_stream may hold for a client that reads slowly")
+	h.SSL.bind(f, "http", "HTTP", true)
 	f.StringArrayVar(&h.RestrictedAPI, "http-restricted-api", nil, "<category>[,<category>...]:<key>=<value>: those routes answer only requests with the header <key>: <value>; categories: "+categoryList()+" (repeatable)")
 }
 
@@ -65,6 +67,9 @@ func (h *httpFlags) validate() error {
 		if c.v <= 0 {
 			return fmt.Errorf("--%s must be positive, not %d", c.name, c.v)
 		}
+	}
+	if err := h.SSL.validate(); err != nil {
+		return err
 	}
 	h.restricted = protocol.Restrictions{}
 	return restrictedFlag(&h.restricted, "http-restricted-api", "api", "", false, h.RestrictedAPI)
@@ -92,6 +97,7 @@ type metricsFlags struct {
 	Address    string
 	Port       int
 	IntervalMs int
+	SSL        sslFlags
 }
 
 func (m *metricsFlags) bind(f *pflag.FlagSet) {
@@ -100,6 +106,7 @@ func (m *metricsFlags) bind(f *pflag.FlagSet) {
 	f.StringVar(&m.Address, "metrics-address", "", "address to listen on for metrics (default: --http-address when HTTP is on, else 0.0.0.0)")
 	f.IntVar(&m.Port, "metrics-port", 8002, "port to listen on for metrics (0: any free port)")
 	f.IntVar(&m.IntervalMs, "metrics-interval-ms", int(metricsserver.DefaultInterval/time.Millisecond), "ms between polls of the per-interval metrics (CPU)")
+	m.SSL.bind(f, "metrics", "metrics", true)
 }
 
 func (m *metricsFlags) validate() error {
@@ -109,7 +116,7 @@ func (m *metricsFlags) validate() error {
 	if m.IntervalMs <= 0 {
 		return fmt.Errorf("--metrics-interval-ms must be positive, not %d", m.IntervalMs)
 	}
-	return nil
+	return m.SSL.validate()
 }
 
 // address is where metrics listen: --metrics-address, else the HTTP
