@@ -122,6 +122,9 @@ func writeValues(j *jsonWriter, dt core.DataType, data []byte) error {
 		}
 		j.buf = appendElement(j.buf, dt, data[i:i+size])
 		j.spill()
+		if j.err != nil {
+			return j.err // the client went away: render no more
+		}
 	}
 	return nil
 }
@@ -180,6 +183,9 @@ func writeBytesValues(j *jsonWriter, data []byte) error {
 		}
 		writeJSONString(j, data[:n])
 		j.spill()
+		if j.err != nil {
+			return j.err // the client went away: render no more
+		}
 		data = data[n:]
 	}
 	return nil
@@ -199,6 +205,9 @@ func writeJSONString(j *jsonWriter, s []byte) {
 		j.buf, n = appendEscaped(j.buf, s, chunk)
 		s = s[n:]
 		j.spill()
+		if j.err != nil {
+			return
+		}
 	}
 	j.buf = append(j.buf, '"')
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"io"
 	"math"
 	"testing"
 
@@ -155,5 +156,34 @@ func TestManyEmptyStringsStreamInChunks(t *testing.T) {
 	}
 	if want := 3*inMemoryJSON - 1; len(out.b) != want || out.largest > 2*jsonChunk {
 		t.Errorf("%d bytes streamed (want %d), the largest write %d bytes", len(out.b), want, out.largest)
+	}
+}
+
+// failingWriter fails every write after the first.
+type failingWriter struct{ writes int }
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	if f.writes++; f.writes > 1 {
+		return 0, io.ErrClosedPipe
+	}
+	return len(p), nil
+}
+
+// TestStreamingStopsWhenTheClientGoesAway: once a write fails, the rest of
+// the tensor is not rendered.
+func TestStreamingStopsWhenTheClientGoesAway(t *testing.T) {
+	for _, c := range []struct {
+		dt   core.DataType
+		data []byte
+	}{
+		{core.TypeInt32, make([]byte, 4*inMemoryJSON)},
+		{core.TypeBytes, make([]byte, 4*inMemoryJSON)},
+		{core.TypeBytes, append(binary.LittleEndian.AppendUint32(nil, 4*inMemoryJSON), make([]byte, 4*inMemoryJSON)...)},
+	} {
+		var f failingWriter
+		err := streamJSON(&f, func(j *jsonWriter) error { return writeValues(j, c.dt, c.data) })
+		if err == nil || f.writes > 2 {
+			t.Errorf("%s: %d writes, %v; want it to stop at the first failure", c.dt, f.writes, err)
+		}
 	}
 }
