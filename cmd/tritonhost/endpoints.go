@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"time"
 
 	"google.golang.org/grpc"
 
@@ -47,11 +46,12 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 		return nil, err
 	}
 
+	reload := ms(o.SSLReloadMs) // how often the TLS files are checked
 	streams, conns := o.GRPC.options()
 	svc := grpcserver.New(srv, grpcserver.Options{ServerName: o.ID, ServerVersion: buildVersion(), MaxMessageBytes: o.MaxMessageBytes,
 		StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, LogControl: logs, SharedMemory: shm,
 		Restricted: &o.GRPC.restricted})
-	creds, err := o.GRPC.SSL.grpcOptions(log, ms(o.SSLReloadMs))
+	creds, err := o.GRPC.SSL.grpcOptions(log, reload)
 	if err != nil {
 		return fail(err)
 	}
@@ -71,7 +71,7 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 		if err != nil {
 			return fail(fmt.Errorf("listen for HTTP: %w", err))
 		}
-		if lis, err = o.HTTP.SSL.listener(log, "HTTP", lis, ms(o.SSLReloadMs)); err != nil {
+		if lis, err = o.HTTP.SSL.listener(log, "HTTP", lis, reload); err != nil {
 			lis.Close()
 			return fail(err)
 		}
@@ -96,7 +96,7 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 			ms.Close()
 			return fail(fmt.Errorf("listen for metrics: %w", err))
 		}
-		if lis, err = o.Metrics.SSL.listener(log, "metrics", lis, time.Duration(o.SSLReloadMs)*time.Millisecond); err != nil {
+		if lis, err = o.Metrics.SSL.listener(log, "metrics", lis, reload); err != nil {
 			lis.Close()
 			ms.Close()
 			return fail(err)

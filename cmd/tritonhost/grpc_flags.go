@@ -13,7 +13,8 @@ import (
 
 // grpcFlags are the flags that bound what gRPC clients may hold: Triton's
 // keepalive and HTTP/2 ping flags (in milliseconds, as Triton's), and
-// tritonhost's own per-stream and per-connection limits.
+// tritonhost's own per-stream and per-connection limits; and who may call:
+// Triton's TLS and restricted-protocol flags.
 type grpcFlags struct {
 	KeepaliveTimeMs          int
 	KeepaliveTimeoutMs       int

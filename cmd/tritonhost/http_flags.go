@@ -12,8 +12,9 @@ import (
 )
 
 // httpFlags are the HTTP/REST endpoint's flags: Triton's (--allow-http,
-// --http-address, --http-port, --http-max-input-size) and tritonhost's own
-// bounds on what one client may hold.
+// --http-address, --http-port, --http-max-input-size,
+// --http-restricted-api) and tritonhost's own bounds on what one client may
+// hold, and TLS.
 type httpFlags struct {
 	Allow                  bool
 	Address                string
@@ -90,7 +91,7 @@ func (h *httpFlags) options() httpserver.Options {
 	}
 }
 
-// metricsFlags are Triton's metrics flags.
+// metricsFlags are Triton's metrics flags, and tritonhost's own TLS.
 type metricsFlags struct {
 	Allow      bool
 	AllowCPU   bool
