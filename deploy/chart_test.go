@@ -64,8 +64,9 @@ type manifest struct {
 		} `yaml:"template"`
 		Containers []container `yaml:"containers"` // ServingRuntime
 		Endpoints  []struct {
-			Port string `yaml:"port"`
-			Path string `yaml:"path"`
+			Port   string `yaml:"port"`
+			Path   string `yaml:"path"`
+			Scheme string `yaml:"scheme"`
 		} `yaml:"endpoints"` // ServiceMonitor
 		Metrics []struct {
 			Pods struct {
@@ -79,6 +80,12 @@ type manifest struct {
 
 type podSpec struct {
 	Containers []container `yaml:"containers"`
+	Volumes    []struct {
+		Name   string `yaml:"name"`
+		Secret *struct {
+			SecretName string `yaml:"secretName"`
+		} `yaml:"secret"`
+	} `yaml:"volumes"`
 }
 
 type container struct {
@@ -93,13 +100,30 @@ type container struct {
 	Resources      struct {
 		Limits map[string]any `yaml:"limits"`
 	} `yaml:"resources"`
+	Env []struct {
+		Name      string `yaml:"name"`
+		ValueFrom struct {
+			SecretKeyRef struct {
+				Name string `yaml:"name"`
+				Key  string `yaml:"key"`
+			} `yaml:"secretKeyRef"`
+		} `yaml:"valueFrom"`
+	} `yaml:"env"`
+	VolumeMounts []struct {
+		Name      string `yaml:"name"`
+		MountPath string `yaml:"mountPath"`
+	} `yaml:"volumeMounts"`
 }
 
 type probe struct {
 	HTTPGet struct {
-		Path string    `yaml:"path"`
-		Port yaml.Node `yaml:"port"`
+		Path   string    `yaml:"path"`
+		Port   yaml.Node `yaml:"port"`
+		Scheme string    `yaml:"scheme"`
 	} `yaml:"httpGet"`
+	TCPSocket *struct {
+		Port yaml.Node `yaml:"port"`
+	} `yaml:"tcpSocket"`
 }
 
 // port resolves a probe's or a Service's port (a number or a container

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 
+	"google.golang.org/grpc"
+
 	"tritonhost/abi"
 	"tritonhost/core"
 	"tritonhost/core/serverlog"
@@ -44,15 +46,21 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 		return nil, err
 	}
 
+	reload := ms(o.SSLReloadMs) // how often the TLS files are checked
 	streams, conns := o.GRPC.options()
 	svc := grpcserver.New(srv, grpcserver.Options{ServerName: o.ID, ServerVersion: buildVersion(), MaxMessageBytes: o.MaxMessageBytes,
-		StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, LogControl: logs, SharedMemory: shm})
+		StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, LogControl: logs, SharedMemory: shm,
+		Restricted: &o.GRPC.restricted})
+	creds, err := o.GRPC.SSL.grpcOptions(log, reload)
+	if err != nil {
+		return fail(err)
+	}
 	lis, err := listen(o.GRPCAddress, o.GRPCPort)
 	if err != nil {
 		return fail(fmt.Errorf("listen for gRPC: %w", err))
 	}
 	log.Infof("Started GRPCInferenceService at %s", lis.Addr())
-	eps = append(eps, grpcEndpoint(log, svc, lis))
+	eps = append(eps, grpcEndpoint(log, svc, lis, creds...))
 
 	if o.HTTP.Allow {
 		opts := o.HTTP.options()
@@ -62,6 +70,10 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 		lis, err := listen(o.HTTP.Address, o.HTTP.Port)
 		if err != nil {
 			return fail(fmt.Errorf("listen for HTTP: %w", err))
+		}
+		if lis, err = o.HTTP.SSL.listener(log, "HTTP", lis, reload); err != nil {
+			lis.Close()
+			return fail(err)
 		}
 		log.Infof("Started HTTPService at %s", lis.Addr())
 		eps = append(eps, httpEndpoint("HTTP", hs.NewHTTPServer(), lis, hs.Drain, nil))
@@ -84,6 +96,11 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 			ms.Close()
 			return fail(fmt.Errorf("listen for metrics: %w", err))
 		}
+		if lis, err = o.Metrics.SSL.listener(log, "metrics", lis, reload); err != nil {
+			lis.Close()
+			ms.Close()
+			return fail(err)
+		}
 		log.Infof("Started Metrics Service at %s", lis.Addr())
 		eps = append(eps, httpEndpoint("metrics", ms.NewHTTPServer(), lis, nil, ms.Close))
 	}
@@ -94,8 +111,8 @@ func listen(address string, port int) (net.Listener, error) {
 	return net.Listen("tcp", net.JoinHostPort(address, strconv.Itoa(port)))
 }
 
-func grpcEndpoint(log *serverlog.Logger, svc *grpcserver.Service, lis net.Listener) endpoint {
-	g := svc.NewGRPCServer()
+func grpcEndpoint(log *serverlog.Logger, svc *grpcserver.Service, lis net.Listener, opts ...grpc.ServerOption) endpoint {
+	g := svc.NewGRPCServer(opts...)
 	return endpoint{
 		name:  "gRPC",
 		serve: func() error { return g.Serve(lis) },

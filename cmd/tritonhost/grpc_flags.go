@@ -13,7 +13,8 @@ import (
 
 // grpcFlags are the flags that bound what gRPC clients may hold: Triton's
 // keepalive and HTTP/2 ping flags (in milliseconds, as Triton's), and
-// tritonhost's own per-stream and per-connection limits.
+// tritonhost's own per-stream and per-connection limits; and who may call:
+// Triton's TLS and restricted-protocol flags.
 type grpcFlags struct {
 	KeepaliveTimeMs          int
 	KeepaliveTimeoutMs       int
@@ -28,6 +29,10 @@ type grpcFlags struct {
 	MaxStreamResponseBytes   int
 	StreamStallTimeoutMs     int
 	AllowLogFileSetting      bool
+	SSL                      sslFlags
+	RestrictedProtocol       []string
+
+	restricted protocol.Restrictions // RestrictedProtocol parsed (validate)
 }
 
 // gRPC's ping policy that grpc-go applies and does not let change.
@@ -50,6 +55,8 @@ func (g *grpcFlags) bind(f *pflag.FlagSet) {
 	f.IntVar(&g.MaxStreamResponseBytes, "grpc-max-stream-response-bytes", protocol.DefaultStreamMaxResponseBytes, "bytes of responses one stream may hold for a client that reads slowly (a single larger response still goes)")
 	f.IntVar(&g.StreamStallTimeoutMs, "grpc-stream-stall-timeout", msOf(protocol.DefaultStreamStallTimeout), "ms a response may wait for room in a full stream; then the stream is cut off and its requests cancelled")
 	f.BoolVar(&g.AllowLogFileSetting, "allow-log-file-setting", false, "let LogSettings clients send the log to a file they name on this machine")
+	g.SSL.bind(f, "grpc", "gRPC", false)
+	f.StringArrayVar(&g.RestrictedProtocol, "grpc-restricted-protocol", nil, "<category>[,<category>...]:<key>=<value>: those RPCs answer only calls with metadata triton-grpc-protocol-<key>: <value>; categories: "+categoryList()+" (repeatable)")
 }
 
 func (g *grpcFlags) validate() error {
@@ -67,7 +74,11 @@ func (g *grpcFlags) validate() error {
 			return fmt.Errorf("--%s must be positive, not %d", c.name, c.v)
 		}
 	}
-	return nil
+	if err := g.SSL.validate(); err != nil {
+		return err
+	}
+	g.restricted = protocol.Restrictions{}
+	return restrictedFlag(&g.restricted, "grpc-restricted-protocol", "protocol", protocol.GRPCRestrictedHeaderPrefix, true, g.RestrictedProtocol)
 }
 
 // warn says which Triton settings the server accepts but does not apply.

@@ -12,8 +12,9 @@ import (
 )
 
 // httpFlags are the HTTP/REST endpoint's flags: Triton's (--allow-http,
-// --http-address, --http-port, --http-max-input-size) and tritonhost's own
-// bounds on what one client may hold.
+// --http-address, --http-port, --http-max-input-size,
+// --http-restricted-api) and tritonhost's own bounds on what one client may
+// hold, and TLS.
 type httpFlags struct {
 	Allow                  bool
 	Address                string
@@ -26,6 +27,10 @@ type httpFlags struct {
 	StreamStallTimeoutMs   int
 	MaxStreamResponses     int
 	MaxStreamResponseBytes int
+	SSL                    sslFlags
+	RestrictedAPI          []string
+
+	restricted protocol.Restrictions // RestrictedAPI parsed (validate)
 }
 
 func (h *httpFlags) bind(f *pflag.FlagSet) {
@@ -40,6 +45,8 @@ func (h *httpFlags) bind(f *pflag.FlagSet) {
 	f.IntVar(&h.StreamStallTimeoutMs, "http-stream-stall-timeout", msOf(protocol.DefaultStreamStallTimeout), "ms an event of a generate_stream may wait for a client that does not read; then the stream is cut off and its request cancelled")
 	f.IntVar(&h.MaxStreamResponses, "http-max-stream-responses", protocol.DefaultStreamMaxResponses, "events one generate_stream may hold for a client that reads slowly")
 	f.IntVar(&h.MaxStreamResponseBytes, "http-max-stream-response-bytes", protocol.DefaultStreamMaxResponseBytes, "bytes of events one generate_stream may hold for a client that reads slowly")
+	h.SSL.bind(f, "http", "HTTP", true)
+	f.StringArrayVar(&h.RestrictedAPI, "http-restricted-api", nil, "<category>[,<category>...]:<key>=<value>: those routes answer only requests with the header <key>: <value>; categories: "+categoryList()+" (repeatable)")
 }
 
 func (h *httpFlags) validate() error {
@@ -62,7 +69,11 @@ func (h *httpFlags) validate() error {
 			return fmt.Errorf("--%s must be positive, not %d", c.name, c.v)
 		}
 	}
-	return nil
+	if err := h.SSL.validate(); err != nil {
+		return err
+	}
+	h.restricted = protocol.Restrictions{}
+	return restrictedFlag(&h.restricted, "http-restricted-api", "api", "", false, h.RestrictedAPI)
 }
 
 // options returns the HTTP server's options (without the parts serve
@@ -76,16 +87,18 @@ func (h *httpFlags) options() httpserver.Options {
 		WriteTimeout:      ms(h.WriteTimeoutMs),
 		Stream: httpserver.StreamLimits{MaxResponses: h.MaxStreamResponses, MaxResponseBytes: h.MaxStreamResponseBytes,
 			StallTimeout: ms(h.StreamStallTimeoutMs)},
+		Restricted: &h.restricted,
 	}
 }
 
-// metricsFlags are Triton's metrics flags.
+// metricsFlags are Triton's metrics flags, and tritonhost's own TLS.
 type metricsFlags struct {
 	Allow      bool
 	AllowCPU   bool
 	Address    string
 	Port       int
 	IntervalMs int
+	SSL        sslFlags
 }
 
 func (m *metricsFlags) bind(f *pflag.FlagSet) {
@@ -94,6 +107,7 @@ func (m *metricsFlags) bind(f *pflag.FlagSet) {
 	f.StringVar(&m.Address, "metrics-address", "", "address to listen on for metrics (default: --http-address when HTTP is on, else 0.0.0.0)")
 	f.IntVar(&m.Port, "metrics-port", 8002, "port to listen on for metrics (0: any free port)")
 	f.IntVar(&m.IntervalMs, "metrics-interval-ms", int(metricsserver.DefaultInterval/time.Millisecond), "ms between polls of the per-interval metrics (CPU)")
+	m.SSL.bind(f, "metrics", "metrics", true)
 }
 
 func (m *metricsFlags) validate() error {
@@ -103,7 +117,7 @@ func (m *metricsFlags) validate() error {
 	if m.IntervalMs <= 0 {
 		return fmt.Errorf("--metrics-interval-ms must be positive, not %d", m.IntervalMs)
 	}
-	return nil
+	return m.SSL.validate()
 }
 
 // address is where metrics listen: --metrics-address, else the HTTP

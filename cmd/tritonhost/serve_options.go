@@ -17,6 +17,7 @@ import (
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/grpcserver"
 	"tritonhost/frontend/sharedmem"
+	"tritonhost/frontend/tlsfiles"
 )
 
 // Backend API versions, as the headers in include/ define them.
@@ -52,6 +53,7 @@ type serveOptions struct {
 	ShmMaxRegions       int
 	DebugAddress        string
 	OutputCacheBytes    int64
+	SSLReloadMs         int
 	GRPC                grpcFlags
 	HTTP                httpFlags
 	Metrics             metricsFlags
@@ -112,6 +114,7 @@ func newServeCommand() *cobra.Command {
 	o.GRPC.bind(f)
 	o.HTTP.bind(f)
 	o.Metrics.bind(f)
+	f.IntVar(&o.SSLReloadMs, "ssl-reload-interval", int(tlsfiles.DefaultCheckInterval/time.Millisecond), "ms between checks of the TLS certificate files for changes (made by a new connection, at most this often)")
 	o.GPU.bind(f)
 	o.InProcess.bind(f)
 	return cmd
@@ -208,6 +211,9 @@ func (o *serveOptions) Validate() error {
 	}
 	if o.ShmMaxRegions <= 0 {
 		return errors.New("--system-shm-max-regions must be positive")
+	}
+	if o.SSLReloadMs <= 0 {
+		return errors.New("--ssl-reload-interval must be positive")
 	}
 	if err := o.InProcess.validate(); err != nil {
 		return err

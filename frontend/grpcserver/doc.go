@@ -31,4 +31,8 @@
 // memory; copied to the host from a CUDA region), has its outputs copied
 // there as each response arrives, and releases the leases once core
 // reports it finished.
+//
+// Options.Restricted limits Triton's categories of RPCs to callers that
+// send a header with a value; the check runs when a call's headers arrive,
+// before any of its messages is read (restricted.go).
 package grpcserver

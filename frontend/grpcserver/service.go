@@ -75,6 +75,10 @@ type Options struct {
 	// LogControl, if set, is the log control shared with the server's other
 	// frontends (default: one of the service's own).
 	LogControl *protocol.LogControl
+	// Restricted limits categories of RPCs to clients that send a header
+	// with a value (Triton's --grpc-restricted-protocol); nil restricts
+	// nothing.
+	Restricted *protocol.Restrictions
 }
 
 // StreamLimits bound one ModelStreamInfer stream, so that no client holds
@@ -174,7 +178,7 @@ func setDefault[T int | uint32 | time.Duration](v *T, def T) {
 
 // NewGRPCServer returns a grpc.Server with the service, gRPC health checking
 // and server reflection registered, and the message, stream and connection
-// limits applied.
+// limits and the restricted categories applied.
 func (s *Service) NewGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 	lim := requestLimits{maxMessageBytes: s.opts.MaxMessageBytes, maxDecodedContents: s.opts.MaxMessageBytes}
 	c := s.opts.Connection
@@ -187,8 +191,8 @@ func (s *Service) NewGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 		grpc.MaxConcurrentStreams(c.MaxConcurrentStreams),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: c.MaxIdle, Time: c.KeepaliveTime, Timeout: c.KeepaliveTimeout}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: c.MinPingInterval, PermitWithoutStream: c.PermitPingsWithoutCalls}),
-	}, extra...)
-	g := grpc.NewServer(opts...)
+	}, restrictedOptions(s.opts.Restricted)...)
+	g := grpc.NewServer(append(opts, extra...)...)
 	g.RegisterService(serviceDesc(), s)
 	healthpb.RegisterHealthServer(g, s.health)
 	reflection.Register(g)

@@ -17,7 +17,11 @@
 // MaxHeaderBytes and ReadHeaderTimeout, an idle connection by IdleTimeout,
 // the writing of a response by WriteTimeout, and an event stream by
 // StreamLimits, whose stall timeout cuts off a client that stops reading
-// so that no backend thread waits on it for longer.
+// so that no backend thread waits on it for longer. An output answered as
+// JSON is streamed past 1 MiB, so that its JSON form, up to six times its
+// size, is never held whole (jsonwriter.go). Options.Restricted limits
+// Triton's categories of routes to clients that send a header with a value
+// (restricted.go).
 //
 // Errors are Triton's: a JSON object {"error": "<message>"}, the message
 // the core's, the status mapped from its code (see StatusOf). The words

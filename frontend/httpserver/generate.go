@@ -34,13 +34,21 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	event, err := generateResponse(m, resp)
+	render := func(j *jsonWriter) error { return renderGenerateJSON(j, m, resp) }
+	event, size, err := renderJSON(render)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	s.setWriteDeadline(w, s.opts.WriteTimeout)
-	writeRawJSON(w, http.StatusOK, event)
+	if event != nil {
+		writeRawJSON(w, http.StatusOK, event)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	w.WriteHeader(http.StatusOK)
+	_ = streamJSON(w, render)
 }
 
 // generateRequest resolves the model and decodes the generate body.
@@ -147,10 +155,31 @@ func generateInput(m *core.Model, name string, dt core.DataType, raw json.RawMes
 	return core.NewInput(name, dt, shape, t.data), nil
 }
 
-// generateResponse renders one response as the generate extension's JSON
-// object.
-func generateResponse(m *core.Model, resp *core.Response) ([]byte, error) {
-	b := []byte(`{"model_name":`)
+// generateEvent renders one response as a Server-Sent Event whose data is
+// the generate extension's JSON object, whole in memory, in a buffer of
+// its exact size.
+func generateEvent(m *core.Model, resp *core.Response) ([]byte, error) {
+	render := func(j *jsonWriter) error {
+		j.buf = append(j.buf, "data: "...)
+		if err := renderGenerateJSON(j, m, resp); err != nil {
+			return err
+		}
+		j.buf = append(j.buf, "\n\n"...)
+		return nil
+	}
+	event, size, err := renderJSON(render)
+	if err != nil || event != nil {
+		return event, err
+	}
+	j := &jsonWriter{buf: make([]byte, 0, size)}
+	err = render(j)
+	return j.buf, err
+}
+
+// renderGenerateJSON renders one response as the generate extension's
+// JSON object.
+func renderGenerateJSON(j *jsonWriter, m *core.Model, resp *core.Response) error {
+	b := append(j.buf, `{"model_name":`...)
 	b = appendJSONString(b, m.Name())
 	b = append(b, `,"model_version":`...)
 	b = appendJSONString(b, strconv.FormatInt(m.Version(), 10))
@@ -162,15 +191,17 @@ func generateResponse(m *core.Model, resp *core.Response) ([]byte, error) {
 		if !one {
 			b = append(b, '[')
 		}
-		var err error
-		if b, err = appendValues(b, o.DataType, o.Data); err != nil {
-			return nil, core.Errorf(core.CodeInvalidArg, "model %q: output %q: %v", m.Name(), o.Name, err)
+		j.buf = b
+		if err := writeValues(j, o.DataType, o.Data); err != nil {
+			return core.Errorf(core.CodeInvalidArg, "model %q: output %q: %v", m.Name(), o.Name, err)
 		}
+		b = j.buf
 		if !one {
 			b = append(b, ']')
 		}
 	}
-	return append(b, '}'), nil
+	j.buf = append(b, '}')
+	return nil
 }
 
 func appendJSONString(b []byte, s string) []byte {

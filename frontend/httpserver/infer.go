@@ -122,9 +122,52 @@ func (s *Server) runOnce(r *http.Request, m *core.Model, req *core.Submission, m
 // writeInferResponse answers an infer request: JSON, or, when an output is
 // sent as binary data, a JSON header (its size in
 // Inference-Header-Content-Length) followed by the outputs' bytes, each
-// written from the response's own memory.
+// written from the response's own memory. A large JSON part is measured,
+// then streamed (see jsonwriter.go).
 func writeInferResponse(w http.ResponseWriter, m *core.Model, call *inferCall, resp *core.Response) {
-	b := []byte(`{"model_name":`)
+	var binary [][]byte
+	render := func(j *jsonWriter) error {
+		binary = binary[:0]
+		return renderInferJSON(j, m, call, resp, &binary)
+	}
+	head, size, err := renderJSON(render)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(binary) == 0 && head != nil {
+		writeRawJSON(w, http.StatusOK, head)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	total := size
+	if len(binary) > 0 {
+		h.Set(HeaderContentLength, strconv.FormatInt(size, 10))
+		h.Set("Content-Type", "application/octet-stream")
+		for _, d := range binary {
+			total += int64(len(d))
+		}
+	}
+	h.Set("Content-Length", strconv.FormatInt(total, 10))
+	w.WriteHeader(http.StatusOK)
+	if head != nil {
+		_, err = w.Write(head)
+	} else {
+		err = streamJSON(w, render)
+	}
+	for _, d := range binary {
+		if err != nil {
+			return
+		}
+		_, err = w.Write(d)
+	}
+}
+
+// renderInferJSON renders the JSON of an infer response, and lists in
+// binary the outputs that follow it as binary data.
+func renderInferJSON(j *jsonWriter, m *core.Model, call *inferCall, resp *core.Response, binary *[][]byte) error {
+	b := append(j.buf, `{"model_name":`...)
 	b = appendJSONString(b, m.Name())
 	b = append(b, `,"model_version":`...)
 	b = appendJSONString(b, strconv.FormatInt(m.Version(), 10))
@@ -137,7 +180,6 @@ func writeInferResponse(w http.ResponseWriter, m *core.Model, call *inferCall, r
 		b = append(b, encodeParameters(resp.Parameters)...)
 	}
 	b = append(b, `,"outputs":[`...)
-	var binary [][]byte
 	for i, o := range resp.Outputs {
 		if i > 0 {
 			b = append(b, ',')
@@ -164,36 +206,17 @@ func writeInferResponse(w http.ResponseWriter, m *core.Model, call *inferCall, r
 			b = append(b, `,"parameters":{"binary_data_size":`...)
 			b = strconv.AppendInt(b, int64(len(o.Data)), 10)
 			b = append(b, `}}`...)
-			binary = append(binary, o.Data)
+			*binary = append(*binary, o.Data)
 			continue
 		}
-		b = append(b, `,"data":[`...)
-		var err error
-		if b, err = appendValues(b, o.DataType, o.Data); err != nil {
-			writeError(w, core.Errorf(core.CodeInvalidArg, "model %q: output %q: %v", m.Name(), o.Name, err))
-			return
+		j.buf = append(b, `,"data":[`...)
+		if err := writeValues(j, o.DataType, o.Data); err != nil {
+			return core.Errorf(core.CodeInvalidArg, "model %q: output %q: %v", m.Name(), o.Name, err)
 		}
-		b = append(b, `]}`...)
+		b = append(j.buf, `]}`...)
 	}
-	b = append(b, `]}`...)
-	if len(binary) == 0 {
-		writeRawJSON(w, http.StatusOK, b)
-		return
-	}
-	h := w.Header()
-	h.Set(HeaderContentLength, strconv.Itoa(len(b)))
-	h.Set("Content-Type", "application/octet-stream")
-	total := len(b)
-	for _, d := range binary {
-		total += len(d)
-	}
-	h.Set("Content-Length", strconv.Itoa(total))
-	w.WriteHeader(http.StatusOK)
-	for _, d := range append([][]byte{b}, binary...) {
-		if _, err := w.Write(d); err != nil {
-			return
-		}
-	}
+	j.buf = append(b, `]}`...)
+	return nil
 }
 
 // encodeParameters renders response parameters as a JSON object.

@@ -54,6 +54,9 @@ type Options struct {
 	WriteTimeout time.Duration
 	// Stream bounds one /generate_stream event stream.
 	Stream StreamLimits
+	// Restricted limits categories of routes to clients that send a header
+	// with a value (Triton's --http-restricted-api); nil restricts nothing.
+	Restricted *protocol.Restrictions
 }
 
 // StreamLimits bound one Server-Sent Events stream, as the gRPC frontend's
@@ -76,10 +79,11 @@ type StreamLimits struct {
 
 // Server serves Triton's HTTP/REST protocol over a core.Server.
 type Server struct {
-	core *core.Server
-	opts Options
-	logs *protocol.LogControl
-	mux  *http.ServeMux
+	core    *core.Server
+	opts    Options
+	logs    *protocol.LogControl
+	mux     *http.ServeMux
+	handler http.Handler // mux behind the restricted-API check
 
 	drainOnce sync.Once
 	draining  chan struct{} // closed when the server starts shutting down
@@ -107,6 +111,7 @@ func New(srv *core.Server, opts Options) *Server {
 	}
 	s := &Server{core: srv, opts: opts, logs: logs, draining: make(chan struct{})}
 	s.mux = s.routes()
+	s.handler = restricted(s.mux, opts.Restricted)
 	return s
 }
 
@@ -117,7 +122,7 @@ func setDefault[T int | int64 | time.Duration](v *T, def T) {
 }
 
 // Handler returns the handler of every route.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // NewHTTPServer returns an http.Server for the handler, with the header,
 // idle and size bounds of the options applied. (Bodies and responses are
@@ -125,7 +130,7 @@ func (s *Server) Handler() http.Handler { return s.mux }
 // long.)
 func (s *Server) NewHTTPServer() *http.Server {
 	return &http.Server{
-		Handler:           s.mux,
+		Handler:           s.handler,
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    s.opts.MaxHeaderBytes,

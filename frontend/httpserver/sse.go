@@ -71,12 +71,10 @@ func (st *eventStream) respond(resp *core.Response, last bool) {
 	case resp != nil && resp.Err != nil:
 		data = sseData(appendJSONString([]byte(`{"error":`), resp.Err.Error()), '}')
 	case resp != nil:
-		event, err := generateResponse(st.m, resp)
-		if err != nil {
-			event = appendJSONString([]byte(`{"error":`), err.Error())
-			event = append(event, '}')
+		var err error
+		if data, err = generateEvent(st.m, resp); err != nil {
+			data = sseData(appendJSONString([]byte(`{"error":`), err.Error()), '}')
 		}
-		data = sseData(event)
 	}
 	if err := st.queue.Push(sseEvent{data: data, last: last}, st.ctx.Done()); errors.Is(err, sendqueue.ErrStalled) {
 		st.cutOff()
