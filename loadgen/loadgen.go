@@ -225,6 +225,7 @@ type outcome struct {
 // measures until its windows agree) never pauses. Measure and Stop are for
 // one goroutine.
 type Load struct {
+	ctx      context.Context
 	cfg      Config
 	start    time.Time
 	lastCut  time.Time
@@ -261,7 +262,7 @@ func Start(ctx context.Context, cfg Config) (*Load, error) {
 		return nil, errors.New("loadgen: give a concurrency or a rate")
 	}
 	sendCtx, stop := context.WithCancel(ctx)
-	l := &Load{cfg: cfg, start: time.Now(), stopSend: stop, done: make(chan struct{})}
+	l := &Load{ctx: ctx, cfg: cfg, start: time.Now(), stopSend: stop, done: make(chan struct{})}
 	l.lastCut = l.start
 	if cfg.Rate > 0 {
 		l.recs = make([]recorder, 1)
@@ -281,19 +282,25 @@ func Start(ctx context.Context, cfg Config) (*Load, error) {
 }
 
 // Measure waits until d after the previous window's end (or the start),
-// then returns what completed since: one window. It fails early, with the
-// senders' error, if they stopped (ctx ended, or every worker failed).
+// then returns what completed since: one window. It fails early if the
+// senders stopped: with their error, or the context's when it ended.
 func (l *Load) Measure(d time.Duration) (Result, error) {
 	if d <= 0 {
 		return Result{}, errors.New("loadgen: the window must be positive")
+	}
+	if l.stopped {
+		return Result{}, errors.New("loadgen: the load was stopped")
 	}
 	timer := time.NewTimer(time.Until(l.lastCut.Add(d)))
 	defer timer.Stop()
 	select {
 	case <-timer.C:
 	case <-l.done:
-		if l.err != nil {
+		switch {
+		case l.err != nil:
 			return Result{}, l.err
+		case l.ctx.Err() != nil:
+			return Result{}, l.ctx.Err()
 		}
 		return Result{}, errors.New("loadgen: the load stopped before the window ended")
 	}
