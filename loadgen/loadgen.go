@@ -69,14 +69,6 @@ type Config struct {
 	httpReq *client.BinaryInfer // Request encoded for HTTP mode (by Start)
 }
 
-// connections is how many requests may be in flight at once.
-func (cfg Config) connections() int {
-	if cfg.Rate > 0 {
-		return cfg.MaxOutstanding
-	}
-	return cfg.Concurrency
-}
-
 // Progress is a load's state while it runs.
 type Progress struct {
 	Elapsed             time.Duration
