@@ -98,13 +98,14 @@ func TestBackendStatisticsReachTheServer(t *testing.T) {
 	infer(t, srv, &core.Submission{Model: "square_int32",
 		Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(3))}})
 
-	// repeat sends its final response from its own thread and reports
-	// statistics when Execute ends, so the counts may lag the responses.
+	// repeat and square report a request where its work ends, which may
+	// come after its final response (repeat's Execute holds it for WAIT),
+	// so the counts may lag the responses.
 	var stats []core.ModelStatistics
-	waitFor(t, "two repeat executions in the statistics", func() bool {
+	waitFor(t, "two repeat executions and one square execution in the statistics", func() bool {
 		var err error
 		stats, err = srv.Statistics("", 0)
-		return err == nil && len(stats) == 2 && stats[0].ExecutionCount == 2
+		return err == nil && len(stats) == 2 && stats[0].ExecutionCount == 2 && stats[1].ExecutionCount == 1
 	}, func() string { return fmt.Sprintf("%+v", stats) })
 	if len(stats) != 2 {
 		t.FailNow()
@@ -120,8 +121,14 @@ func TestBackendStatisticsReachTheServer(t *testing.T) {
 	if len(repeat.Batches) != 1 || repeat.Batches[0].BatchSize != 1 || repeat.Batches[0].ComputeInfer.Count != 2 {
 		t.Errorf("repeat batch statistics = %+v", repeat.Batches)
 	}
-	// square reports per-response statistics only: 3 responses, indices 0..2.
-	if len(square.Responses) != 3 || square.Responses["2"].Success.Count != 1 || square.Inference.Success.Count != 0 {
+	// square reports per-response statistics (3 responses, indices 0..2)
+	// and the request, whose compute time spans its responses.
+	if len(square.Responses) != 3 || square.Responses["2"].Success.Count != 1 {
 		t.Errorf("square response statistics = %+v", square.Responses)
+	}
+	if square.Inference.Success.Count != 1 || square.InferenceCount != 1 || square.Inference.ComputeInfer.Ns == 0 ||
+		len(square.Batches) != 1 || square.Batches[0].BatchSize != 1 {
+		t.Errorf("square: success=%d inferences=%d compute=%dns batches=%+v, want 1/1/non-zero/one of size 1",
+			square.Inference.Success.Count, square.InferenceCount, square.Inference.ComputeInfer.Ns, square.Batches)
 	}
 }

@@ -4,7 +4,8 @@
 # it over gRPC (unary and streaming) and HTTP. Called by `make bench` after
 # the Go benchmarks; the CSV files go to $PERF_OUT (default build/perf).
 # Usage: bench/perf.sh [BIN] (default bin/tritonhost). PERF_INTERVAL_MS
-# sets the measurement window of each level (default 3000).
+# sets the length of each measurement window (default 3000); perf measures
+# each level until 3 windows in a row agree within 10%.
 set -euo pipefail
 bin=${1:-bin/tritonhost}
 out=${PERF_OUT:-build/perf}

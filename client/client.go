@@ -1,7 +1,9 @@
-// Package client is a small Go client for Triton's gRPC protocol: typed
-// tensors to requests, responses back to tensors, and a stream that tells
-// when each request is complete. It works against tritonhost and against
-// Triton itself.
+// Package client is a small Go client for Triton's protocols: over gRPC,
+// typed tensors to requests, responses back to tensors, and a stream that
+// tells when each request is complete; over HTTP/REST (HTTP), the model
+// queries with the gRPC protocol's messages and inference requests in the
+// binary tensor extension. It works against tritonhost and against Triton
+// itself; `tritonhost perf` and its load generator use it for both.
 package client
 
 import (

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"tritonhost/client"
 	pb "tritonhost/frontend/inferencepb"
 )
 
@@ -82,7 +83,7 @@ func TestHTTPModeSendsBinaryTensorsAndKeepsItsBounds(t *testing.T) {
 			srv := httptest.NewServer(f)
 			defer srv.Close()
 			cfg := tc.cfg
-			cfg.Mode, cfg.Request, cfg.HTTP = HTTP, httpRequestOf(), &HTTPTarget{URL: srv.URL}
+			cfg.Mode, cfg.Request, cfg.HTTP = HTTP, httpRequestOf(), httpClient(t, srv.URL, int(tc.max))
 			res, err := Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -103,7 +104,8 @@ func TestHTTPModeSendsBinaryTensorsAndKeepsItsBounds(t *testing.T) {
 func TestHTTPModeReportsTheServersError(t *testing.T) {
 	srv := httptest.NewServer(&fakeHTTP{refuse: true})
 	defer srv.Close()
-	res, err := Run(context.Background(), Config{Mode: HTTP, Request: httpRequestOf(), HTTP: &HTTPTarget{URL: srv.URL},
+	hc := httpClient(t, srv.URL, 1)
+	res, err := Run(context.Background(), Config{Mode: HTTP, Request: httpRequestOf(), HTTP: hc,
 		Concurrency: 1, Window: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -112,11 +114,23 @@ func TestHTTPModeReportsTheServersError(t *testing.T) {
 		t.Errorf("errors %d of %d (%q)", res.Errors, res.Requests, res.FirstError)
 	}
 	typed := &pb.ModelInferRequest{ModelName: "m", Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "IN"}}}
-	if _, err := Run(context.Background(), Config{Mode: HTTP, Request: typed, HTTP: &HTTPTarget{URL: srv.URL},
+	if _, err := Run(context.Background(), Config{Mode: HTTP, Request: typed, HTTP: hc,
 		Concurrency: 1, Window: time.Millisecond}); err == nil || !strings.Contains(err.Error(), "raw_input_contents") {
 		t.Errorf("a request without raw contents: %v", err)
 	}
 	if _, err := Run(context.Background(), Config{Mode: HTTP, Request: typed, Concurrency: 1, Window: time.Millisecond}); err == nil {
-		t.Error("HTTP mode ran without a URL")
+		t.Error("HTTP mode ran without a client")
 	}
+}
+
+// httpClient is a client of the test server at url keeping conns
+// connections.
+func httpClient(t *testing.T, url string, conns int) *client.HTTP {
+	t.Helper()
+	c, err := client.NewHTTP(url, conns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"tritonhost/client"
 	pb "tritonhost/frontend/inferencepb"
 )
 
@@ -38,11 +39,12 @@ func (m Mode) String() string {
 // DefaultMaxOutstanding bounds the requests in flight in rate mode.
 const DefaultMaxOutstanding = 1024
 
-// Config is one measurement.
+// Config is a load, and for Run one measurement of it.
 type Config struct {
-	// Client carries Unary and Stream requests; HTTP, HTTP ones.
+	// Client carries Unary and Stream requests; HTTP, HTTP ones (it should
+	// keep a connection per request in flight, client.NewHTTP).
 	Client pb.GRPCInferenceServiceClient
-	HTTP   *HTTPTarget
+	HTTP   *client.HTTP
 	// Request is sent over and over; its id is replaced per request. In
 	// Stream mode the parameter triton_enable_empty_final_response is set,
 	// so that every request ends with a marked final.
@@ -57,28 +59,23 @@ type Config struct {
 	// flight (DefaultMaxOutstanding when 0).
 	Rate           float64
 	MaxOutstanding int
-	// Warmup runs before the window, uncounted; Window is what is measured.
+	// Warmup runs before the window, uncounted; Window is what is measured
+	// (Run only: Start leaves both to the caller's Measure calls).
 	Warmup, Window time.Duration
 	// Progress, when set, is called about every second with the counts so
-	// far (from the start of the warm-up).
+	// far (from the start of the load).
 	Progress func(Progress)
 
-	httpReq *httpRequest // Request encoded for HTTP mode (by Run)
+	httpReq *client.BinaryInfer // Request encoded for HTTP mode (by Start)
 }
 
-// connections is how many requests may be in flight at once.
-func (cfg Config) connections() int {
-	if cfg.Rate > 0 {
-		return cfg.MaxOutstanding
-	}
-	return cfg.Concurrency
-}
-
-// Progress is a run's state while it runs.
+// Progress is a load's state while it runs.
 type Progress struct {
 	Elapsed             time.Duration
 	Requests, Responses int64
 	Errors              int64
+	// Windows is how many windows Measure has taken so far.
+	Windows int64
 }
 
 // Result is what a measurement found.
@@ -97,6 +94,10 @@ type Result struct {
 	Latency, FirstResponse Percentiles
 	// FirstError is the first failure's message, if any.
 	FirstError string
+
+	// The histograms behind Latency and FirstResponse, for Merge and
+	// LatencyAt; nil in a zero Result.
+	latency, first *Histogram
 }
 
 // Throughput returns completed requests per second.
@@ -105,20 +106,103 @@ func (r Result) Throughput() float64 { return float64(r.Requests) / r.Window.Sec
 // ResponseRate returns responses per second.
 func (r Result) ResponseRate() float64 { return float64(r.Responses) / r.Window.Seconds() }
 
-// recorder collects one worker's measurements.
-type recorder struct {
-	mu                        sync.Mutex
+// LatencyAt returns the latency below which the fraction p (0 to 1) of the
+// window's successful requests completed.
+func (r Result) LatencyAt(p float64) time.Duration {
+	if r.latency == nil {
+		return 0
+	}
+	return r.latency.Percentile(p)
+}
+
+// Merge returns consecutive windows of one load as one measurement: their
+// counts and durations added, their latencies together. Mode, Concurrency
+// and Rate are the first window's.
+func Merge(windows []Result) Result {
+	if len(windows) == 0 {
+		return Result{}
+	}
+	m := Result{Mode: windows[0].Mode, Concurrency: windows[0].Concurrency, Rate: windows[0].Rate,
+		latency: new(Histogram), first: new(Histogram)}
+	for _, w := range windows {
+		m.Window += w.Window
+		m.Requests += w.Requests
+		m.Responses += w.Responses
+		m.Errors += w.Errors
+		m.Delayed += w.Delayed
+		if m.FirstError == "" {
+			m.FirstError = w.FirstError
+		}
+		if w.latency != nil {
+			m.latency.Merge(w.latency)
+			m.first.Merge(w.first)
+		}
+	}
+	m.Latency, m.FirstResponse = m.latency.Summary(), m.first.Summary()
+	return m
+}
+
+// tally is what one recorder counted since its last cut.
+type tally struct {
 	latency, first            Histogram
 	requests, responses, errs int64
 	firstErr                  string
 }
 
-// clock says whether an instant is in the window.
-type clock struct {
-	from, to time.Time
+func (t *tally) add(o outcome) {
+	t.requests++
+	t.responses += o.responses
+	if o.err != nil {
+		t.errs++
+		if t.firstErr == "" {
+			t.firstErr = o.err.Error()
+		}
+		return
+	}
+	t.latency.Record(o.done.Sub(o.sent))
+	if !o.first.IsZero() {
+		t.first.Record(o.first.Sub(o.sent))
+	}
 }
 
-func (c clock) counts(t time.Time) bool { return !t.Before(c.from) && t.Before(c.to) }
+// merge adds o's counts to t.
+func (t *tally) merge(o *tally) {
+	t.latency.Merge(&o.latency)
+	t.first.Merge(&o.first)
+	t.requests += o.requests
+	t.responses += o.responses
+	t.errs += o.errs
+	if t.firstErr == "" {
+		t.firstErr = o.firstErr
+	}
+}
+
+// recorder collects the outcomes of one worker (or of rate mode) until
+// Measure cuts them off: an outcome counts in the window in which it is
+// recorded, which is when its request completed, give or take the lock.
+type recorder struct {
+	mu  sync.Mutex
+	cur tally
+}
+
+func (r *recorder) add(o outcome, total *Progress) {
+	atomic.AddInt64(&total.Requests, 1)
+	atomic.AddInt64(&total.Responses, o.responses)
+	if o.err != nil {
+		atomic.AddInt64(&total.Errors, 1)
+	}
+	r.mu.Lock()
+	r.cur.add(o)
+	r.mu.Unlock()
+}
+
+// cut adds what r counted to into, and starts r afresh.
+func (r *recorder) cut(into *tally) {
+	r.mu.Lock()
+	into.merge(&r.cur)
+	r.cur = tally{}
+	r.mu.Unlock()
+}
 
 // outcome is one request's end.
 type outcome struct {
@@ -127,95 +211,139 @@ type outcome struct {
 	err               error
 }
 
-// merge adds o's counts to r.
-func (r *recorder) merge(o *recorder) {
-	r.latency.Merge(&o.latency)
-	r.first.Merge(&o.first)
-	r.requests += o.requests
-	r.responses += o.responses
-	r.errs += o.errs
-	if r.firstErr == "" {
-		r.firstErr = o.firstErr
-	}
+// Load is a load running against a server: Start starts it, each Measure
+// takes the next window of it, Stop ends it. Windows follow one another
+// with no gap, so a load measured window after window (as perf_analyzer
+// measures until its windows agree) never pauses. Measure and Stop are for
+// one goroutine.
+type Load struct {
+	ctx      context.Context
+	cfg      Config
+	start    time.Time
+	lastCut  time.Time
+	stopSend context.CancelFunc
+	done     chan struct{} // closed when the senders have returned
+	err      error         // theirs, once done is closed
+	recs     []recorder
+	delayed  atomic.Int64 // rate mode, since the last cut
+	total    Progress     // updated atomically
+	progress chan struct{}
+	stopped  bool
 }
 
-func (r *recorder) add(c clock, o outcome, total *Progress) {
-	atomic.AddInt64(&total.Requests, 1)
-	atomic.AddInt64(&total.Responses, o.responses)
-	if o.err != nil {
-		atomic.AddInt64(&total.Errors, 1)
+// Start checks cfg and starts its load; the first window begins now.
+func Start(ctx context.Context, cfg Config) (*Load, error) {
+	if cfg.Request == nil {
+		return nil, errors.New("loadgen: a request is required")
 	}
-	if !c.counts(o.done) {
-		return
+	if cfg.MaxOutstanding <= 0 {
+		cfg.MaxOutstanding = DefaultMaxOutstanding
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.requests++
-	r.responses += o.responses
-	if o.err != nil {
-		r.errs++
-		if r.firstErr == "" {
-			r.firstErr = o.err.Error()
+	if cfg.Mode == HTTP {
+		if cfg.HTTP == nil {
+			return nil, errors.New("loadgen: HTTP mode needs an HTTP client")
 		}
-		return
+		var err error
+		if cfg.httpReq, err = client.EncodeBinaryInfer(cfg.Request); err != nil {
+			return nil, fmt.Errorf("loadgen: %w", err)
+		}
+	} else if cfg.Client == nil {
+		return nil, errors.New("loadgen: a gRPC client is required")
 	}
-	r.latency.Record(o.done.Sub(o.sent))
-	if !o.first.IsZero() {
-		r.first.Record(o.first.Sub(o.sent))
+	if cfg.Rate <= 0 && cfg.Concurrency <= 0 {
+		return nil, errors.New("loadgen: give a concurrency or a rate")
 	}
+	sendCtx, stop := context.WithCancel(ctx)
+	l := &Load{ctx: ctx, cfg: cfg, start: time.Now(), stopSend: stop, done: make(chan struct{})}
+	l.lastCut = l.start
+	if cfg.Rate > 0 {
+		l.recs = make([]recorder, 1)
+	} else {
+		l.recs = make([]recorder, cfg.Concurrency) // one each: no lock shared per request
+	}
+	l.progress = l.reportProgress(sendCtx)
+	go func() {
+		defer close(l.done)
+		if cfg.Rate > 0 {
+			l.err = runRate(sendCtx, ctx, cfg, &l.recs[0], &l.total, &l.delayed)
+		} else {
+			l.err = runConcurrency(sendCtx, ctx, cfg, l.recs, &l.total)
+		}
+	}()
+	return l, nil
+}
+
+// Measure waits until d after the previous window's end (or the start),
+// then returns what completed since: one window. It fails early if the
+// senders stopped: with their error, or the context's when it ended.
+func (l *Load) Measure(d time.Duration) (Result, error) {
+	if d <= 0 {
+		return Result{}, errors.New("loadgen: the window must be positive")
+	}
+	if l.stopped {
+		return Result{}, errors.New("loadgen: the load was stopped")
+	}
+	timer := time.NewTimer(time.Until(l.lastCut.Add(d)))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-l.done:
+		switch {
+		case l.err != nil:
+			return Result{}, l.err
+		case l.ctx.Err() != nil:
+			return Result{}, l.ctx.Err()
+		}
+		return Result{}, errors.New("loadgen: the load stopped before the window ended")
+	}
+	now := time.Now()
+	var t tally
+	for i := range l.recs {
+		l.recs[i].cut(&t)
+	}
+	res := Result{Mode: l.cfg.Mode, Rate: l.cfg.Rate, Window: now.Sub(l.lastCut), Requests: t.requests,
+		Responses: t.responses, Errors: t.errs, Delayed: l.delayed.Swap(0), FirstError: t.firstErr,
+		Latency: t.latency.Summary(), FirstResponse: t.first.Summary(), latency: &t.latency, first: &t.first}
+	if l.cfg.Rate <= 0 {
+		res.Concurrency = l.cfg.Concurrency
+	}
+	l.lastCut = now
+	atomic.AddInt64(&l.total.Windows, 1)
+	return res, nil
+}
+
+// Stop stops sending, waits for the requests in flight to complete (or
+// the context to end), and returns the senders' error, if any.
+func (l *Load) Stop() error {
+	if !l.stopped {
+		l.stopped = true
+		l.stopSend()
+		<-l.done
+		<-l.progress
+	}
+	return l.err
 }
 
 // Run performs one measurement: warm-up, then the window. It returns when
 // the window has passed and the requests in flight have completed (or ctx
 // ended).
 func Run(ctx context.Context, cfg Config) (Result, error) {
-	if cfg.Request == nil {
-		return Result{}, errors.New("loadgen: a request is required")
-	}
-	if cfg.MaxOutstanding <= 0 {
-		cfg.MaxOutstanding = DefaultMaxOutstanding
-	}
-	if cfg.Mode == HTTP {
-		if cfg.HTTP == nil || cfg.HTTP.URL == "" {
-			return Result{}, errors.New("loadgen: HTTP mode needs a server URL")
-		}
-		var err error
-		if cfg.httpReq, err = encodeHTTP(cfg.HTTP.URL, cfg.Request); err != nil {
-			return Result{}, err
-		}
-		if cfg.HTTP.Client == nil {
-			cfg.HTTP = &HTTPTarget{URL: cfg.HTTP.URL, Client: NewHTTPClient(cfg.connections())}
-		}
-	} else if cfg.Client == nil {
-		return Result{}, errors.New("loadgen: a gRPC client is required")
-	}
 	if cfg.Window <= 0 {
 		return Result{}, errors.New("loadgen: the window must be positive")
 	}
-	if cfg.Rate <= 0 && cfg.Concurrency <= 0 {
-		return Result{}, errors.New("loadgen: give a concurrency or a rate")
+	l, err := Start(ctx, cfg)
+	if err != nil {
+		return Result{}, err
 	}
-	start := time.Now()
-	c := clock{from: start.Add(cfg.Warmup), to: start.Add(cfg.Warmup + cfg.Window)}
-	runCtx, stop := context.WithDeadline(ctx, c.to)
-	defer stop()
-	var total Progress
-	var rec recorder
-	progressDone := reportProgress(runCtx, cfg.Progress, start, &total)
-	var delayed int64
-	var err error
-	if cfg.Rate > 0 {
-		delayed, err = runRate(runCtx, ctx, cfg, c, &rec, &total)
-	} else {
-		err = runConcurrency(runCtx, ctx, cfg, c, &rec, &total)
+	var res Result
+	if cfg.Warmup > 0 {
+		_, err = l.Measure(cfg.Warmup)
 	}
-	stop()
-	<-progressDone
-	res := Result{Mode: cfg.Mode, Rate: cfg.Rate, Window: cfg.Window, Requests: rec.requests,
-		Responses: rec.responses, Errors: rec.errs, Delayed: delayed, FirstError: rec.firstErr,
-		Latency: rec.latency.Summary(), FirstResponse: rec.first.Summary()}
-	if cfg.Rate <= 0 {
-		res.Concurrency = cfg.Concurrency
+	if err == nil {
+		res, err = l.Measure(cfg.Window)
+	}
+	if stopErr := l.Stop(); err == nil {
+		err = stopErr
 	}
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
@@ -223,8 +351,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	return res, err
 }
 
-func reportProgress(ctx context.Context, fn func(Progress), start time.Time, total *Progress) <-chan struct{} {
+// reportProgress calls cfg.Progress about every second until ctx ends; the
+// channel it returns is closed once it has stopped.
+func (l *Load) reportProgress(ctx context.Context) chan struct{} {
 	done := make(chan struct{})
+	fn := l.cfg.Progress
 	if fn == nil {
 		close(done)
 		return done
@@ -238,8 +369,9 @@ func reportProgress(ctx context.Context, fn func(Progress), start time.Time, tot
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				fn(Progress{Elapsed: time.Since(start), Requests: atomic.LoadInt64(&total.Requests),
-					Responses: atomic.LoadInt64(&total.Responses), Errors: atomic.LoadInt64(&total.Errors)})
+				fn(Progress{Elapsed: time.Since(l.start), Requests: atomic.LoadInt64(&l.total.Requests),
+					Responses: atomic.LoadInt64(&l.total.Responses), Errors: atomic.LoadInt64(&l.total.Errors),
+					Windows: atomic.LoadInt64(&l.total.Windows)})
 			}
 		}
 	}()
@@ -247,11 +379,11 @@ func reportProgress(ctx context.Context, fn func(Progress), start time.Time, tot
 }
 
 // runConcurrency keeps cfg.Concurrency requests in flight until sendCtx
-// ends; requests already sent finish under callCtx.
-func runConcurrency(sendCtx, callCtx context.Context, cfg Config, c clock, rec *recorder, total *Progress) error {
+// ends, worker w recording into recs[w]; requests already sent finish under
+// callCtx.
+func runConcurrency(sendCtx, callCtx context.Context, cfg Config, recs []recorder, total *Progress) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, cfg.Concurrency)
-	recs := make([]recorder, cfg.Concurrency) // one each: no lock shared per request
 	for w := range cfg.Concurrency {
 		rec := &recs[w]
 		wg.Go(func() {
@@ -263,7 +395,7 @@ func runConcurrency(sendCtx, callCtx context.Context, cfg Config, c clock, rec *
 			defer send.close()
 			for n := 0; sendCtx.Err() == nil; n++ {
 				o := send.call(fmt.Sprintf("%d-%d", w, n))
-				rec.add(c, o, total)
+				rec.add(o, total)
 				if errors.Is(o.err, errBroken) {
 					errs <- o.err
 					return
@@ -272,9 +404,6 @@ func runConcurrency(sendCtx, callCtx context.Context, cfg Config, c clock, rec *
 		})
 	}
 	wg.Wait()
-	for i := range recs {
-		rec.merge(&recs[i])
-	}
 	close(errs)
 	return <-errs
 }

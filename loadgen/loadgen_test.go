@@ -27,6 +27,7 @@ type fakeServer struct {
 	failEvery  bool
 	inflight   atomic.Int64
 	maxSeen    atomic.Int64
+	answered   atomic.Int64 // unary requests answered
 }
 
 func (f *fakeServer) enter() func() {
@@ -46,6 +47,7 @@ func (f *fakeServer) ModelInfer(_ context.Context, req *pb.ModelInferRequest) (*
 	if f.failEvery && strings.HasSuffix(req.GetId(), "-3") {
 		return nil, errors.New("refused")
 	}
+	f.answered.Add(1)
 	return &pb.ModelInferResponse{Id: req.GetId()}, nil
 }
 

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
+	"tritonhost/client"
 	pb "tritonhost/frontend/inferencepb"
 )
 
@@ -18,9 +20,9 @@ const rateStreams = 16
 
 // runRate starts requests at cfg.Rate per second until sendCtx ends, with
 // at most cfg.MaxOutstanding in flight; a request that cannot start on
-// time starts as soon as one completes, and counts as delayed. Requests
+// time starts as soon as one completes, and counts in *delayed. Requests
 // already sent finish under callCtx.
-func runRate(sendCtx, callCtx context.Context, cfg Config, c clock, rec *recorder, total *Progress) (int64, error) {
+func runRate(sendCtx, callCtx context.Context, cfg Config, rec *recorder, total *Progress, delayed *atomic.Int64) error {
 	slots := make(chan struct{}, cfg.MaxOutstanding)
 	var start func(id string, done func(outcome)) error
 	var wait func()
@@ -40,7 +42,7 @@ func runRate(sendCtx, callCtx context.Context, cfg Config, c clock, rec *recorde
 		var wg sync.WaitGroup
 		start = func(id string, done func(outcome)) error {
 			wg.Go(func() {
-				h := httpSender{ctx: callCtx, client: cfg.HTTP.Client, req: cfg.httpReq}
+				h := httpSender{ctx: callCtx, client: cfg.HTTP, req: cfg.httpReq}
 				done(h.call(id))
 			})
 			return nil
@@ -49,13 +51,12 @@ func runRate(sendCtx, callCtx context.Context, cfg Config, c clock, rec *recorde
 	default:
 		pool, err := newStreamPool(callCtx, cfg)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		start, wait = pool.start, pool.close
 	}
 	interval := time.Duration(float64(time.Second) / cfg.Rate)
 	next := time.Now()
-	var delayed int64
 	var err error
 	for n := 0; ; n++ {
 		if d := time.Until(next); d > 0 {
@@ -70,7 +71,7 @@ func runRate(sendCtx, callCtx context.Context, cfg Config, c clock, rec *recorde
 		select {
 		case slots <- struct{}{}:
 		default:
-			delayed++
+			delayed.Add(1)
 			select {
 			case slots <- struct{}{}:
 			case <-sendCtx.Done():
@@ -80,13 +81,13 @@ func runRate(sendCtx, callCtx context.Context, cfg Config, c clock, rec *recorde
 			break
 		}
 		next = next.Add(interval)
-		if err = start(fmt.Sprint(n), func(o outcome) { rec.add(c, o, total); <-slots }); err != nil {
+		if err = start(fmt.Sprint(n), func(o outcome) { rec.add(o, total); <-slots }); err != nil {
 			<-slots
 			break
 		}
 	}
 	wait()
-	return delayed, err
+	return err
 }
 
 // streamPool spreads the requests of rate mode over a few streams, each
@@ -193,7 +194,7 @@ func (ps *pooledStream) readLoop() {
 		switch {
 		case msg.GetErrorMessage() != "":
 			ps.finish(resp.GetId(), errors.New(msg.GetErrorMessage()))
-		case isFinal(resp):
+		case client.IsFinal(resp):
 			ps.finish(resp.GetId(), nil)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
+	"tritonhost/client"
 	pb "tritonhost/frontend/inferencepb"
 )
 
@@ -16,17 +17,13 @@ import (
 // ended).
 var errBroken = errors.New("stream broken")
 
-// emptyFinal is the request parameter that makes the server mark every
-// request's end on a stream.
-const emptyFinal = "triton_enable_empty_final_response"
-
 // streamRequest returns a copy of req that asks for a marked final.
 func streamRequest(req *pb.ModelInferRequest) *pb.ModelInferRequest {
 	r := proto.Clone(req).(*pb.ModelInferRequest)
 	if r.Parameters == nil {
 		r.Parameters = map[string]*pb.InferParameter{}
 	}
-	r.Parameters[emptyFinal] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: true}}
+	r.Parameters[client.EmptyFinalParam] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: true}}
 	return r
 }
 
@@ -38,7 +35,7 @@ type sender interface {
 
 func newSender(ctx context.Context, cfg Config, worker int) (sender, error) {
 	if cfg.Mode == HTTP {
-		return &httpSender{ctx: ctx, client: cfg.HTTP.Client, req: cfg.httpReq}, nil
+		return &httpSender{ctx: ctx, client: cfg.HTTP, req: cfg.httpReq}, nil
 	}
 	if cfg.Mode == Unary {
 		return &unarySender{ctx: ctx, c: cfg.Client, req: proto.Clone(cfg.Request).(*pb.ModelInferRequest)}, nil
@@ -104,7 +101,7 @@ func (s *streamSender) call(id string) outcome {
 		if len(resp.GetOutputs()) > 0 {
 			o.responses++
 		}
-		if isFinal(resp) {
+		if client.IsFinal(resp) {
 			o.done = now
 			return o
 		}
@@ -114,9 +111,4 @@ func (s *streamSender) call(id string) outcome {
 func (s *streamSender) close() {
 	_ = s.st.CloseSend()
 	s.cancel()
-}
-
-// isFinal reads a response's triton_final_response parameter.
-func isFinal(resp *pb.ModelInferResponse) bool {
-	return resp.GetParameters()["triton_final_response"].GetBoolParam()
 }

@@ -97,7 +97,8 @@ THOST_OBJS_OF = $(patsubst %,$(THOST_OBJ)/$(1)/%.o,$(2))
 # The C++ backend layer, as a static archive: each backend takes the
 # objects it uses.
 THOST_LAYER_OBJS := $(call THOST_OBJS_OF,backends_cpp/layer,json_value \
-	model_config backend_model backend_model_instance backend_io request_batch)
+	model_config backend_model backend_model_instance backend_io request_batch \
+	async_request_batch)
 THOST_LAYER_LIB := $(THOST_OBJ)/backends_cpp/layer/libbackend_layer.a
 THOST_CJSON_OBJ := $(THOST_OBJ)/third_party/cjson/cJSON.o
 

@@ -7,19 +7,24 @@
 // For a request with n elements, a detached thread sends n responses: for
 // element e it sleeps DELAY[e] ms, then sends OUT = IN[e], IDX = e (not
 // final). Then it sends a flags-only FINAL. Execute itself sleeps WAIT ms
-// before releasing the request, so responses may outlive the request.
-// Execute takes one request at a time.
+// before letting go of the request. Execute takes one request at a time.
+//
+// A request's work ends when both Execute (after WAIT) and its response
+// thread (after its last response) are done with it: its request and batch
+// statistics are reported there, and it is released there
+// (async_request_batch.hpp), so its compute time covers WAIT and every
+// DELAY. A request whose thread could not send a response has failed.
 #include <memory>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "async_request_batch.hpp"
 #include "backend_entry_points.hpp"
 #include "backend_io.hpp"
 #include "backend_model.hpp"
 #include "backend_model_instance.hpp"
-#include "clock.hpp"
 #include "config_checks.hpp"
 #include "decoupled_responses.hpp"
 #include "errors.hpp"
@@ -124,9 +129,9 @@ class ModelInstanceState : public BackendModelInstance {
   {
   }
   TRITONSERVER_Error* ProcessRequest(
-      TRITONBACKEND_Request* request, uint32_t* wait_ms);
+      AsyncRequestBatch& batch, uint32_t i, uint32_t* wait_ms);
   void ResponseThread(
-      ResponseFactoryPtr factory, std::vector<int32_t> in,
+      ResponseFactoryPtr factory, RequestEnd end, std::vector<int32_t> in,
       std::vector<uint32_t> delay);
 
   // Last, so that its destructor waits for the threads before the members
@@ -156,37 +161,18 @@ ModelInstanceState::Execute(
   THOST_RETURN_ERROR_IF_FALSE(
       request_count <= 1, TRITONSERVER_ERROR_INVALID_ARG,
       "repeat backend does not support batched request execution");
-  const uint64_t start_ns = NowNs();
+  AsyncRequestBatch batch(*this, requests, request_count);
   uint32_t wait_ms = 0;
-  for (uint32_t r = 0; r < request_count; ++r) {
-    RespondIfError(requests[r], ProcessRequest(requests[r], &wait_ms));
+  for (uint32_t r = 0; r < batch.Size(); ++r) {
+    batch.Fail(r, ProcessRequest(batch, r, &wait_ms));
   }
   THOST_LOG_MESSAGE(
       TRITONSERVER_LOG_VERBOSE, "instance " + Name() + ": waiting " +
                                     std::to_string(wait_ms) +
-                                    " ms before releasing the request");
+                                    " ms before letting go of the request");
   std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
-  const uint64_t end_ns = NowNs();
-
-  // Statistics must be reported before a request is released.
-  for (uint32_t r = 0; r < request_count; ++r) {
-    THOST_LOG_IF_ERROR(
-        TRITONBACKEND_ModelInstanceReportStatistics(
-            TritonModelInstance(), requests[r], true /* success */, start_ns,
-            start_ns, end_ns, end_ns),
-        "failed to report request statistics");
-    THOST_LOG_IF_ERROR(
-        TRITONBACKEND_RequestRelease(
-            requests[r], TRITONSERVER_REQUEST_RELEASE_ALL),
-        "failed to release request");
-  }
-  if (request_count > 0) {
-    THOST_LOG_IF_ERROR(
-        TRITONBACKEND_ModelInstanceReportBatchStatistics(
-            TritonModelInstance(), 1 /* batch_size */, start_ns, start_ns,
-            end_ns, end_ns),
-        "failed to report batch statistics");
-  }
+  // The request ends (statistics, release) when its thread is done too.
+  batch.Finish();
   return nullptr;
 }
 
@@ -195,8 +181,9 @@ ModelInstanceState::Execute(
 // *wait_ms as soon as WAIT has been read.
 TRITONSERVER_Error*
 ModelInstanceState::ProcessRequest(
-    TRITONBACKEND_Request* request, uint32_t* wait_ms)
+    AsyncRequestBatch& batch, uint32_t i, uint32_t* wait_ms)
 {
+  TRITONBACKEND_Request* request = batch.Request(i);
   uint32_t wait = 0;
   size_t wait_size = sizeof(wait);
   THOST_RETURN_IF_ERROR(ReadInputTensor(
@@ -245,10 +232,12 @@ ModelInstanceState::ProcessRequest(
           " elements, got " + std::to_string(delay_size) + " bytes");
 
   return threads_.Start(
-      request,
-      [this, in = std::move(in_values),
-       delay = std::move(delay_values)](ResponseFactoryPtr factory) mutable {
-        ResponseThread(std::move(factory), std::move(in), std::move(delay));
+      request, batch.Hold(i),
+      [this, in = std::move(in_values), delay = std::move(delay_values)](
+          ResponseFactoryPtr factory, RequestEnd end) mutable {
+        ResponseThread(
+            std::move(factory), std::move(end), std::move(in),
+            std::move(delay));
       });
 }
 
@@ -294,7 +283,7 @@ SendElement(
 
 void
 ModelInstanceState::ResponseThread(
-    ResponseFactoryPtr factory, std::vector<int32_t> in,
+    ResponseFactoryPtr factory, RequestEnd end, std::vector<int32_t> in,
     std::vector<uint32_t> delay)
 {
   const size_t n = in.size();
@@ -309,6 +298,7 @@ ModelInstanceState::ResponseThread(
     TRITONSERVER_Error* err =
         SendElement(factory.get(), in[e], static_cast<uint32_t>(e), &response);
     if (err != nullptr) {
+      end.Done(false);
       // On the half-built response if there is one, else on a new one.
       return SendFinalError(factory.get(), response, err);
     }
@@ -317,6 +307,7 @@ ModelInstanceState::ResponseThread(
     THOST_LOG_MESSAGE(
         TRITONSERVER_LOG_VERBOSE, "IN size is zero, no responses sent");
   }
+  end.Done();  // this thread's part of the request's work ends here
   SendFinalFlags(factory.get());
 }
 

@@ -16,12 +16,21 @@
 // Each iteration reports response statistics. If the request is cancelled,
 // that iteration sends nothing, reports a CANCELLED error in its statistics
 // and ends the loop. Every request ends with a flags-only FINAL.
+//
+// Request and batch statistics (what /v2/models/<m>/stats counts as
+// inferences and executions, with queue and compute times) are reported
+// where a request's work ends: in its response thread, after its last
+// response and before its FINAL, not when Execute returns, which is before
+// the first response (async_request_batch.hpp). The request is released
+// there too. A request succeeds unless one of its responses failed, it was
+// cancelled or its thread could not send.
 #include <memory>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "async_request_batch.hpp"
 #include "backend_entry_points.hpp"
 #include "backend_io.hpp"
 #include "backend_model.hpp"
@@ -188,9 +197,10 @@ class ModelInstanceState : public BackendModelInstance {
         params_(model_state->Params())
   {
   }
-  TRITONSERVER_Error* ProcessRequest(TRITONBACKEND_Request* request);
+  TRITONSERVER_Error* ProcessRequest(AsyncRequestBatch& batch, uint32_t i);
   void ResponseThread(
-      ResponseFactoryPtr factory, uint32_t n, uint32_t dims_count);
+      ResponseFactoryPtr factory, RequestEnd end, uint32_t n,
+      uint32_t dims_count);
   TRITONSERVER_Error* ReportResponseStatistics(
       TRITONBACKEND_ResponseFactory* factory, uint64_t response_start_ns,
       uint64_t compute_output_start_ns, uint64_t response_end_ns,
@@ -220,22 +230,20 @@ TRITONSERVER_Error*
 ModelInstanceState::Execute(
     TRITONBACKEND_Request** requests, uint32_t request_count)
 {
-  for (uint32_t r = 0; r < request_count; ++r) {
-    RespondIfError(requests[r], ProcessRequest(requests[r]));
+  AsyncRequestBatch batch(*this, requests, request_count);
+  for (uint32_t r = 0; r < batch.Size(); ++r) {
+    batch.Fail(r, ProcessRequest(batch, r));
   }
-  // The response threads hold factories, so the requests can go now.
-  for (uint32_t r = 0; r < request_count; ++r) {
-    THOST_LOG_IF_ERROR(
-        TRITONBACKEND_RequestRelease(
-            requests[r], TRITONSERVER_REQUEST_RELEASE_ALL),
-        "failed to release request");
-  }
+  // Each response thread holds its request until its work is done; the
+  // batch lets go of them here.
+  batch.Finish();
   return nullptr;
 }
 
 TRITONSERVER_Error*
-ModelInstanceState::ProcessRequest(TRITONBACKEND_Request* request)
+ModelInstanceState::ProcessRequest(AsyncRequestBatch& batch, uint32_t i)
 {
+  TRITONBACKEND_Request* request = batch.Request(i);
   TRITONBACKEND_Input* in = nullptr;
   const int64_t* shape = nullptr;
   uint32_t dims_count = 0;
@@ -264,8 +272,9 @@ ModelInstanceState::ProcessRequest(TRITONBACKEND_Request* request)
 
   const uint32_t n = static_cast<uint32_t>(value);
   return threads_.Start(
-      request, [this, n, dims_count](ResponseFactoryPtr factory) {
-        ResponseThread(std::move(factory), n, dims_count);
+      request, batch.Hold(i),
+      [this, n, dims_count](ResponseFactoryPtr factory, RequestEnd end) {
+        ResponseThread(std::move(factory), std::move(end), n, dims_count);
       });
 }
 
@@ -296,15 +305,17 @@ BuildResponse(
 
 void
 ModelInstanceState::ResponseThread(
-    ResponseFactoryPtr factory, uint32_t n, uint32_t dims_count)
+    ResponseFactoryPtr factory, RequestEnd end, uint32_t n, uint32_t dims_count)
 {
   const std::vector<int64_t> shape(dims_count, 1);  // every response's
+  bool failed = false;  // a response failed or the request was cancelled
   for (uint32_t e = 0; e < n; ++e) {
     const uint64_t response_start_ns = NowNs();
     bool cancelled = false;
     TRITONSERVER_Error* err =
         TRITONBACKEND_ResponseFactoryIsCancelled(factory.get(), &cancelled);
     if (err != nullptr) {
+      end.Done(false);
       return SendFinalError(factory.get(), nullptr, err);
     }
     SleepNs(cancelled ? params_.cancel_delay_ns : params_.infer_delay_ns);
@@ -317,6 +328,7 @@ ModelInstanceState::ResponseThread(
       err = BuildResponse(
           factory.get(), static_cast<int32_t>(n), shape, &response);
       if (err != nullptr) {
+        end.Done(false);
         return SendFinalError(factory.get(), response, err);
       }
       SleepNs(params_.output_delay_ns);
@@ -324,6 +336,7 @@ ModelInstanceState::ResponseThread(
     const uint64_t response_end_ns = NowNs();
 
     ErrorPtr error;
+    failed = failed || cancelled || result == Result::kFail;
     if (cancelled) {
       error.reset(MakeError(TRITONSERVER_ERROR_CANCELLED, "cancelled"));
     } else if (result == Result::kFail) {
@@ -338,6 +351,7 @@ ModelInstanceState::ResponseThread(
         factory.get(), response_start_ns, compute_output_start_ns,
         response_end_ns, error.get());
     if (err != nullptr) {
+      end.Done(false);
       return SendFinalError(factory.get(), nullptr, err);
     }
     THOST_LOG_MESSAGE(
@@ -352,6 +366,7 @@ ModelInstanceState::ResponseThread(
     THOST_LOG_MESSAGE(
         TRITONSERVER_LOG_VERBOSE, "IN is zero, no responses sent");
   }
+  end.Done(!failed);  // the request's work ends here: statistics, release
   SendFinalFlags(factory.get());
 }
 

@@ -24,6 +24,13 @@
 // ServerModelConfig, ServerModelMetadata): ready, decoupled only if this model
 // is, and taking this model's inputs.
 //
+// Statistics: a request's work ends when its answer is sent (waiting) or
+// when the callee hands its request back (forwarding: after its last
+// response, which comes on a thread of the server after Execute returned);
+// the layer's AsyncRequestBatch reports the request and the execution
+// there, and releases the request, never before the callee is done with its
+// input buffers.
+//
 // Built on the C++ backend layer (backends_cpp/layer); bls_call.hpp has the
 // call itself.
 #include <algorithm>
@@ -36,12 +43,12 @@
 #include <utility>
 #include <vector>
 
+#include "async_request_batch.hpp"
 #include "backend_entry_points.hpp"
 #include "backend_model.hpp"
 #include "backend_model_instance.hpp"
 #include "bls_call.hpp"
 #include "callee_check.hpp"
-#include "clock.hpp"
 #include "cpu_outputs.hpp"
 #include "errors.hpp"
 #include "logging.hpp"
@@ -152,14 +159,12 @@ class ModelInstanceState : public BackendModelInstance {
       : BackendModelInstance(instance, model_state), model_state_(model_state)
   {
   }
-  bool Finish(
-      TRITONBACKEND_Request* request, Call* call,
-      std::chrono::steady_clock::time_point deadline, uint64_t exec_start_ns,
-      uint64_t compute_start_ns);
+  void Finish(
+      AsyncRequestBatch& batch, uint32_t i, Call* call,
+      std::chrono::steady_clock::time_point deadline);
   void Answer(
-      TRITONBACKEND_Request* request, TRITONSERVER_InferenceResponse* from,
-      TRITONSERVER_Error* err, uint64_t exec_start_ns,
-      uint64_t compute_start_ns);
+      AsyncRequestBatch& batch, uint32_t i,
+      TRITONSERVER_InferenceResponse* from, TRITONSERVER_Error* err);
 
   ModelState* model_state_;
   CallTarget target_;
@@ -179,94 +184,51 @@ ModelInstanceState::Create(
   state->target_.server = model_state->Server();
   state->target_.model = model_state->Callee();
   state->target_.allocator = model_state->Allocator();
-  state->target_.instance = instance;
   state->target_.message_prefix = state->MessagePrefix();
   state->target_.counter = &state->calls_;
   *out = std::move(state);
   return nullptr;
 }
 
-// Fails 'request' with 'err' (taken over) before any call started.
-static void
-Refuse(
-    TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request* request,
-    TRITONSERVER_Error* err, uint64_t exec_start_ns)
-{
-  TRITONBACKEND_Response* response = nullptr;
-  THOST_LOG_IF_ERROR(
-      TRITONBACKEND_ResponseNew(&response, request),
-      "bls backend: failed to create a response");
-  if (response != nullptr) {
-    THOST_LOG_IF_ERROR(
-        TRITONBACKEND_ResponseSend(
-            response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, err),
-        "bls backend: failed to send a response");
-  }
-  TRITONSERVER_ErrorDelete(err);
-  const uint64_t now = NowNs();
-  THOST_LOG_IF_ERROR(
-      TRITONBACKEND_ModelInstanceReportStatistics(
-          instance, request, false, exec_start_ns, now, now, now),
-      "bls backend: failed to report request statistics");
-  THOST_LOG_IF_ERROR(
-      TRITONBACKEND_RequestRelease(request, TRITONSERVER_REQUEST_RELEASE_ALL),
-      "bls backend: failed to release a request");
-}
-
 TRITONSERVER_Error*
 ModelInstanceState::Execute(
     TRITONBACKEND_Request** requests, uint32_t request_count)
 {
-  const uint64_t exec_start_ns = NowNs();
+  AsyncRequestBatch batch(*this, requests, request_count);
   const Call::Mode mode =
       model_state_->IsDecoupled() ? Call::Mode::kForward : Call::Mode::kWait;
   // Every call of the batch starts before any is waited for, so the callee
   // works on all of them at once.
-  std::vector<std::pair<TRITONBACKEND_Request*, std::shared_ptr<Call>>> calls;
-  for (uint32_t i = 0; i < request_count; ++i) {
-    TRITONBACKEND_Request* request = requests[i];
+  std::vector<std::pair<uint32_t, std::shared_ptr<Call>>> calls;
+  for (uint32_t i = 0; i < batch.Size(); ++i) {
     std::shared_ptr<Call> call;
     TRITONSERVER_Error* err = model_state_->EnsureCalleeChecked();
     if (err == nullptr) {
-      err = Call::Start(target_, request, mode, exec_start_ns, &call);
+      err = Call::Start(target_, batch.Request(i), mode, batch.Hold(i), &call);
     }
     if (err != nullptr) {
-      Refuse(TritonModelInstance(), request, err, exec_start_ns);
+      batch.Fail(i, err);  // answered by Finish
     } else {
-      calls.emplace_back(request, std::move(call));
+      calls.emplace_back(i, std::move(call));
     }
   }
-  // kForward: the calls' callbacks answer and release the requests.
-  uint64_t succeeded = (mode == Call::Mode::kForward) ? calls.size() : 0;
+  // kForward: the calls answer their requests.
   if (mode == Call::Mode::kWait) {
     const auto deadline =
         std::chrono::steady_clock::now() + model_state_->Timeout();
-    const uint64_t compute_start_ns = NowNs();
-    for (auto& [request, call] : calls) {
-      succeeded +=
-          Finish(request, call.get(), deadline, exec_start_ns, compute_start_ns)
-              ? 1
-              : 0;
+    for (auto& [i, call] : calls) {
+      Finish(batch, i, call.get(), deadline);
     }
   }
-  if (succeeded > 0) {
-    const uint64_t now = NowNs();
-    THOST_LOG_IF_ERROR(
-        TRITONBACKEND_ModelInstanceReportBatchStatistics(
-            TritonModelInstance(), succeeded, exec_start_ns, exec_start_ns, now,
-            now),
-        MessagePrefix() + "failed to report batch statistics");
-  }
+  batch.Finish();
   return nullptr;  // every request is answered, or will be by its call
 }
 
-// Waits for 'call' until 'deadline' and answers its request; true if it
-// succeeded.
-bool
+// Waits for 'call' until 'deadline' and answers request i of 'batch'.
+void
 ModelInstanceState::Finish(
-    TRITONBACKEND_Request* request, Call* call,
-    std::chrono::steady_clock::time_point deadline, uint64_t exec_start_ns,
-    uint64_t compute_start_ns)
+    AsyncRequestBatch& batch, uint32_t i, Call* call,
+    std::chrono::steady_clock::time_point deadline)
 {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::steady_clock::now());
@@ -275,7 +237,8 @@ ModelInstanceState::Finish(
   if (!call->Wait(
           std::max(left, std::chrono::milliseconds(0)), model_state_->Timeout(),
           &response, &err)) {
-    return false;  // answered by Wait, released by the call
+    batch.Done(i, false);  // answered by Wait; the call lets go last
+    return;
   }
   if (err == nullptr && response == nullptr) {
     err = MakeError(
@@ -283,18 +246,18 @@ ModelInstanceState::Finish(
                                          model_state_->Callee() +
                                          "' sent no response");
   }
-  const bool ok = (err == nullptr);
-  Answer(request, response, err, exec_start_ns, compute_start_ns);
-  return ok;
+  Answer(batch, i, response, err);
 }
 
-// Sends the outer request a copy of 'from', or 'err' (taken over), then
-// accounts for and releases it. 'from' is deleted.
+// Answers request i of 'batch' with a copy of 'from', or with 'err' (taken
+// over). 'from' is deleted. The request ends (statistics, release) before
+// the answer goes, so a client holding it finds it counted.
 void
 ModelInstanceState::Answer(
-    TRITONBACKEND_Request* request, TRITONSERVER_InferenceResponse* from,
-    TRITONSERVER_Error* err, uint64_t exec_start_ns, uint64_t compute_start_ns)
+    AsyncRequestBatch& batch, uint32_t i, TRITONSERVER_InferenceResponse* from,
+    TRITONSERVER_Error* err)
 {
+  TRITONBACKEND_Request* request = batch.Request(i);
   TRITONBACKEND_Response* response = nullptr;
   if (err == nullptr) {
     err = TRITONBACKEND_ResponseNew(&response, request);
@@ -311,23 +274,16 @@ ModelInstanceState::Answer(
         TRITONSERVER_InferenceResponseDelete(from),
         MessagePrefix() + "failed to delete a response");
   }
-  const uint64_t compute_end_ns = NowNs();
+  // The call let go when the callee handed its request back, so this ends
+  // the request; a response made before its release may be sent after it.
+  batch.Done(i, err == nullptr);
   if (response != nullptr) {
     THOST_LOG_IF_ERROR(
         TRITONBACKEND_ResponseSend(
             response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, err),
         MessagePrefix() + "failed to send a response");
   }
-  const bool ok = (err == nullptr);
   TRITONSERVER_ErrorDelete(err);
-  THOST_LOG_IF_ERROR(
-      TRITONBACKEND_ModelInstanceReportStatistics(
-          TritonModelInstance(), request, ok, exec_start_ns, compute_start_ns,
-          compute_end_ns, NowNs()),
-      MessagePrefix() + "failed to report request statistics");
-  THOST_LOG_IF_ERROR(
-      TRITONBACKEND_RequestRelease(request, TRITONSERVER_REQUEST_RELEASE_ALL),
-      MessagePrefix() + "failed to release a request");
 }
 
 }}}  // namespace tritonhost::backend::bls

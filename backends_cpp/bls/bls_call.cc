@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "backend_io.hpp"
-#include "clock.hpp"
 #include "cpu_outputs.hpp"
 #include "errors.hpp"
 #include "logging.hpp"
@@ -54,16 +53,17 @@ Call::~Call()
   }
   TRITONSERVER_ErrorDelete(error_);
   factory_.reset();
+  end_.Done();              // may end the request: before the instance goes
   target_.counter->Done();  // last: the instance may be finalized now
 }
 
 TRITONSERVER_Error*
 Call::Start(
     const CallTarget& target, TRITONBACKEND_Request* request, Mode mode,
-    uint64_t exec_start_ns, std::shared_ptr<Call>* out)
+    RequestEnd end, std::shared_ptr<Call>* out)
 {
   std::shared_ptr<Call> call(new Call(target, request, mode));
-  call->exec_start_ns_ = exec_start_ns;
+  call->end_ = std::move(end);
   if (mode == Mode::kForward) {
     TRITONBACKEND_ResponseFactory* factory = nullptr;
     THOST_RETURN_IF_ERROR(TRITONBACKEND_ResponseFactoryNew(&factory, request));
@@ -72,7 +72,6 @@ Call::Start(
   TRITONSERVER_Error* err = call->Build();
   if (err == nullptr) {
     call->self_ = call;  // the callbacks' reference, dropped by OnRelease
-    call->compute_start_ns_ = NowNs();
     err = TRITONSERVER_ServerInferAsync(target.server, call->inner_, nullptr);
     if (err != nullptr) {
       call->self_.reset();
@@ -168,10 +167,9 @@ Call::Wait(
   return true;
 }
 
-// Stops waiting for the callee: it is cancelled, the outer request is
-// answered and accounted for now and released by OnRelease. Called with
-// mu_ held: OnRelease (which deletes inner_ and releases the outer request)
-// waits for it.
+// Stops waiting for the callee: it is cancelled and the outer request is
+// answered now; it ends, failed, once OnRelease lets go of it. Called with
+// mu_ held: OnRelease (which deletes inner_) waits for it.
 void
 Call::GiveUp(std::chrono::milliseconds timeout)
 {
@@ -193,12 +191,7 @@ Call::GiveUp(std::chrono::milliseconds timeout)
         target_.message_prefix + "failed to send a response");
   }
   TRITONSERVER_ErrorDelete(err);
-  const uint64_t end_ns = NowNs();
-  THOST_LOG_IF_ERROR(
-      TRITONBACKEND_ModelInstanceReportStatistics(
-          target_.instance, request_, false, exec_start_ns_, compute_start_ns_,
-          end_ns, end_ns),
-      target_.message_prefix + "failed to report request statistics");
+  end_.Fail();
 }
 
 void
@@ -307,34 +300,31 @@ Call::OnRelease(
 }
 
 // The callee is done with the inner request (and so with the outer
-// request's input buffers).
+// request's input buffers): the call lets go of the outer request.
 void
 Call::Released()
 {
   std::shared_ptr<Call> self;  // dropped last, after the lock
+  RequestEnd end;              // let go after the lock
   std::unique_lock<std::mutex> lock(mu_);
   self = std::move(self_);
+  end = std::move(end_);
   back_ = true;
   THOST_LOG_IF_ERROR(
       TRITONSERVER_InferenceRequestDelete(inner_),
       target_.message_prefix + "failed to delete a request");
   inner_ = nullptr;
   if (mode_ == Mode::kWait && !abandoned_) {
-    back_cv_.notify_all();  // Execute answers and releases the outer request
+    // Execute, which holds the request too, answers it and ends it there.
+    end.Done();
+    back_cv_.notify_all();
     return;
   }
-  if (mode_ == Mode::kForward) {
-    const uint64_t end_ns = NowNs();
-    THOST_LOG_IF_ERROR(
-        TRITONBACKEND_ModelInstanceReportStatistics(
-            target_.instance, request_, !failed_, exec_start_ns_,
-            compute_start_ns_, end_ns, end_ns),
-        target_.message_prefix + "failed to report request statistics");
-  }
+  const bool success = (mode_ == Mode::kForward) && !failed_;
   lock.unlock();
-  THOST_LOG_IF_ERROR(
-      TRITONBACKEND_RequestRelease(request_, TRITONSERVER_REQUEST_RELEASE_ALL),
-      target_.message_prefix + "failed to release a request");
+  // kForward: the callee's last response has been passed on; kWait past the
+  // deadline: the request was answered with an error. Its work ends here.
+  end.Done(success);
 }
 
 }}}  // namespace tritonhost::backend::bls

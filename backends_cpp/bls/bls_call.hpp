@@ -15,9 +15,10 @@
 //      Mode::kForward, each response is sent on at once as a response of
 //      the outer request, through its response factory, flags and all.
 //   3. OnRelease, when the callee hands the inner request back, deletes it
-//      and, unless Execute still answers the outer request (kWait within
-//      the deadline), reports the outer request's statistics and releases
-//      it.
+//      and lets go of the call's RequestEnd (async_request_batch.hpp): the
+//      outer request's buffers are free then, and in Mode::kForward (or
+//      kWait past the deadline) its work is done, so unless Execute still
+//      holds it, its statistics are reported and it is released there.
 // A Call lives until both Execute and the callbacks let go of it (it holds
 // itself until OnRelease); the instance's CallCounter counts it until then,
 // so the instance's finalizer can wait for the callbacks to finish.
@@ -31,6 +32,7 @@
 #include <mutex>
 #include <string>
 
+#include "async_request_batch.hpp"
 #include "host_objects.hpp"
 #include "triton/core/tritonbackend.h"
 #include "triton/core/tritonserver.h"
@@ -58,7 +60,6 @@ struct CallTarget {
   TRITONSERVER_Server* server = nullptr;
   std::string model;  // the callee
   TRITONSERVER_ResponseAllocator* allocator = nullptr;
-  TRITONBACKEND_ModelInstance* instance = nullptr;  // statistics
   std::string message_prefix;
   CallCounter* counter = nullptr;
 };
@@ -67,12 +68,12 @@ class Call {
  public:
   enum class Mode { kWait, kForward };
 
-  // Starts the call for 'request' (step 1). On error nothing was submitted
-  // and the outer request is still the caller's to answer and release.
-  // 'exec_start_ns' is the Execute's start, for the statistics.
+  // Starts the call for 'request' (step 1), which 'end' holds. On error
+  // nothing was submitted, 'end' was let go, and the outer request is still
+  // the caller's to answer.
   static TRITONSERVER_Error* Start(
       const CallTarget& target, TRITONBACKEND_Request* request, Mode mode,
-      uint64_t exec_start_ns, std::shared_ptr<Call>* out);
+      RequestEnd end, std::shared_ptr<Call>* out);
   ~Call();
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;
@@ -82,8 +83,8 @@ class Call {
   // response (owned by the caller; nullptr when it sent none) or its error
   // (owned), and the caller answers and releases the outer request. Too late:
   // cancels the inner request, answers the outer one with an UNAVAILABLE
-  // error, reports its statistics and returns false; OnRelease releases it
-  // once the callee hands the inner request back.
+  // error and returns false; the outer request ends, failed, once the
+  // callee hands the inner one back (OnRelease).
   // 'left' is how long to wait; 'timeout' the configured deadline, for the
   // error message.
   bool Wait(
@@ -112,8 +113,7 @@ class Call {
   TRITONBACKEND_Request* request_;  // the outer request
   TRITONSERVER_InferenceRequest* inner_ = nullptr;
   ResponseFactoryPtr factory_;  // kForward
-  uint64_t exec_start_ns_ = 0;
-  uint64_t compute_start_ns_ = 0;
+  RequestEnd end_;              // let go by Released (or the destructor)
 
   std::mutex mu_;
   std::condition_variable back_cv_;

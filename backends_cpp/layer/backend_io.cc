@@ -103,28 +103,6 @@ CheckInput(const InputTensor& input, TRITONSERVER_DataType data_type)
 }
 
 TRITONSERVER_Error*
-RequestBatchSize(
-    TRITONBACKEND_Request* request, bool first_dim_batching, uint64_t* size)
-{
-  *size = 1;
-  uint32_t input_count = 0;
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_RequestInputCount(request, &input_count));
-  if (!first_dim_batching || input_count == 0) {
-    return nullptr;
-  }
-  TRITONBACKEND_Input* input = nullptr;
-  const int64_t* shape = nullptr;
-  uint32_t dims_count = 0;
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_RequestInputByIndex(request, 0, &input));
-  THOST_RETURN_IF_ERROR(TRITONBACKEND_InputProperties(
-      input, nullptr, nullptr, &shape, &dims_count, nullptr, nullptr));
-  if (dims_count > 0 && shape[0] > 0) {
-    *size = static_cast<uint64_t>(shape[0]);
-  }
-  return nullptr;
-}
-
-TRITONSERVER_Error*
 RequestedOutputs(
     TRITONBACKEND_Request* request, std::vector<std::string>* names)
 {

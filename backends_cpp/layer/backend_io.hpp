@@ -127,9 +127,29 @@ TRITONSERVER_Error* CheckInput(
 
 // The batch size of 'request': the first dimension of its first input when
 // the model batches ('first_dim_batching'), 1 otherwise or when the request
-// has no input.
-TRITONSERVER_Error* RequestBatchSize(
-    TRITONBACKEND_Request* request, bool first_dim_batching, uint64_t* size);
+// has no input. Inline, so that reporting statistics (RequestBatch,
+// AsyncRequestBatch) links none of backend_io.cc.
+inline TRITONSERVER_Error*
+RequestBatchSize(
+    TRITONBACKEND_Request* request, bool first_dim_batching, uint64_t* size)
+{
+  *size = 1;
+  uint32_t input_count = 0;
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_RequestInputCount(request, &input_count));
+  if (!first_dim_batching || input_count == 0) {
+    return nullptr;
+  }
+  TRITONBACKEND_Input* input = nullptr;
+  const int64_t* shape = nullptr;
+  uint32_t dims_count = 0;
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_RequestInputByIndex(request, 0, &input));
+  THOST_RETURN_IF_ERROR(TRITONBACKEND_InputProperties(
+      input, nullptr, nullptr, &shape, &dims_count, nullptr, nullptr));
+  if (dims_count > 0 && shape[0] > 0) {
+    *size = static_cast<uint64_t>(shape[0]);
+  }
+  return nullptr;
+}
 
 // The names of the outputs 'request' asks for, in the order asked. When the
 // client named none, the host lists every configured output.

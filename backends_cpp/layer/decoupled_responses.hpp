@@ -3,21 +3,27 @@
 // request's response factory (repeat and square do).
 //
 // The life of one request in such a backend:
-//   1. In Execute, the backend checks the request and copies what its
-//      thread will need (the request may be released before the thread is
-//      done); then ResponseThreads::Start creates the request's response
-//      factory and hands it to a new detached thread.
-//   2. If step 1 fails, RespondIfError answers the request with one FINAL
-//      response carrying the error. No factory exists then, so nothing
-//      else is ever sent for the request.
-//   3. Execute releases the request (TRITONBACKEND_RequestRelease); the
-//      factory keeps the response path open after that.
-//   4. The thread sends its responses through the factory (not FINAL), then
-//      ends the request's stream exactly once: SendFinalFlags after the
-//      last response, or SendFinalError when a response could not be built
-//      or sent. The factory is deleted when the thread lets go of its
+//   1. Execute makes an AsyncRequestBatch of its requests
+//      (async_request_batch.hpp), which owns them from then on.
+//   2. In Execute, the backend checks the request and copies what its
+//      thread will need; then ResponseThreads::Start creates the request's
+//      response factory and hands it, with a RequestEnd (a holder of the
+//      request), to a new detached thread.
+//   3. If step 2 fails, the backend hands the error to the batch
+//      (AsyncRequestBatch::Fail), which answers the request with one FINAL
+//      response carrying it. No factory exists then, so nothing else is
+//      ever sent for the request.
+//   4. Execute returns; the batch lets go of the request then, and the
+//      factory keeps the response path open.
+//   5. The thread sends its responses through the factory (not FINAL). When
+//      its work is done it lets go of its RequestEnd (Done, failed or not):
+//      this is where the request's work ends, so its statistics are
+//      reported and it is released there, once Execute has let go too.
+//      Then it ends the request's stream exactly once: SendFinalFlags after
+//      the last response, or SendFinalError when a response could not be
+//      built or sent. The factory is deleted when the thread lets go of its
 //      ResponseFactoryPtr.
-//   5. When the instance is finalized (TRITONBACKEND_ModelInstanceFinalize
+//   6. When the instance is finalized (TRITONBACKEND_ModelInstanceFinalize
 //      deletes its state), the instance's ResponseThreads waits until every
 //      thread has finished.
 //
@@ -31,6 +37,7 @@
 #include <chrono>
 #include <utility>
 
+#include "async_request_batch.hpp"
 #include "errors.hpp"
 #include "host_objects.hpp"
 #include "logging.hpp"
@@ -55,20 +62,25 @@ class ResponseThreads {
   ResponseThreads& operator=(const ResponseThreads&) = delete;
 
   // Creates 'request's response factory and starts a detached thread that
-  // calls fn(ResponseFactoryPtr) with it; the factory is deleted when fn
-  // lets go of it, before the thread counts as finished. fn must not reach
-  // 'request', which may be released by then. On error no thread runs, the
-  // factory (if it was created) is deleted, and the request is still the
-  // caller's to answer (RespondIfError).
+  // calls fn(ResponseFactoryPtr, RequestEnd) with it and with 'end', a
+  // holder of the request (AsyncRequestBatch::Hold); both are let go when fn
+  // lets go of them, before the thread counts as finished. fn must not
+  // reach 'request' itself, which may be released by then. On error no
+  // thread runs, the factory (if it was created) is deleted, 'end' is let
+  // go, and the request is still the caller's to answer
+  // (AsyncRequestBatch::Fail).
   template <typename Fn>
-  TRITONSERVER_Error* Start(TRITONBACKEND_Request* request, Fn&& fn)
+  TRITONSERVER_Error* Start(
+      TRITONBACKEND_Request* request, RequestEnd end, Fn&& fn)
   {
     TRITONBACKEND_ResponseFactory* factory = nullptr;
     THOST_RETURN_IF_ERROR(TRITONBACKEND_ResponseFactoryNew(&factory, request));
     return threads_.StartDetached(
         "response thread",
-        [factory = ResponseFactoryPtr(factory),
-         fn = std::forward<Fn>(fn)]() mutable { fn(std::move(factory)); });
+        [factory = ResponseFactoryPtr(factory), end = std::move(end),
+         fn = std::forward<Fn>(fn)]() mutable {
+          fn(std::move(factory), std::move(end));
+        });
   }
 
  private:

@@ -6,6 +6,7 @@
 #include "errors.hpp"
 #include "formatting.hpp"
 #include "logging.hpp"
+#include "statistics.hpp"
 
 namespace tritonhost { namespace backend {
 
@@ -70,28 +71,23 @@ RequestBatch::ReportStatistics(uint64_t exec_end_ns)
 {
   TRITONBACKEND_ModelInstance* instance = instance_.TritonModelInstance();
   const bool batching = instance_.Model()->SupportsFirstDimBatching();
+  const ExecutionTimes times{
+      exec_start_ns_, compute_start_ns_, compute_end_ns_, exec_end_ns};
+  const std::string prefix = instance_.MessagePrefix();
   uint64_t batch_size = 0;
   for (Entry& e : entries_) {
     const bool success = (e.error == nullptr);
-    THOST_LOG_IF_ERROR(
-        TRITONBACKEND_ModelInstanceReportStatistics(
-            instance, e.request, success, exec_start_ns_, compute_start_ns_,
-            compute_end_ns_, exec_end_ns),
-        instance_.MessagePrefix() + "failed to report request statistics");
+    ReportRequestStatistics(instance, e.request, success, times, prefix);
     if (success) {
       uint64_t size = 1;
       THOST_LOG_IF_ERROR(
           RequestBatchSize(e.request, batching, &size),
-          instance_.MessagePrefix() + "failed to read a request's batch size");
+          prefix + "failed to read a request's batch size");
       batch_size += size;
     }
   }
   if (batch_size > 0) {
-    THOST_LOG_IF_ERROR(
-        TRITONBACKEND_ModelInstanceReportBatchStatistics(
-            instance, batch_size, exec_start_ns_, compute_start_ns_,
-            compute_end_ns_, exec_end_ns),
-        instance_.MessagePrefix() + "failed to report batch statistics");
+    ReportBatchStatistics(instance, batch_size, times, prefix);
   }
 }
 

@@ -88,6 +88,7 @@ struct ResponseStats {
 struct RequestStats {
   bool success = false;
   bool after_release = false;
+  size_t events_before = 0;  // responses and flags sent before the report
 };
 
 // Everything the host observes about one request.
@@ -369,7 +370,7 @@ TRITONBACKEND_ModelInstanceReportStatistics(
 {
   std::lock_guard<std::mutex> lk(request->stream->mu);
   request->stream->request_stats.push_back(
-      {success, request->stream->released});
+      {success, request->stream->released, request->stream->events.size()});
   return nullptr;
 }
 TRITONSERVER_Error*
@@ -908,10 +909,15 @@ TestRepeat(const std::string& dir)
         std::unique_ptr<TRITONBACKEND_Request> r(
             RepeatRequest({4, 2, 0, 1}, {1, 2, 3, 4}, 5));
         auto stream = r->stream;
+        {
+          std::lock_guard<std::mutex> lk(g_batch_mu);
+          g_batch_stats.clear();
+        }
         CHECK_EQ(m.Execute({r.get()}), -1);
-        CHECK(stream->released);
+        // Its thread still sends (DELAY 1+2+3+4 ms > WAIT 5 ms) and holds it.
         CHECK(stream->WaitDone(std::chrono::seconds(5)));
         std::lock_guard<std::mutex> lk(stream->mu);
+        CHECK(stream->released);
         CHECK_EQ(stream->events.size(), size_t(5));
         const int32_t want_out[] = {4, 2, 0, 1};
         for (size_t e = 0; e < 4 && e < stream->events.size(); ++e) {
@@ -928,11 +934,17 @@ TestRepeat(const std::string& dir)
               !stream->events[4].has_response &&
               stream->events[4].flags == TRITONSERVER_RESPONSE_COMPLETE_FINAL);
         }
+        // Reported where the work ended, before the release and the FINAL.
         CHECK_EQ(stream->request_stats.size(), size_t(1));
         CHECK(
             stream->request_stats.size() == 1 &&
             stream->request_stats[0].success &&
-            !stream->request_stats[0].after_release);
+            !stream->request_stats[0].after_release &&
+            stream->request_stats[0].events_before == 4);
+        {
+          std::lock_guard<std::mutex> blk(g_batch_mu);
+          CHECK(g_batch_stats.size() == 1 && g_batch_stats[0].batch_size == 1);
+        }
         CHECK_EQ(stream->violations, 0);
       });
 
@@ -942,9 +954,9 @@ TestRepeat(const std::string& dir)
         RepeatRequest({7, 8}, {100, 100}, 0));
     auto stream = r->stream;
     CHECK_EQ(m->Execute({r.get()}), -1);
-    CHECK(stream->released);
     delete m;  // ModelInstanceFinalize must block until the thread is done
     std::lock_guard<std::mutex> lk(stream->mu);
+    CHECK(stream->released && stream->request_stats.size() == 1);
     CHECK(stream->final);
     CHECK_EQ(stream->factories, 0);
     CHECK_EQ(stream->events.size(), size_t(3));
@@ -987,6 +999,10 @@ TestRepeat(const std::string& dir)
         stream->events[0].msg.find("expected IN and DELAY shape to match") !=
         std::string::npos);
     CHECK_EQ(stream->factories, 0);
+    CHECK(
+        stream->request_stats.size() == 1 &&
+        !stream->request_stats[0].success &&
+        !stream->request_stats[0].after_release);
   });
 
   Scenario("repeat refuses an invalid configuration", [&] {
@@ -1033,10 +1049,14 @@ TestSquare(const std::string& dir)
     std::unique_ptr<TRITONBACKEND_Request> r(SquareRequest(3));
     std::unique_ptr<TRITONBACKEND_Request> zero(SquareRequest(0));
     auto stream = r->stream;
+    {
+      std::lock_guard<std::mutex> lk(g_batch_mu);
+      g_batch_stats.clear();
+    }
     CHECK_EQ(m.Execute({r.get(), zero.get()}), -1);
-    CHECK(stream->released && zero->stream->released);
     CHECK(stream->WaitDone(std::chrono::seconds(5)));
     CHECK(zero->stream->WaitDone(std::chrono::seconds(5)));
+    CHECK(stream->released && zero->stream->released);
     CHECK_EQ(stream->events.size(), size_t(4));
     for (size_t e = 0; e < 3 && e < stream->events.size(); ++e) {
       CHECK(
@@ -1050,7 +1070,19 @@ TestSquare(const std::string& dir)
           !s.error && s.has_instance && s.has_factory &&
           s.compute_output_start >= s.start && s.end >= s.compute_output_start);
     }
-    CHECK(stream->request_stats.empty());
+    // Each request is reported once its thread's work and Execute are both
+    // done with it: after its responses (before its FINAL, unless Execute
+    // let go last), before its release; the execution once both had.
+    for (Stream* st : {stream.get(), zero->stream.get()}) {
+      CHECK(
+          st->request_stats.size() == 1 && st->request_stats[0].success &&
+          !st->request_stats[0].after_release &&
+          st->request_stats[0].events_before + 1 >= st->events.size());
+    }
+    {
+      std::lock_guard<std::mutex> lk(g_batch_mu);
+      CHECK(g_batch_stats.size() == 1 && g_batch_stats[0].batch_size == 2);
+    }
     CHECK_EQ(zero->stream->events.size(), size_t(1));
     CHECK(!zero->stream->events[0].has_response);
     CHECK(zero->stream->response_stats.empty());
@@ -1092,6 +1124,8 @@ TestSquare(const std::string& dir)
           !stream->events[3].has_response &&
           stream->events[3].flags == TRITONSERVER_RESPONSE_COMPLETE_FINAL);
     }
+    CHECK(
+        stream->request_stats.size() == 1 && !stream->request_stats[0].success);
     CHECK_EQ(stream->response_stats.size(), size_t(4));
     if (stream->response_stats.size() == 4) {
       CHECK(
@@ -1111,6 +1145,8 @@ TestSquare(const std::string& dir)
     CHECK_EQ(m.Execute({r.get()}), -1);
     CHECK(stream->WaitDone(std::chrono::seconds(5)));
     CHECK_EQ(stream->events.size(), size_t(1));  // FINAL only
+    CHECK(
+        stream->request_stats.size() == 1 && !stream->request_stats[0].success);
     CHECK_EQ(stream->response_stats.size(), size_t(1));
     if (!stream->response_stats.empty()) {
       CHECK(
@@ -1133,6 +1169,9 @@ TestSquare(const std::string& dir)
         r->stream->events[0].error &&
         r->stream->events[0].flags == TRITONSERVER_RESPONSE_COMPLETE_FINAL);
     CHECK(r->stream->released);
+    CHECK(
+        r->stream->request_stats.size() == 1 &&
+        !r->stream->request_stats[0].success);
   });
 }
 

@@ -33,6 +33,9 @@ type perfOptions struct {
 	MaxOutstanding   int
 	IntervalMs       int
 	WarmupMs         int
+	Stability        float64 // --stability-percentage
+	MaxTrials        int
+	Percentile       int // -1: stabilize on the mean latency
 	CSV              string
 	NoProgress       bool
 
@@ -52,6 +55,15 @@ kept in flight) or request rate of a range, and report throughput, latency
 percentiles and the server's queue and compute time per request; for
 decoupled models (measured over a stream) also the time to the first
 response and the responses per second.
+
+As Triton's perf_analyzer does, each level is measured in consecutive
+windows of --measurement-interval, with the load running throughout, until
+the last 3 agree: their throughputs, and their latencies (the mean, or the
+--percentile), within --stability-percentage of each other. The figures
+reported are those 3 windows' together, and the server's queue and compute
+times over the same span. A level that does not settle within --max-trials
+windows is not reported: the sweep stops there, and perf fails if no level
+settled.
 
 Inputs come from --input (NAME:DATATYPE:SHAPE:VALUES, as for infer); any
 input not given is made from the model's metadata, filled with zeros,
@@ -80,8 +92,12 @@ batch of 1 for batching models.`,
 	f.StringVar(&o.ConcurrencyRange, "concurrency-range", "1", "START[:END[:STEP]] requests kept in flight")
 	f.StringVar(&o.RateRange, "request-rate-range", "", "START[:END[:STEP]] requests started per second, instead of a concurrency")
 	f.IntVar(&o.MaxOutstanding, "max-outstanding", loadgen.DefaultMaxOutstanding, "requests in flight at most in request-rate mode")
-	f.IntVar(&o.IntervalMs, "measurement-interval", 5000, "ms measured at each level")
-	f.IntVar(&o.WarmupMs, "warmup", 1000, "ms of load before each measurement, not counted")
+	f.IntVar(&o.IntervalMs, "measurement-interval", 5000, "ms of each measurement window")
+	f.IntVar(&o.WarmupMs, "warmup", 1000, "ms of load before the first window of each level, not counted")
+	f.Float64VarP(&o.Stability, "stability-percentage", "s", loadgen.DefaultStabilityPercentage,
+		"how far apart, in percent, the last 3 windows' throughput and latency may be for a level to count as stable")
+	f.IntVarP(&o.MaxTrials, "max-trials", "r", loadgen.DefaultMaxTrials, "windows measured at most at each level before giving up on stability")
+	f.IntVar(&o.Percentile, "percentile", -1, "latency percentile (1-99) that stability compares; -1: the mean latency")
 	f.StringVarP(&o.CSV, "filename", "f", "", "also write the results to this CSV file")
 	f.BoolVar(&o.NoProgress, "no-progress", false, "do not print a progress line while measuring")
 	return cmd
@@ -111,6 +127,12 @@ func (o *perfOptions) Validate() error {
 	}
 	if o.IntervalMs <= 0 || o.WarmupMs < 0 || o.MaxOutstanding <= 0 {
 		return errors.New("--measurement-interval and --max-outstanding must be positive, --warmup not negative")
+	}
+	if o.Percentile != -1 && (o.Percentile < 1 || o.Percentile > 99) {
+		return fmt.Errorf("--percentile %d: want 1 to 99, or -1 for the mean latency", o.Percentile)
+	}
+	if err := o.stability().Validate(); err != nil {
+		return fmt.Errorf("--stability-percentage %g, --max-trials %d: %w", o.Stability, o.MaxTrials, err)
 	}
 	spec, flag := o.ConcurrencyRange, "--concurrency-range"
 	if o.RateRange != "" {
@@ -155,6 +177,15 @@ func parseRange(spec string) ([]float64, error) {
 	return levels, nil
 }
 
+// stability is the rule the flags set.
+func (o *perfOptions) stability() loadgen.Stability {
+	st := loadgen.Stability{Windows: loadgen.DefaultStableWindows, Percentage: o.Stability, MaxTrials: o.MaxTrials}
+	if o.Percentile > 0 {
+		st.Percentile = float64(o.Percentile)
+	}
+	return st
+}
+
 // Run measures every level and prints the table (and the CSV file).
 func (o *perfOptions) Run(ctx context.Context, out, progress io.Writer) error {
 	conns := o.MaxOutstanding
@@ -163,7 +194,7 @@ func (o *perfOptions) Run(ctx context.Context, out, progress io.Writer) error {
 	}
 	srv, err := dialPerfServer(o.Protocol, o.URL, conns)
 	if err != nil {
-		return err
+		return fmt.Errorf("--url: %w", err)
 	}
 	defer srv.close()
 	if err := o.prepare(ctx, srv); err != nil {
@@ -176,38 +207,30 @@ func (o *perfOptions) Run(ctx context.Context, out, progress io.Writer) error {
 	case o.stream:
 		mode = loadgen.Stream
 	}
-	fmt.Fprintf(out, "model %s, %s, %d ms per level after %d ms of warm-up\n", o.Model, mode, o.IntervalMs, o.WarmupMs)
+	st := o.stability()
+	latency := "mean latency"
+	if st.Percentile > 0 {
+		latency = fmt.Sprintf("p%g latency", st.Percentile)
+	}
+	fmt.Fprintf(out, "model %s, %s: windows of %d ms after %d ms of warm-up, until %d in a row are within %g%% in throughput and %s (at most %d)\n",
+		o.Model, mode, o.IntervalMs, o.WarmupMs, st.Windows, st.Percentage, latency, st.MaxTrials)
 	var rows []perfRow
 	for _, level := range o.levels {
-		cfg := loadgen.Config{Request: o.request, Mode: mode, MaxOutstanding: o.MaxOutstanding,
-			Warmup: time.Duration(o.WarmupMs) * time.Millisecond, Window: time.Duration(o.IntervalMs) * time.Millisecond}
-		srv.target(&cfg)
-		name := fmt.Sprintf("concurrency %g", level)
-		if o.byRate {
-			cfg.Rate, name = level, fmt.Sprintf("rate %g/s", level)
-		} else {
-			cfg.Concurrency = int(level)
-		}
-		if !o.NoProgress {
-			cfg.Progress = func(p loadgen.Progress) {
-				fmt.Fprintf(progress, "\r[%s] %4.1fs: %d requests, %d responses, %d errors ", name, p.Elapsed.Seconds(), p.Requests, p.Responses, p.Errors)
+		row, err := o.measure(ctx, srv, mode, level, progress)
+		if errors.Is(err, loadgen.ErrUnstable) {
+			// As perf_analyzer: the sweep ends at the first level that does
+			// not settle, and fails if none did.
+			fmt.Fprintf(progress, "%s\n", err)
+			if len(rows) == 0 {
+				return fmt.Errorf("%s: no stable measurement", o.levelName(level))
 			}
-		}
-		before, _ := srv.statistics(ctx, o.Model)
-		res, err := loadgen.Run(ctx, cfg)
-		if !o.NoProgress {
-			fmt.Fprint(progress, "\r\033[K")
+			fmt.Fprintf(progress, "stopping at %s; the levels before it are reported\n", o.levelName(level))
+			break
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return err
 		}
-		after, _ := srv.statistics(ctx, o.Model)
-		row := perfRow{level: level, res: res}
-		row.queue, row.compute = serverTimes(before, after)
 		rows = append(rows, row)
-		if res.Errors > 0 {
-			fmt.Fprintf(progress, "%s: %d requests failed; the first: %s\n", name, res.Errors, res.FirstError)
-		}
 	}
 	writeTable(out, rows, o.byRate, o.stream)
 	if o.CSV != "" {
@@ -222,4 +245,108 @@ func (o *perfOptions) Run(ctx context.Context, out, progress io.Writer) error {
 		return f.Close()
 	}
 	return nil
+}
+
+func (o *perfOptions) levelName(level float64) string {
+	if o.byRate {
+		return fmt.Sprintf("rate %g/s", level)
+	}
+	return fmt.Sprintf("concurrency %g", level)
+}
+
+// measure runs the load of one level and measures it window after window
+// until the last ones are stable (st.Settle). An unstable level's error
+// wraps loadgen.ErrUnstable and tells what its last windows measured.
+func (o *perfOptions) measure(ctx context.Context, srv *perfServer, mode loadgen.Mode, level float64, progress io.Writer) (perfRow, error) {
+	name := o.levelName(level)
+	cfg := loadgen.Config{Request: o.request, Mode: mode, MaxOutstanding: o.MaxOutstanding}
+	srv.target(&cfg)
+	if o.byRate {
+		cfg.Rate = level
+	} else {
+		cfg.Concurrency = int(level)
+	}
+	if !o.NoProgress {
+		cfg.Progress = func(p loadgen.Progress) {
+			phase := "warm-up"
+			if n := p.Windows; o.WarmupMs == 0 || n > 0 {
+				if o.WarmupMs > 0 {
+					n-- // the warm-up was the first
+				}
+				phase = fmt.Sprintf("window %d", n+1)
+			}
+			fmt.Fprintf(progress, "\r[%s] %s, %4.1fs: %d requests, %d responses, %d errors ",
+				name, phase, p.Elapsed.Seconds(), p.Requests, p.Responses, p.Errors)
+		}
+	}
+	load, err := loadgen.Start(ctx, cfg)
+	if err != nil {
+		return perfRow{}, fmt.Errorf("%s: %w", name, err)
+	}
+	windows, snaps, err := o.settle(ctx, srv, load)
+	// The load's own failure (a broken stream, say) says more than
+	// instability.
+	if stopErr := load.Stop(); stopErr != nil && (err == nil || errors.Is(err, loadgen.ErrUnstable)) {
+		err = stopErr
+	}
+	if !o.NoProgress {
+		fmt.Fprint(progress, "\r\033[K")
+	}
+	st := o.stability()
+	switch {
+	case errors.Is(err, loadgen.ErrUnstable):
+		return perfRow{}, fmt.Errorf("%s: %w after %d windows of %d ms (the last %d: %s); try a longer --measurement-interval or a larger --stability-percentage",
+			name, err, len(windows), o.IntervalMs, st.Windows, describeWindows(st, windows[len(windows)-st.Windows:]))
+	case err != nil:
+		return perfRow{}, fmt.Errorf("%s: %w", name, err)
+	}
+	n := len(windows)
+	row := perfRow{level: level, windows: n, res: loadgen.Merge(windows[n-st.Windows:])}
+	row.queue, row.compute = serverTimes(snaps[n-st.Windows], snaps[n])
+	if row.res.Errors > 0 {
+		fmt.Fprintf(progress, "%s: %d requests failed; the first: %s\n", name, row.res.Errors, row.res.FirstError)
+	}
+	return row, nil
+}
+
+// settle warms load up, then measures it until its windows are stable.
+// snaps[i] is the model's statistics at the start of window i, snaps[i+1]
+// at its end (nil where the server did not answer).
+func (o *perfOptions) settle(ctx context.Context, srv *perfServer, load *loadgen.Load) ([]loadgen.Result, []*pb.ModelStatisticsResponse, error) {
+	if o.WarmupMs > 0 {
+		if _, err := load.Measure(time.Duration(o.WarmupMs) * time.Millisecond); err != nil {
+			return nil, nil, err
+		}
+	}
+	snap := func() *pb.ModelStatisticsResponse {
+		s, err := srv.statistics(ctx, o.Model)
+		if err != nil {
+			return nil
+		}
+		return s
+	}
+	snaps := []*pb.ModelStatisticsResponse{snap()}
+	windows, err := o.stability().Settle(func() (loadgen.Result, error) {
+		w, err := load.Measure(time.Duration(o.IntervalMs) * time.Millisecond)
+		if err == nil {
+			snaps = append(snaps, snap())
+		}
+		return w, err
+	})
+	return windows, snaps, err
+}
+
+// describeWindows says what windows measured, for a level that did not
+// settle: "1234.5, 1400.1, 1101.0 infer/s; 812, 790, 1020 us mean latency".
+func describeWindows(st loadgen.Stability, windows []loadgen.Result) string {
+	var tp, lat []string
+	for _, w := range windows {
+		tp = append(tp, strconv.FormatFloat(w.Throughput(), 'f', 1, 64))
+		lat = append(lat, us(st.Latency(w)))
+	}
+	what := "mean"
+	if st.Percentile > 0 {
+		what = fmt.Sprintf("p%g", st.Percentile)
+	}
+	return fmt.Sprintf("%s infer/s; %s us %s latency", strings.Join(tp, ", "), strings.Join(lat, ", "), what)
 }

@@ -12,9 +12,10 @@ import (
 	"tritonhost/loadgen"
 )
 
-// perfRow is one measured level.
+// perfRow is one measured level: its stable windows together.
 type perfRow struct {
 	level          float64
+	windows        int // measured in all, the stable ones last
 	res            loadgen.Result
 	queue, compute time.Duration // the server's, per request (0: unknown)
 }
@@ -42,6 +43,13 @@ func serverTimes(before, after *pb.ModelStatisticsResponse) (queue, compute time
 
 func us(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
 
+// serverUs writes a server time per request in microseconds with the given
+// decimals: the server's queue and compute times are often a few
+// microseconds or less, which whole microseconds would round to nothing.
+func serverUs(d time.Duration, decimals int) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Microsecond), 'f', decimals, 64)
+}
+
 func levelName(byRate bool) string {
 	if byRate {
 		return "Rate (req/s)"
@@ -56,7 +64,7 @@ func writeTable(w io.Writer, rows []perfRow, byRate, stream bool) {
 	if stream {
 		header += "Responses/s\tp50 first (us)\t"
 	}
-	header += "p50 (us)\tp90 (us)\tp95 (us)\tp99 (us)\tAvg (us)\tServer queue (us)\tServer compute (us)\tErrors\t"
+	header += "p50 (us)\tp90 (us)\tp95 (us)\tp99 (us)\tAvg (us)\tServer queue (us)\tServer compute (us)\tErrors\tWindows\t"
 	if byRate {
 		header += "Delayed\t"
 	}
@@ -67,7 +75,7 @@ func writeTable(w io.Writer, rows []perfRow, byRate, stream bool) {
 		if stream {
 			line += fmt.Sprintf("%.1f\t%s\t", r.res.ResponseRate(), us(r.res.FirstResponse.P50))
 		}
-		line += fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t", us(l.P50), us(l.P90), us(l.P95), us(l.P99), us(l.Mean), us(r.queue), us(r.compute), r.res.Errors)
+		line += fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t", us(l.P50), us(l.P90), us(l.P95), us(l.P99), us(l.Mean), serverUs(r.queue, 1), serverUs(r.compute, 1), r.res.Errors, r.windows)
 		if byRate {
 			line += fmt.Sprintf("%d\t", r.res.Delayed)
 		}
@@ -76,18 +84,20 @@ func writeTable(w io.Writer, rows []perfRow, byRate, stream bool) {
 	tw.Flush()
 }
 
-// writeCSV writes the rows with every figure, latencies in microseconds.
+// writeCSV writes the rows with every figure, latencies in microseconds
+// (the server's to the nanosecond).
 func writeCSV(w io.Writer, rows []perfRow, byRate bool) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{levelName(byRate), "Inferences/Second", "Responses/Second", "Requests", "Responses", "Errors", "Delayed",
 		"p50 latency", "p90 latency", "p95 latency", "p99 latency", "Avg latency", "Min latency", "Max latency",
-		"p50 first response", "p99 first response", "Server Queue", "Server Compute Infer"})
+		"p50 first response", "p99 first response", "Server Queue", "Server Compute Infer", "Windows"})
 	for _, r := range rows {
 		res, l, f := r.res, r.res.Latency, r.res.FirstResponse
 		_ = cw.Write([]string{strconv.FormatFloat(r.level, 'g', -1, 64),
 			strconv.FormatFloat(res.Throughput(), 'f', 1, 64), strconv.FormatFloat(res.ResponseRate(), 'f', 1, 64),
 			strconv.FormatInt(res.Requests, 10), strconv.FormatInt(res.Responses, 10), strconv.FormatInt(res.Errors, 10), strconv.FormatInt(res.Delayed, 10),
-			us(l.P50), us(l.P90), us(l.P95), us(l.P99), us(l.Mean), us(l.Min), us(l.Max), us(f.P50), us(f.P99), us(r.queue), us(r.compute)})
+			us(l.P50), us(l.P90), us(l.P95), us(l.P99), us(l.Mean), us(l.Min), us(l.Max), us(f.P50), us(f.P99), serverUs(r.queue, 3), serverUs(r.compute, 3),
+			strconv.Itoa(r.windows)})
 	}
 	cw.Flush()
 	return cw.Error()

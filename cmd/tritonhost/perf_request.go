@@ -14,13 +14,13 @@ import (
 // prepare builds the request perf sends: the --input tensors, and every
 // other input of the model made from its metadata (zeros). It also decides
 // between unary calls and a stream.
-func (o *perfOptions) prepare(ctx context.Context, srv perfServer) error {
+func (o *perfOptions) prepare(ctx context.Context, srv *perfServer) error {
 	version := versionString(o.Version)
-	cfg, err := srv.config(ctx, o.Model, version)
+	cfg, err := srv.ModelConfig(ctx, &pb.ModelConfigRequest{Name: o.Model, Version: version})
 	if err != nil {
 		return fmt.Errorf("model %q: %w", o.Model, err)
 	}
-	meta, err := srv.metadata(ctx, o.Model, version)
+	meta, err := srv.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: o.Model, Version: version})
 	if err != nil {
 		return fmt.Errorf("model %q: %w", o.Model, err)
 	}
