@@ -38,3 +38,14 @@ func Size(name string) (int, bool) {
 	}
 	return 0, false
 }
+
+// Value returns the TRITONSERVER_DataType value of the type named name,
+// and 0 (TRITONSERVER_TYPE_INVALID) for a name that is no type.
+func Value(name string) uint32 {
+	for v, t := range types[1:] {
+		if t.Name == name {
+			return uint32(v + 1)
+		}
+	}
+	return 0
+}
