@@ -236,6 +236,10 @@ func (st *heldRequest) buildBlock(r *core.Request, inst *instanceHandle) *C.stru
 	cid := r.CorrelationID()
 
 	trace := r.Trace()
+	var traceContext string // read once: another thread may set it meanwhile
+	if trace != nil {
+		traceContext = trace.Context()
+	}
 	size := align8(C.sizeof_struct_thost_request) +
 		align8(uintptr(len(inputs))*C.sizeof_struct_thost_input) +
 		align8(uintptr(len(outputs))*unsafe.Sizeof(uintptr(0))) +
@@ -253,7 +257,7 @@ func (st *heldRequest) buildBlock(r *core.Request, inst *instanceHandle) *C.stru
 		size += strSize(params[i].Name) + strSize(params[i].String)
 	}
 	if trace != nil {
-		size += align8(C.sizeof_struct_thost_trace) + strSize(trace.Model) + strSize(trace.RequestID)
+		size += align8(C.sizeof_struct_thost_trace) + strSize(trace.Model) + strSize(trace.RequestID) + strSize(traceContext)
 	}
 
 	blk := C.thost_request_new(C.size_t(size), st.ctx)
@@ -351,6 +355,7 @@ func (st *heldRequest) buildBlock(r *core.Request, inst *instanceHandle) *C.stru
 		t.model_version = C.int64_t(trace.Version)
 		t.model_name = a.cstring(trace.Model)
 		t.request_id = a.cstring(trace.RequestID)
+		t.context = a.cstring(traceContext)
 		blk.trace = t
 	}
 	return blk

@@ -223,8 +223,14 @@ func (s *Server) submit(ctx context.Context, m *Model, req *InferenceRequest, fn
 		return err
 	}
 	r.responder.start = r.requestStart
-	if t := s.opts.Tracer; t != nil && t.Sample(m.name, m.version) {
-		r.tracer, r.trace = t, newTrace(m, req.ID)
+	switch t := s.opts.Tracer; {
+	case req.Trace != nil:
+		r.trace = req.Trace
+		r.trace.bind(m, req.ID)
+	case t != nil && t.Sample(m.name, m.version):
+		r.trace = newTrace(m, req.ID, t.Finish)
+	}
+	if r.trace != nil {
 		r.trace.Report(TraceRequestStart, r.requestStart)
 	}
 	s.inflight.add()

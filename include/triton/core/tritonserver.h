@@ -506,10 +506,34 @@ typedef enum tritonserver_metricformat_enum {
 // ---------------------------------------------------------------------------
 // Tracing
 //
-// A trace follows one inference request through the server. A backend gets
-// the trace of a request from TRITONBACKEND_RequestTrace (NULL when the
-// request is not traced), may read its identity, and may add custom
-// activities to it. The trace belongs to the host; never delete it.
+// A trace follows one inference request through the server. There are two
+// kinds of trace object:
+//
+//   * The trace of a request a backend serves, from
+//     TRITONBACKEND_RequestTrace (NULL when the request is not traced). It
+//     belongs to the host and lives until the backend releases the request;
+//     never delete it.
+//   * A trace the caller owns: made with TRITONSERVER_InferenceTraceNew or
+//     TRITONSERVER_InferenceTraceTensorNew, or spawned from any trace with
+//     TRITONSERVER_InferenceTraceSpawnChildTrace. The caller deletes it with
+//     TRITONSERVER_InferenceTraceDelete, or gives it to
+//     TRITONSERVER_ServerInferAsync, which traces that request with it.
+//
+// Traces form trees: a child records its parent's id, and a backend that
+// passes on a request it serves to another model (business-logic
+// scripting) spawns a child of its request's trace for the new request. A
+// child inherits its parent's callbacks: the activities of a request traced
+// with a child of a caller's trace reach that caller's activity function,
+// and the child reaches its release function; a child of a trace the
+// server made is the server's, which releases it itself.
+//
+// The callbacks of a trace are called on a thread of the server, one at a
+// time per request, with no lock of the server held, once the request has
+// finished (its final response delivered and the serving backend done with
+// it): the tensor activities of its inputs, then its timeline activities in
+// the order they happened, then the release function. The tensor
+// activities of each response's outputs come just before the response
+// reaches the response callback.
 // ---------------------------------------------------------------------------
 
 // What a trace records. The values are bit flags that may be combined.
@@ -546,13 +570,24 @@ typedef enum tritonserver_traceactivity_enum {
 TRITONSERVER_DECLSPEC const char* TRITONSERVER_InferenceTraceActivityString(
     TRITONSERVER_InferenceTraceActivity activity);
 
-// Callback types of the in-process tracing API (not offered by tritonhost):
-// a timeline event, a tensor event, and the release of a finished trace.
+// A timeline event of a trace the caller made: 'activity' happened at
+// 'timestamp_ns' (nanoseconds of the monotonic clock). 'trace' is the trace
+// passed to TRITONSERVER_ServerInferAsync, or a child of it that a backend
+// spawned; read what is needed of it before returning. 'userp' is the
+// trace's user pointer. Activities the server does not name are reported as
+// TRITONSERVER_TRACE_CUSTOM_ACTIVITY; the trace's context (a JSON object)
+// then maps the decimal timestamp to the activity's name, as Triton's does.
 typedef void (*TRITONSERVER_InferenceTraceActivityFn_t)(
     struct TRITONSERVER_InferenceTrace* trace,
     TRITONSERVER_InferenceTraceActivity activity, uint64_t timestamp_ns,
     void* userp);
 
+// A tensor event of a trace made with TRITONSERVER_InferenceTraceTensorNew
+// at level TRITONSERVER_TRACE_LEVEL_TENSORS:
+// TRITONSERVER_TRACE_TENSOR_QUEUE_INPUT for each input of the request (the
+// caller's own buffers) and TRITONSERVER_TRACE_TENSOR_BACKEND_OUTPUT for each
+// output of each response (the buffers the response allocator gave).
+// 'name', 'base' and 'shape' are valid during the call only.
 typedef void (*TRITONSERVER_InferenceTraceTensorActivityFn_t)(
     struct TRITONSERVER_InferenceTrace* trace,
     TRITONSERVER_InferenceTraceActivity activity, const char* name,
@@ -560,8 +595,44 @@ typedef void (*TRITONSERVER_InferenceTraceTensorActivityFn_t)(
     const int64_t* shape, uint64_t dim_count,
     TRITONSERVER_MemoryType memory_type, int64_t memory_type_id, void* userp);
 
+// The end of a trace the caller made, or of a child of it: the server is
+// done with 'trace' and hands it back; the callee owns it and deletes it
+// with TRITONSERVER_InferenceTraceDelete (from this callback or later).
+// Called once per request traced with it, after its last activity.
 typedef void (*TRITONSERVER_InferenceTraceReleaseFn_t)(
     struct TRITONSERVER_InferenceTrace* trace, void* userp);
+
+// Creates a trace owned by the caller, to trace a request submitted with
+// TRITONSERVER_ServerInferAsync. 'level' says what is reported:
+// TRITONSERVER_TRACE_LEVEL_TIMESTAMPS reports the timeline to 'activity_fn'
+// (the obsolete MIN and MAX count as TIMESTAMPS), DISABLED reports nothing.
+// 'parent_id' is recorded as the parent's id (0: none). 'activity_fn' (may
+// be NULL) and 'release_fn' (required) are called as the section above
+// says, with 'trace_userp'. The trace gets an id unique in the process.
+// Release it with TRITONSERVER_InferenceTraceDelete.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_InferenceTraceNew(
+    struct TRITONSERVER_InferenceTrace** trace,
+    TRITONSERVER_InferenceTraceLevel level, uint64_t parent_id,
+    TRITONSERVER_InferenceTraceActivityFn_t activity_fn,
+    TRITONSERVER_InferenceTraceReleaseFn_t release_fn, void* trace_userp);
+
+// As TRITONSERVER_InferenceTraceNew, with 'tensor_activity_fn' (may be
+// NULL) receiving the tensors when 'level' includes
+// TRITONSERVER_TRACE_LEVEL_TENSORS.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceTraceTensorNew(
+    struct TRITONSERVER_InferenceTrace** trace,
+    TRITONSERVER_InferenceTraceLevel level, uint64_t parent_id,
+    TRITONSERVER_InferenceTraceActivityFn_t activity_fn,
+    TRITONSERVER_InferenceTraceTensorActivityFn_t tensor_activity_fn,
+    TRITONSERVER_InferenceTraceReleaseFn_t release_fn, void* trace_userp);
+
+// Deletes a trace the caller owns (made or spawned, and not in flight: a
+// trace given to TRITONSERVER_ServerInferAsync is the caller's again only
+// in or after its release function). The trace of a request a backend
+// serves belongs to the host: TRITONSERVER_ERROR_INVALID_ARG.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceTraceDelete(struct TRITONSERVER_InferenceTrace* trace);
 
 // Records a custom activity called 'activity_name' at 'timestamp'
 // (nanoseconds of the monotonic clock, as from std::chrono::steady_clock) in
@@ -601,6 +672,34 @@ TRITONSERVER_InferenceTraceModelVersion(
 TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
 TRITONSERVER_InferenceTraceRequestId(
     struct TRITONSERVER_InferenceTrace* trace, const char** request_id);
+
+// Stores in *child_trace a new trace owned by the caller whose parent is
+// 'trace': a new id, 'trace''s id as its parent id, 'trace''s level and
+// callbacks, and an empty context. Pass it to TRITONSERVER_ServerInferAsync
+// for the request made on behalf of the one 'trace' follows, or delete it.
+// A child of the trace of a request the server traced is finished by the
+// server like any of its traces. A NULL 'trace' gives a NULL child, and
+// success (a request that is not traced has no child trace). May be called
+// from any thread while 'trace' lives.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceTraceSpawnChildTrace(
+    struct TRITONSERVER_InferenceTrace* trace,
+    struct TRITONSERVER_InferenceTrace** child_trace);
+
+// Replaces the context of 'trace' with a copy of 'trace_context' (a string
+// the caller chooses, for instance an OpenTelemetry context as JSON). The
+// request the trace follows and the backend serving it see the new
+// context.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceTraceSetContext(
+    struct TRITONSERVER_InferenceTrace* trace, const char* trace_context);
+
+// Stores in *trace_context the context of 'trace' ("" when none was set).
+// The string belongs to the trace: it stays valid until the trace is
+// released or its context set again.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceTraceContext(
+    struct TRITONSERVER_InferenceTrace* trace, const char** trace_context);
 
 // ---------------------------------------------------------------------------
 // Request and response flags and callbacks
@@ -1174,13 +1273,77 @@ TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ServerModelConfig(
     const int64_t model_version, const uint32_t config_version,
     struct TRITONSERVER_Message** model_config);
 
+// Stores in *txn_flags the transaction policy of version 'model_version' of
+// 'model_name' (-1: the newest ready one): TRITONSERVER_TXN_DECOUPLED for a
+// decoupled model, TRITONSERVER_TXN_ONE_TO_ONE otherwise; and NULL in
+// *voidp when 'voidp' is not NULL. Fails with the model's error when it is
+// not loaded.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerModelTransactionProperties(
+    struct TRITONSERVER_Server* server, const char* model_name,
+    const int64_t model_version, uint32_t* txn_flags, void** voidp);
+
+// ---------------------------------------------------------------------------
+// Model control (in-process server API)
+//
+// Loading and unloading models by name, under explicit model control
+// (TRITONSERVER_MODEL_CONTROL_EXPLICIT, or `tritonhost serve
+// --model-control-mode=explicit`); otherwise these fail with
+// TRITONSERVER_ERROR_UNAVAILABLE "explicit model load / unload is not
+// allowed if polling is enabled", as Triton's do. Any thread may call
+// them, a backend's Execute included, except that a backend must not load
+// again the model it is executing for (the load waits for the requests of
+// the version it replaces).
+// ---------------------------------------------------------------------------
+
+// Loads 'model_name' from the model repositories, or loads it again if it
+// is loaded, and returns once it loaded or failed to (with the reason, as
+// TRITONSERVER_ERROR_INTERNAL "failed to load '<name>', ..." or the load's
+// own error). 'parameters' (may be NULL when 'parameter_count' is 0) are
+// the caller's and are read during the call only; they are the load
+// request's parameters as the repository RPCs take them: "config", a
+// TRITONSERVER_PARAMETER_STRING holding a model configuration in JSON used
+// instead of the repository's config.pbtxt, and "file:<path>", a
+// TRITONSERVER_PARAMETER_BYTES holding a model file (such as
+// "file:1/model.onnx"), which needs "config": the model then loads from a
+// new directory holding those files, removed when it unloads. Loading an
+// ensemble loads the models it runs.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerLoadModelWithParameters(
+    struct TRITONSERVER_Server* server, const char* model_name,
+    const struct TRITONSERVER_Parameter** parameters,
+    const uint64_t parameter_count);
+
+// Unloads every version of 'model_name'. Returns once the model takes no
+// new requests, without waiting for its versions to finish the requests
+// they hold and to unload (so a backend may unload the model it serves);
+// the ensembles that run the model become unavailable with it. A model of
+// the repositories that is not loaded is no error; a name no repository
+// has is TRITONSERVER_ERROR_NOT_FOUND.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ServerUnloadModel(
+    struct TRITONSERVER_Server* server, const char* model_name);
+
+// As TRITONSERVER_ServerUnloadModel, and then unloads the models the
+// model's steps run (an ensemble's composing models, and theirs in turn)
+// that no other loaded ensemble runs.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerUnloadModelAndDependents(
+    struct TRITONSERVER_Server* server, const char* model_name);
+
 // Submits 'inference_request' (see "Inference requests" above). The request
 // is checked against the model's configuration first: on error nothing was
 // submitted, no callback will come, and the caller still owns the request.
 // On success the request is in flight until its release callback, and its
-// responses reach its response callback. 'trace' must be NULL or a trace of
-// the caller's own request (TRITONBACKEND_RequestTrace); the server traces
-// the new request by its own settings and never takes the trace.
+// responses reach its response callback.
+//
+// 'trace' is NULL, or a trace the caller owns (made, or spawned from the
+// trace of the request it serves), which the call takes whatever it
+// returns: the request is traced with it (see "Tracing" above), and the
+// trace goes back through its release function (or, a child of a trace the
+// server made, is finished by the server) once the request has finished,
+// or before this call returns an error. The trace of a request the caller
+// serves is refused (TRITONSERVER_ERROR_INVALID_ARG, nothing submitted):
+// spawn a child of it.
 //
 // Responses wait for the response callback in a queue of the request,
 // bounded by the server's --inprocess-max-pending-responses setting: when
