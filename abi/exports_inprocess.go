@@ -10,6 +10,8 @@ package abi
 import "C"
 
 import (
+	"encoding/json"
+
 	"tritonhost/core"
 )
 
@@ -74,7 +76,7 @@ func thostServerModelMetadata(host *C.struct_thost_host, name *C.char, version C
 	if err != nil {
 		return cError(err)
 	}
-	js, err := modelMetadataJSON(srv, m, int64(version))
+	js, err := json.Marshal(srv.Metadata(m, int64(version)))
 	if err != nil {
 		return cErrorf(core.CodeInternal, "%s: model %q: %v", fn, m.Name(), err)
 	}

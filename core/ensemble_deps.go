@@ -128,7 +128,7 @@ func (s *Server) prepareEnsemble(e *modelEntry, cfg *configpb.ModelConfig) (*ens
 }
 
 func (s *Server) checkEnsemble(cfg *configpb.ModelConfig) (*ensemblePlan, error) {
-	dirs, dupes, err := scanRepositories(s.opts.ModelRepositories)
+	dirs, dupes, err := s.scanRepositories()
 	if err != nil {
 		return nil, Errorf(CodeInternal, "ensemble %s: %w", cfg.GetName(), err)
 	}

@@ -204,7 +204,7 @@ func (s *Server) loadSource(name string, opts LoadOptions) (*modelEntry, error) 
 		e.dir, e.filesDir = dir, dir
 		return e, nil
 	}
-	dirs, _, err := scanRepositories(s.opts.ModelRepositories)
+	dirs, _, err := s.scanRepositories()
 	if err != nil {
 		return nil, pollFailure(name, err)
 	}

@@ -144,6 +144,78 @@ txn(mc_model* model, const cJSON* command, cJSON* report)
   }
 }
 
+/* Adds a message's JSON to report as 'key', and deletes the message. */
+static void
+add_message(cJSON* report, const char* key, TRITONSERVER_Message* msg)
+{
+  const char* base = NULL;
+  size_t size = 0;
+  if (TRITONSERVER_MessageSerializeToJson(msg, &base, &size) == NULL) {
+    cJSON_AddItemToObject(report, key, cJSON_ParseWithLength(base, size));
+  }
+  TRITONSERVER_ErrorDelete(TRITONSERVER_MessageDelete(msg));
+}
+
+/* server: what the server says of itself: liveness, readiness, metadata,
+ * the index of ready models, and whether its metrics count requests. */
+static void
+server_state(mc_model* model, cJSON* report)
+{
+  bool live = false, ready = false;
+  TRITONSERVER_Message* metadata = NULL;
+  TRITONSERVER_Message* index = NULL;
+  TRITONSERVER_Metrics* metrics = NULL;
+  const char* text = NULL;
+  size_t size = 0;
+  TRITONSERVER_Error* err = TRITONSERVER_ServerIsLive(model->server, &live);
+  if (err == NULL)
+    err = TRITONSERVER_ServerIsReady(model->server, &ready);
+  if (err == NULL)
+    err = TRITONSERVER_ServerMetadata(model->server, &metadata);
+  if (err == NULL) {
+    err = TRITONSERVER_ServerModelIndex(
+        model->server, TRITONSERVER_INDEX_FLAG_READY, &index);
+  }
+  if (err == NULL)
+    err = TRITONSERVER_ServerMetrics(model->server, &metrics);
+  if (err == NULL) {
+    err = TRITONSERVER_MetricsFormatted(
+        metrics, TRITONSERVER_METRIC_PROMETHEUS, &text, &size);
+  }
+  if (mc_record(report, err)) {
+    cJSON_AddBoolToObject(report, "live", live);
+    cJSON_AddBoolToObject(report, "ready", ready);
+    cJSON_AddBoolToObject(
+        report, "metrics_count_requests",
+        strstr(text, "nv_inference_request_success{") != NULL);
+  }
+  if (metadata != NULL)
+    add_message(report, "metadata", metadata);
+  if (index != NULL)
+    add_message(report, "index", index);
+  if (metrics != NULL)
+    TRITONSERVER_ErrorDelete(TRITONSERVER_MetricsDelete(metrics));
+}
+
+/* stats and batch: a model's statistics and batching. */
+static void
+model_state(mc_model* model, const cJSON* command, cJSON* report)
+{
+  const char* name = string_member(command, "model");
+  TRITONSERVER_Message* stats = NULL;
+  uint32_t flags = 0;
+  TRITONSERVER_Error* err = TRITONSERVER_ServerModelStatistics(
+      model->server, name != NULL ? name : "", version_member(command), &stats);
+  if (err == NULL && name != NULL) {
+    err = TRITONSERVER_ServerModelBatchProperties(
+        model->server, name, version_member(command), &flags, NULL);
+  }
+  if (mc_record(report, err))
+    cJSON_AddNumberToObject(report, "batch_flags", flags);
+  if (stats != NULL)
+    add_message(report, "statistics", stats);
+}
+
 /* The JSON object in the request's COMMAND input; NULL (and the reason in
  * report) when there is none. */
 static cJSON*
@@ -245,6 +317,10 @@ run(mc_model* model, TRITONBACKEND_ModelInstance* instance,
     ready(model, command, report);
   } else if (strcmp(op, "txn") == 0) {
     txn(model, command, report);
+  } else if (strcmp(op, "server") == 0) {
+    server_state(model, report);
+  } else if (strcmp(op, "model") == 0) {
+    model_state(model, command, report);
   } else if (strcmp(op, "trace") == 0) {
     mc_traced_call(model, request, command, report);
   } else if (strcmp(op, "probe") == 0) {

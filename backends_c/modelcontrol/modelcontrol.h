@@ -4,7 +4,8 @@
  *
  * modelcontrol is a test backend that uses the server the way Triton's
  * python backend does for a Python model (pb_utils.load_model,
- * unload_model, is_model_ready and business-logic-scripting calls): it
+ * unload_model, is_model_ready and business-logic-scripting calls), and
+ * reads what the server says of itself and of its models: it
  * loads models with TRITONSERVER_ServerLoadModelWithParameters (a "config"
  * string parameter and "file:<path>" bytes parameters), unloads them with
  * TRITONSERVER_ServerUnloadModel or ServerUnloadModelAndDependents, asks
@@ -21,6 +22,9 @@
  *   {"op": "unload", "model": m, "dependents": bool}
  *   {"op": "ready", "model": m, "version": v}        -> "ready"
  *   {"op": "txn", "model": m, "version": v}          -> "flags", "voidp_null"
+ *   {"op": "server"}        -> "live", "ready", "metadata", "index" (ready
+ *                              models), "metrics_count_requests"
+ *   {"op": "model", "model": m, "version": v} -> "statistics", "batch_flags"
  *   {"op": "trace", "model": m, "context": c}        -> see modelcontrol_bls.c
  *   {"op": "probe"}                                  -> this request's trace
  *

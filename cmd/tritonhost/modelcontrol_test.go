@@ -117,6 +117,29 @@ func TestModelControlBackendOverGRPCAndHTTP(t *testing.T) {
 			if r := run(map[string]any{"op": "txn", "model": "identity_fp32"}); r["flags"] != 1.0 {
 				t.Errorf("txn identity_fp32: %v", r)
 			}
+			// What the server says of itself and of a model, as the endpoints say it.
+			r := run(map[string]any{"op": "server"})
+			md, _ := r["metadata"].(map[string]any)
+			if r["live"] != true || r["ready"] != true || r["metrics_count_requests"] != true ||
+				md["name"] != "triton" || md["version"] == "" || len(md["extensions"].([]any)) == 0 {
+				t.Errorf("server: %v", r)
+			}
+			var loaded []string
+			for _, m := range r["index"].([]any) {
+				loaded = append(loaded, m.(map[string]any)["name"].(string))
+			}
+			if !slices.Equal(loaded, []string{"control", "identity_fp32", "probe"}) {
+				t.Errorf("ready models %v", loaded)
+			}
+			r = run(map[string]any{"op": "model", "model": "identity_fp32", "version": 1})
+			stats, _ := r["statistics"].(map[string]any)["model_stats"].([]any)
+			if r["batch_flags"] != 1.0 || len(stats) != 1 || stats[0].(map[string]any)["name"] != "identity_fp32" {
+				t.Errorf("model identity_fp32: %v", r)
+			}
+			if r := run(map[string]any{"op": "model", "model": "identity_fp32", "version": 3}); r["code"] != "INVALID_ARG" ||
+				r["message"] != "requested model version is not available for model 'identity_fp32'" {
+				t.Errorf("statistics of a version not loaded: %v", r)
+			}
 			if r := run(map[string]any{"op": "load", "model": "square_pipeline"}); r["ok"] != true {
 				t.Fatalf("load square_pipeline: %v", r)
 			}
@@ -128,7 +151,7 @@ func TestModelControlBackendOverGRPCAndHTTP(t *testing.T) {
 				t.Errorf("load an unknown model: %v", r)
 			}
 
-			r := run(map[string]any{"op": "trace", "model": "probe", "context": "ctx-" + proto.name})
+			r = run(map[string]any{"op": "trace", "model": "probe", "context": "ctx-" + proto.name})
 			if r["ok"] != true || r["trace_released"] != true || r["released_trace_id"] != r["child_id"] || r["child_parent_id"] != r["parent_id"] {
 				t.Errorf("trace: %v", r)
 			}
