@@ -119,7 +119,7 @@ type ModelStatisticsReport struct {
 	MemoryUsage    []MemoryUsageReport                 `json:"memory_usage"`
 }
 
-func durationReport(d Duration) DurationReport { return DurationReport{Count: d.Count, Ns: d.Ns} }
+func durationReport(d Duration) DurationReport { return DurationReport(d) }
 
 // NewStatisticsReport returns stats as Triton's JSON has them.
 func NewStatisticsReport(stats []ModelStatistics) StatisticsReport {

@@ -1614,8 +1614,8 @@ TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ServerMetadata(
 //
 // 'server' is the handle TRITONBACKEND_ModelServer returns, which stays
 // valid while the server runs, or one TRITONSERVER_ServerNew made, valid
-// until TRITONSERVER_ServerDelete. Any thread may call these. Errors are the server's
-// own, code and message as a client of the server would see them (an
+// until TRITONSERVER_ServerDelete. Any thread may call these. Errors are the
+// server's own, code and message as a client of the server would see them (an
 // unknown model: TRITONSERVER_ERROR_NOT_FOUND "Request for unknown model:
 // '<name>' is not found"). A server that has not started serving yet (while
 // its models load) answers every one with TRITONSERVER_ERROR_UNAVAILABLE
