@@ -57,6 +57,8 @@ enum thost_kind {
   THOST_KIND_INFER_REQUEST,   // TRITONSERVER_InferenceRequest (inprocess.h)
   THOST_KIND_INFER_RESPONSE,  // TRITONSERVER_InferenceResponse
   THOST_KIND_ALLOCATOR,       // TRITONSERVER_ResponseAllocator
+  THOST_KIND_SERVER_OPTIONS,  // TRITONSERVER_ServerOptions (server_options.h)
+  THOST_KIND_METRICS,         // TRITONSERVER_Metrics
   THOST_KIND_COUNT            // must stay <= 32
 };
 

@@ -74,6 +74,7 @@ type Host struct {
 	// TRITONBACKEND_ModelServer (AttachServer), and the requests they
 	// submitted that have not been handed back.
 	server       atomic.Pointer[core.Server]
+	info         atomic.Pointer[ServerInfo] // SetServerInfo
 	calls        table[*inferCall]
 	maxPending   int
 	stallTimeout time.Duration

@@ -63,6 +63,11 @@ var backendLibs = []struct {
 		}, modelEntryPoints...),
 		needsStub: false,
 	},
+	{
+		name:      "modelcontrol",
+		exports:   []string{"TRITONBACKEND_ModelFinalize", "TRITONBACKEND_ModelInitialize", "TRITONBACKEND_ModelInstanceExecute"},
+		needsStub: true,
+	},
 }
 
 var modelEntryPoints = []string{

@@ -204,7 +204,7 @@ func (s *Server) loadSource(name string, opts LoadOptions) (*modelEntry, error) 
 		e.dir, e.filesDir = dir, dir
 		return e, nil
 	}
-	dirs, _, err := scanRepositories(s.opts.ModelRepositories)
+	dirs, _, err := s.scanRepositories()
 	if err != nil {
 		return nil, pollFailure(name, err)
 	}
@@ -243,6 +243,12 @@ func (s *Server) removeFiles(e *modelEntry) {
 // removed once its versions are unloaded. The ensembles that run the model
 // are unloaded with it (see orphanDependents).
 func (s *Server) UnloadModel(ctx context.Context, name string) error {
+	return s.unloadModel(ctx, name, nil)
+}
+
+// unloadModel is UnloadModel; detached, if set, is called once the model
+// takes no more requests, before its versions are unloaded.
+func (s *Server) unloadModel(ctx context.Context, name string, detached func()) error {
 	if !s.opts.ExplicitModelControl {
 		return Errorf(CodeUnavailable, "explicit model load / unload is not allowed if polling is enabled (the server does not run with explicit model control)")
 	}
@@ -269,6 +275,9 @@ func (s *Server) UnloadModel(ctx context.Context, name string) error {
 		s.models[name] = &modelEntry{name: name, dir: e.dir, status: unloadedStatus(e)}
 	}
 	s.mu.Unlock()
+	if detached != nil {
+		detached()
+	}
 	errs := s.retire(ctx, e)
 	return errors.Join(append(errs, s.orphanDependents(ctx, name, nil)...)...)
 }

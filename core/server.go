@@ -38,6 +38,11 @@ type Options struct {
 	// start and the set is fixed.
 	ExplicitModelControl bool
 	StartupModels        []string
+	// PollModelControl, as --model-control-mode=poll: every model loads at
+	// start, as without explicit control, and PollRepository loads, loads
+	// again and unloads models as their directories appeared, changed or
+	// went since (there is no periodic poll: the caller polls).
+	PollModelControl bool
 	// LoadConcurrency bounds how many models load at once (default 4).
 	LoadConcurrency int
 	// Tracer, if set, picks requests to trace and receives their traces.
@@ -97,6 +102,9 @@ type Server struct {
 	lifecycles lifecycleSet // loads and unloads whose steps have not finished
 	stopping   atomic.Bool
 	inflight   inflightCounter
+
+	repos repositorySet // the repositories, which explicit control may change (repository_set.go)
+	poll  pollState     // under poll control
 }
 
 // VersionStatus is one line of the repository index.
@@ -146,9 +154,13 @@ func NewServer(opts Options) (*Server, error) {
 		opts.GPUs = opts.Devices.IDs()
 	}
 	s := &Server{opts: opts, log: opts.Logger, models: map[string]*modelEntry{}, locks: map[string]*modelLock{}}
-	dirs, dupes, err := scanRepositories(opts.ModelRepositories)
+	s.repos.paths = slices.Clone(opts.ModelRepositories)
+	dirs, dupes, err := s.scanRepositories()
 	if err != nil {
 		return nil, err
+	}
+	if opts.PollModelControl {
+		s.poll.stampAll(dirs)
 	}
 	for name, err := range dupes {
 		s.models[name] = &modelEntry{name: name, err: err, status: []VersionStatus{{Name: name, Readiness: ModelUnavailable, Reason: err.Error()}}}
@@ -249,8 +261,14 @@ func (s *Server) submit(ctx context.Context, m *Model, req *Submission, fn Respo
 		return err
 	}
 	r.responder.start = r.requestStart
-	if t := s.opts.Tracer; t != nil && t.Sample(m.name, m.version) {
-		r.tracer, r.trace = t, newTrace(m, req.ID)
+	switch t := s.opts.Tracer; {
+	case req.Trace != nil:
+		r.trace = req.Trace
+		r.trace.bind(m, req.ID)
+	case t != nil && t.Sample(m.name, m.version):
+		r.trace = newTrace(m, req.ID, t.Finish)
+	}
+	if r.trace != nil {
 		r.trace.Report(TraceRequestStart, r.requestStart)
 	}
 	s.inflight.add()

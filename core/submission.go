@@ -53,6 +53,13 @@ type Submission struct {
 	// to, rather than copy them into Go memory; the lent memory stays
 	// valid until Free. Without it, responses hold Go memory only.
 	FreesResponses bool
+	// Trace, if set, traces the request, whatever the server's Tracer
+	// samples: the server gives it the request's model, version and id,
+	// and records the request's activities in it. A trace is for one
+	// request at a time. Its end goes where the trace says (see
+	// Trace.SpawnChild); a trace from NewTrace goes nowhere, and its
+	// creator reads it once Finished is called.
+	Trace *Trace
 }
 
 // ParameterType is the type of a Parameter's value, numbered as

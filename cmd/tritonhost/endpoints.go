@@ -32,18 +32,18 @@ type endpoint struct {
 // endpoints listens on every port serve was asked for (gRPC always; HTTP
 // and metrics unless turned off). Both protocols share the log control and
 // the shared-memory regions shm; the metrics endpoint reports the GPUs'
-// figures too when gpus has them. If one cannot listen, those already
-// listening are closed.
-func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *abi.Host, shm *sharedmem.Registry, gpus *serverGPUs) ([]endpoint, error) {
+// figures too when gpus has them, and is returned (nil when off). If one
+// cannot listen, those already listening are closed.
+func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *abi.Host, shm *sharedmem.Registry, gpus *serverGPUs) ([]endpoint, *metricsserver.Server, error) {
 	logs := protocol.NewLogControl(log, o.GRPC.AllowLogFileSetting)
 	var eps []endpoint
-	fail := func(err error) ([]endpoint, error) {
+	fail := func(err error) ([]endpoint, *metricsserver.Server, error) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		for _, ep := range eps {
 			ep.stop(ctx)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 
 	reload := ms(o.SSLReloadMs) // how often the TLS files are checked
@@ -103,8 +103,9 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 		}
 		log.Infof("Started Metrics Service at %s", lis.Addr())
 		eps = append(eps, httpEndpoint("metrics", ms.NewHTTPServer(), lis, nil, ms.Close))
+		return eps, ms, nil
 	}
-	return eps, nil
+	return eps, nil, nil
 }
 
 func listen(address string, port int) (net.Listener, error) {

@@ -10,6 +10,7 @@ import (
 	"tritonhost/core"
 	"tritonhost/core/scheduling"
 	"tritonhost/core/serverlog"
+	"tritonhost/frontend/protocol"
 	"tritonhost/frontend/sharedmem"
 	"tritonhost/loader"
 )
@@ -50,6 +51,9 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		return err
 	}
 	host.AttachServer(srv) // backends' in-process API (TRITONSERVER_ServerInferAsync)
+	info := abi.ServerInfo{Name: o.ID, Version: buildVersion(), Extensions: protocol.ServerExtensions(gpus.devices != nil),
+		StrictReadiness: o.StrictReadiness}
+	host.SetServerInfo(info)
 	for _, st := range srv.RepositoryIndex() {
 		log.Infof("model %q version %q: %s %s", st.Name, st.Version, st.Readiness, st.Reason)
 	}
@@ -62,12 +66,16 @@ func (o *serveOptions) Run(ctx context.Context) error {
 
 	shm := sharedmem.New(sharedmem.Options{MaxRegions: o.ShmMaxRegions, CUDA: o.cudaSharedMemory(gpus)})
 	defer closeSharedMemory(log, shm)
-	eps, err := o.endpoints(log, srv, host, shm, gpus)
+	eps, metrics, err := o.endpoints(log, srv, host, shm, gpus)
 	if err != nil {
 		if serr := o.stopWithin(log, srv.Stop); serr != nil {
 			log.Errorf("%v", serr)
 		}
 		return err
+	}
+	if metrics != nil { // TRITONSERVER_ServerMetrics reads what /metrics serves
+		info.Metrics = metrics.WriteText
+		host.SetServerInfo(info)
 	}
 	serveErr := serveAll(ctx, eps)
 	err = o.stopWithin(log, func(deadline context.Context) error {

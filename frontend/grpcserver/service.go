@@ -263,9 +263,9 @@ func (s *Service) ModelMetadata(_ context.Context, req *pb.ModelMetadataRequest)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	md := protocol.Metadata(s.core, m)
+	md := s.core.Metadata(m, 0)
 	resp := &pb.ModelMetadataResponse{Name: md.Name, Platform: md.Platform, Versions: md.Versions}
-	tensors := func(ts []protocol.TensorMetadata) []*pb.ModelMetadataResponse_TensorMetadata {
+	tensors := func(ts []core.TensorMetadata) []*pb.ModelMetadataResponse_TensorMetadata {
 		var out []*pb.ModelMetadataResponse_TensorMetadata
 		for _, t := range ts {
 			out = append(out, &pb.ModelMetadataResponse_TensorMetadata{Name: t.Name, Datatype: t.Datatype, Shape: t.Shape})

@@ -3,6 +3,7 @@ package metricsserver
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
 
 	"tritonhost/core"
 	"tritonhost/core/metrics"
@@ -121,4 +123,19 @@ func NamingConvention(problem string) bool {
 		}
 	}
 	return false
+}
+
+// WriteText writes what the endpoint serves, in Prometheus' text format,
+// to w: the text TRITONSERVER_MetricsFormatted hands an application. A
+// collector that fails leaves its families out, as the endpoint does; its
+// error is returned after the rest is written.
+func (s *Server) WriteText(w io.Writer) error {
+	families, gatherErr := s.reg.Gather()
+	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, f := range families {
+		if err := enc.Encode(f); err != nil {
+			return fmt.Errorf("metrics: encode %s: %w", f.GetName(), err)
+		}
+	}
+	return gatherErr
 }
