@@ -103,7 +103,18 @@ type ConnectionLimits struct {
 	// minutes, false).
 	MinPingInterval         time.Duration
 	PermitPingsWithoutCalls bool
+	// MaxHeaderListBytes bounds the header list (metadata) of one call, as
+	// HTTP/2 counts it: names, values and 32 bytes a field (default
+	// DefaultMaxHeaderListBytes). The server announces it; a call whose
+	// headers go past it is reset (FRAME_SIZE_ERROR), and a header string
+	// longer than it ends the connection, so that no client makes the
+	// server hold more than this for a call it has not started.
+	MaxHeaderListBytes uint32
 }
+
+// DefaultMaxHeaderListBytes is the default ConnectionLimits.MaxHeaderListBytes:
+// 16 KiB, the hard limit gRPC's C++ core (Triton's) applies by default.
+const DefaultMaxHeaderListBytes = 16 << 10
 
 // Service implements inference.GRPCInferenceService over a core.Server.
 type Service struct {
@@ -141,6 +152,7 @@ func New(srv *core.Server, opts Options) *Service {
 	setDefault(&opts.Connection.KeepaliveTime, 2*time.Hour)
 	setDefault(&opts.Connection.KeepaliveTimeout, 20*time.Second)
 	setDefault(&opts.Connection.MinPingInterval, 5*time.Minute)
+	setDefault(&opts.Connection.MaxHeaderListBytes, DefaultMaxHeaderListBytes)
 	logs := opts.LogControl
 	if logs == nil {
 		logs = protocol.NewLogControl(srv.Logger(), opts.AllowLogFile)
@@ -167,6 +179,7 @@ func (s *Service) NewGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 		grpc.MaxSendMsgSize(s.opts.MaxMessageBytes),
 		grpc.ForceServerCodecV2(newWireCodec(lim)),
 		grpc.MaxConcurrentStreams(c.MaxConcurrentStreams),
+		grpc.MaxHeaderListSize(c.MaxHeaderListBytes),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: c.MaxIdle, Time: c.KeepaliveTime, Timeout: c.KeepaliveTimeout}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: c.MinPingInterval, PermitWithoutStream: c.PermitPingsWithoutCalls}),
 	}, extra...)
