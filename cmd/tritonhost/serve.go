@@ -125,6 +125,8 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 			BackendCallTimeout:        time.Duration(o.BackendCallSecs) * time.Second,
 			EnsembleStepWait:          time.Duration(o.EnsembleStepWait) * time.Second,
 			EnsembleStepWaitSetting:   "--ensemble-step-wait-secs",
+			LoadFiles: core.LoadFilesLimits{AllowLibraries: o.AllowFileLibraries, AllowLibrariesSetting: "--allow-model-file-libraries",
+				MaxBytes: o.ModelFilesMaxSize, MaxBytesSetting: "--model-files-max-size"},
 		})
 		done <- started{srv, err}
 	}()
