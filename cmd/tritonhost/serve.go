@@ -59,7 +59,7 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		return errors.New("a model failed to load (see the log); pass --exit-on-error=false to serve the others")
 	}
 
-	shm := sharedmem.New(sharedmem.Options{MaxRegions: o.ShmMaxRegions, CUDA: o.cudaSharedMemory(gpus)})
+	shm := sharedmem.New(sharedmem.Options{MaxRegions: o.ShmMaxRegions, MaxReadBytes: uint64(o.MaxMessageBytes), CUDA: o.cudaSharedMemory(gpus)})
 	defer closeSharedMemory(log, shm)
 	eps, err := o.endpoints(log, srv, host, shm, gpus)
 	if err != nil {
