@@ -64,7 +64,7 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 			return fail(fmt.Errorf("listen for HTTP: %w", err))
 		}
 		log.Infof("Started HTTPService at %s", lis.Addr())
-		eps = append(eps, httpEndpoint("HTTP", hs.NewHTTPServer(), lis, hs.Drain, nil))
+		eps = append(eps, httpEndpoint("HTTP", hs.NewHTTPServer(), hs.Listen(lis), hs.Drain, nil))
 	}
 
 	if o.Metrics.Allow {
