@@ -125,6 +125,9 @@ type Service struct {
 
 	drainOnce sync.Once
 	draining  chan struct{} // closed when the server starts shutting down
+	abortOnce sync.Once
+	aborting  chan struct{} // closed when the requests still in flight are given up
+	abortErr  error         // what they are told (set before aborting is closed)
 
 	logs *protocol.LogControl
 }
@@ -157,7 +160,7 @@ func New(srv *core.Server, opts Options) *Service {
 	if logs == nil {
 		logs = protocol.NewLogControl(srv.Logger(), opts.AllowLogFile)
 	}
-	return &Service{core: srv, opts: opts, health: health.NewServer(), draining: make(chan struct{}), logs: logs}
+	return &Service{core: srv, opts: opts, health: health.NewServer(), draining: make(chan struct{}), aborting: make(chan struct{}), logs: logs}
 }
 
 func setDefault[T int | uint32 | time.Duration](v *T, def T) {
@@ -197,6 +200,22 @@ func (s *Service) Drain() {
 	s.drainOnce.Do(func() {
 		s.health.Shutdown()
 		close(s.draining)
+	})
+}
+
+// ShuttingDown is Triton's answer to work sent to a server that is
+// shutting down.
+const ShuttingDown = "GRPC server is shutting down and has stopped accepting new requests."
+
+// Abort ends the calls still in flight, at the end of a shutdown (after
+// Drain): a ModelInfer call returns err (its code and message), and a
+// ModelStreamInfer stream sends each request it has not finished an error
+// response with err's message, then ends with err. Whatever their models
+// send later is dropped. Later calls do nothing.
+func (s *Service) Abort(err error) {
+	s.abortOnce.Do(func() {
+		s.abortErr = err
+		close(s.aborting)
 	})
 }
 

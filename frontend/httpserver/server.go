@@ -101,6 +101,9 @@ type Server struct {
 
 	drainOnce sync.Once
 	draining  chan struct{} // closed when the server starts shutting down
+	abortOnce sync.Once
+	aborting  chan struct{} // closed when the requests still in flight are given up
+	abortErr  error         // what they are told (set before aborting is closed)
 }
 
 // New returns a server over srv.
@@ -126,7 +129,7 @@ func New(srv *core.Server, opts Options) *Server {
 	if logs == nil {
 		logs = protocol.NewLogControl(srv.Logger(), false)
 	}
-	s := &Server{core: srv, opts: opts, logs: logs, draining: make(chan struct{})}
+	s := &Server{core: srv, opts: opts, logs: logs, draining: make(chan struct{}), aborting: make(chan struct{})}
 	s.mux = s.routes()
 	s.handler = s.timeBodies(s.mux)
 	s.conns = newConnLimiter(opts.MaxConnections)
@@ -165,6 +168,18 @@ func (s *Server) Listen(lis net.Listener) net.Listener { return s.conns.wrap(lis
 // inference requests are refused with 503; event streams in progress end
 // once their requests complete.
 func (s *Server) Drain() { s.drainOnce.Do(func() { close(s.draining) }) }
+
+// Abort ends the requests still in flight, at the end of a shutdown
+// (after Drain): an infer or generate request is answered with err
+// (Triton's error object, with err's status), and a generate_stream sends
+// err as its last event, {"error": "..."}. Whatever their models send
+// later is dropped. Later calls do nothing.
+func (s *Server) Abort(err error) {
+	s.abortOnce.Do(func() {
+		s.abortErr = err
+		close(s.aborting)
+	})
+}
 
 func (s *Server) isDraining() bool {
 	select {

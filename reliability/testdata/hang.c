@@ -1,8 +1,10 @@
 // A backend that never returns from one of its calls, chosen by the
 // model's name: a model named "hang_init..." hangs in
 // TRITONBACKEND_ModelInitialize, one named "hang_fini..." in
-// TRITONBACKEND_ModelFinalize. Any other model answers each request with
-// an empty response. It stands for a backend stuck on a device or a lock.
+// TRITONBACKEND_ModelFinalize, one named "hang_exec..." in
+// TRITONBACKEND_ModelInstanceExecute (after logging "hang_exec:
+// executing"). Any other model answers each request with an empty
+// response. It stands for a backend stuck on a device or a lock.
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
 #include <time.h>
@@ -42,7 +44,16 @@ TRITONBACKEND_ModelInstanceExecute(
     TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request** requests,
     const uint32_t request_count)
 {
-  (void)instance;
+  TRITONBACKEND_Model* model = NULL;
+  if (TRITONBACKEND_ModelInstanceModel(instance, &model) == NULL) {
+    const char* name = NULL;
+    if (TRITONBACKEND_ModelName(model, &name) == NULL && name != NULL &&
+        strncmp(name, "hang_exec", strlen("hang_exec")) == 0) {
+      TRITONSERVER_LogMessage(
+          TRITONSERVER_LOG_INFO, __FILE__, __LINE__, "hang_exec: executing");
+    }
+    hang_if(model, "hang_exec");
+  }
   for (uint32_t i = 0; i < request_count; i++) {
     TRITONBACKEND_Response* response = NULL;
     if (TRITONBACKEND_ResponseNew(&response, requests[i]) == NULL) {
