@@ -43,6 +43,7 @@
 // What a client or a model configuration can make the server hold is
 // bounded: tensors by Options.MaxTensorBytes, the calls into a backend that
 // load and unload by Options.BackendCallTimeout, statistics by
-// ResponseStatsCap, and the files a configuration names by the model's
-// directory.
+// ResponseStatsCap, the files a configuration names by the model's
+// directory, and the files of load requests by Options.LoadFiles (never
+// shared libraries, unless allowed, and a disk budget).
 package core

@@ -207,6 +207,9 @@ func (m *Model) Ready() error {
 }
 
 func (m *Model) applyConfig(cfg *configpb.ModelConfig) error {
+	if err := m.checkTensorSizes(cfg); err != nil {
+		return err
+	}
 	js, err := modelconfig.ToJSON(cfg)
 	if err != nil {
 		return Errorf(CodeInternal, "model %q: render config: %w", m.name, err)

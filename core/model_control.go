@@ -24,9 +24,12 @@ type modelEntry struct {
 	// request sent (dir is then the same directory), removed when the
 	// entry is replaced, unloaded or stopped; "" for a repository model.
 	filesDir string
-	steps    []string // an ensemble's step models (nil for other models)
-	invalid  bool     // its configuration, or an ensemble's graph, was refused
-	orphaned bool     // an ensemble unloaded with a model it runs; it loads with it again
+	// filesBytes is what the files in filesDir count against
+	// Options.LoadFiles.MaxBytes, given back when they are removed.
+	filesBytes int64
+	steps      []string // an ensemble's step models (nil for other models)
+	invalid    bool     // its configuration, or an ensemble's graph, was refused
+	orphaned   bool     // an ensemble unloaded with a model it runs; it loads with it again
 }
 
 // loadEntry loads every selected version of the model e describes and
@@ -196,12 +199,20 @@ func (s *Server) loadSource(name string, opts LoadOptions) (*modelEntry, error) 
 		if e.override == nil {
 			return nil, pollFailure(name, errors.New("Load parameter 'config' must be specified for model file override"))
 		}
+		if err := checkNoLibraries(name, e.override, opts.Files, s.opts.LoadFiles); err != nil {
+			return nil, err
+		}
+		size := filesSize(opts.Files)
+		if err := s.reserveFiles(name, size); err != nil {
+			return nil, err
+		}
 		dir, err := writeModelFiles(name, e.override, opts.Files)
 		if err != nil {
+			s.releaseFiles(size)
 			return nil, pollFailure(name, err)
 		}
 		s.log.Infof("model %q: the files of the load request are in %s until the model is unloaded", name, dir)
-		e.dir, e.filesDir = dir, dir
+		e.dir, e.filesDir, e.filesBytes = dir, dir, size
 		return e, nil
 	}
 	dirs, _, err := s.scanRepositories()
@@ -231,7 +242,8 @@ func (s *Server) removeFiles(e *modelEntry) {
 	} else {
 		s.log.Infof("model %q: removed %s, the files of its load request", e.name, e.filesDir)
 	}
-	e.filesDir = ""
+	s.releaseFiles(e.filesBytes)
+	e.filesDir, e.filesBytes = "", 0
 }
 
 // UnloadModel unloads every version of a model under explicit model

@@ -87,6 +87,8 @@ type Options struct {
 	// EnsembleStepWait, for the message of a wait that ran out (default
 	// "EnsembleStepWait").
 	EnsembleStepWaitSetting string
+	// LoadFiles bounds the model files that load requests send.
+	LoadFiles LoadFilesLimits
 }
 
 // Server hosts the models of a repository and runs inference on them. All
@@ -98,6 +100,9 @@ type Server struct {
 	mu     sync.RWMutex
 	models map[string]*modelEntry
 	locks  map[string]*modelLock // by model name, while held or awaited (guarded by mu)
+	// filesBytes counts the model files that load requests sent and
+	// models hold, against Options.LoadFiles.MaxBytes (guarded by mu).
+	filesBytes int64
 
 	lifecycles lifecycleSet // loads and unloads whose steps have not finished
 	stopping   atomic.Bool
@@ -150,6 +155,7 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.EnsembleStepWaitSetting == "" {
 		opts.EnsembleStepWaitSetting = "EnsembleStepWait"
 	}
+	opts.LoadFiles.setDefaults()
 	if opts.GPUs == nil && opts.Devices != nil {
 		opts.GPUs = opts.Devices.IDs()
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -26,6 +27,7 @@ type endpoint struct {
 	name  string
 	serve func() error                   // blocks until the endpoint stops
 	drain func()                         // refuse new work, report not ready
+	abort func(reason error)             // answer the work still in flight with reason
 	stop  func(deadline context.Context) // graceful until deadline, then forced
 }
 
@@ -76,7 +78,9 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 			return fail(err)
 		}
 		log.Infof("Started HTTPService at %s", lis.Addr())
-		eps = append(eps, httpEndpoint("HTTP", hs.NewHTTPServer(), lis, hs.Drain, nil))
+		ep := httpEndpoint("HTTP", hs.NewHTTPServer(), hs.Listen(lis), hs.Drain, nil)
+		ep.abort = hs.Abort
+		eps = append(eps, ep)
 	}
 
 	if o.Metrics.Allow {
@@ -118,6 +122,7 @@ func grpcEndpoint(log *serverlog.Logger, svc *grpcserver.Service, lis net.Listen
 		name:  "gRPC",
 		serve: func() error { return g.Serve(lis) },
 		drain: svc.Drain,
+		abort: svc.Abort,
 		stop: func(deadline context.Context) {
 			stopped := make(chan struct{})
 			go func() { g.GracefulStop(); close(stopped) }()
@@ -172,13 +177,23 @@ func serveAll(ctx context.Context, eps []endpoint) error {
 }
 
 // stopAll drains every endpoint, then stops them together within deadline:
-// in-flight requests and streams finish, or are cut at the deadline.
-func stopAll(deadline context.Context, eps []endpoint) {
+// in-flight requests and streams finish, or, still running at abortAt,
+// are answered with reason (each endpoint's abort), and the connections
+// that are left are cut at the deadline.
+func stopAll(deadline context.Context, eps []endpoint, abortAt time.Time, reason error) {
 	for _, ep := range eps {
 		if ep.drain != nil {
 			ep.drain()
 		}
 	}
+	abort := time.AfterFunc(time.Until(abortAt), func() {
+		for _, ep := range eps {
+			if ep.abort != nil {
+				ep.abort(reason)
+			}
+		}
+	})
+	defer abort.Stop()
 	var wg sync.WaitGroup
 	for _, ep := range eps {
 		wg.Go(func() { ep.stop(deadline) })

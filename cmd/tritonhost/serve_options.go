@@ -44,6 +44,8 @@ type serveOptions struct {
 	LogFormat           string
 	ModelControlMode    string
 	LoadModels          []string
+	AllowFileLibraries  bool
+	ModelFilesMaxSize   int64
 	ExitTimeoutSecs     int
 	ExitOnError         bool
 	StrictReadiness     bool
@@ -101,6 +103,8 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&o.LogFormat, "log-format", "default", `log line format: "default" or "ISO8601"`)
 	f.StringVar(&o.ModelControlMode, "model-control-mode", "none", `"none": load every model at start; "explicit": load --load-model models, then on request`)
 	f.StringArrayVar(&o.LoadModels, "load-model", nil, `model to load at start under explicit control ("*" for all; repeatable)`)
+	f.BoolVar(&o.AllowFileLibraries, "allow-model-file-libraries", false, "let load requests send shared libraries among their model files (file:...), which the server would then run as code")
+	f.Int64Var(&o.ModelFilesMaxSize, "model-files-max-size", core.DefaultMaxLoadFilesBytes, "bytes of model files that load requests sent which the loaded models may keep on disk, all together")
 	f.IntVar(&o.ExitTimeoutSecs, "exit-timeout-secs", 30, "on SIGINT/SIGTERM, seconds the whole shutdown may take; work still running then is abandoned and the exit status is 1")
 	f.BoolVar(&o.ExitOnError, "exit-on-error", true, "exit if a model fails to load")
 	f.BoolVar(&o.StrictReadiness, "strict-readiness", true, "report ready only when every model loaded")
@@ -190,6 +194,9 @@ func (o *serveOptions) Validate() error {
 	}
 	if o.LogFormat != string(serverlog.FormatDefault) && o.LogFormat != string(serverlog.FormatISO8601) {
 		return fmt.Errorf("--log-format %q: want default or ISO8601", o.LogFormat)
+	}
+	if o.ModelFilesMaxSize <= 0 {
+		return fmt.Errorf("--model-files-max-size must be positive, not %d", o.ModelFilesMaxSize)
 	}
 	if o.ExitTimeoutSecs < 0 {
 		return errors.New("--exit-timeout-secs must not be negative")

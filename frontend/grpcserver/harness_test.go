@@ -37,8 +37,9 @@ type harness struct {
 	svc    *grpcserver.Service
 	client pb.GRPCInferenceServiceClient
 	conn   *grpc.ClientConn
-	sent   atomic.Int64 // messages stream handlers have passed to SendMsg
-	log    *logBuffer   // what the server logged
+	lis    *bufconn.Listener // the server's listener, for clients of a test's own
+	sent   atomic.Int64      // messages stream handlers have passed to SendMsg
+	log    *logBuffer        // what the server logged
 }
 
 // logBuffer collects a server's log; safe for concurrent use.
@@ -79,6 +80,7 @@ func newHarness(t *testing.T, cfg setup, models ...coretest.ModelDir) *harness {
 	}
 	h.svc = grpcserver.New(h.srv, cfg.service)
 	lis := bufconn.Listen(1 << 20)
+	h.lis = lis
 	g := h.svc.NewGRPCServer(grpc.StreamInterceptor(h.countSends))
 	coretest.Track(t, func() { go g.Serve(lis) })
 	t.Cleanup(func() {

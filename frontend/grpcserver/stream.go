@@ -27,6 +27,7 @@ type streamRequest struct {
 type streamEvent struct {
 	msg  *encodedMessage
 	last bool
+	sr   *streamRequest // the request it answers
 }
 
 // size is what the event holds in memory, for the stream's byte bound.
@@ -65,6 +66,13 @@ type inferStream struct {
 
 	cutOnce sync.Once
 	cut     chan struct{} // closed when the stream is cut off for not reading
+
+	// live holds the requests whose last event is not sent yet, for Abort
+	// to answer (guarded by mu; taken once per request, not per response);
+	// after an abort it is nil, aborted is set, and events are dropped.
+	mu      sync.Mutex
+	live    map[*streamRequest]struct{}
+	aborted atomic.Bool
 }
 
 // ModelStreamInfer serves a bidirectional stream of requests and responses,
@@ -88,6 +96,7 @@ func (s *Service) modelStreamInferWire(stream grpc.ServerStream) error {
 		slots:      make(chan struct{}, lim.MaxPendingRequests),
 		readerDone: make(chan struct{}),
 		cut:        make(chan struct{}),
+		live:       map[*streamRequest]struct{}{},
 	}
 	go st.read()
 	sent := make(chan error, 1)
@@ -128,12 +137,17 @@ func (st *inferStream) read() {
 func (st *inferStream) submit(in *inboundRequest) {
 	req := in.msg
 	sr := &streamRequest{header: responseHeader{model: req.GetModelName(), version: req.GetModelVersion(), id: req.GetId()}}
+	st.mu.Lock()
+	if st.live != nil {
+		st.live[sr] = struct{}{}
+	}
+	st.mu.Unlock()
 	if in.refused != nil {
 		st.refuse(sr, in.refused)
 		return
 	}
 	if st.svc.isDraining() {
-		st.refuse(sr, core.Errorf(core.CodeUnavailable, "server is shutting down"))
+		st.refuse(sr, core.Errorf(core.CodeUnavailable, ShuttingDown))
 		return
 	}
 	r, err := st.svc.resolve(in, false)
@@ -171,19 +185,23 @@ func (st *inferStream) respond(sr *streamRequest, resp *core.Response, last bool
 	case sr.emptyFinal:
 		msg = encodeResponse(sr.header, nil, isFinal, true, "")
 	}
-	st.push(streamEvent{msg: msg, last: last})
+	st.push(streamEvent{msg: msg, last: last, sr: sr})
 }
 
 // refuse reports a request that could not start: its error is its last
 // message.
 func (st *inferStream) refuse(sr *streamRequest, err error) {
-	st.push(streamEvent{msg: encodeResponse(sr.header, nil, isFinal, true, err.Error()), last: true})
+	st.push(streamEvent{msg: encodeResponse(sr.header, nil, isFinal, true, err.Error()), last: true, sr: sr})
 }
 
 // push queues an event for the client. It waits while the stream's queue
 // is full, at most the stall timeout: then the stream is cut off. After the
 // stream ended, events are freed.
 func (st *inferStream) push(ev streamEvent) {
+	if st.aborted.Load() { // the request was answered by abort
+		ev.free()
+		return
+	}
 	if err := st.queue.Push(ev, st.ctx.Done()); errors.Is(err, sendqueue.ErrStalled) {
 		st.cutOff()
 	}
@@ -214,7 +232,7 @@ func (st *inferStream) write() error {
 				return nil
 			}
 			if draining == nil {
-				return status.Error(codes.Unavailable, "server is shutting down")
+				return status.Error(codes.Unavailable, ShuttingDown)
 			}
 		}
 		if batch := st.queue.Take(); len(batch) > 0 {
@@ -222,6 +240,9 @@ func (st *inferStream) write() error {
 				if ev.last {
 					st.pending.Add(-1)
 					<-st.slots
+					st.mu.Lock()
+					delete(st.live, ev.sr)
+					st.mu.Unlock()
 				}
 				if ev.msg != nil {
 					// gRPC frees the message, sent or not.
@@ -240,8 +261,30 @@ func (st *inferStream) write() error {
 			readerDone = nil
 		case <-draining:
 			draining = nil
+		case <-st.svc.aborting:
+			return st.abort()
 		case <-st.ctx.Done():
 			return status.FromContextError(st.ctx.Err()).Err()
 		}
 	}
+}
+
+// abort answers every request whose last event is not sent yet with the
+// service's abort error, as its final response, and returns the status
+// the stream ends with. Events queued and not sent are dropped with the
+// queue; those pushed later are freed at once.
+func (st *inferStream) abort() error {
+	st.mu.Lock()
+	live := st.live
+	st.live = nil
+	st.aborted.Store(true)
+	st.mu.Unlock()
+	err := st.svc.abortErr
+	for sr := range live {
+		// gRPC frees the message, sent or not.
+		if st.stream.SendMsg(encodeResponse(sr.header, nil, isFinal, true, err.Error())) != nil {
+			break
+		}
+	}
+	return toStatus(err)
 }

@@ -238,3 +238,48 @@ func TestStreamBackPressureIsBounded(t *testing.T) {
 	h.p.WaitCalls(t, "flood", "SendFinal", 1)
 	coretest.WaitUntil(t, "the request to complete", func() bool { return h.srv.LiveRequests() == 0 })
 }
+
+// TestAbortAnswersWhatIsInFlight: after Drain, Abort gives every request
+// still in flight its error: a stream sends each of its unfinished
+// requests an error response, final, and ends with the error's code; a
+// unary call returns it. What the backend sends afterwards is dropped.
+func TestAbortAnswersWhatIsInFlight(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{service: grpcserver.Options{Stream: grpcserver.StreamLimits{MaxResponses: 1}}},
+		coretest.ModelDir{Name: "gated", Config: vector(`instance_group [ { count: 2 kind: KIND_CPU } ]`)},
+		coretest.ModelDir{Name: "dec", Config: vector(decoupled)})
+	gate := coretest.NewGate(t)
+	h.p.Set("gated", coretest.Gated(gate, coretest.Echo()))
+	h.p.Set("dec", coretest.Answering(coretest.Then(coretest.Send(false), coretest.After(gate, coretest.SendFinal()))))
+	st := h.open(t, true)
+	st.send(request("gated", "a", 1), request("dec", "b", 2))
+	if m := st.recv(); describe(m) != "b - false" {
+		t.Fatalf("first message %s, want b's first response", describe(m))
+	}
+	unary := make(chan error, 1)
+	go func() {
+		_, err := h.client.ModelInfer(t.Context(), request("gated", "u", 3))
+		unary <- err
+	}()
+	h.p.Reached(t, "a", "u")
+	h.svc.Drain()
+	reason := core.Errorf(core.CodeUnavailable, "given up at the exit timeout")
+	h.svc.Abort(reason)
+	got := map[string]string{}
+	for range 2 {
+		m := st.recv()
+		got[m.GetInferResponse().GetId()] = describe(m)
+	}
+	for _, id := range []string{"a", "b"} {
+		if want := id + " error: given up at the exit timeout (final=true)"; got[id] != want {
+			t.Errorf("request %s: %q, want %q", id, got[id], want)
+		}
+	}
+	if err := st.ended(); status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "given up at the exit timeout") {
+		t.Errorf("the stream ended with %v, want UNAVAILABLE with the reason", err)
+	}
+	if err := <-unary; status.Code(err) != codes.Unavailable || status.Convert(err).Message() != "given up at the exit timeout" {
+		t.Errorf("the unary call: %v, want UNAVAILABLE with the reason", err)
+	}
+	gate.Open() // the backend answers now: nothing is sent, and the cleanup finds nothing left
+}

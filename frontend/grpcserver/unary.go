@@ -45,7 +45,7 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 		return nil, h, toStatus(in.refused)
 	}
 	if s.isDraining() {
-		return nil, h, status.Error(codes.Unavailable, "server is shutting down")
+		return nil, h, status.Error(codes.Unavailable, ShuttingDown)
 	}
 	r, err := s.resolve(in, true)
 	if err != nil {
@@ -78,6 +78,9 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 	case <-ctx.Done():
 		res.abandon()
 		return nil, h, status.FromContextError(ctx.Err()).Err()
+	case <-s.aborting:
+		res.abandon()
+		return nil, h, toStatus(s.abortErr)
 	}
 }
 

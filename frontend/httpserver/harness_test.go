@@ -51,7 +51,11 @@ func newHarness(t *testing.T, cfg setup, models ...coretest.ModelDir) *harness {
 	h.http = httpserver.New(h.srv, cfg.opts)
 	h.ts = httptest.NewUnstartedServer(nil)
 	h.ts.Config = h.http.NewHTTPServer()
-	h.ts.Config.ConnState = cfg.connState
+	if hook := cfg.connState; hook != nil {
+		track := h.ts.Config.ConnState
+		h.ts.Config.ConnState = func(c net.Conn, st http.ConnState) { track(c, st); hook(c, st) }
+	}
+	h.ts.Listener = h.http.Listen(h.ts.Listener)
 	coretest.Track(t, h.ts.Start)
 	t.Cleanup(func() {
 		h.http.Drain()

@@ -116,6 +116,8 @@ func (s *Server) runOnce(r *http.Request, m *core.Model, req *core.Submission, m
 		return resp, nil
 	case <-r.Context().Done():
 		return nil, core.Errorf(core.CodeCancelled, "request %q to model %q: the client went away", req.ID, m.Name())
+	case <-s.aborting:
+		return nil, s.abortErr
 	}
 }
 

@@ -149,6 +149,12 @@ func (st *eventStream) write(w http.ResponseWriter) {
 			return
 		case <-st.ctx.Done():
 			return
+		case <-st.s.aborting:
+			st.s.setWriteDeadline(w, st.s.opts.Stream.StallTimeout)
+			if _, err := w.Write(sseData(appendJSONString([]byte(`{"error":`), st.s.abortErr.Error()), '}')); err == nil {
+				_ = rc.Flush()
+			}
+			return
 		}
 	}
 }

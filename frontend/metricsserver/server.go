@@ -99,7 +99,9 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) NewHTTPServer() *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", s.Handler())
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute,
+	// ReadTimeout: a scrape has no body, and one that comes with a body
+	// that never ends holds its connection no longer.
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: time.Minute,
 		IdleTimeout: 5 * time.Minute, MaxHeaderBytes: 64 << 10}
 }
 
