@@ -238,3 +238,28 @@ func TestStreamBackPressureIsBounded(t *testing.T) {
 	h.p.WaitCalls(t, "flood", "SendFinal", 1)
 	coretest.WaitUntil(t, "the request to complete", func() bool { return h.srv.LiveRequests() == 0 })
 }
+
+// TestStreamNonDecoupledModelSendsItsFirstResponseOnly: a model that is
+// not decoupled but streams (Triton's repeat backend without
+// model_transaction_policy, as Triton's gRPC state-cleanup test runs it)
+// gets exactly one message on ModelStreamInfer, its first response, final;
+// the others are dropped. ModelInfer answers with the same first response.
+func TestStreamNonDecoupledModelSendsItsFirstResponseOnly(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{}, coretest.ModelDir{Name: "chatty", Config: vector("")})
+	h.p.Set("chatty", coretest.Async(coretest.Stream(4)))
+	st := h.open(t, true)
+	st.send(request("chatty", "0", 100, 101, 102, 103))
+	if got := describe(st.recv()); got != "0 0 true" {
+		t.Errorf("message %q, want the first response (index 0), final", got)
+	}
+	h.p.WaitCalls(t, "0", "Drop", 1)
+	st.s.CloseSend()
+	if err := st.ended(); err != io.EOF {
+		t.Errorf("stream ended with %v, want EOF after one message", err)
+	}
+	resp, err := h.client.ModelInfer(t.Context(), request("chatty", "1", 5))
+	if err != nil || resp.GetParameters()[coretest.IndexParam].GetInt64Param() != 0 {
+		t.Errorf("ModelInfer: %v, %v; want the first response", resp, err)
+	}
+}
