@@ -135,10 +135,11 @@ func TestStreamErrorForOneRequestKeepsTheStreamOpen(t *testing.T) {
 // stream, the backends of its running requests see the cancellation, so
 // does a queued request's if it runs at all, every request completes and
 // nothing is left behind (the harness checks the handler returned and no
-// goroutine outlived it).
+// goroutine outlived it). The server logs the notification for each
+// running request the client left waiting, at verbose level 1.
 func TestStreamCancelCancelsPendingRequests(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, setup{}, coretest.ModelDir{Name: "wait", Config: vector(decoupled)},
+	h := newHarness(t, setup{verbose: 1}, coretest.ModelDir{Name: "wait", Config: vector(decoupled)},
 		coretest.ModelDir{Name: "gated", Config: vector("")})
 	gate := coretest.NewGate(t)
 	h.p.Set("wait", coretest.Async(coretest.AwaitCancel()))
@@ -160,6 +161,10 @@ func TestStreamCancelCancelsPendingRequests(t *testing.T) {
 	// core's tests pin the queued case down.
 	if h.p.Executed("queued") && h.p.Count("queued", "Cancelled") != 1 {
 		t.Error("the queued request ran without seeing the cancellation")
+	}
+	for _, id := range []string{"w1", "w2", "busy"} { // "queued" may not have been read yet
+		line := "Cancellation notification received for ModelStreamInferHandler, request id: " + id + "\n"
+		coretest.WaitUntil(t, "the log line "+line, func() bool { return h.log.has(line) })
 	}
 }
 

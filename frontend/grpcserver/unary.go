@@ -77,6 +77,7 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 		return resp, h, nil
 	case <-ctx.Done():
 		res.abandon()
+		s.logCancellation(unaryHandlerName, ir.ID)
 		return nil, h, status.FromContextError(ctx.Err()).Err()
 	}
 }

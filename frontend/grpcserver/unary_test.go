@@ -92,10 +92,12 @@ func TestModelInferMapsErrorsToStatusCodes(t *testing.T) {
 }
 
 // TestModelInferCancelledByTheClient: a client that gives up cancels the
-// request, which its backend sees, and gets CANCELED.
+// request, which its backend sees, and gets CANCELED; the server logs the
+// notification at verbose level 1 with the request id, in the words
+// Triton's cancellation tests look for.
 func TestModelInferCancelledByTheClient(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, setup{}, coretest.ModelDir{Name: "wait", Config: vector("")})
+	h := newHarness(t, setup{verbose: 1}, coretest.ModelDir{Name: "wait", Config: vector("")})
 	h.p.Set("wait", coretest.Async(coretest.AwaitCancel()))
 	ctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 1)
@@ -109,4 +111,7 @@ func TestModelInferCancelledByTheClient(t *testing.T) {
 		t.Errorf("ModelInfer: %v, want CANCELED", err)
 	}
 	h.p.WaitCalls(t, "w", "Cancelled", 1)
+	coretest.WaitUntil(t, "the cancellation in the log", func() bool {
+		return h.log.has("Cancellation notification received for ModelInferHandler, request id: w\n")
+	})
 }
