@@ -81,6 +81,7 @@ type Responder struct {
 	done      bool
 	start     uint64 // Nanotime the request was accepted, for the first-response time
 	onFinal   func()
+	trace     *Trace // the request's trace, nil when it is not traced
 
 	cancelled  atomic.Bool
 	hookMu     sync.Mutex
@@ -143,22 +144,21 @@ func (p *Responder) Send(resp *Response, final bool) error {
 		resp.Free()
 		return p.closedError()
 	}
-	if !p.model.decoupled {
-		if p.held != nil {
-			resp.Free()
-			p.dropped++
-			p.model.droppedResponses.Add(1)
-			if final {
-				held := p.held
-				p.held = nil
-				p.deliverLocked(held, true)
-			}
-			return nil
+	if !p.model.decoupled && p.held != nil {
+		resp.Free()
+		p.dropped++
+		p.model.droppedResponses.Add(1)
+		if final {
+			held := p.held
+			p.held = nil
+			p.deliverLocked(held, true)
 		}
-		if !final {
-			p.held = resp
-			return sendErr
-		}
+		return nil
+	}
+	p.traceOutputs(resp)
+	if !p.model.decoupled && !final {
+		p.held = resp
+		return sendErr
 	}
 	p.deliverLocked(resp, final)
 	return sendErr

@@ -249,9 +249,11 @@ func (s *Server) submit(ctx context.Context, m *Model, req *Submission, fn Respo
 		return err
 	}
 	r.responder.start = r.requestStart
-	if t := s.opts.Tracer; t != nil && t.Sample(m.name, m.version) {
-		r.tracer, r.trace = t, newTrace(m, req.ID)
-		r.trace.Report(TraceRequestStart, r.requestStart)
+	if t := s.opts.Tracer; t != nil {
+		if r.trace = startTrace(t, m, req); r.trace != nil {
+			r.tracer, r.responder.trace = t, r.trace
+			r.trace.Report(TraceRequestStart, r.requestStart)
+		}
 	}
 	s.inflight.add()
 	r.onFinished = func(*Request) { s.inflight.done() }

@@ -43,6 +43,7 @@ type Trace struct {
 
 	mu         sync.Mutex
 	activities []TraceActivity
+	ext        *traceExt // level, tracer data and tensors (trace_start.go); nil: timestamps only
 }
 
 var traceIDs atomic.Uint64
