@@ -20,6 +20,7 @@ import (
 	pb "tritonhost/frontend/inferencepb"
 	"tritonhost/frontend/protocol"
 	"tritonhost/frontend/sharedmem"
+	"tritonhost/trace"
 )
 
 // DefaultServerName is the server id ServerMetadata reports by default:
@@ -62,6 +63,10 @@ type Options struct {
 	// LogControl, if set, is the log control shared with the server's other
 	// frontends (default: one of the service's own).
 	LogControl *protocol.LogControl
+	// Trace, if set, is the server's tracer, whose settings TraceSetting
+	// reads and changes (nil: TraceSetting answers that the server does
+	// not trace).
+	Trace *trace.Manager
 }
 
 // StreamLimits bound one ModelStreamInfer stream, so that no client holds

@@ -61,8 +61,9 @@ type inferStream struct {
 	// (StreamLimits.MaxPendingRequests): the reader waits for a free one.
 	slots      chan struct{}
 	readerDone chan struct{}
-	pending    atomic.Int64 // requests read whose last event is not sent yet
-	live       liveRequests // requests submitted and not yet answered in full
+	pending    atomic.Int64      // requests read whose last event is not sent yet
+	live       liveRequests      // requests submitted and not yet answered in full
+	traceCtx   core.TraceContext // the client's W3C trace context, for every request of the stream
 
 	cutOnce sync.Once
 	cut     chan struct{} // closed when the stream is cut off for not reading
@@ -89,6 +90,7 @@ func (s *Service) modelStreamInferWire(stream grpc.ServerStream) error {
 		slots:      make(chan struct{}, lim.MaxPendingRequests),
 		readerDone: make(chan struct{}),
 		cut:        make(chan struct{}),
+		traceCtx:   traceContext(stream.Context()),
 	}
 	// The client's end of the call: cancelled, past its deadline or
 	// disconnected. (A normal end stops this first: the handler returns
@@ -155,6 +157,7 @@ func (st *inferStream) submit(in *inboundRequest) {
 	sr.header.version = versionString(r.m.Version())
 	sr.header = sr.header.withFields() // encoded once for all the request's responses
 	r.ir.FreesResponses = true         // respond hands each response on to the wire, which frees it
+	r.ir.TraceContext = st.traceCtx
 	st.live.add(sr)
 	err = st.svc.core.Submit(st.ctx, r.m, r.ir, func(resp *core.Response, final bool) { st.respond(sr, r.mem.Place(resp), final) })
 	if err != nil {

@@ -100,7 +100,11 @@ func (s *Server) generateRequest(w http.ResponseWriter, r *http.Request) (*core.
 		return nil, nil, err
 	}
 	req, err := decodeGenerate(m, body)
-	return m, req, err
+	if err != nil {
+		return nil, nil, err
+	}
+	req.TraceContext = traceContext(r)
+	return m, req, nil
 }
 
 // generateResponse renders one response as the generate extension's JSON

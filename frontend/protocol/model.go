@@ -24,6 +24,7 @@ var Extensions = []string{
 	"binary_tensor_data",
 	"parameters",
 	"statistics",
+	"trace",
 	"logging",
 }
 
