@@ -26,14 +26,27 @@ func thostServerFindModel(host *C.struct_thost_host, name *C.char, version C.int
 }
 
 //export thostServerInferAsync
-func thostServerInferAsync(host *C.struct_thost_host, req *C.struct_thost_infer_request, call *C.struct_thost_infer_call) (ret *C.TRITONSERVER_Error) {
+func thostServerInferAsync(host *C.struct_thost_host, req *C.struct_thost_infer_request, call *C.struct_thost_infer_call,
+	parent *C.struct_thost_reqctx) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONSERVER_ServerInferAsync"
 	defer recoverError(fn, &ret)
 	h, srv, cerr := serverOf(host, fn)
 	if cerr != nil {
 		return cerr
 	}
-	return cError(h.submit(srv, req, call))
+	return cError(h.submit(srv, req, call, h.traceOf(parent)))
+}
+
+// traceOf returns the trace of the request ctx holds (nil when ctx is nil,
+// the request is gone or untraced).
+func (h *Host) traceOf(ctx *C.struct_thost_reqctx) *core.Trace {
+	if ctx == nil {
+		return nil
+	}
+	if st, ok := h.requests.get(uint64(ctx.key)); ok {
+		return st.req.Trace()
+	}
+	return nil
 }
 
 //export thostInferCancel

@@ -96,12 +96,15 @@ func callerAllocator(r *core.Request) *C.struct_thost_caller_alloc {
 }
 
 // submit runs a request a backend submitted; cb holds its callbacks. On
-// success the call owns cb; on error nothing was submitted.
-func (h *Host) submit(srv *core.Server, creq *C.struct_thost_infer_request, cb *C.struct_thost_infer_call) error {
+// success the call owns cb; on error nothing was submitted. parent, when
+// not nil, is the trace of the request the caller serves: the new request
+// is traced as its child.
+func (h *Host) submit(srv *core.Server, creq *C.struct_thost_infer_request, cb *C.struct_thost_infer_call, parent *core.Trace) error {
 	req, err := readRequest(creq)
 	if err != nil {
 		return err
 	}
+	req.ParentTrace = parent
 	m, err := srv.Model(req.Model, req.Version)
 	if err != nil {
 		return err

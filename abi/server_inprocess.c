@@ -43,7 +43,15 @@ TRITONSERVER_ServerInferAsync(
     __atomic_store_n(&r->cancelled, 0, __ATOMIC_RELEASE);
     // On success Go owns call, and the request may already have come back
     // (its release callback may even have freed it): r is not touched again.
-    err = thostServerInferAsync(host, r, call);
+    // The trace of a request the caller serves (TRITONBACKEND_RequestTrace)
+    // makes this request's trace a child of that request's.
+    struct thost_reqctx* parent = NULL;
+    if (trace != NULL) {
+      parent =
+          ((struct thost_trace*)thost_handle_object(trace, THOST_KIND_TRACE))
+              ->ctx;
+    }
+    err = thostServerInferAsync(host, r, call, parent);
     if (err == NULL)
       return NULL;
     free(call);

@@ -73,7 +73,12 @@ Call::Start(
   if (err == nullptr) {
     call->self_ = call;  // the callbacks' reference, dropped by OnRelease
     call->compute_start_ns_ = NowNs();
-    err = TRITONSERVER_ServerInferAsync(target.server, call->inner_, nullptr);
+    // A traced request has the call traced as its child (NULL: untraced).
+    TRITONSERVER_InferenceTrace* trace = nullptr;
+    err = TRITONBACKEND_RequestTrace(request, &trace);
+    if (err == nullptr) {
+      err = TRITONSERVER_ServerInferAsync(target.server, call->inner_, trace);
+    }
     if (err != nullptr) {
       call->self_.reset();
     }
