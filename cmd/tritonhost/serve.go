@@ -45,6 +45,16 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		Logger:               log,
 		MinComputeCapability: o.GPU.MinComputeCapability,
 	})
+	tracer, err := o.Trace.manager(log)
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	defer func() { // after the server stopped: its last traces are in
+		deadline, cancel := context.WithTimeout(context.Background(), time.Duration(o.ExitTimeoutSecs)*time.Second)
+		defer cancel()
+		closeTracer(log, tracer, deadline)
+	}()
+	o.tracer = tracer
 	srv, err := o.start(ctx, log, provider)
 	if err != nil {
 		return err
@@ -119,6 +129,7 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 			Schedulers:                scheduling.New,
 			Devices:                   o.devices,
 			Logger:                    log,
+			Tracer:                    o.tracer,
 			ExplicitModelControl:      o.ModelControlMode == "explicit",
 			StartupModels:             o.LoadModels,
 			MaxTensorBytes:            int64(o.MaxMessageBytes),

@@ -17,6 +17,7 @@ import (
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/grpcserver"
 	"tritonhost/frontend/sharedmem"
+	"tritonhost/trace"
 )
 
 // Backend API versions, as the headers in include/ define them.
@@ -57,9 +58,11 @@ type serveOptions struct {
 	Metrics             metricsFlags
 	GPU                 gpuFlags
 	InProcess           inprocessFlags
+	Trace               traceFlags
 
 	backendConfig map[string]map[string]string
-	devices       core.Devices // the GPUs instances may be placed on (Run)
+	devices       core.Devices   // the GPUs instances may be placed on (Run)
+	tracer        *trace.Manager // the server's tracer (Run)
 }
 
 func newServeCommand() *cobra.Command {
@@ -114,6 +117,7 @@ func newServeCommand() *cobra.Command {
 	o.Metrics.bind(f)
 	o.GPU.bind(f)
 	o.InProcess.bind(f)
+	o.Trace.bind(f)
 	return cmd
 }
 
@@ -136,6 +140,9 @@ func (o *serveOptions) Complete() error {
 			o.backendConfig[backend] = map[string]string{}
 		}
 		o.backendConfig[backend][k] = v
+	}
+	if err := o.Trace.complete(); err != nil {
+		return err
 	}
 	return o.GPU.complete()
 }
