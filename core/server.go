@@ -38,6 +38,12 @@ type Options struct {
 	// start and the set is fixed.
 	ExplicitModelControl bool
 	StartupModels        []string
+	// RepositoryPollInterval, when positive, is model control POLL
+	// (--model-control-mode=poll, --repository-poll-secs): every model
+	// loads at start, then the repositories are scanned this often and
+	// models load, reload and unload as they changed (see Server.Poll).
+	// It excludes ExplicitModelControl.
+	RepositoryPollInterval time.Duration
 	// LoadConcurrency bounds how many models load at once (default 4).
 	LoadConcurrency int
 	// Tracer, if set, picks requests to trace and receives their traces.
@@ -97,6 +103,7 @@ type Server struct {
 	lifecycles lifecycleSet // loads and unloads whose steps have not finished
 	stopping   atomic.Bool
 	inflight   inflightCounter
+	poll       *poller // model control POLL; nil otherwise
 }
 
 // VersionStatus is one line of the repository index.
@@ -117,6 +124,9 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	if opts.Schedulers == nil {
 		return nil, errors.New("core: Options.Schedulers is required")
+	}
+	if opts.ExplicitModelControl && opts.RepositoryPollInterval > 0 {
+		return nil, errors.New("core: Options.ExplicitModelControl and RepositoryPollInterval exclude each other")
 	}
 	if opts.Logger == nil {
 		opts.Logger = serverlog.Discard()
@@ -168,6 +178,9 @@ func NewServer(opts Options) (*Server, error) {
 		}
 	}
 	s.loadInOrder(names, dirs)
+	if opts.RepositoryPollInterval > 0 {
+		s.startPolling()
+	}
 	return s, nil
 }
 
@@ -244,6 +257,11 @@ func (s *Server) SubmitStep(ctx context.Context, m *Model, req *Submission, fn R
 // submit is Submit without the shutdown check; times and finished are
 // SubmitStep's.
 func (s *Server) submit(ctx context.Context, m *Model, req *Submission, fn ResponseFunc, times *StepTimes, finished func()) error {
+	if m.Readiness() != ModelReady {
+		if next := s.successor(m); next != nil {
+			m = next // m was reloaded since the caller looked it up
+		}
+	}
 	r, err := m.newRequest(req, fn)
 	if err != nil {
 		return err
