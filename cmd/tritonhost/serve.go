@@ -131,6 +131,7 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 			Logger:                    log,
 			Tracer:                    o.tracer,
 			ExplicitModelControl:      o.ModelControlMode == "explicit",
+			RepositoryPollInterval:    o.pollInterval(),
 			StartupModels:             o.LoadModels,
 			MaxTensorBytes:            int64(o.MaxMessageBytes),
 			MaxTensorBytesSetting:     "--grpc-max-message-size",
@@ -148,6 +149,15 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 		log.Warnf("interrupted while loading models; exiting without waiting for them")
 		return nil, errors.New("interrupted during start-up")
 	}
+}
+
+// pollInterval is --repository-poll-secs under --model-control-mode=poll,
+// and 0 (no polling) otherwise, as Triton's parser sets it.
+func (o *serveOptions) pollInterval() time.Duration {
+	if o.ModelControlMode != "poll" {
+		return 0
+	}
+	return time.Duration(o.RepositoryPollSecs) * time.Second
 }
 
 // stopWithin runs stop with a context that ends after --exit-timeout-secs,

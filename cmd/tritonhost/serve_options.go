@@ -43,6 +43,7 @@ type serveOptions struct {
 	LogError            bool
 	LogFormat           string
 	ModelControlMode    string
+	RepositoryPollSecs  int
 	LoadModels          []string
 	ExitTimeoutSecs     int
 	ExitOnError         bool
@@ -100,7 +101,9 @@ func newServeCommand() *cobra.Command {
 	f.BoolVar(&o.LogWarning, "log-warning", true, "log warnings")
 	f.BoolVar(&o.LogError, "log-error", true, "log errors")
 	f.StringVar(&o.LogFormat, "log-format", "default", `log line format: "default" or "ISO8601"`)
-	f.StringVar(&o.ModelControlMode, "model-control-mode", "none", `"none": load every model at start; "explicit": load --load-model models, then on request`)
+	f.StringVar(&o.ModelControlMode, "model-control-mode", "none",
+		`"none": load every model at start; "explicit": load --load-model models, then on request; "poll": load every model, then follow the repository's changes`)
+	f.IntVar(&o.RepositoryPollSecs, "repository-poll-secs", 15, "with --model-control-mode=poll, seconds between two scans of the model repositories")
 	f.StringArrayVar(&o.LoadModels, "load-model", nil, `model to load at start under explicit control ("*" for all; repeatable)`)
 	f.IntVar(&o.ExitTimeoutSecs, "exit-timeout-secs", 30, "on SIGINT/SIGTERM, seconds the whole shutdown may take; work still running then is abandoned and the exit status is 1")
 	f.BoolVar(&o.ExitOnError, "exit-on-error", true, "exit if a model fails to load")
@@ -176,15 +179,18 @@ func (o *serveOptions) Validate() error {
 			return fmt.Errorf("--model-repository %q is not a directory", r)
 		}
 	}
+	o.ModelControlMode = strings.ToLower(o.ModelControlMode)
 	switch o.ModelControlMode {
 	case "none", "explicit":
 	case "poll":
-		return errors.New("--model-control-mode=poll is not supported; use none or explicit")
+		if o.RepositoryPollSecs <= 0 {
+			return fmt.Errorf("--repository-poll-secs must be positive with --model-control-mode=poll, not %d", o.RepositoryPollSecs)
+		}
 	default:
-		return fmt.Errorf("--model-control-mode %q: want none or explicit", o.ModelControlMode)
+		return fmt.Errorf("--model-control-mode %q: want none, explicit or poll", o.ModelControlMode)
 	}
 	if len(o.LoadModels) > 0 && o.ModelControlMode != "explicit" {
-		return errors.New("--load-model needs --model-control-mode=explicit")
+		return errors.New("Error: Use of '--load-model' requires setting '--model-control-mode=explicit' as well.")
 	}
 	if o.GRPCPort < 0 || o.GRPCPort > 65535 {
 		return fmt.Errorf("--grpc-port %d is out of range", o.GRPCPort)
