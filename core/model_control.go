@@ -30,6 +30,7 @@ type modelEntry struct {
 	steps      []string // an ensemble's step models (nil for other models)
 	invalid    bool     // its configuration, or an ensemble's graph, was refused
 	orphaned   bool     // an ensemble unloaded with a model it runs; it loads with it again
+	stamp      string   // under model control POLL: the directory as it was when loaded (dirStamp)
 }
 
 // loadEntry loads every selected version of the model e describes and
@@ -38,6 +39,9 @@ type modelEntry struct {
 // new versions are not installed: they, and the ones loaded before, are
 // unloaded again.
 func (s *Server) loadEntry(e *modelEntry) error {
+	if s.opts.PollModelControl && e.filesDir == "" {
+		e.stamp = dirStamp(e.dir)
+	}
 	e.versions = map[int64]*Model{}
 	err := s.loadVersions(e)
 	if err != nil {

@@ -39,10 +39,15 @@ type Options struct {
 	ExplicitModelControl bool
 	StartupModels        []string
 	// PollModelControl, as --model-control-mode=poll: every model loads at
-	// start, as without explicit control, and PollRepository loads, loads
-	// again and unloads models as their directories appeared, changed or
-	// went since (there is no periodic poll: the caller polls).
+	// start, as without explicit control, and Poll loads, reloads and
+	// unloads models as the repositories changed since (see Server.Poll).
+	// It excludes ExplicitModelControl.
 	PollModelControl bool
+	// RepositoryPollInterval, under PollModelControl, has the server poll
+	// its repositories this often (--repository-poll-secs); 0 polls only
+	// when Poll is called, as an application embedding Triton polls with
+	// TRITONSERVER_ServerPollModelRepository.
+	RepositoryPollInterval time.Duration
 	// LoadConcurrency bounds how many models load at once (default 4).
 	LoadConcurrency int
 	// Tracer, if set, picks requests to trace and receives their traces.
@@ -109,7 +114,7 @@ type Server struct {
 	inflight   inflightCounter
 
 	repos repositorySet // the repositories, which explicit control may change (repository_set.go)
-	poll  pollState     // under poll control
+	poll  *poller       // model control POLL; nil otherwise
 }
 
 // VersionStatus is one line of the repository index.
@@ -130,6 +135,9 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	if opts.Schedulers == nil {
 		return nil, errors.New("core: Options.Schedulers is required")
+	}
+	if opts.ExplicitModelControl && opts.PollModelControl {
+		return nil, errors.New("core: Options.ExplicitModelControl and PollModelControl exclude each other")
 	}
 	if opts.Logger == nil {
 		opts.Logger = serverlog.Discard()
@@ -165,9 +173,6 @@ func NewServer(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.PollModelControl {
-		s.poll.stampAll(dirs)
-	}
 	for name, err := range dupes {
 		s.models[name] = &modelEntry{name: name, err: err, status: []VersionStatus{{Name: name, Readiness: ModelUnavailable, Reason: err.Error()}}}
 		s.log.Errorf("%v", err)
@@ -186,6 +191,9 @@ func NewServer(opts Options) (*Server, error) {
 		}
 	}
 	s.loadInOrder(names, dirs)
+	if opts.PollModelControl {
+		s.startPolling()
+	}
 	return s, nil
 }
 
@@ -262,6 +270,11 @@ func (s *Server) SubmitStep(ctx context.Context, m *Model, req *Submission, fn R
 // submit is Submit without the shutdown check; times and finished are
 // SubmitStep's.
 func (s *Server) submit(ctx context.Context, m *Model, req *Submission, fn ResponseFunc, times *StepTimes, finished func()) error {
+	if m.Readiness() != ModelReady {
+		if next := s.successor(m); next != nil {
+			m = next // m was reloaded since the caller looked it up
+		}
+	}
 	r, err := m.newRequest(req, fn)
 	if err != nil {
 		return err
@@ -269,12 +282,20 @@ func (s *Server) submit(ctx context.Context, m *Model, req *Submission, fn Respo
 	r.responder.start = r.requestStart
 	switch t := s.opts.Tracer; {
 	case req.Trace != nil:
+		// The submitter's own trace: an application's, or the child a
+		// backend spawned from the trace of the request it serves.
 		r.trace = req.Trace
 		r.trace.bind(m, req.ID)
-	case t != nil && t.Sample(m.name, m.version):
-		r.trace = newTrace(m, req.ID, t.Finish)
+		if t != nil {
+			adoptTrace(t, m, req)
+		}
+	case t != nil:
+		if r.trace = startTrace(t, m, req); r.trace != nil && r.trace.finish == nil {
+			r.trace.finish = t.Finish
+		}
 	}
 	if r.trace != nil {
+		r.responder.trace = r.trace
 		r.trace.Report(TraceRequestStart, r.requestStart)
 	}
 	s.inflight.add()

@@ -13,7 +13,8 @@ import (
 // shutdown is done or when ctx ends, whichever comes first. In order:
 //
 //  1. New requests, loads and unloads are refused; Live and Ready turn
-//     false.
+//     false; under model control POLL the poller stops (a poll in
+//     progress loads nothing more).
 //  2. Requests in flight may finish, until ctx ends.
 //  3. Every model is unloaded, all at once: queued requests still run
 //     (once ctx has ended they fail with CodeUnavailable instead), running
@@ -37,6 +38,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	if s.stopping.Swap(true) {
 		return nil
 	}
+	s.stopPolling(ctx)
 	if err := s.inflight.wait(ctx); err != nil {
 		s.log.Warnf("stopping with %d request(s) still in flight: %v", s.inflight.count(), err)
 	}

@@ -56,6 +56,16 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		Logger:               log,
 		MinComputeCapability: o.GPU.MinComputeCapability,
 	})
+	tracer, err := o.Trace.manager(log)
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	defer func() { // after the server stopped: its last traces are in
+		deadline, cancel := context.WithTimeout(context.Background(), time.Duration(o.ExitTimeoutSecs)*time.Second)
+		defer cancel()
+		closeTracer(log, tracer, deadline)
+	}()
+	o.tracer = tracer
 	srv, err := o.start(ctx, log, provider)
 	if err != nil {
 		return err
@@ -170,7 +180,10 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 			Schedulers:                scheduling.New,
 			Devices:                   o.devices,
 			Logger:                    log,
+			Tracer:                    o.tracer,
 			ExplicitModelControl:      o.ModelControlMode == "explicit",
+			PollModelControl:          o.ModelControlMode == "poll",
+			RepositoryPollInterval:    o.pollInterval(),
 			StartupModels:             o.LoadModels,
 			MaxTensorBytes:            int64(o.MaxMessageBytes),
 			MaxTensorBytesSetting:     "--grpc-max-message-size",
@@ -190,6 +203,15 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 		log.Warnf("interrupted while loading models; exiting without waiting for them")
 		return nil, errors.New("interrupted during start-up")
 	}
+}
+
+// pollInterval is --repository-poll-secs under --model-control-mode=poll,
+// and 0 (no polling) otherwise, as Triton's parser sets it.
+func (o *serveOptions) pollInterval() time.Duration {
+	if o.ModelControlMode != "poll" {
+		return 0
+	}
+	return time.Duration(o.RepositoryPollSecs) * time.Second
 }
 
 // stopReport is how long past the deadline stopWithin waits for stop to
