@@ -217,9 +217,13 @@ func squareRequest(id string, n int32) client.Request {
 // starts a thread per request; the stream stops reading at its pending
 // limit, so the threads stay bounded by it, and after the stall timeout
 // the stream is cut off and they end. A bystander streaming square on
-// another connection keeps being answered.
+// another connection keeps being answered. Its requests queue for square's
+// one instance behind those of the pipeline the server has read, each a
+// thread start: the pending limit is 256 in `make test` (a 2-core machine
+// under load starts 1024 in more than the bystander's bound), and the
+// default, 1024, under -soak.
 func TestPipelinedRequestsWithoutReadingHoldBoundedThreads(t *testing.T) {
-	const pendingLimit = 1024
+	pendingLimit := int64(scale(256, 1024))
 	srv := start(t, "", "--grpc-stream-stall-timeout", fmt.Sprint(stallTimeout.Milliseconds()),
 		"--grpc-max-stream-pending-requests", fmt.Sprint(pendingLimit))
 	_, hostile := srv.Dial(t)
