@@ -96,6 +96,7 @@ func (s *Server) loadVersions(e *modelEntry) error {
 			e.versions[v] = m
 			st.Readiness = ModelReady
 			s.log.Infof("successfully loaded '%s' version %d", e.name, v)
+			s.warnUnusedCache(m)
 		}
 		e.status = append(e.status, st)
 	}
