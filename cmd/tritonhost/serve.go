@@ -45,7 +45,11 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		Logger:               log,
 		MinComputeCapability: o.GPU.MinComputeCapability,
 	})
-	srv, err := o.start(ctx, log, provider)
+	cache, agents, err := o.Plugins.open(host, log)
+	if err != nil {
+		return err
+	}
+	srv, err := o.start(ctx, log, provider, cache, agents)
 	if err != nil {
 		return err
 	}
@@ -106,14 +110,14 @@ func closeSharedMemory(log *serverlog.Logger, shm *sharedmem.Registry) {
 
 // start loads the models; a signal (ctx ending) while they load ends the
 // start-up at once, leaving a model stuck in its backend behind.
-func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provider core.BackendProvider) (*core.Server, error) {
+func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provider core.BackendProvider, cache core.ResponseCache, agents core.RepoAgentProvider) (*core.Server, error) {
 	type started struct {
 		srv *core.Server
 		err error
 	}
 	done := make(chan started, 1)
 	go func() {
-		srv, err := core.NewServer(core.Options{
+		opts := core.Options{
 			ModelRepositories:         o.ModelRepositories,
 			Backends:                  provider,
 			Schedulers:                scheduling.New,
@@ -127,7 +131,12 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 			BackendCallTimeout:        time.Duration(o.BackendCallSecs) * time.Second,
 			EnsembleStepWait:          time.Duration(o.EnsembleStepWait) * time.Second,
 			EnsembleStepWaitSetting:   "--ensemble-step-wait-secs",
-		})
+		}
+		o.Plugins.apply(&opts, cache, agents)
+		srv, err := core.NewServer(opts)
+		if err != nil && cache != nil {
+			_ = cache.Close()
+		}
 		done <- started{srv, err}
 	}()
 	select {

@@ -59,6 +59,7 @@ type serveOptions struct {
 	Metrics             metricsFlags
 	GPU                 gpuFlags
 	InProcess           inprocessFlags
+	Plugins             pluginFlags
 
 	backendConfig map[string]map[string]string
 	devices       core.Devices // the GPUs instances may be placed on (Run)
@@ -117,6 +118,7 @@ func newServeCommand() *cobra.Command {
 	f.IntVar(&o.SSLReloadMs, "ssl-reload-interval", int(tlsfiles.DefaultCheckInterval/time.Millisecond), "ms between checks of the TLS certificate files for changes (made by a new connection, at most this often)")
 	o.GPU.bind(f)
 	o.InProcess.bind(f)
+	o.Plugins.bind(f)
 	return cmd
 }
 
@@ -139,6 +141,9 @@ func (o *serveOptions) Complete() error {
 			o.backendConfig[backend] = map[string]string{}
 		}
 		o.backendConfig[backend][k] = v
+	}
+	if err := o.Plugins.complete(); err != nil {
+		return err
 	}
 	return o.GPU.complete()
 }
@@ -216,6 +221,9 @@ func (o *serveOptions) Validate() error {
 		return errors.New("--ssl-reload-interval must be positive")
 	}
 	if err := o.InProcess.validate(); err != nil {
+		return err
+	}
+	if err := o.Plugins.validate(); err != nil {
 		return err
 	}
 	return o.GRPC.validate()
