@@ -17,6 +17,7 @@ export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 TRITONHOST := $(BIN_DIR)/tritonhost
 
 include mk/backends.mk
+include mk/plugins.mk
 include mk/release.mk
 
 GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' 2>/dev/null) \
@@ -25,7 +26,7 @@ GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' 2>/dev/null) \
 .DEFAULT_GOAL := all
 
 .PHONY: all
-all: $(TRITONHOST) backends ## build the server and every backend
+all: $(TRITONHOST) backends plugins ## build the server, every backend, the local cache and the checksum agent
 
 .PHONY: backends
 backends: $(BACKEND_LIBS) ## build every backend (repeat, square, identity, addsub, bls, conformance) into backends/
@@ -70,6 +71,7 @@ proto: ## regenerate the Go code of proto/*.proto (needs protoc, protoc-gen-go, 
 .PHONY: clean
 clean: ## remove build outputs
 	rm -rf $(BIN_DIR) $(BUILD_DIR) $(BACKENDS_DIR) $(DIST_DIR)
+	rm -rf $(CACHES_DIR) $(REPOAGENTS_DIR)
 
 .PHONY: help
 help: ## list the tasks
