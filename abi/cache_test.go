@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -196,4 +198,50 @@ func TestCacheCountsItsCalls(t *testing.T) {
 	if err != nil || string(data) != "insert\nlookup\n" {
 		t.Errorf("call log %q, %v", data, err)
 	}
+}
+
+// TestPluginsLinkedAsTritonsLoad: a cache and an agent linked the way
+// Triton's are, against the libtritonserver.so stub (DT_NEEDED), load and
+// work: the host provides that library itself.
+func TestPluginsLinkedAsTritonsLoad(t *testing.T) {
+	testenv.BackendDir(t) // builds the stub, build/stub/libtritonserver.so
+	stub := filepath.Join(testenv.RepoRoot(t), "build", "stub")
+	dir := t.TempDir()
+	build := func(name, src string) string {
+		out := filepath.Join(dir, "probe", "lib"+name+".so")
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("gcc", "-shared", "-fPIC", "-std=c11", "-I", filepath.Join(testenv.RepoRoot(t), "include"), "-o", out, src,
+			"-Wl,--no-as-needed", "-L", stub, "-ltritonserver")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v\n%s", err, msg)
+		}
+		if !slices.Contains(testenv.ReadDynamicSymbols(t, out).Needed, "libtritonserver.so") {
+			t.Fatalf("%s does not need libtritonserver.so", out)
+		}
+		return out
+	}
+	cacheLib := build("tritoncache_probe", "testdata/cache_probe.c")
+	agentLib := build("tritonrepoagent_probe", "testdata/repoagent_probe.c")
+	host := abi.NewHost(abi.HostOptions{})
+	defer host.Close()
+	c, err := loader.OpenCache(host, dir, "probe", nil)
+	if err != nil {
+		t.Fatalf("OpenCache %s: %v", cacheLib, err)
+	}
+	if err := c.Insert("k", []byte("v")); err != nil {
+		t.Error(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Error(err)
+	}
+	m, err := loader.NewRepoAgents(host, dir, nil).NewModel("probe", core.RepoAgentModelSpec{Model: "m", Location: dir, Config: []byte("{}")})
+	if err != nil {
+		t.Fatalf("agent %s: %v", agentLib, err)
+	}
+	if err := m.Action(core.RepoActionLoad); err != nil {
+		t.Error(err)
+	}
+	m.Finalize()
 }
