@@ -264,13 +264,6 @@ func (p *cachePath) finish(it *cacheInsert) {
 	p.mu.Unlock()
 }
 
-// held returns the bytes the path holds and the inserts queued.
-func (p *cachePath) held() (bytes int64, queued int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.bytes, len(p.queue)
-}
-
 // close stops the path: queued inserts are dropped, nothing new starts,
 // and once the calls running have returned the cache is closed. When ctx
 // ends first, close returns an error and leaves the cache open: a call

@@ -51,6 +51,10 @@ const (
 	macroAgentEntryPoint = "TRITONREPOAGENT_ISPEC"
 )
 
+// declarationMacros are every macro that opens a declaration.
+var declarationMacros = []string{macroServer, macroBackend, macroEntryPoint,
+	macroCache, macroCacheEntryPoint, macroAgent, macroAgentEntryPoint}
+
 // entryPointMacros are the macros that open a plugin-implemented function.
 var entryPointMacros = map[string]bool{macroEntryPoint: true, macroCacheEntryPoint: true, macroAgentEntryPoint: true}
 
@@ -131,8 +135,7 @@ var parsedFunctions = sync.OnceValues(func() ([]Function, error) {
 var (
 	blockComment = regexp.MustCompile(`(?s)/\*.*?\*/`)
 	lineComment  = regexp.MustCompile(`//[^\n]*`)
-	macroToken   = regexp.MustCompile(`\b(` + macroServer + `|` + macroBackend + `|` + macroEntryPoint + `|` +
-		macroCache + `|` + macroCacheEntryPoint + `|` + macroAgent + `|` + macroAgentEntryPoint + `)\b`)
+	macroToken   = regexp.MustCompile(`\b(` + strings.Join(declarationMacros, "|") + `)\b`)
 	spaceRun     = regexp.MustCompile(`\s+`)
 	// declShape matches a normalised declaration: return type, name, parameters.
 	declShape = regexp.MustCompile(`^(.+?[\s*])([A-Za-z_][A-Za-z0-9_]*)\((.*)\)$`)
