@@ -31,6 +31,10 @@ type modelEntry struct {
 	invalid    bool     // its configuration, or an ensemble's graph, was refused
 	orphaned   bool     // an ensemble unloaded with a model it runs; it loads with it again
 	stamp      string   // under model control POLL: the directory as it was when loaded (dirStamp)
+
+	// agents are the repository agents of its loaded versions (nil: none),
+	// told of their unload (repoagent_load.go).
+	agents *agentChain
 }
 
 // loadEntry loads every selected version of the model e describes and
@@ -78,7 +82,13 @@ func (s *Server) loadVersions(e *modelEntry) error {
 		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
 		return err
 	}
-	versions, err := modelVersions(e.name, e.dir, cfg)
+	agents, dir, raw, cfg, err := s.startAgents(e, raw, cfg)
+	if err != nil {
+		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
+		return err
+	}
+	defer s.settleAgents(e, agents)
+	versions, err := modelVersions(e.name, dir, cfg)
 	if err != nil {
 		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
 		return err
@@ -90,7 +100,7 @@ func (s *Server) loadVersions(e *modelEntry) error {
 	var errs []error
 	for _, v := range versions {
 		st := VersionStatus{Name: e.name, Version: strconv.FormatInt(v, 10)}
-		m, err := newModel(e.name, v, e.dir, raw, cloneConfig(cfg), s.modelEnv())
+		m, err := newModel(e.name, v, dir, raw, cloneConfig(cfg), s.modelEnv())
 		if err == nil {
 			s.log.Infof("loading: %s:%d", e.name, v)
 			err = s.loadVersion(m, ensemble)
@@ -103,6 +113,7 @@ func (s *Server) loadVersions(e *modelEntry) error {
 			e.versions[v] = m
 			st.Readiness = ModelReady
 			s.log.Infof("successfully loaded '%s' version %d", e.name, v)
+			s.warnUnusedCache(m)
 		}
 		e.status = append(e.status, st)
 	}
@@ -132,6 +143,11 @@ func (s *Server) entryConfig(e *modelEntry) (raw, cfg *configpb.ModelConfig, err
 // unloadVersions unloads the versions of e, each with Model.unload, and
 // logs the outcome.
 func (s *Server) unloadVersions(ctx context.Context, e *modelEntry) []error {
+	if c := e.agents; c != nil {
+		e.agents = nil
+		c.unloading()
+		defer c.unloaded()
+	}
 	var errs []error
 	for _, m := range e.versions {
 		if err := m.unload(ctx); err != nil {

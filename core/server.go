@@ -94,6 +94,28 @@ type Options struct {
 	EnsembleStepWaitSetting string
 	// LoadFiles bounds the model files that load requests send.
 	LoadFiles LoadFilesLimits
+
+	// ResponseCache, if set, is the server's response cache, which the
+	// models whose configuration enables response_cache use (see
+	// cache_submit.go). Stop closes it.
+	ResponseCache ResponseCache
+	// CacheCallTimeout bounds how long a request waits for its lookup; a
+	// lookup that takes longer is a miss (default
+	// DefaultCacheCallTimeout).
+	CacheCallTimeout time.Duration
+	// CacheMaxCalls bounds the cache calls (lookups and inserts) running at
+	// once; a lookup that finds none free is a miss (default
+	// DefaultCacheMaxCalls).
+	CacheMaxCalls int
+	// CacheMaxBytes bounds the bytes of the responses the cache path
+	// holds: waiting to be inserted, being inserted, or being copied out of
+	// the cache. An insert past it is dropped (and counted), a lookup past
+	// it is a miss (default DefaultCacheMaxBytes).
+	CacheMaxBytes int64
+	// RepoAgents, if set, starts the repository agents that model
+	// configurations name (model_repository_agents); without it, such a
+	// model fails to load.
+	RepoAgents RepoAgentProvider
 }
 
 // Server hosts the models of a repository and runs inference on them. All
@@ -112,6 +134,7 @@ type Server struct {
 	lifecycles lifecycleSet // loads and unloads whose steps have not finished
 	stopping   atomic.Bool
 	inflight   inflightCounter
+	cache      *cachePath // nil without Options.ResponseCache
 
 	repos repositorySet // the repositories, which explicit control may change (repository_set.go)
 	poll  *poller       // model control POLL; nil otherwise
@@ -167,10 +190,17 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.GPUs == nil && opts.Devices != nil {
 		opts.GPUs = opts.Devices.IDs()
 	}
+	opts.cacheDefaults()
 	s := &Server{opts: opts, log: opts.Logger, models: map[string]*modelEntry{}, locks: map[string]*modelLock{}}
+	if opts.ResponseCache != nil {
+		s.cache = newCachePath(opts.ResponseCache, &opts, opts.Logger)
+	}
 	s.repos.paths = slices.Clone(opts.ModelRepositories)
 	dirs, dupes, err := s.scanRepositories()
 	if err != nil {
+		if s.cache != nil {
+			_ = s.cache.close(context.Background())
+		}
 		return nil, err
 	}
 	for name, err := range dupes {
@@ -275,6 +305,7 @@ func (s *Server) submit(ctx context.Context, m *Model, req *Submission, fn Respo
 			m = next // m was reloaded since the caller looked it up
 		}
 	}
+	cs, fn := s.cacheFor(m, fn)
 	r, err := m.newRequest(req, fn)
 	if err != nil {
 		return err
@@ -310,6 +341,9 @@ func (s *Server) submit(ctx context.Context, m *Model, req *Submission, fn Respo
 			return Errorf(CodeCancelled, "request %q to model %q: %w", req.ID, m.name, ctx.Err())
 		}
 		r.stopCancel = context.AfterFunc(ctx, r.responder.cancel)
+	}
+	if cs != nil && s.answerFromCache(r, cs) {
+		return nil
 	}
 	if err := m.enqueue(r); err != nil {
 		if r.stopCancel != nil {

@@ -24,7 +24,9 @@ import (
 //     finishes after Stop began is unloaded at once. Stop also waits
 //     for the steps of a load or unload given up on earlier, which go on
 //     in the background, each call bounded as above.
-//  4. Once every model is unloaded, the backends are closed.
+//  4. Once every model is unloaded, the response cache is closed (once the
+//     calls into it running have returned; queued inserts are dropped),
+//     then the backends.
 //
 // If ctx ends first (or a Finalize call outlasts BackendCallTimeout), Stop
 // does not wait: it returns an error (CodeUnavailable) that names what it
@@ -64,6 +66,9 @@ func (s *Server) Stop(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
+	if err := s.closeCache(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	s.lifecycles.settle(ctx, s.opts.BackendCallTimeout)
 	left := s.lifecycles.reports()
 	for _, name := range blocked {

@@ -66,7 +66,11 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		closeTracer(log, tracer, deadline)
 	}()
 	o.tracer = tracer
-	srv, err := o.start(ctx, log, provider)
+	cache, agents, err := o.Plugins.open(host, log)
+	if err != nil {
+		return err
+	}
+	srv, err := o.start(ctx, log, provider, cache, agents)
 	if err != nil {
 		return err
 	}
@@ -167,14 +171,14 @@ func closeSharedMemory(log *serverlog.Logger, shm *sharedmem.Registry) {
 
 // start loads the models; a signal (ctx ending) while they load ends the
 // start-up at once, leaving a model stuck in its backend behind.
-func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provider core.BackendProvider) (*core.Server, error) {
+func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provider core.BackendProvider, cache core.ResponseCache, agents core.RepoAgentProvider) (*core.Server, error) {
 	type started struct {
 		srv *core.Server
 		err error
 	}
 	done := make(chan started, 1)
 	go func() {
-		srv, err := core.NewServer(core.Options{
+		opts := core.Options{
 			ModelRepositories:         o.ModelRepositories,
 			Backends:                  provider,
 			Schedulers:                scheduling.New,
@@ -193,7 +197,12 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 			EnsembleStepWaitSetting:   "--ensemble-step-wait-secs",
 			LoadFiles: core.LoadFilesLimits{AllowLibraries: o.AllowFileLibraries, AllowLibrariesSetting: "--allow-model-file-libraries",
 				MaxBytes: o.ModelFilesMaxSize, MaxBytesSetting: "--model-files-max-size"},
-		})
+		}
+		o.Plugins.apply(&opts, cache, agents)
+		srv, err := core.NewServer(opts)
+		if err != nil && cache != nil {
+			_ = cache.Close()
+		}
 		done <- started{srv, err}
 	}()
 	select {

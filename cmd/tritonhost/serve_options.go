@@ -64,6 +64,7 @@ type serveOptions struct {
 	GPU                 gpuFlags
 	InProcess           inprocessFlags
 	Trace               traceFlags
+	Plugins             pluginFlags
 
 	backendConfig map[string]map[string]string
 	devices       core.Devices   // the GPUs instances may be placed on (Run)
@@ -128,6 +129,7 @@ func newServeCommand() *cobra.Command {
 	o.GPU.bind(f)
 	o.InProcess.bind(f)
 	o.Trace.bind(f)
+	o.Plugins.bind(f)
 	return cmd
 }
 
@@ -152,6 +154,9 @@ func (o *serveOptions) Complete() error {
 		o.backendConfig[backend][k] = v
 	}
 	if err := o.Trace.complete(); err != nil {
+		return err
+	}
+	if err := o.Plugins.complete(); err != nil {
 		return err
 	}
 	return o.GPU.complete()
@@ -236,6 +241,9 @@ func (o *serveOptions) Validate() error {
 		return errors.New("--ssl-reload-interval must be positive")
 	}
 	if err := o.InProcess.validate(); err != nil {
+		return err
+	}
+	if err := o.Plugins.validate(); err != nil {
 		return err
 	}
 	return o.GRPC.validate()
