@@ -168,6 +168,9 @@ check_options(void)
   CHECK(
       TRITONSERVER_ServerOptionsSetCacheConfig, "null_config", o, "local",
       NULL);
+  CHECK(TRITONSERVER_ServerOptionsSetCacheConfig, "not_json", o, "local", "{");
+  /* The servers made below have no cache. */
+  CHECK(TRITONSERVER_ServerOptionsSetResponseCacheByteSize, "clear", o, 0);
   CHECK(
       TRITONSERVER_ServerOptionsSetMinSupportedComputeCapability, "negative", o,
       -1.0);
