@@ -231,7 +231,7 @@ func buildServerAPI(t *testing.T) string {
 	lib := filepath.Join(root, "lib")
 	out := filepath.Join(t.TempDir(), "server_api")
 	cc := exec.Command("gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", filepath.Join(root, "include"),
-		"-o", out, filepath.Join("testdata", "server_api.c"), "-L", lib, "-ltritonserver", "-Wl,-rpath,"+lib)
+		"-I", filepath.Join(root, "backends_c"), "-o", out, filepath.Join("testdata", "server_api.c"), "-L", lib, "-ltritonserver", "-Wl,-rpath,"+lib)
 	if msg, err := cc.CombinedOutput(); err != nil {
 		t.Fatalf("build server_api.c: %v\n%s", err, msg)
 	}
