@@ -257,7 +257,7 @@ func TestShutdownGivesInFlightWorkAFinalError(t *testing.T) {
 
 	signalled := time.Now()
 	srv.Signal(syscall.SIGTERM)
-	waitFor("the shutdown to begin", func() bool { return strings.Contains(srv.Log(), "shutting down") })
+	waitFor("new requests to be refused", func() bool { return strings.Contains(srv.Log(), "new requests are refused from now on") })
 	if err := st.Send(client.Request{Model: "hang_exec", ID: "late", Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, 1)}}); err != nil {
 		t.Fatal(err)
 	}

@@ -184,12 +184,13 @@ func serveAll(ctx context.Context, eps []endpoint) error {
 // in-flight requests and streams finish, or, still running at abortAt,
 // are answered with reason (each endpoint's abort), and the connections
 // that are left are cut at the deadline.
-func stopAll(deadline context.Context, eps []endpoint, abortAt time.Time, reason error) {
+func stopAll(log *serverlog.Logger, deadline context.Context, eps []endpoint, abortAt time.Time, reason error) {
 	for _, ep := range eps {
 		if ep.drain != nil {
 			ep.drain()
 		}
 	}
+	log.Infof("new requests are refused from now on")
 	abort := time.AfterFunc(time.Until(abortAt), func() {
 		for _, ep := range eps {
 			if ep.abort != nil {

@@ -107,7 +107,7 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	watchdog = o.exitWatchdog(log, deadline)
 	reason := core.Errorf(core.CodeUnavailable, "the server is shutting down (--exit-timeout-secs=%d), and this request did not complete in time", o.ExitTimeoutSecs)
 	err = o.stopWithin(log, deadline, func(dctx context.Context) error {
-		stopAll(dctx, eps, abortTime(time.Now(), deadline), reason)
+		stopAll(log, dctx, eps, abortTime(time.Now(), deadline), reason)
 		return srv.Stop(dctx)
 	})
 	if serveErr != nil {
