@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 const squareK = 10000

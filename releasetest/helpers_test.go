@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // installHints says how to get each tool a test may need.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 

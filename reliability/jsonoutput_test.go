@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 

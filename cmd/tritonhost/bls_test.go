@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // The example models bls_simple and bls_square answer by calling simple

@@ -12,7 +12,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 func TestHTTPFlagsBecomeTheServerLimits(t *testing.T) {

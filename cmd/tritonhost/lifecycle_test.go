@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"tritonhost/client"
 	"tritonhost/core"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 

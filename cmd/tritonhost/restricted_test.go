@@ -14,8 +14,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
-	"tritonhost/frontend/protocol"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/protocol"
 )
 
 // restrictEvery gives each category its own key, "<category>-key", and

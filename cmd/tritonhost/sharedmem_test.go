@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // shmRegion is a POSIX shared-memory object this test process creates,

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // exampleTraffic is a request each example model serves, for the client

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 func repeatRequest(id string, emptyFinal bool) client.Request {

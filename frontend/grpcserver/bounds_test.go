@@ -12,7 +12,7 @@ import (
 
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/grpcserver"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // smallWindows keep gRPC's flow-control windows at their minimum, so that a

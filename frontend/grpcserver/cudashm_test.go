@@ -14,9 +14,9 @@ import (
 	"tritonhost/core/coretest"
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/grpcserver"
-	pb "tritonhost/frontend/inferencepb"
 	"tritonhost/frontend/sharedmem"
 	"tritonhost/gpu"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 

@@ -21,7 +21,7 @@ import (
 	"tritonhost/core/coretest"
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/grpcserver"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // vector is a model from INPUT0 to OUTPUT0, INT32 vectors of any length.

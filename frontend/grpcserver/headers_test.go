@@ -16,7 +16,7 @@ import (
 
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/grpcserver"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // rawConn is an HTTP/2 client that writes the frames a test chooses, as a

@@ -11,9 +11,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tritonhost/core"
-	pb "tritonhost/frontend/inferencepb"
-	"tritonhost/frontend/protocol"
-	"tritonhost/frontend/sendqueue"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/protocol"
+	"tritonhost/internal/sendqueue"
 )
 
 // loans counts memory lent to responses and not yet freed; a second Free of

@@ -13,8 +13,8 @@ import (
 
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/grpcserver"
-	pb "tritonhost/frontend/inferencepb"
 	"tritonhost/frontend/sharedmem"
+	pb "tritonhost/internal/inferencepb"
 )
 
 var shmSeq atomic.Int64

@@ -16,7 +16,7 @@ import (
 	"tritonhost/core"
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/grpcserver"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // lockstep makes backend goroutines take turns: do(n, f) runs f as the

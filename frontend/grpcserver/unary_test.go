@@ -11,7 +11,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // TestModelInferReturnsTheOneResponse: the unary RPC answers with the

@@ -8,7 +8,7 @@ import (
 	"strconv"
 
 	"tritonhost/core"
-	"tritonhost/frontend/protocol"
+	"tritonhost/internal/protocol"
 )
 
 // The generate extension: a JSON object whose members name the model's

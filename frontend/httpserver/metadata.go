@@ -7,7 +7,7 @@ import (
 	"net/http"
 
 	"tritonhost/core"
-	"tritonhost/frontend/protocol"
+	"tritonhost/internal/protocol"
 )
 
 // live answers 200 while the server accepts requests, 400 otherwise (as

@@ -21,7 +21,7 @@ import (
 	"google.golang.org/grpc"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // BuildServer builds the tritonhost command into dir and returns the
