@@ -130,8 +130,9 @@ func TestSecondResponseOfNonDecoupledModelFailsTheRequest(t *testing.T) {
 		t.Errorf("error = %v, want INVALID_ARG about the model not being decoupled", err)
 	}
 	// The backend was told too.
-	waitFor(t, "the backend's log line", func() bool { return strings.Contains(srv.log.String(), "not decoupled") },
-		func() string { return srv.log.String() })
+	if !testenv.Eventually(func() bool { return strings.Contains(srv.log.String(), "not decoupled") }) {
+		t.Errorf("gave up waiting for the backend's log line: %s", srv.log.String())
+	}
 }
 
 // TestOutputOverTheTensorBoundIsRefusedUncopied: an output larger than the

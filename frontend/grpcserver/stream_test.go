@@ -17,6 +17,7 @@ import (
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/grpcserver"
 	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/testenv"
 )
 
 // lockstep makes backend goroutines take turns: do(n, f) runs f as the
@@ -154,7 +155,7 @@ func TestStreamCancelCancelsPendingRequests(t *testing.T) {
 	h.p.WaitCalls(t, "w2", "Cancelled", 1)
 	gate.Open()
 	h.p.WaitCalls(t, "busy", "Cancelled", 1)
-	coretest.WaitUntil(t, "every request to complete", func() bool { return h.srv.LiveRequests() == 0 })
+	testenv.WaitUntil(t, "every request to complete", func() bool { return h.srv.LiveRequests() == 0 })
 	// Whether the scheduler saw the queued request's cancellation before
 	// dequeuing it is a race (cancellation lands on its own goroutine);
 	// core's tests pin the queued case down.
@@ -236,7 +237,7 @@ func TestStreamBackPressureIsBounded(t *testing.T) {
 	}
 	st.cancel()
 	h.p.WaitCalls(t, "flood", "SendFinal", 1)
-	coretest.WaitUntil(t, "the request to complete", func() bool { return h.srv.LiveRequests() == 0 })
+	testenv.WaitUntil(t, "the request to complete", func() bool { return h.srv.LiveRequests() == 0 })
 }
 
 // TestAbortAnswersWhatIsInFlight: after Drain, Abort gives every request

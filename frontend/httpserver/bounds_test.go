@@ -12,6 +12,7 @@ import (
 
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/httpserver"
+	"tritonhost/internal/testenv"
 )
 
 // dial opens a raw connection to the harness's server.
@@ -43,7 +44,7 @@ func TestHeaderTimeoutClosesASlowClient(t *testing.T) {
 	h := newHarness(t, setup{opts: httpserver.Options{ReadHeaderTimeout: 200 * time.Millisecond}}, coretest.ModelDir{Name: "m", Config: vector("")})
 	conn := dial(t, h)
 	fmt.Fprint(conn, "GET /v2/health/live HTTP/1.1\r\nHost: x\r\n") // and never the blank line
-	_, took := closedWithin(t, conn, coretest.Patience)
+	_, took := closedWithin(t, conn, testenv.Patience)
 	if took < 150*time.Millisecond {
 		t.Errorf("closed after %v, before the header timeout", took)
 	}
@@ -59,7 +60,7 @@ func TestIdleTimeoutClosesAKeptAliveConnection(t *testing.T) {
 		t.Fatalf("health: %v %v", resp, err)
 	}
 	start := time.Now()
-	closedWithin(t, conn, coretest.Patience)
+	closedWithin(t, conn, testenv.Patience)
 	if took := time.Since(start); took < 150*time.Millisecond {
 		t.Errorf("closed after %v idle, before the idle timeout", took)
 	}
@@ -104,7 +105,7 @@ func TestWriteTimeoutCutsOffAClientThatDoesNotRead(t *testing.T) {
 	}
 	select {
 	case <-closed:
-	case <-time.After(coretest.Patience):
+	case <-time.After(testenv.Patience):
 		t.Fatal("the server still holds the connection of a client that does not read its response")
 	}
 	if took := time.Since(start); took < 200*time.Millisecond {
