@@ -247,11 +247,10 @@ func TestPipelinedRequestsWithoutReadingHoldBoundedThreads(t *testing.T) {
 	}
 	// The threads end once the stream is gone.
 	var after int64
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if after = srv.ProcStatus(t, "Threads"); after <= before+16 {
-			break
-		}
-	}
+	testenv.Eventually(func() bool {
+		after = srv.ProcStatus(t, "Threads")
+		return after <= before+16
+	})
 	if after > before+16 {
 		t.Errorf("%d threads are left after the stream was cut off (%d before)", after, before)
 	}

@@ -128,7 +128,7 @@ func grpcCallsByCategory(c pb.GRPCInferenceServiceClient, h healthpb.HealthClien
 func TestGRPCRestrictedProtocolsOfTheBinary(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, "", restrictEvery("grpc-restricted-protocol")...)
-	conn, c, err := client.Dial(s.addr, 0)
+	conn, c, err := client.Dial(s.Addr, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestHTTPRestrictedAPIsOfTheBinary(t *testing.T) {
 			}
 		}
 	}
-	resp, err := http.Get("http://" + s.metrics + "/metrics")
+	resp, err := http.Get("http://" + s.Metrics + "/metrics")
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Errorf("metrics: %v %v", resp, err)
 	}
