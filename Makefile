@@ -21,6 +21,7 @@ NVML_UNBOUND := $(BUILD_DIR)/lib/nvml_unbound.ld
 EMBED := $(BIN_DIR)/embed
 
 include mk/backends.mk
+include mk/plugins.mk
 include mk/release.mk
 
 GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' 2>/dev/null) \
@@ -29,7 +30,7 @@ GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' 2>/dev/null) \
 .DEFAULT_GOAL := all
 
 .PHONY: all
-all: $(TRITONHOST) backends lib embed ## build the server, every backend, libtritonserver.so and the embedding example
+all: $(TRITONHOST) backends plugins lib embed ## build the server, every backend, the local cache and the checksum agent, libtritonserver.so and the embedding example
 
 .PHONY: backends
 backends: $(BACKEND_LIBS) ## build every backend (repeat, square, identity, addsub, bls, conformance) into backends/
@@ -111,6 +112,7 @@ proto: ## regenerate core/configpb and internal/inferencepb from proto/*.proto (
 .PHONY: clean
 clean: ## remove build outputs
 	rm -rf $(BIN_DIR) $(LIB_DIR) $(BUILD_DIR) $(BACKENDS_DIR) $(DIST_DIR)
+	rm -rf $(CACHES_DIR) $(REPOAGENTS_DIR)
 
 .PHONY: help
 help: ## list the tasks

@@ -77,7 +77,7 @@
 package abi
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include -fvisibility=hidden -D_COMPILING_TRITONSERVER -D_COMPILING_TRITONBACKEND -O2 -Wall
+#cgo CFLAGS: -I${SRCDIR}/../include -fvisibility=hidden -D_COMPILING_TRITONSERVER -D_COMPILING_TRITONBACKEND -D_COMPILING_TRITONCACHE -D_COMPILING_TRITONREPOAGENT -O2 -Wall
 #cgo LDFLAGS: -rdynamic ${SRCDIR}/exports.ld.so -ldl
 */
 import "C"

@@ -334,7 +334,7 @@ func thostServerPoll(host *C.struct_thost_host) (ret *C.TRITONSERVER_Error) {
 	if cerr != nil {
 		return cerr
 	}
-	return cError(srv.PollRepository(context.Background()))
+	return cError(srv.Poll())
 }
 
 //export thostServerMetricsText

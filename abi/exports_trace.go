@@ -14,7 +14,7 @@ import "tritonhost/core"
 //export thostTraceNew
 func thostTraceNew(t *C.struct_thost_trace, parent C.uint64_t) {
 	defer recoverLog("TRITONSERVER_InferenceTraceNew")
-	addTraceRecord(t, core.NewTrace(uint64(parent)))
+	addTraceRecord(t, core.NewOwnTrace(uint64(parent)))
 }
 
 //export thostTraceForget

@@ -78,6 +78,8 @@ type Host struct {
 	calls        table[*inferCall]
 	maxPending   int
 	stallTimeout time.Duration
+
+	plugins pluginTables // caches' lookups in flight (cache.go)
 }
 
 var _ loader.Opener = (*Host)(nil)

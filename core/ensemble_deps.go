@@ -146,6 +146,9 @@ func (s *Server) checkEnsemble(cfg *configpb.ModelConfig) error {
 	if err != nil {
 		return err
 	}
+	if err := checkEnsembleCache(cfg, decoupled); err != nil {
+		return err
+	}
 	if declared := cfg.GetModelTransactionPolicy().GetDecoupled(); declared != decoupled {
 		s.log.Infof("ensemble %q: model_transaction_policy.decoupled is %v (%s), whatever the configuration says", cfg.GetName(), decoupled, decoupledReason(decoupled))
 	}

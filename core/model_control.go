@@ -30,6 +30,11 @@ type modelEntry struct {
 	steps      []string // an ensemble's step models (nil for other models)
 	invalid    bool     // its configuration, or an ensemble's graph, was refused
 	orphaned   bool     // an ensemble unloaded with a model it runs; it loads with it again
+	stamp      string   // under model control POLL: the directory as it was when loaded (dirStamp)
+
+	// agents are the repository agents of its loaded versions (nil: none),
+	// told of their unload (repoagent_load.go).
+	agents *agentChain
 }
 
 // loadEntry loads every selected version of the model e describes and
@@ -38,6 +43,9 @@ type modelEntry struct {
 // new versions are not installed: they, and the ones loaded before, are
 // unloaded again.
 func (s *Server) loadEntry(e *modelEntry) error {
+	if s.opts.PollModelControl && e.filesDir == "" {
+		e.stamp = dirStamp(e.dir)
+	}
 	e.versions = map[int64]*Model{}
 	err := s.loadVersions(e)
 	if err != nil {
@@ -74,7 +82,13 @@ func (s *Server) loadVersions(e *modelEntry) error {
 		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
 		return err
 	}
-	versions, err := modelVersions(e.name, e.dir, cfg)
+	agents, dir, raw, cfg, err := s.startAgents(e, raw, cfg)
+	if err != nil {
+		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
+		return err
+	}
+	defer s.settleAgents(e, agents)
+	versions, err := modelVersions(e.name, dir, cfg)
 	if err != nil {
 		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
 		return err
@@ -86,7 +100,7 @@ func (s *Server) loadVersions(e *modelEntry) error {
 	var errs []error
 	for _, v := range versions {
 		st := VersionStatus{Name: e.name, Version: strconv.FormatInt(v, 10)}
-		m, err := newModel(e.name, v, e.dir, raw, cloneConfig(cfg), s.modelEnv())
+		m, err := newModel(e.name, v, dir, raw, cloneConfig(cfg), s.modelEnv())
 		if err == nil {
 			s.log.Infof("loading: %s:%d", e.name, v)
 			err = s.loadVersion(m, ensemble)
@@ -99,6 +113,7 @@ func (s *Server) loadVersions(e *modelEntry) error {
 			e.versions[v] = m
 			st.Readiness = ModelReady
 			s.log.Infof("successfully loaded '%s' version %d", e.name, v)
+			s.warnUnusedCache(m)
 		}
 		e.status = append(e.status, st)
 	}
@@ -128,6 +143,11 @@ func (s *Server) entryConfig(e *modelEntry) (raw, cfg *configpb.ModelConfig, err
 // unloadVersions unloads the versions of e, each with Model.unload, and
 // logs the outcome.
 func (s *Server) unloadVersions(ctx context.Context, e *modelEntry) []error {
+	if c := e.agents; c != nil {
+		e.agents = nil
+		c.unloading()
+		defer c.unloaded()
+	}
 	var errs []error
 	for _, m := range e.versions {
 		if err := m.unload(ctx); err != nil {

@@ -1,22 +1,17 @@
 package core
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io/fs"
 	"maps"
 	"path/filepath"
 	"slices"
 	"sync"
-	"time"
 )
 
 // The model repositories a server serves can change while it runs: under
 // explicit model control, repositories are registered and unregistered
 // (Triton's TRITONSERVER_ServerRegisterModelRepository), and under poll
-// model control, PollRepository brings the loaded models in line with what
-// the repositories hold.
+// model control, Poll brings the loaded models in line with what the
+// repositories hold (poll.go).
 
 // repositorySet is the server's model repositories and the models of
 // registered ones served under another name. Safe for concurrent use.
@@ -122,116 +117,4 @@ func (s *Server) UnregisterRepository(path string) error {
 	maps.DeleteFunc(s.repos.mapped, func(_ string, m mappedModel) bool { return m.repo == path })
 	s.log.Infof("Model repository unregistered: %s", path)
 	return nil
-}
-
-// modTime is the newest modification time of a model directory and
-// everything in it: a model changed when it is newer than at its last load.
-func modTime(dir string) time.Time {
-	var newest time.Time
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if info, err := d.Info(); err == nil && info.ModTime().After(newest) {
-			newest = info.ModTime()
-		}
-		return nil
-	})
-	return newest
-}
-
-// pollState is what PollRepository remembers between polls.
-type pollState struct {
-	mu     sync.Mutex           // one poll at a time
-	stamps map[string]time.Time // model -> modTime of its directory when it last loaded
-}
-
-// stampAll records the modification times of dirs (at start).
-func (p *pollState) stampAll(dirs map[string]string) {
-	p.stamps = make(map[string]time.Time, len(dirs))
-	for name, dir := range dirs {
-		p.stamps[name] = modTime(dir)
-	}
-}
-
-// PollRepository brings the models in line with the repositories, under
-// poll model control (PollModelControl), as Triton's
-// TRITONSERVER_ServerPollModelRepository does: a model whose directory is
-// new loads, one whose directory changed since it loaded (any file in it
-// newer) loads again, and one whose directory is gone unloads and leaves
-// the repository index. Loads that fail are recorded in the index, as at
-// start. Polls run one at a time. Without poll control it fails with
-// Triton's CodeUnavailable "polling is disabled".
-func (s *Server) PollRepository(ctx context.Context) error {
-	if !s.opts.PollModelControl {
-		return Errorf(CodeUnavailable, "polling is disabled")
-	}
-	if s.stopping.Load() {
-		return errShuttingDown()
-	}
-	s.poll.mu.Lock()
-	defer s.poll.mu.Unlock()
-	dirs, dupes, err := s.scanRepositories()
-	if err != nil {
-		return Errorf(CodeInternal, "poll the model repositories: %w", err)
-	}
-	var errs []error
-	s.mu.RLock()
-	var gone []string
-	for name := range s.models {
-		if _, ok := dirs[name]; !ok {
-			gone = append(gone, name)
-		}
-	}
-	s.mu.RUnlock()
-	for _, name := range gone {
-		delete(s.poll.stamps, name)
-		errs = append(errs, s.forget(ctx, name)...)
-	}
-	var changed []string
-	for name, dir := range dirs {
-		stamp := modTime(dir)
-		if old, ok := s.poll.stamps[name]; !ok || stamp.After(old) {
-			changed = append(changed, name)
-			s.poll.stamps[name] = stamp
-		}
-	}
-	for name, err := range dupes {
-		s.mu.Lock()
-		s.models[name] = &modelEntry{name: name, err: err, status: []VersionStatus{{Name: name, Readiness: ModelUnavailable, Reason: err.Error()}}}
-		s.mu.Unlock()
-	}
-	slices.Sort(changed)
-	if len(changed) > 0 {
-		s.log.Infof("poll: loading %v", changed)
-		s.loadInOrder(changed, dirs)
-		seen := map[string]bool{}
-		for _, name := range changed {
-			seen[name] = true
-		}
-		for _, name := range changed {
-			s.reloadDependents(name, dirs, seen)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// forget unloads a model whose directory is gone from the repositories and
-// removes it from the index; the ensembles that run it become unavailable.
-func (s *Server) forget(ctx context.Context, name string) []error {
-	unlock, err := s.lockModel(ctx, name)
-	if err != nil {
-		return []error{fmt.Errorf("unload model %q, gone from the repositories: %w", name, err)}
-	}
-	defer unlock()
-	s.mu.Lock()
-	e := s.models[name]
-	delete(s.models, name)
-	s.mu.Unlock()
-	if e == nil {
-		return nil
-	}
-	s.log.Infof("poll: %q is gone from the repositories; unloading it", name)
-	errs := s.retire(ctx, e)
-	return append(errs, s.orphanDependents(ctx, name, nil)...)
 }

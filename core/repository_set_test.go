@@ -38,7 +38,7 @@ func TestPollLoadsNewAndChangedModelsAndForgetsRemovedOnes(t *testing.T) {
 		t.Helper()
 		before := len(p.Events())
 		// Not tracked: the models stay loaded until the server stops.
-		if err := srv.PollRepository(t.Context()); err != nil {
+		if err := srv.Poll(); err != nil {
 			t.Errorf("%s: poll: %v", what, err)
 		}
 		got := p.Events()[before:]
@@ -74,7 +74,7 @@ func TestPollLoadsNewAndChangedModelsAndForgetsRemovedOnes(t *testing.T) {
 	coretest.WantError(t, "LoadModel under poll control", srv.LoadModel("a"), core.CodeUnavailable, "explicit model load / unload is not allowed if polling is enabled")
 
 	fixed, _ := serveModel(t, vectorConfig(), coretest.Echo())
-	wantExactError(t, "poll without poll control", fixed.PollRepository(t.Context()), core.CodeUnavailable, "polling is disabled")
+	wantExactError(t, "poll without poll control", fixed.Poll(), core.CodeUnavailable, "polling is disabled")
 }
 
 // TestRegisteredRepositoryServesItsModelsByNameOrMapping: under explicit
@@ -125,7 +125,7 @@ func TestRegisteredRepositoryServesItsModelsByNameOrMapping(t *testing.T) {
 // id, its parent's id and an empty context, and reaches whatever its
 // parent's end reaches.
 func TestChildTracesRecordTheirParent(t *testing.T) {
-	root := core.NewTrace(7)
+	root := core.NewOwnTrace(7)
 	root.SetContext("ctx")
 	child := root.SpawnChild()
 	if root.ParentID != 7 || child.ParentID != root.ID || child.ID == root.ID || child.Context() != "" || root.Context() != "ctx" {

@@ -47,6 +47,13 @@ type Submission struct {
 	// back into the request. It is not called when Infer or Submit returns
 	// an error: the request was never accepted.
 	Finished func()
+	// ParentTrace, when set, is the trace of the request this one is part
+	// of (an ensemble's step, a backend's request to another model): the
+	// request is traced as its child (see TraceStarter).
+	ParentTrace *Trace
+	// TraceContext is the W3C trace context the client sent, for a tracer
+	// that continues the client's trace (zero: none).
+	TraceContext TraceContext
 	// FreesResponses says that the ResponseFunc frees every response it
 	// is handed (Response.Free) once it no longer reads the outputs. A
 	// backend layer may then lend the buffers the backend wrote its outputs

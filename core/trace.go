@@ -51,6 +51,8 @@ type Trace struct {
 	mu         sync.Mutex
 	activities []TraceActivity
 	context    string
+	spawnedOf  *Trace    // the trace SpawnChild made it from (nil: none)
+	ext        *traceExt // level, tracer data and tensors (trace_start.go); nil: timestamps only
 }
 
 // traceIDs numbers traces from 1, unique in the process: 0 means "no

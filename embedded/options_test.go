@@ -103,7 +103,7 @@ func TestOptionDefaultsAreTritons(t *testing.T) {
 	if got := ready(srv); !slices.Equal(got, []string{"identity"}) {
 		t.Errorf("ready %v", got)
 	}
-	if err := srv.PollRepository(t.Context()); err != nil {
+	if err := srv.Poll(); err != nil {
 		t.Errorf("poll: %v", err)
 	}
 	var text strings.Builder

@@ -52,7 +52,7 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 	streams, conns := o.GRPC.options()
 	svc := grpcserver.New(srv, grpcserver.Options{ServerName: o.ID, ServerVersion: buildVersion(), MaxMessageBytes: o.MaxMessageBytes,
 		StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, LogControl: logs, SharedMemory: shm,
-		Restricted: &o.GRPC.restricted})
+		Restricted: &o.GRPC.restricted, Trace: o.tracer})
 	creds, err := o.GRPC.SSL.grpcOptions(log, reload)
 	if err != nil {
 		return fail(err)
@@ -67,7 +67,7 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 	if o.HTTP.Allow {
 		opts := o.HTTP.options()
 		opts.ServerName, opts.ServerVersion, opts.StrictReadiness = o.ID, buildVersion(), o.StrictReadiness
-		opts.LogControl, opts.SharedMemory = logs, shm
+		opts.LogControl, opts.SharedMemory, opts.Trace = logs, shm, o.tracer
 		hs := httpserver.New(srv, opts)
 		lis, err := listen(o.HTTP.Address, o.HTTP.Port)
 		if err != nil {
@@ -88,6 +88,10 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 			Interval: ms(o.Metrics.IntervalMs)})
 		if err != nil {
 			return fail(err)
+		}
+		if err := ms.Register(o.tracer.Collector()); err != nil {
+			ms.Close()
+			return fail(fmt.Errorf("metrics: tracing: %w", err))
 		}
 		if c := gpus.metricsCollector(); c != nil {
 			if err := ms.Register(c); err != nil {

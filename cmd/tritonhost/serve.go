@@ -56,7 +56,21 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		Logger:               log,
 		MinComputeCapability: o.GPU.MinComputeCapability,
 	})
-	srv, err := o.start(ctx, log, provider)
+	tracer, err := o.Trace.manager(log)
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	defer func() { // after the server stopped: its last traces are in
+		deadline, cancel := context.WithTimeout(context.Background(), time.Duration(o.ExitTimeoutSecs)*time.Second)
+		defer cancel()
+		closeTracer(log, tracer, deadline)
+	}()
+	o.tracer = tracer
+	cache, agents, err := o.Plugins.open(host, log)
+	if err != nil {
+		return err
+	}
+	srv, err := o.start(ctx, log, provider, cache, agents)
 	if err != nil {
 		return err
 	}
@@ -157,20 +171,23 @@ func closeSharedMemory(log *serverlog.Logger, shm *sharedmem.Registry) {
 
 // start loads the models; a signal (ctx ending) while they load ends the
 // start-up at once, leaving a model stuck in its backend behind.
-func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provider core.BackendProvider) (*core.Server, error) {
+func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provider core.BackendProvider, cache core.ResponseCache, agents core.RepoAgentProvider) (*core.Server, error) {
 	type started struct {
 		srv *core.Server
 		err error
 	}
 	done := make(chan started, 1)
 	go func() {
-		srv, err := core.NewServer(core.Options{
+		opts := core.Options{
 			ModelRepositories:         o.ModelRepositories,
 			Backends:                  provider,
 			Schedulers:                scheduling.New,
 			Devices:                   o.devices,
 			Logger:                    log,
+			Tracer:                    o.tracer,
 			ExplicitModelControl:      o.ModelControlMode == "explicit",
+			PollModelControl:          o.ModelControlMode == "poll",
+			RepositoryPollInterval:    o.pollInterval(),
 			StartupModels:             o.LoadModels,
 			MaxTensorBytes:            int64(o.MaxMessageBytes),
 			MaxTensorBytesSetting:     "--grpc-max-message-size",
@@ -180,7 +197,12 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 			EnsembleStepWaitSetting:   "--ensemble-step-wait-secs",
 			LoadFiles: core.LoadFilesLimits{AllowLibraries: o.AllowFileLibraries, AllowLibrariesSetting: "--allow-model-file-libraries",
 				MaxBytes: o.ModelFilesMaxSize, MaxBytesSetting: "--model-files-max-size"},
-		})
+		}
+		o.Plugins.apply(&opts, cache, agents)
+		srv, err := core.NewServer(opts)
+		if err != nil && cache != nil {
+			_ = cache.Close()
+		}
 		done <- started{srv, err}
 	}()
 	select {
@@ -190,6 +212,15 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 		log.Warnf("interrupted while loading models; exiting without waiting for them")
 		return nil, errors.New("interrupted during start-up")
 	}
+}
+
+// pollInterval is --repository-poll-secs under --model-control-mode=poll,
+// and 0 (no polling) otherwise, as Triton's parser sets it.
+func (o *serveOptions) pollInterval() time.Duration {
+	if o.ModelControlMode != "poll" {
+		return 0
+	}
+	return time.Duration(o.RepositoryPollSecs) * time.Second
 }
 
 // stopReport is how long past the deadline stopWithin waits for stop to

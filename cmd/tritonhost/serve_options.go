@@ -18,6 +18,7 @@ import (
 	"tritonhost/frontend/grpcserver"
 	"tritonhost/frontend/sharedmem"
 	"tritonhost/frontend/tlsfiles"
+	"tritonhost/trace"
 )
 
 // Backend API versions, as the headers in include/ define them.
@@ -43,6 +44,7 @@ type serveOptions struct {
 	LogError            bool
 	LogFormat           string
 	ModelControlMode    string
+	RepositoryPollSecs  int
 	LoadModels          []string
 	AllowFileLibraries  bool
 	ModelFilesMaxSize   int64
@@ -61,9 +63,12 @@ type serveOptions struct {
 	Metrics             metricsFlags
 	GPU                 gpuFlags
 	InProcess           inprocessFlags
+	Trace               traceFlags
+	Plugins             pluginFlags
 
 	backendConfig map[string]map[string]string
-	devices       core.Devices // the GPUs instances may be placed on (Run)
+	devices       core.Devices   // the GPUs instances may be placed on (Run)
+	tracer        *trace.Manager // the server's tracer (Run)
 }
 
 func newServeCommand() *cobra.Command {
@@ -101,7 +106,9 @@ func newServeCommand() *cobra.Command {
 	f.BoolVar(&o.LogWarning, "log-warning", true, "log warnings")
 	f.BoolVar(&o.LogError, "log-error", true, "log errors")
 	f.StringVar(&o.LogFormat, "log-format", "default", `log line format: "default" or "ISO8601"`)
-	f.StringVar(&o.ModelControlMode, "model-control-mode", "none", `"none": load every model at start; "explicit": load --load-model models, then on request`)
+	f.StringVar(&o.ModelControlMode, "model-control-mode", "none",
+		`"none": load every model at start; "explicit": load --load-model models, then on request; "poll": load every model, then follow the repository's changes`)
+	f.IntVar(&o.RepositoryPollSecs, "repository-poll-secs", 15, "with --model-control-mode=poll, seconds between two scans of the model repositories")
 	f.StringArrayVar(&o.LoadModels, "load-model", nil, `model to load at start under explicit control ("*" for all; repeatable)`)
 	f.BoolVar(&o.AllowFileLibraries, "allow-model-file-libraries", false, "let load requests send shared libraries among their model files (file:...), which the server would then run as code")
 	f.Int64Var(&o.ModelFilesMaxSize, "model-files-max-size", core.DefaultMaxLoadFilesBytes, "bytes of model files that load requests sent which the loaded models may keep on disk, all together")
@@ -121,6 +128,8 @@ func newServeCommand() *cobra.Command {
 	f.IntVar(&o.SSLReloadMs, "ssl-reload-interval", int(tlsfiles.DefaultCheckInterval/time.Millisecond), "ms between checks of the TLS certificate files for changes (made by a new connection, at most this often)")
 	o.GPU.bind(f)
 	o.InProcess.bind(f)
+	o.Trace.bind(f)
+	o.Plugins.bind(f)
 	return cmd
 }
 
@@ -143,6 +152,12 @@ func (o *serveOptions) Complete() error {
 			o.backendConfig[backend] = map[string]string{}
 		}
 		o.backendConfig[backend][k] = v
+	}
+	if err := o.Trace.complete(); err != nil {
+		return err
+	}
+	if err := o.Plugins.complete(); err != nil {
+		return err
 	}
 	return o.GPU.complete()
 }
@@ -176,15 +191,18 @@ func (o *serveOptions) Validate() error {
 			return fmt.Errorf("--model-repository %q is not a directory", r)
 		}
 	}
+	o.ModelControlMode = strings.ToLower(o.ModelControlMode)
 	switch o.ModelControlMode {
 	case "none", "explicit":
 	case "poll":
-		return errors.New("--model-control-mode=poll is not supported; use none or explicit")
+		if o.RepositoryPollSecs <= 0 {
+			return fmt.Errorf("--repository-poll-secs must be positive with --model-control-mode=poll, not %d", o.RepositoryPollSecs)
+		}
 	default:
-		return fmt.Errorf("--model-control-mode %q: want none or explicit", o.ModelControlMode)
+		return fmt.Errorf("--model-control-mode %q: want none, explicit or poll", o.ModelControlMode)
 	}
 	if len(o.LoadModels) > 0 && o.ModelControlMode != "explicit" {
-		return errors.New("--load-model needs --model-control-mode=explicit")
+		return errors.New("Error: Use of '--load-model' requires setting '--model-control-mode=explicit' as well.")
 	}
 	if o.GRPCPort < 0 || o.GRPCPort > 65535 {
 		return fmt.Errorf("--grpc-port %d is out of range", o.GRPCPort)
@@ -223,6 +241,9 @@ func (o *serveOptions) Validate() error {
 		return errors.New("--ssl-reload-interval must be positive")
 	}
 	if err := o.InProcess.validate(); err != nil {
+		return err
+	}
+	if err := o.Plugins.validate(); err != nil {
 		return err
 	}
 	return o.GRPC.validate()

@@ -46,6 +46,8 @@ type harness struct {
 type setup struct {
 	service  grpcserver.Options
 	explicit bool              // explicit model control, no model loaded at start
+	verbose  int               // the log's verbose level
+	tracer   core.Tracer       // the core server's
 	dial     []grpc.DialOption // extra client options
 }
 
@@ -55,7 +57,9 @@ type setup struct {
 func newHarness(t *testing.T, cfg setup, models ...coretest.ModelDir) *harness {
 	t.Helper()
 	h := &harness{p: coretest.NewProvider(), log: &testenv.LogBuffer{}}
-	h.srv = coretest.Serve(t, core.Options{Backends: h.p, ExplicitModelControl: cfg.explicit, Logger: serverlog.New(h.log)}, models...)
+	logger := serverlog.New(h.log)
+	logger.SetVerbose(cfg.verbose)
+	h.srv = coretest.Serve(t, core.Options{Backends: h.p, ExplicitModelControl: cfg.explicit, Logger: logger, Tracer: cfg.tracer}, models...)
 	if !h.srv.Ready() {
 		t.Fatalf("a model did not load: %+v", h.srv.RepositoryIndex())
 	}

@@ -20,6 +20,7 @@ import (
 	"tritonhost/frontend/sharedmem"
 	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/protocol"
+	"tritonhost/trace"
 )
 
 // DefaultServerName is the server id ServerMetadata reports by default:
@@ -79,6 +80,10 @@ type Options struct {
 	// with a value (Triton's --grpc-restricted-protocol); nil restricts
 	// nothing.
 	Restricted *protocol.Restrictions
+	// Trace, if set, is the server's tracer, whose settings TraceSetting
+	// reads and changes (nil: TraceSetting answers that the server does
+	// not trace).
+	Trace *trace.Manager
 }
 
 // StreamLimits bound one ModelStreamInfer stream, so that no client holds

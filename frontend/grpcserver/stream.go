@@ -62,7 +62,9 @@ type inferStream struct {
 	// (StreamLimits.MaxPendingRequests): the reader waits for a free one.
 	slots      chan struct{}
 	readerDone chan struct{}
-	pending    atomic.Int64 // requests read whose last event is not sent yet
+	pending    atomic.Int64      // requests read whose last event is not sent yet
+	submitted  liveRequests      // requests submitted whose final response has not come: their cancellations are logged
+	traceCtx   core.TraceContext // the client's W3C trace context, for every request of the stream
 
 	cutOnce sync.Once
 	cut     chan struct{} // closed when the stream is cut off for not reading
@@ -97,7 +99,17 @@ func (s *Service) modelStreamInferWire(stream grpc.ServerStream) error {
 		readerDone: make(chan struct{}),
 		cut:        make(chan struct{}),
 		live:       map[*streamRequest]struct{}{},
+		traceCtx:   traceContext(stream.Context()),
 	}
+	// The client's end of the call: cancelled, past its deadline or
+	// disconnected. (A normal end stops this first: the handler returns
+	// before gRPC ends the call's context.)
+	stopWatch := context.AfterFunc(stream.Context(), func() {
+		for _, id := range st.submitted.take() {
+			s.logCancellation(streamHandlerName, id)
+		}
+	})
+	defer stopWatch()
 	go st.read()
 	sent := make(chan error, 1)
 	go func() { sent <- st.write() }()
@@ -159,8 +171,11 @@ func (st *inferStream) submit(in *inboundRequest) {
 	sr.header.version = versionString(r.m.Version())
 	sr.header = sr.header.withFields() // encoded once for all the request's responses
 	r.ir.FreesResponses = true         // respond hands each response on to the wire, which frees it
+	r.ir.TraceContext = st.traceCtx
+	st.submitted.add(sr)
 	err = st.svc.core.Submit(st.ctx, r.m, r.ir, func(resp *core.Response, final bool) { st.respond(sr, r.mem.Place(resp), final) })
 	if err != nil {
+		st.submitted.remove(sr)
 		r.mem.Release()
 		st.refuse(sr, err)
 	}
@@ -175,6 +190,11 @@ func (st *inferStream) respond(sr *streamRequest, resp *core.Response, last bool
 	fin := notFinal
 	if last {
 		fin = isFinal
+		if st.submitted.remove(sr) && st.stream.Context().Err() != nil {
+			// The client's cancellation completed the request before
+			// the notification was logged.
+			st.svc.logCancellation(streamHandlerName, sr.header.id)
+		}
 	}
 	var msg *encodedMessage
 	switch {

@@ -136,10 +136,11 @@ func TestStreamErrorForOneRequestKeepsTheStreamOpen(t *testing.T) {
 // stream, the backends of its running requests see the cancellation, so
 // does a queued request's if it runs at all, every request completes and
 // nothing is left behind (the harness checks the handler returned and no
-// goroutine outlived it).
+// goroutine outlived it). The server logs the notification for each
+// running request the client left waiting, at verbose level 1.
 func TestStreamCancelCancelsPendingRequests(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, setup{}, coretest.ModelDir{Name: "wait", Config: vector(decoupled)},
+	h := newHarness(t, setup{verbose: 1}, coretest.ModelDir{Name: "wait", Config: vector(decoupled)},
 		coretest.ModelDir{Name: "gated", Config: vector("")})
 	gate := coretest.NewGate(t)
 	h.p.Set("wait", coretest.Async(coretest.AwaitCancel()))
@@ -161,6 +162,10 @@ func TestStreamCancelCancelsPendingRequests(t *testing.T) {
 	// core's tests pin the queued case down.
 	if h.p.Executed("queued") && h.p.Count("queued", "Cancelled") != 1 {
 		t.Error("the queued request ran without seeing the cancellation")
+	}
+	for _, id := range []string{"w1", "w2", "busy"} { // "queued" may not have been read yet
+		line := "Cancellation notification received for ModelStreamInferHandler, request id: " + id + "\n"
+		testenv.WaitUntil(t, "the log line "+line, func() bool { return strings.Contains(h.log.String(), line) })
 	}
 }
 
@@ -283,4 +288,29 @@ func TestAbortAnswersWhatIsInFlight(t *testing.T) {
 		t.Errorf("the unary call: %v, want UNAVAILABLE with the reason", err)
 	}
 	gate.Open() // the backend answers now: nothing is sent, and the cleanup finds nothing left
+}
+
+// TestStreamNonDecoupledModelSendsItsFirstResponseOnly: a model that is
+// not decoupled but streams (Triton's repeat backend without
+// model_transaction_policy, as Triton's gRPC state-cleanup test runs it)
+// gets exactly one message on ModelStreamInfer, its first response, final;
+// the others are dropped. ModelInfer answers with the same first response.
+func TestStreamNonDecoupledModelSendsItsFirstResponseOnly(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{}, coretest.ModelDir{Name: "chatty", Config: vector("")})
+	h.p.Set("chatty", coretest.Async(coretest.Stream(4)))
+	st := h.open(t, true)
+	st.send(request("chatty", "0", 100, 101, 102, 103))
+	if got := describe(st.recv()); got != "0 0 true" {
+		t.Errorf("message %q, want the first response (index 0), final", got)
+	}
+	h.p.WaitCalls(t, "0", "Drop", 1)
+	st.s.CloseSend()
+	if err := st.ended(); err != io.EOF {
+		t.Errorf("stream ended with %v, want EOF after one message", err)
+	}
+	resp, err := h.client.ModelInfer(t.Context(), request("chatty", "1", 5))
+	if err != nil || resp.GetParameters()[coretest.IndexParam].GetInt64Param() != 0 {
+		t.Errorf("ModelInfer: %v, %v; want the first response", resp, err)
+	}
 }

@@ -52,6 +52,7 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 		return nil, h, toStatus(err)
 	}
 	m, ir := r.m, r.ir
+	ir.TraceContext = traceContext(ctx)
 	h = responseHeader{model: m.Name(), version: versionString(m.Version()), id: ir.ID}
 	ir.FreesResponses = true // the handler or the wire frees the response
 	res := &unaryResult{done: make(chan *core.Response, 1)}
@@ -77,6 +78,7 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 		return resp, h, nil
 	case <-ctx.Done():
 		res.abandon()
+		s.logCancellation(unaryHandlerName, ir.ID)
 		return nil, h, status.FromContextError(ctx.Err()).Err()
 	case <-s.aborting:
 		res.abandon()

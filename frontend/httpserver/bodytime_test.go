@@ -92,13 +92,15 @@ func TestSlowButSteadyBodiesAreServed(t *testing.T) {
 	h.p.Set("late", coretest.Delayed(3*timeout, coretest.Echo()))
 
 	// 16 KiB of JSON at 8 KiB/s, twice the minimum: 2 s, ten times the
-	// timeout; each KiB written on its own.
+	// timeout; each KiB written on its own, the first with the header and
+	// each next one 125 ms after the one before was due (a late write is
+	// not made later by those after it).
 	body := []byte(`{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1],"data":[7]}],"pad":"` + strings.Repeat("x", 16<<10-84) + `"}`)
 	conn := dial(t, h)
 	start := time.Now()
 	fmt.Fprintf(conn, "POST /v2/models/m/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
-	for rest := body; len(rest) > 0; rest = rest[min(len(rest), 1<<10):] {
-		time.Sleep(125 * time.Millisecond) // the link's pace
+	for i, rest := 0, body; len(rest) > 0; i, rest = i+1, rest[min(len(rest), 1<<10):] {
+		time.Sleep(time.Until(start.Add(time.Duration(i) * 125 * time.Millisecond))) // the link's pace
 		if _, err := conn.Write(rest[:min(len(rest), 1<<10)]); err != nil {
 			t.Fatalf("sending the body: %v", err)
 		}

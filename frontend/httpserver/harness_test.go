@@ -36,6 +36,7 @@ type harness struct {
 
 type setup struct {
 	opts      httpserver.Options
+	tracer    core.Tracer // the core server's
 	explicit  bool
 	connState func(net.Conn, http.ConnState) // observes the server's connections
 }
@@ -47,7 +48,7 @@ func newHarness(t *testing.T, cfg setup, models ...coretest.ModelDir) *harness {
 	t.Helper()
 	h := &harness{p: coretest.NewProvider(), log: &testenv.LogBuffer{}}
 	logger := serverlog.New(h.log)
-	h.srv = coretest.Serve(t, core.Options{Backends: h.p, ExplicitModelControl: cfg.explicit, Logger: logger}, models...)
+	h.srv = coretest.Serve(t, core.Options{Backends: h.p, ExplicitModelControl: cfg.explicit, Logger: logger, Tracer: cfg.tracer}, models...)
 	h.http = httpserver.New(h.srv, cfg.opts)
 	h.ts = httptest.NewUnstartedServer(nil)
 	h.ts.Config = h.http.NewHTTPServer()

@@ -58,6 +58,7 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	call.req.TraceContext = traceContext(r)
 	resp, err := s.runOnce(r, m, call.req, call.mem)
 	if err != nil {
 		writeError(w, err)

@@ -9,6 +9,7 @@ import (
 	"tritonhost/core"
 	"tritonhost/frontend/sharedmem"
 	"tritonhost/internal/protocol"
+	"tritonhost/trace"
 )
 
 // Defaults of Options.
@@ -77,6 +78,10 @@ type Options struct {
 	// Restricted limits categories of routes to clients that send a header
 	// with a value (Triton's --http-restricted-api); nil restricts nothing.
 	Restricted *protocol.Restrictions
+	// Trace, if set, is the server's tracer, whose settings the trace
+	// routes read and change (nil: they answer that the server does not
+	// trace).
+	Trace *trace.Manager
 }
 
 // StreamLimits bound one Server-Sent Events stream, as the gRPC frontend's
@@ -212,7 +217,8 @@ func (s *Server) routes() *http.ServeMux {
 		mux.HandleFunc("POST "+base+"/infer", s.infer)
 		mux.HandleFunc("POST "+base+"/generate", s.generate)
 		mux.HandleFunc("POST "+base+"/generate_stream", s.generateStream)
-		mux.HandleFunc(base+"/trace/setting", s.unsupported("trace settings", "request tracing is not available"))
+		// Trace settings are per model; Triton accepts and ignores a version.
+		mux.HandleFunc(base+"/trace/setting", s.traceSetting)
 	}
 	mux.HandleFunc("POST /v2/repository/index", s.repositoryIndex)
 	mux.HandleFunc("POST /v2/repository/models/{model}/load", s.load)
@@ -221,18 +227,12 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /v2/repository/{repository}/models/{model}/{action}", s.namedRepository)
 	mux.HandleFunc("GET /v2/logging", s.logging)
 	mux.HandleFunc("POST /v2/logging", s.logging)
-	mux.HandleFunc("/v2/trace/setting", s.unsupported("trace settings", "request tracing is not available"))
+	mux.HandleFunc("/v2/trace/setting", s.traceSetting)
 	s.sharedMemoryRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, core.Errorf(core.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})
 	return mux
-}
-
-func (s *Server) unsupported(what, why string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, core.Errorf(core.CodeUnsupported, "%s are not supported by this server: %s", what, why))
-	}
 }
 
 // setWriteDeadline bounds the writing of the response from now on.

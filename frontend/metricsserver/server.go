@@ -59,7 +59,7 @@ func New(opts Options) (*Server, error) {
 		opts.ProcRoot = "/proc"
 	}
 	s := &Server{reg: prometheus.NewRegistry()}
-	collectors := []prometheus.Collector{newModelCollector(opts.Core)}
+	collectors := []prometheus.Collector{newModelCollector(opts.Core), &cacheCollector{core: opts.Core}}
 	if opts.Custom != nil {
 		collectors = append(collectors, newCustomCollector(opts.Custom, opts.Core.Logger()))
 	}

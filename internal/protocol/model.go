@@ -23,6 +23,7 @@ var Extensions = []string{
 	"binary_tensor_data",
 	"parameters",
 	"statistics",
+	"trace",
 	"logging",
 }
 
