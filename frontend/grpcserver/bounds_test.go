@@ -85,7 +85,13 @@ func TestStreamStopsReadingAtItsPendingLimit(t *testing.T) {
 	for i := range sent {
 		st.send(request("slow", "r"+string(rune('a'+i)), int32(i)))
 	}
-	testenv.WaitUntil(t, "the server to take requests", func() bool { return h.srv.LiveRequests() > 0 })
+	testenv.WaitUntil(t, "the stream to take its limit of requests", func() bool {
+		n := h.srv.LiveRequests()
+		if n > limit {
+			t.Fatalf("%d requests of one stream live in the server, more than its limit of %d", n, limit)
+		}
+		return n == limit
+	})
 	for range 20 { // the reader has had every chance to take more
 		if n := h.srv.LiveRequests(); n > limit {
 			t.Fatalf("%d requests of one stream live in the server, more than its limit of %d", n, limit)

@@ -226,20 +226,22 @@ func TestStreamBackPressureIsBounded(t *testing.T) {
 	h.p.Set("dec", coretest.Answering(coretest.Stream(responses)))
 	st := h.open(t, false)
 	st.send(request("dec", "flood", make([]int32, 1024)...)) // 4 KiB a response
-	var produced, last int64 = 0, -1
-	for still := 0; still < 10 && produced < responses; time.Sleep(20 * time.Millisecond) {
-		produced = int64(h.p.Count("flood", "Send")) // read before what was sent: the difference only grows
+	// Until the backend stalls (no send for 200 ms) or has sent them all,
+	// the responses buffered stay within the bound.
+	var last int64 = -1
+	var since time.Time
+	testenv.WaitUntil(t, "the backend to stall", func() bool {
+		produced := int64(h.p.Count("flood", "Send")) // read before what was sent: the difference only grows
 		sent := h.sent.Load()
 		if produced-sent > 2*queue {
 			t.Fatalf("the backend has sent %d responses, the stream handed %d to gRPC: %d buffered, more than 2×MaxResponses (%d)",
 				produced, sent, produced-sent, 2*queue)
 		}
-		if produced == last {
-			still++
-		} else {
-			still, last = 0, produced
+		if produced != last {
+			last, since = produced, time.Now()
 		}
-	}
+		return produced >= responses || time.Since(since) >= 200*time.Millisecond
+	})
 	st.cancel()
 	h.p.WaitCalls(t, "flood", "SendFinal", 1)
 	testenv.WaitUntil(t, "the request to complete", func() bool { return h.srv.LiveRequests() == 0 })
