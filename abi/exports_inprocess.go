@@ -68,13 +68,9 @@ func thostServerModelIsReady(host *C.struct_thost_host, name *C.char, version C.
 func thostServerModelMetadata(host *C.struct_thost_host, name *C.char, version C.int64_t, out **C.TRITONSERVER_Message) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONSERVER_ServerModelMetadata"
 	defer recoverError(fn, &ret)
-	_, srv, cerr := serverOf(host, fn)
+	srv, m, cerr := serverModel(host, fn, name, version)
 	if cerr != nil {
 		return cerr
-	}
-	m, err := srv.Model(C.GoString(name), int64(version))
-	if err != nil {
-		return cError(err)
 	}
 	js, err := json.Marshal(srv.Metadata(m, int64(version)))
 	if err != nil {
@@ -87,13 +83,9 @@ func thostServerModelMetadata(host *C.struct_thost_host, name *C.char, version C
 func thostServerModelConfig(host *C.struct_thost_host, name *C.char, version C.int64_t, configVersion C.uint32_t, out **C.TRITONSERVER_Message) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONSERVER_ServerModelConfig"
 	defer recoverError(fn, &ret)
-	_, srv, cerr := serverOf(host, fn)
+	_, m, cerr := serverModel(host, fn, name, version)
 	if cerr != nil {
 		return cerr
-	}
-	m, err := srv.Model(C.GoString(name), int64(version))
-	if err != nil {
-		return cError(err)
 	}
 	if configVersion != 1 { // Triton's ModelConfigToJson
 		return cErrorf(core.CodeInvalidArg, "model configuration version %d not supported, supported versions are: 1", configVersion)

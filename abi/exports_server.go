@@ -87,13 +87,9 @@ func thostServerUnloadModel(host *C.struct_thost_host, name *C.char, dependents 
 func thostServerModelDecoupled(host *C.struct_thost_host, name *C.char, version C.int64_t, decoupled *C.bool) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONSERVER_ServerModelTransactionProperties"
 	defer recoverError(fn, &ret)
-	_, srv, cerr := serverOf(host, fn)
+	_, m, cerr := serverModel(host, fn, name, version)
 	if cerr != nil {
 		return cerr
-	}
-	m, err := srv.Model(C.GoString(name), int64(version))
-	if err != nil {
-		return cError(err)
 	}
 	*decoupled = C.bool(m.Config().GetModelTransactionPolicy().GetDecoupled())
 	return nil
@@ -208,13 +204,9 @@ func thostServerMetadata(host *C.struct_thost_host, out **C.TRITONSERVER_Message
 func thostServerModelMaxBatch(host *C.struct_thost_host, name *C.char, version C.int64_t, out *C.int64_t) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONSERVER_ServerModelBatchProperties"
 	defer recoverError(fn, &ret)
-	_, srv, cerr := serverOf(host, fn)
+	_, m, cerr := serverModel(host, fn, name, version)
 	if cerr != nil {
 		return cerr
-	}
-	m, err := srv.Model(C.GoString(name), int64(version))
-	if err != nil {
-		return cError(err)
 	}
 	*out = C.int64_t(m.Config().GetMaxBatchSize())
 	return nil

@@ -50,6 +50,20 @@ func serverOf(c *C.struct_thost_host, fn string) (*Host, *core.Server, *C.TRITON
 	return h, s, nil
 }
 
+// serverModel is serverOf followed by the lookup of model name at version (0:
+// the latest ready), for the functions that read one model.
+func serverModel(c *C.struct_thost_host, fn string, name *C.char, version C.int64_t) (*core.Server, *core.Model, *C.TRITONSERVER_Error) {
+	_, srv, cerr := serverOf(c, fn)
+	if cerr != nil {
+		return nil, nil, cerr
+	}
+	m, err := srv.Model(C.GoString(name), int64(version))
+	if err != nil {
+		return nil, nil, cError(err)
+	}
+	return srv, m, nil
+}
+
 // inferCall is one submission of an inference request by a backend
 // (TRITONSERVER_ServerInferAsync), from its acceptance until the release
 // callback has returned. The server's ResponseFunc and Finished only

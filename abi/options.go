@@ -6,6 +6,8 @@ package abi
 import "C"
 
 import (
+	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -55,8 +57,12 @@ type ServerOptions struct {
 	CPUMetrics           bool             // --allow-cpu-metrics
 	MetricsInterval      time.Duration    // --metrics-interval-ms
 	BackendDirectory     string           // --backend-directory
-	RepoAgentDirectory   string           // accepted; no repository agent is hosted
-	CacheDirectory       string           // accepted; no response cache is hosted
+	RepoAgentDirectory   string           // --repoagent-directory
+	CacheDirectory       string           // --cache-directory
+	// CacheConfigs holds the response cache's configuration by cache name
+	// (--cache-config; --response-cache-byte-size for "local"): the JSON
+	// its initialize receives. A server has at most one cache.
+	CacheConfigs map[string]string
 	// BackendConfig holds --backend-config settings, by backend ("" for
 	// every backend).
 	BackendConfig map[string]map[string]string
@@ -95,6 +101,7 @@ func (o ServerOptions) clone() ServerOptions {
 	o.ModelRepositories = slices.Clone(o.ModelRepositories)
 	o.StartupModels = slices.Clone(o.StartupModels)
 	o.CUDAPoolBytes = maps.Clone(o.CUDAPoolBytes)
+	o.CacheConfigs = maps.Clone(o.CacheConfigs)
 	cfg := make(map[string]map[string]string, len(o.BackendConfig))
 	for b, kv := range o.BackendConfig {
 		cfg[b] = maps.Clone(kv)
@@ -237,6 +244,18 @@ func (o *ServerOptions) set(which int, v optionValue) error {
 		o.RepoAgentDirectory = v.s1
 	case C.THOST_OPT_CACHE_DIRECTORY:
 		o.CacheDirectory = v.s1
+	case C.THOST_OPT_RESPONSE_CACHE_SIZE:
+		// The older form of a "local" cache's size; 0 sets no cache.
+		if v.u == 0 {
+			delete(o.CacheConfigs, "local")
+			return nil
+		}
+		o.setCacheConfig("local", fmt.Sprintf(`{"size":"%d"}`, v.u))
+	case C.THOST_OPT_CACHE_CONFIG:
+		if !json.Valid([]byte(v.s2)) {
+			return core.Errorf(core.CodeInvalidArg, "cache %q: the configuration is not JSON: %q", v.s1, v.s2)
+		}
+		o.setCacheConfig(v.s1, v.s2)
 	case C.THOST_OPT_BACKEND_CONFIG:
 		if o.BackendConfig == nil {
 			o.BackendConfig = map[string]map[string]string{}
@@ -249,6 +268,13 @@ func (o *ServerOptions) set(which int, v optionValue) error {
 		return o.setUnsupported(which, v)
 	}
 	return nil
+}
+
+func (o *ServerOptions) setCacheConfig(name, config string) {
+	if o.CacheConfigs == nil {
+		o.CacheConfigs = map[string]string{}
+	}
+	o.CacheConfigs[name] = config
 }
 
 // setUnsupported answers the settings of features the host does not have:
@@ -273,12 +299,6 @@ func (o *ServerOptions) setUnsupported(which int, v optionValue) error {
 		if v.u != 0 {
 			return unsupported("growable CUDA virtual address space is not supported")
 		}
-	case C.THOST_OPT_RESPONSE_CACHE_SIZE:
-		if v.u != 0 {
-			return unsupported("response cache is not supported")
-		}
-	case C.THOST_OPT_CACHE_CONFIG:
-		return unsupported("response cache is not supported (cache %q)", v.s1)
 	case C.THOST_OPT_BUFFER_MANAGER_THREADS:
 		if v.u != 0 {
 			return unsupported("buffer manager threads are not supported")

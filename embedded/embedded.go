@@ -58,23 +58,62 @@ func New(o abi.ServerOptions) (*abi.Host, error) {
 		Logger:               log,
 		MinComputeCapability: o.MinComputeCapability,
 	})
-	srv, err := core.NewServer(core.Options{
-		ModelRepositories:    o.ModelRepositories,
-		Backends:             provider,
-		Schedulers:           scheduling.New,
-		Devices:              gpus.hostDevices(),
-		Logger:               log,
-		ExplicitModelControl: o.ModelControl == abi.ModelControlExplicit,
-		PollModelControl:     o.ModelControl == abi.ModelControlPoll,
-		StartupModels:        o.StartupModels,
-		LoadConcurrency:      o.LoadConcurrency,
-	})
+	cache, err := openCache(o, host)
+	var srv *core.Server
+	if err == nil {
+		srv, err = core.NewServer(core.Options{
+			ModelRepositories:    o.ModelRepositories,
+			Backends:             provider,
+			Schedulers:           scheduling.New,
+			Devices:              gpus.hostDevices(),
+			Logger:               log,
+			ExplicitModelControl: o.ModelControl == abi.ModelControlExplicit,
+			PollModelControl:     o.ModelControl == abi.ModelControlPoll,
+			StartupModels:        o.StartupModels,
+			LoadConcurrency:      o.LoadConcurrency,
+			ResponseCache:        cache,
+			RepoAgents:           loader.NewRepoAgents(host, o.RepoAgentDirectory, log),
+		})
+		if err != nil {
+			if cache != nil {
+				_ = cache.Close()
+			}
+			err = core.Errorf(core.CodeInvalidArg, "create the server: %w", err)
+		}
+	}
 	if err != nil {
 		host.Close()
 		gpus.close(log)
 		closeLog()
-		return nil, core.Errorf(core.CodeInvalidArg, "create the server: %w", err)
+		return nil, err
 	}
+	return attach(o, srv, host, gpus, log, closeLog)
+}
+
+// openCache opens the response cache the options configure (nil when
+// none), as --cache-config does; a server has at most one.
+func openCache(o abi.ServerOptions, host *abi.Host) (core.ResponseCache, error) {
+	switch len(o.CacheConfigs) {
+	case 0:
+		return nil, nil
+	case 1:
+	default:
+		return nil, core.Errorf(core.CodeInvalidArg, "create the server: %d caches are configured; a server has one", len(o.CacheConfigs))
+	}
+	for name, config := range o.CacheConfigs {
+		c, err := loader.OpenCacheJSON(host, o.CacheDirectory, name, config)
+		if err != nil {
+			return nil, core.Errorf(core.CodeOf(err), "create the server: response cache %q: %w", name, err)
+		}
+		return c, nil
+	}
+	return nil, nil
+}
+
+// attach gives host the server New made, with its metrics and its
+// description, and fails as New does when a model did not load.
+func attach(o abi.ServerOptions, srv *core.Server, host *abi.Host, gpus *gpus, log *serverlog.Logger, closeLog func()) (*abi.Host, error) {
+	var err error
 	host.AttachServer(srv)
 	s := &server{srv: srv, host: host, log: log, gpus: gpus, closeLog: closeLog}
 	s.exitTimeout.Store(int64(o.ExitTimeout))

@@ -62,8 +62,10 @@ var serverAPIChecks = map[string]string{
 	"TRITONSERVER_ServerOptionsAddRateLimiterResource null_name":          "INVALID_ARG",
 	"TRITONSERVER_ServerOptionsSetCudaMemoryPoolByteSize negative_device": "INVALID_ARG",
 	"TRITONSERVER_ServerOptionsSetCudaVirtualAddressSize some":            "UNSUPPORTED",
-	"TRITONSERVER_ServerOptionsSetResponseCacheByteSize some":             "UNSUPPORTED",
-	"TRITONSERVER_ServerOptionsSetCacheConfig good":                       "UNSUPPORTED",
+	"TRITONSERVER_ServerOptionsSetResponseCacheByteSize some":             "OK",
+	"TRITONSERVER_ServerOptionsSetCacheConfig good":                       "OK",
+	"TRITONSERVER_ServerOptionsSetCacheConfig not_json":                   "INVALID_ARG",
+	"TRITONSERVER_ServerOptionsSetResponseCacheByteSize clear":            "OK",
 	"TRITONSERVER_ServerOptionsSetCacheConfig null_config":                "INVALID_ARG",
 	"TRITONSERVER_ServerOptionsSetMinSupportedComputeCapability negative": "INVALID_ARG",
 	"TRITONSERVER_ServerOptionsSetBufferManagerThreadCount some":          "UNSUPPORTED",
@@ -229,7 +231,7 @@ func buildServerAPI(t *testing.T) string {
 	lib := filepath.Join(root, "lib")
 	out := filepath.Join(t.TempDir(), "server_api")
 	cc := exec.Command("gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", filepath.Join(root, "include"),
-		"-o", out, filepath.Join("testdata", "server_api.c"), "-L", lib, "-ltritonserver", "-Wl,-rpath,"+lib)
+		"-I", filepath.Join(root, "backends_c"), "-o", out, filepath.Join("testdata", "server_api.c"), "-L", lib, "-ltritonserver", "-Wl,-rpath,"+lib)
 	if msg, err := cc.CombinedOutput(); err != nil {
 		t.Fatalf("build server_api.c: %v\n%s", err, msg)
 	}

@@ -31,6 +31,16 @@ func CacheLibraryFile(name string) string { return "libtritoncache_" + name + ".
 // object of strings (CacheConfigJSON). Closing the cache (its Close, which
 // core.Server.Stop calls) finalizes it and closes the library.
 func OpenCache(opener CacheOpener, dir, name string, settings map[string]string) (core.ResponseCache, error) {
+	config, err := CacheConfigJSON(settings)
+	if err != nil {
+		return nil, err
+	}
+	return OpenCacheJSON(opener, dir, name, config)
+}
+
+// OpenCacheJSON is OpenCache with the configuration already JSON, as
+// TRITONSERVER_ServerOptionsSetCacheConfig gives it.
+func OpenCacheJSON(opener CacheOpener, dir, name, config string) (core.ResponseCache, error) {
 	if !isFileName(name) {
 		return nil, core.Errorf(core.CodeInvalidArg, "cache %q: the name must be a name, not a path", name)
 	}
@@ -42,10 +52,6 @@ func OpenCache(opener CacheOpener, dir, name string, settings map[string]string)
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, core.Errorf(core.CodeInternal, "cache %q: %w", name, err)
-	}
-	config, err := CacheConfigJSON(settings)
-	if err != nil {
-		return nil, err
 	}
 	c, err := opener.OpenCache(abs, name, config)
 	if err != nil {

@@ -9,6 +9,7 @@
 #         caches/local/libtritoncache_local.so, repoagents/checksum/
 #           libtritonrepoagent_checksum.so        (the same)
 #         include/triton/core/, include/tritonhost/
+#         lib/libtritonserver.so                  the C API, for embedding
 #         lib/cmake/{tritonhost,TritonCore}/, lib/stubs/libtritonserver.so,
 #         lib/libtritonhost-backend-utils.a         (CMake's install)
 #         share/doc/tritonhost/third_party/         licenses
@@ -20,12 +21,12 @@
 # `cmake --install` writes (CMakeLists.txt), so find_package works on the
 # unpacked tarball (CMAKE_PREFIX_PATH=<dir>) and on the installed package.
 #
-# Environment (mk/release.mk sets it): VERSION, BIN, BACKENDS_DIR,
+# Environment (mk/release.mk sets it): VERSION, BIN, LIBTRITONSERVER, BACKENDS_DIR,
 # DIST_BACKENDS, CACHES_DIR, REPOAGENTS_DIR, BUILD_DIR, DIST_DIR, NFPM, GO.
 # Needs cmake, tar, gzip.
 set -euo pipefail
 
-: "${VERSION:?}" "${BIN:?}" "${BACKENDS_DIR:?}" "${DIST_BACKENDS:?}"
+: "${VERSION:?}" "${BIN:?}" "${LIBTRITONSERVER:?}" "${BACKENDS_DIR:?}" "${DIST_BACKENDS:?}"
 : "${BUILD_DIR:?}" "${DIST_DIR:?}" "${NFPM:?}"
 GO=${GO:-go}
 root=$(pwd)
@@ -68,6 +69,7 @@ logged "$log" cmake --install "$work/cmake" --prefix "$stage"
 
 echo "dist: server, backends ($DIST_BACKENDS), examples, licenses"
 install -m 0755 "$BIN" "$stage/bin/tritonhost"
+install -D -m 0644 "$LIBTRITONSERVER" "$stage/lib/libtritonserver.so"
 for b in $DIST_BACKENDS; do
   install -D -m 0644 "$BACKENDS_DIR/$b/libtriton_$b.so" "$stage/backends/$b/libtriton_$b.so"
 done

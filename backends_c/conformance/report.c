@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "conformance.h"
+#include "error_code_name.h"
 
 /* ---- lines ------------------------------------------------------------- */
 
@@ -145,25 +146,7 @@ conf_report_move(conf_report* dst, conf_report* src)
 const char*
 conf_code_name(TRITONSERVER_Error_Code code)
 {
-  switch (code) {
-    case TRITONSERVER_ERROR_UNKNOWN:
-      return "UNKNOWN";
-    case TRITONSERVER_ERROR_INTERNAL:
-      return "INTERNAL";
-    case TRITONSERVER_ERROR_NOT_FOUND:
-      return "NOT_FOUND";
-    case TRITONSERVER_ERROR_INVALID_ARG:
-      return "INVALID_ARG";
-    case TRITONSERVER_ERROR_UNAVAILABLE:
-      return "UNAVAILABLE";
-    case TRITONSERVER_ERROR_UNSUPPORTED:
-      return "UNSUPPORTED";
-    case TRITONSERVER_ERROR_ALREADY_EXISTS:
-      return "ALREADY_EXISTS";
-    case TRITONSERVER_ERROR_CANCELLED:
-      return "CANCELLED";
-  }
-  return "INVALID_CODE";
+  return thost_error_code_name(code);
 }
 
 bool

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "error_code_name.h"
+
 static uint64_t
 now_ns(void)
 {
@@ -19,29 +21,6 @@ now_ns(void)
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static const char*
-code_name(TRITONSERVER_Error_Code code)
-{
-  switch (code) {
-    case TRITONSERVER_ERROR_UNKNOWN:
-      return "UNKNOWN";
-    case TRITONSERVER_ERROR_INTERNAL:
-      return "INTERNAL";
-    case TRITONSERVER_ERROR_NOT_FOUND:
-      return "NOT_FOUND";
-    case TRITONSERVER_ERROR_INVALID_ARG:
-      return "INVALID_ARG";
-    case TRITONSERVER_ERROR_UNAVAILABLE:
-      return "UNAVAILABLE";
-    case TRITONSERVER_ERROR_UNSUPPORTED:
-      return "UNSUPPORTED";
-    case TRITONSERVER_ERROR_ALREADY_EXISTS:
-      return "ALREADY_EXISTS";
-    case TRITONSERVER_ERROR_CANCELLED:
-      return "CANCELLED";
-  }
-  return "?";
-}
 
 bool
 mc_record(cJSON* report, TRITONSERVER_Error* err)
@@ -50,7 +29,7 @@ mc_record(cJSON* report, TRITONSERVER_Error* err)
   if (err == NULL)
     return true;
   cJSON_AddStringToObject(
-      report, "code", code_name(TRITONSERVER_ErrorCode(err)));
+      report, "code", thost_error_code_name(TRITONSERVER_ErrorCode(err)));
   cJSON_AddStringToObject(report, "message", TRITONSERVER_ErrorMessage(err));
   TRITONSERVER_ErrorDelete(err);
   return false;

@@ -20,32 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error_code_name.h" /* backends_c/ */
 #include "triton/core/tritonserver.h"
 
 static const char*
 code(TRITONSERVER_Error* err)
 {
-  if (err == NULL)
-    return "OK";
-  switch (TRITONSERVER_ErrorCode(err)) {
-    case TRITONSERVER_ERROR_UNKNOWN:
-      return "UNKNOWN";
-    case TRITONSERVER_ERROR_INTERNAL:
-      return "INTERNAL";
-    case TRITONSERVER_ERROR_NOT_FOUND:
-      return "NOT_FOUND";
-    case TRITONSERVER_ERROR_INVALID_ARG:
-      return "INVALID_ARG";
-    case TRITONSERVER_ERROR_UNAVAILABLE:
-      return "UNAVAILABLE";
-    case TRITONSERVER_ERROR_UNSUPPORTED:
-      return "UNSUPPORTED";
-    case TRITONSERVER_ERROR_ALREADY_EXISTS:
-      return "ALREADY_EXISTS";
-    case TRITONSERVER_ERROR_CANCELLED:
-      return "CANCELLED";
-  }
-  return "?";
+  return err == NULL ? "OK"
+                     : thost_error_code_name(TRITONSERVER_ErrorCode(err));
 }
 
 /* Prints the line of one call and deletes its error; true on success. */
@@ -168,6 +150,9 @@ check_options(void)
   CHECK(
       TRITONSERVER_ServerOptionsSetCacheConfig, "null_config", o, "local",
       NULL);
+  CHECK(TRITONSERVER_ServerOptionsSetCacheConfig, "not_json", o, "local", "{");
+  /* The servers made below have no cache. */
+  CHECK(TRITONSERVER_ServerOptionsSetResponseCacheByteSize, "clear", o, 0);
   CHECK(
       TRITONSERVER_ServerOptionsSetMinSupportedComputeCapability, "negative", o,
       -1.0);

@@ -1346,20 +1346,28 @@ TRITONSERVER_ServerOptionsSetCudaVirtualAddressSize(
     struct TRITONSERVER_ServerOptions* options, int gpu_device,
     size_t cuda_virtual_address_size);
 
-// Response cache size: 0 is accepted (no cache), more is
-// TRITONSERVER_ERROR_UNSUPPORTED (no response cache).
+// The older form of a "local" response cache of size bytes
+// (--response-cache-byte-size): the same as
+// TRITONSERVER_ServerOptionsSetCacheConfig(options, "local",
+// "{\"size\":\"<size>\"}"); 0 removes a "local" cache set before.
 TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
 TRITONSERVER_ServerOptionsSetResponseCacheByteSize(
     struct TRITONSERVER_ServerOptions* options, uint64_t size);
 
-// A response cache configuration: TRITONSERVER_ERROR_UNSUPPORTED.
+// The server's response cache (--cache-config): the library
+// <cache directory>/<cache_name>/libtritoncache_<cache_name>.so, whose
+// initialize receives config_json as it is. TRITONSERVER_ERROR_INVALID_ARG
+// when config_json is not JSON. A server has one cache: with two names set,
+// TRITONSERVER_ServerNew fails; one that cannot be found or initialized
+// fails it too. Models use the cache when their configuration says
+// response_cache { enable: true }.
 TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
 TRITONSERVER_ServerOptionsSetCacheConfig(
     struct TRITONSERVER_ServerOptions* options, const char* cache_name,
     const char* config_json);
 
-// Where response cache libraries are looked for. Accepted; no cache is ever
-// loaded (see TRITONSERVER_ServerOptionsSetCacheConfig).
+// Where response cache libraries are looked for (--cache-directory;
+// default /opt/tritonserver/caches).
 TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
 TRITONSERVER_ServerOptionsSetCacheDirectory(
     struct TRITONSERVER_ServerOptions* options, const char* cache_dir);
@@ -1482,8 +1490,10 @@ TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
 TRITONSERVER_ServerOptionsSetBackendDirectory(
     struct TRITONSERVER_ServerOptions* options, const char* backend_dir);
 
-// Where repository agents are looked for. Accepted; a model that names a
-// repository agent fails to load (no agents are hosted).
+// Where repository agents are looked for, as
+// <dir>/<name>/libtritonrepoagent_<name>.so (--repoagent-directory;
+// default /opt/tritonserver/repoagents). A model's
+// model_repository_agents name them.
 TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
 TRITONSERVER_ServerOptionsSetRepoAgentDirectory(
     struct TRITONSERVER_ServerOptions* options, const char* repoagent_dir);
