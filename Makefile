@@ -90,7 +90,7 @@ serve-gpu: all ## serve examples/models and their GPU variants, examples/models_
 .PHONY: test
 test: all ## run every test: pure-Go packages without cgo, everything with the race detector, abi under cgocheck2
 	$(GO) vet ./...
-	CGO_ENABLED=0 $(GO) test -count=1 ./core/... ./frontend/... ./loader/... ./gpu/...
+	CGO_ENABLED=0 $(GO) test -count=1 ./core/... ./frontend/... ./internal/... ./loader/... ./gpu/...
 	$(GO) test -race -count=1 ./...
 	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./abi/...
 
@@ -103,8 +103,9 @@ bench: all ## run the benchmarks (BENCH_COUNT times each, default 5), then `trit
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -timeout 60m ./...
 	bench/perf.sh $(TRITONHOST)
 
+# Each .proto file's go_package option names the package its code goes to.
 .PHONY: proto
-proto: ## regenerate the Go code of proto/*.proto (needs protoc, protoc-gen-go, protoc-gen-go-grpc)
+proto: ## regenerate core/configpb and internal/inferencepb from proto/*.proto (needs protoc, protoc-gen-go, protoc-gen-go-grpc)
 	PATH="$$PATH:$$($(GO) env GOPATH)/bin" protoc --proto_path=proto --go_out=. --go_opt=module=tritonhost \
 		--go-grpc_out=. --go-grpc_opt=module=tritonhost proto/model_config.proto proto/grpc_service.proto
 

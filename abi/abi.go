@@ -1,4 +1,4 @@
-// Package abi is every line of tritonhost that uses cgo: the API that
+// Package abi is every line of the server that uses cgo: the API that
 // Triton-style backends call back into (every TRITONSERVER_* and
 // TRITONBACKEND_* function the headers in include/ declare for backends,
 // with their exact signatures), opening backend libraries and calling their
@@ -34,13 +34,14 @@
 // other callers they are copied (response_copy.go). Go is reached only
 // for routing (send, release), statistics, configuration changes, metrics
 // and logging, through the //export functions in exports_*.go, each of
-// which recovers from panics. No Go pointer is kept in C memory except in
-// a request block: the buffers of its inputs and the values of its BYTES
-// parameters, when they are Go memory, are pinned (runtime.Pinner) from
-// the block's layout until the backend releases the request, or until the
-// block is freed after a failed Execute. Buffers that are C memory (a
-// shared-memory region, a calling backend's input) are passed as they
-// are.
+// which recovers from panics. Go memory is held in C memory in two places
+// only, each pinned (runtime.Pinner) for as long: in a request block, the
+// buffers of its inputs and the values of its BYTES parameters, from the
+// block's layout until the backend releases the request, or until the
+// block is freed after a failed Execute; and in the entry a response
+// cache reads, the serialized response, for the one insert call
+// (cache.go). Buffers that are C memory (a shared-memory region, a
+// calling backend's input) are passed as they are.
 //
 // GPUs. A host given Devices (core.Devices, package gpu) serves GPU and
 // pinned memory from their pools (MemoryManagerAllocate, OutputBuffer;

@@ -108,10 +108,12 @@ func TestBLSCallsAModelAndWaitsForItsResponse(t *testing.T) {
 	for model, want := range map[string]uint64{"bls_simple": n / 2, "bls_batched": n / 2, "simple": n} {
 		var stats []core.ModelStatistics
 		var err error
-		waitFor(t, model+" statistics", func() bool {
+		if !testenv.Eventually(func() bool {
 			stats, err = srv.Statistics(model, 1)
 			return err == nil && len(stats) == 1 && stats[0].Inference.Success.Count == want
-		}, func() string { return fmt.Sprintf("%+v %v, want %d successes", stats, err, want) })
+		}) {
+			t.Errorf("gave up waiting for %s statistics: %+v %v, want %d successes", model, stats, err, want)
+		}
 	}
 }
 
@@ -243,9 +245,11 @@ func TestBLSStalledCallerBoundsItsQueueAndBlocksNothingElse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the callee's send to time out", func() bool {
+	if !testenv.Eventually(func() bool {
 		return strings.Contains(srv.log.String(), fmt.Sprintf("has not taken its last %d responses", maxPending))
-	}, srv.log.String)
+	}) {
+		t.Errorf("gave up waiting for the callee's send to time out: %s", srv.log.String())
+	}
 
 	// Meanwhile other requests, to the same backends, are served.
 	req, a, b := addsubRequest("bls_simple", core.TypeInt32, []int64{1, 16}, 3)
@@ -276,8 +280,9 @@ func TestBLSIsAccountedForUntilUnload(t *testing.T) {
 	if live.Allocators != 2 { // one per bls model
 		t.Errorf("live allocators = %d while bls_simple and bls_square are loaded, want 2", live.Allocators)
 	}
-	waitFor(t, "the call to be handed back", func() bool { return srv.host.Live().GoInferCalls == 0 },
-		func() string { return srv.host.Live().String() })
+	if !testenv.Eventually(func() bool { return srv.host.Live().GoInferCalls == 0 }) {
+		t.Errorf("gave up waiting for the call to be handed back: %s", srv.host.Live().String())
+	}
 	if live := srv.host.Live(); live.InferRequests != 0 || live.InferResponses != 0 {
 		t.Errorf("after the call: %v", live)
 	}

@@ -2,7 +2,6 @@ package abi_test
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,8 +74,9 @@ func TestQueuedRequestIsCancelledBeforeExecution(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The first request runs and the second waits in the queue.
-	waitFor(t, "the first request executing and the second queued", func() bool { return m.Counters().Pending == 1 },
-		func() string { return fmt.Sprintf("%+v", m.Counters()) })
+	if !testenv.Eventually(func() bool { return m.Counters().Pending == 1 }) {
+		t.Errorf("gave up waiting for the first request executing and the second queued: %+v", m.Counters())
+	}
 	cancel()
 	events := queued.wait(t)
 	if len(events) != 1 || events[0].resp == nil || core.CodeOf(events[0].resp.Err) != core.CodeCancelled {
@@ -102,11 +102,13 @@ func TestBackendStatisticsReachTheServer(t *testing.T) {
 	// come after its final response (repeat's Execute holds it for WAIT),
 	// so the counts may lag the responses.
 	var stats []core.ModelStatistics
-	waitFor(t, "two repeat executions and one square execution in the statistics", func() bool {
+	if !testenv.Eventually(func() bool {
 		var err error
 		stats, err = srv.Statistics("", 0)
 		return err == nil && len(stats) == 2 && stats[0].ExecutionCount == 2 && stats[1].ExecutionCount == 1
-	}, func() string { return fmt.Sprintf("%+v", stats) })
+	}) {
+		t.Errorf("gave up waiting for two repeat executions and one square execution in the statistics: %+v", stats)
+	}
 	if len(stats) != 2 {
 		t.FailNow()
 	}

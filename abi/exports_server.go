@@ -193,11 +193,7 @@ func thostServerMetadata(host *C.struct_thost_host, out **C.TRITONSERVER_Message
 		return cErrorf(core.CodeUnavailable, "%s: the server has stopped", fn)
 	}
 	info := h.serverInfo()
-	js, err := json.Marshal(struct {
-		Name       string   `json:"name"`
-		Version    string   `json:"version"`
-		Extensions []string `json:"extensions"`
-	}{info.Name, info.Version, append([]string{}, info.Extensions...)})
+	js, err := json.Marshal(core.ServerMetadata{Name: info.Name, Version: info.Version, Extensions: append([]string{}, info.Extensions...)})
 	if err != nil {
 		return cErrorf(core.CodeInternal, "%s: %v", fn, err)
 	}

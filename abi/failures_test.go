@@ -2,7 +2,6 @@ package abi_test
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -138,8 +137,9 @@ func TestSecondResponseOfNonDecoupledModelIsDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the second response to be dropped", func() bool { return m.DroppedResponses() == 1 },
-		func() string { return fmt.Sprintf("%d dropped", m.DroppedResponses()) })
+	if !testenv.Eventually(func() bool { return m.DroppedResponses() == 1 }) {
+		t.Errorf("gave up waiting for the second response to be dropped: %d dropped", m.DroppedResponses())
+	}
 	if strings.Contains(srv.log.String(), "not decoupled") {
 		t.Errorf("the backend's second send failed:\n%s", srv.log.String())
 	}

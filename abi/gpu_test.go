@@ -188,7 +188,9 @@ func TestGPUOutputBuffersAreCopiedToTheHostWhenSent(t *testing.T) {
 		}
 		return strings.Join(out, "; ")
 	}
-	waitFor(t, "every pool block back after the responses were sent", func() bool { return lent() == "" }, lent)
+	if !testenv.Eventually(func() bool { return lent() == "" }) {
+		t.Errorf("gave up waiting for every pool block back after the responses were sent: %s", lent())
+	}
 }
 
 func TestMemoryManagerPoolsAreRefusedPastTheirSize(t *testing.T) {

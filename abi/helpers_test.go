@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,28 +19,10 @@ import (
 	"tritonhost/loader"
 )
 
-// logBuffer collects the server log so tests can look for backend messages.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 type testServer struct {
 	*core.Server
 	host      *abi.Host
-	log       *logBuffer
+	log       *testenv.LogBuffer
 	afterStop []func() // checks that run once the server has stopped
 }
 
@@ -53,10 +34,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	testenv.RemoveSharedFakeCUDADriver()
 	if code == 0 {
-		deadline := time.Now().Add(10 * time.Second)
-		for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
+		testenv.Eventually(func() bool { return runtime.NumGoroutine() <= goroutines })
 		if n := runtime.NumGoroutine(); n > goroutines {
 			buf := make([]byte, 1<<20)
 			fmt.Fprintf(os.Stderr, "%d goroutines left after the tests (%d before):\n%s\n", n, goroutines, buf[:runtime.Stack(buf, true)])
@@ -93,7 +71,7 @@ func startServerWith(t *testing.T, repo string, setup serverSetup, mutate ...fun
 	t.Helper()
 	hopts := setup.host
 	backends := testenv.BackendDir(t)
-	logs := &logBuffer{}
+	logs := &testenv.LogBuffer{}
 	logger := serverlog.New(logs)
 	lopts := loader.Options{BackendDirectory: backends, Logger: logger, CloseGrace: 5 * time.Second}
 	copts := core.Options{ModelRepositories: []string{repo}, Logger: logger, Schedulers: scheduling.New}
@@ -124,8 +102,9 @@ func startServerWith(t *testing.T, repo string, setup serverSetup, mutate ...fun
 		if n := srv.LiveRequests(); n != 0 {
 			t.Errorf("%d request(s) still live after Stop", n)
 		}
-		waitFor(t, "every backend API object released", func() bool { return host.Live().Zero() },
-			func() string { return "live objects: " + host.Live().String() })
+		if !testenv.Eventually(func() bool { return host.Live().Zero() }) {
+			t.Errorf("gave up waiting for every backend API object released: live objects: %s", host.Live().String())
+		}
 		for _, check := range ts.afterStop {
 			check()
 		}
@@ -135,18 +114,6 @@ func startServerWith(t *testing.T, repo string, setup serverSetup, mutate ...fun
 		}
 	})
 	return ts
-}
-
-func waitFor(t *testing.T, what string, cond func() bool, detail func() string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Errorf("timed out waiting for %s: %s", what, detail())
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // event is one call of a ResponseFunc.

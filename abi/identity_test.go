@@ -125,11 +125,13 @@ instance_group [ { count: 1 kind: KIND_CPU } ]
 	}
 	wg.Wait()
 	var stats []core.ModelStatistics
-	waitFor(t, "batch statistics", func() bool {
+	if !testenv.Eventually(func() bool {
 		stats, _ = srv.Statistics("batched", 1)
 		// The backend reports the batch after the requests' own figures.
 		return len(stats) == 1 && stats[0].InferenceCount == 6 && stats[0].ExecutionCount > 0
-	}, func() string { return fmt.Sprintf("%+v", stats) })
+	}) {
+		t.Errorf("gave up waiting for batch statistics: %+v", stats)
+	}
 	if b := stats[0].Batches; len(b) != 1 || b[0].BatchSize != 6 || stats[0].ExecutionCount != 1 {
 		t.Errorf("executions %d, batches %+v: want one execution of batch size 6", stats[0].ExecutionCount, b)
 	}
@@ -142,10 +144,12 @@ func TestIdentityExecuteDelay(t *testing.T) {
 	srv := startServer(t, testenv.Repository(t, testenv.Model{Name: "slow", Config: cfg}))
 	infer(t, srv, &core.Submission{Model: "slow", Outputs: []string{"OUTPUT7"}, Inputs: []core.Input{core.NewInput("INPUT7", core.TypeInt32, []int64{1}, int32s(1))}})
 	var stats []core.ModelStatistics
-	waitFor(t, "statistics", func() bool {
+	if !testenv.Eventually(func() bool {
 		stats, _ = srv.Statistics("slow", 1)
 		return len(stats) == 1 && stats[0].ExecutionCount == 1
-	}, func() string { return fmt.Sprintf("%+v", stats) })
+	}) {
+		t.Errorf("gave up waiting for statistics: %+v", stats)
+	}
 	// As in Triton's identity, the delay comes before the execution's
 	// timestamps, so it counts as queue time.
 	if ns := stats[0].Inference.Queue.Ns; ns < uint64(40*time.Millisecond) {

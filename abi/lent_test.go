@@ -48,10 +48,12 @@ func TestLentOutputsLiveUntilFreed(t *testing.T) {
 	}
 	// The response does not hold its request: the backend let go of
 	// everything but the lent memory.
-	waitFor(t, "the request to be let go", func() bool {
+	if !testenv.Eventually(func() bool {
 		l := srv.host.Live()
 		return l.RequestContexts == 0 && l.Responses == 0 && l.GoRequests == 0
-	}, func() string { return srv.host.Live().String() })
+	}) {
+		t.Errorf("gave up waiting for the request to be let go: %s", srv.host.Live().String())
+	}
 	if got := srv.host.Live().LentResponses; got != 1 {
 		t.Errorf("lent responses before Free: %d, want 1", got)
 	}
@@ -116,8 +118,9 @@ func TestResponsesWithoutFreesResponsesAreGoMemory(t *testing.T) {
 		t.Fatalf("response %+v: want Go memory", resp)
 	}
 	// The C response goes as soon as the send returns.
-	waitFor(t, "the sent response to be freed", func() bool { return srv.host.Live().LentResponses == 0 },
-		func() string { return srv.host.Live().String() })
+	if !testenv.Eventually(func() bool { return srv.host.Live().LentResponses == 0 }) {
+		t.Errorf("gave up waiting for the sent response to be freed: %s", srv.host.Live().String())
+	}
 	if !bytes.Equal(output(t, resp, "OUTPUT0").Data, sample(core.TypeUint8, 8192)) {
 		t.Error("OUTPUT0 differs from INPUT0")
 	}
@@ -145,10 +148,12 @@ func TestOutputBuffersAreKeptForTheNextResponsesWithinTheBound(t *testing.T) {
 		// ResponseSend is still returning; a Free before it returns is
 		// carried out on its return. Wait for it, so that the cache
 		// checks after each Free see the buffer back.
-		waitFor(t, "the backend to let go of the request", func() bool {
+		if !testenv.Eventually(func() bool {
 			l := srv.host.Live()
 			return l.RequestContexts == 0 && l.Responses == 0
-		}, func() string { return srv.host.Live().String() })
+		}) {
+			t.Errorf("gave up waiting for the backend to let go of the request: %s", srv.host.Live().String())
+		}
 		return resp
 	}
 	address := func(r *core.Response) *byte { return &output(t, r, "OUTPUT0").Data[0] }

@@ -110,11 +110,13 @@ func TestModelControlCallsWithAChildOfTheRequestTrace(t *testing.T) {
 		p["context"] != `{"traceparent":"00-1"}` || p["model"] != "probe" || p["version"] != 1.0 || p["request_id"] != "traced-call" {
 		t.Errorf("the callee saw %v", p)
 	}
-	waitFor(t, "both traces", func() bool {
+	if !testenv.Eventually(func() bool {
 		tracer.mu.Lock()
 		defer tracer.mu.Unlock()
 		return len(tracer.traces) == 2
-	}, func() string { return "missing traces" })
+	}) {
+		t.Error("gave up waiting for both traces")
+	}
 	byID := map[uint64]*core.Trace{}
 	for _, tr := range tracer.traces {
 		byID[tr.ID] = tr
@@ -129,7 +131,9 @@ func TestModelControlCallsWithAChildOfTheRequestTrace(t *testing.T) {
 	if inner.Context() != `{"traceparent":"00-1"}` {
 		t.Errorf("child trace context %q", inner.Context())
 	}
-	waitFor(t, "no trace left", func() bool { return abi.LiveTraces() == 0 }, func() string { return fmt.Sprint(abi.LiveTraces()) })
+	if !testenv.Eventually(func() bool { return abi.LiveTraces() == 0 }) {
+		t.Errorf("gave up waiting for no trace left: %d live", abi.LiveTraces())
+	}
 }
 
 // A request nothing traces: the backend makes its own trace and spawns the
@@ -158,7 +162,9 @@ func TestModelControlCallsWithAChildOfItsOwnTrace(t *testing.T) {
 	if p, _ := r["probe"].(map[string]any); p["traced"] != true || p["id"] != child || p["parent_id"] != parent || p["context"] != "" {
 		t.Errorf("the callee saw %v", p)
 	}
-	waitFor(t, "no trace left", func() bool { return abi.LiveTraces() == 0 }, func() string { return fmt.Sprint(abi.LiveTraces()) })
+	if !testenv.Eventually(func() bool { return abi.LiveTraces() == 0 }) {
+		t.Errorf("gave up waiting for no trace left: %d live", abi.LiveTraces())
+	}
 }
 
 // Model control from a backend, under explicit model control: loading with
@@ -220,12 +226,15 @@ func TestModelControlLoadsAndUnloadsModels(t *testing.T) {
 	if r := run(map[string]any{"op": "unload", "model": "square_pipeline", "dependents": true}); r["ok"] != true {
 		t.Errorf("unload square_pipeline and dependents: %v", r)
 	}
-	waitFor(t, "the steps to unload", func() bool { return ready("square_int32") == false && ready("identity_int32") == false },
-		func() string { return fmt.Sprint(srv.RepositoryIndex()) })
+	if !testenv.Eventually(func() bool { return ready("square_int32") == false && ready("identity_int32") == false }) {
+		t.Errorf("gave up waiting for the steps to unload: %s", fmt.Sprint(srv.RepositoryIndex()))
+	}
 
 	// A backend may unload the model that serves its call.
 	if r := command(t, srv, "probe", "p", map[string]any{"op": "unload", "model": "probe"}); r["ok"] != true {
 		t.Errorf("probe unloading itself: %v", r)
 	}
-	waitFor(t, "probe to unload", func() bool { return ready("probe") == false }, func() string { return "still ready" })
+	if !testenv.Eventually(func() bool { return ready("probe") == false }) {
+		t.Error("gave up waiting for probe to unload")
+	}
 }

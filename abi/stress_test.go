@@ -191,10 +191,12 @@ func checkStress(t *testing.T, srv *testServer, logs *stressLog, st *stressTally
 		t.Errorf("%d unloads and reloads, %d requests in flight at finalization: the test did not stress unloading",
 			cycles, sum["drained"])
 	}
-	waitFor(t, "no live request", func() bool { return srv.LiveRequests() == 0 },
-		func() string { return fmt.Sprint(srv.LiveRequests(), " live") })
-	waitFor(t, "every backend API object released", func() bool { return srv.host.Live().Zero() },
-		func() string { return srv.host.Live().String() })
+	if !testenv.Eventually(func() bool { return srv.LiveRequests() == 0 }) {
+		t.Errorf("gave up waiting for no live request: %d live", srv.LiveRequests())
+	}
+	if !testenv.Eventually(func() bool { return srv.host.Live().Zero() }) {
+		t.Errorf("gave up waiting for every backend API object released: %s", srv.host.Live().String())
+	}
 }
 
 // stressClient sends requests one after another until the deadline, each

@@ -49,11 +49,13 @@ output [ { name: "OUT" data_type: TYPE_STRING dims: [ 1 ] } ]
 	if err != nil || len(elems) != 1 {
 		t.Fatalf("OUT = %v, %v", elems, err)
 	}
-	waitFor(t, "the finished trace", func() bool {
+	if !testenv.Eventually(func() bool {
 		tracer.mu.Lock()
 		defer tracer.mu.Unlock()
 		return len(tracer.traces) == 1
-	}, func() string { return "no trace" })
+	}) {
+		t.Error("gave up waiting for the finished trace")
+	}
 	tr := tracer.traces[0]
 	want := fmt.Sprintf("traced=1 id=%d parent=0 model=traced version=1 request=t-1", tr.ID)
 	if got := string(elems[0]); got != want {

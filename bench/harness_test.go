@@ -1,16 +1,10 @@
 package bench
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
-	"syscall"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -38,83 +32,58 @@ func (rawCodec) Name() string { return "proto" }
 
 var _ encoding.CodecV2 = rawCodec{}
 
-// process is a server started for a benchmark.
+// process is a server started for a benchmark, and a connection to it
+// that hands frames through as bytes.
 type process struct {
-	cmd   *exec.Cmd
 	addr  string
-	debug string // tritonhost's --debug-address, when it announced one
+	debug string // the server's pprof address, when it serves one
 	conn  *grpc.ClientConn
 }
 
-// diagnostics is how tritonhost announces its --debug-address, before its
+// debugStartedRE is how a server announces its pprof address, before its
 // gRPC address.
-var diagnostics = regexp.MustCompile(`Started diagnostics \(pprof\) at (\S+)`)
+var debugStartedRE = regexp.MustCompile(`Started diagnostics \(pprof\) at (\S+)`)
 
-// startProcess builds (once) and starts a server, and waits for the line
-// that announces its address.
-func startProcess(b *testing.B, pkg string, announce *regexp.Regexp, args ...string) *process {
+// startTritonhost builds and starts tritonhost on the example models,
+// gRPC only, with pprof when diagnostics is set.
+func startTritonhost(b *testing.B, diagnostics bool) *process {
 	b.Helper()
-	bin := filepath.Join(b.TempDir(), filepath.Base(pkg))
-	build := exec.Command("go", "build", "-o", bin, pkg)
-	build.Dir = testenv.RepoRoot(b)
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build %s: %v\n%s", pkg, err, out)
-	}
-	cmd := exec.Command(bin, args...)
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
+	bin, err := testenv.BuildServer(b.TempDir(), false)
+	if err != nil {
 		b.Fatal(err)
 	}
-	addr := make(chan [2]string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		var debug string
-		for sc.Scan() {
-			if m := diagnostics.FindStringSubmatch(sc.Text()); m != nil {
-				debug = m[1]
-			}
-			if m := announce.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- [2]string{m[1], debug}
-			}
-		}
-	}()
-	p := &process{cmd: cmd}
-	select {
-	case a := <-addr:
-		p.addr, p.debug = a[0], a[1]
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		b.Fatalf("%s did not start", pkg)
+	srv := testenv.StartServer(b, testenv.ServerConfig{Binary: bin, Diagnostics: diagnostics,
+		Args: []string{"--allow-http=false", "--allow-metrics=false"}})
+	return dialRaw(b, srv.Addr, srv.DebugAddr)
+}
+
+// startEcho builds and starts the plain grpc-go server with args.
+func startEcho(b *testing.B, args ...string) *process {
+	b.Helper()
+	bin, err := testenv.GoBuild(b.TempDir(), "./bench/echoserver", false)
+	if err != nil {
+		b.Fatal(err)
 	}
-	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+	p := testenv.StartProcess(b, bin, nil, args...)
+	addr := p.Await(b, "echoserver to listen", regexp.MustCompile(`listening on (\S+)`))[1]
+	var debug string
+	if m := debugStartedRE.FindStringSubmatch(p.Log()); m != nil {
+		debug = m[1]
+	}
+	return dialRaw(b, addr, debug)
+}
+
+// dialRaw connects to addr with the raw codec, closing the connection at
+// cleanup.
+func dialRaw(b *testing.B, addr, debug string) *process {
+	b.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(rawCodec{}), grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(256<<20)))
 	if err != nil {
 		b.Fatal(err)
 	}
-	p.conn = conn
-	b.Cleanup(func() {
-		conn.Close()
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); pw.Close(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-		}
-	})
-	return p
-}
-
-func startTritonhost(b *testing.B, args ...string) *process {
-	return startProcess(b, "./cmd/tritonhost", regexp.MustCompile(`Started GRPCInferenceService at (\S+)`),
-		append([]string{"serve", "--model-repository", testenv.ExampleModels(b), "--backend-directory", testenv.BackendDir(b),
-			"--grpc-address", "127.0.0.1", "--grpc-port", "0", "--allow-http=false", "--allow-metrics=false"}, args...)...)
-}
-
-func startEcho(b *testing.B, args ...string) *process {
-	return startProcess(b, "./bench/echoserver", regexp.MustCompile(`listening on (\S+)`), args...)
+	b.Cleanup(func() { conn.Close() })
+	return &process{addr: addr, debug: debug, conn: conn}
 }
 
 // report prints one line that states both rates and their ratio.

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 const squareK = 10000
@@ -119,7 +119,7 @@ func echoRound(b *testing.B, conn *grpc.ClientConn, frame []byte, n int) time.Du
 // client sends 10001 frames and the server sends each back) and a fanout
 // (the server alone sends 10001 frames). One op is one round of each.
 func BenchmarkStreamResponses(b *testing.B) {
-	triton, echo := startTritonhost(b), startEcho(b)
+	triton, echo := startTritonhost(b, false), startEcho(b)
 	tritonReq, fanReq := squareRequests(b, squareK)
 	frame, _ := proto.Marshal(wrapBytes(make([]byte, squareFrame()-3)))
 
@@ -172,7 +172,7 @@ func concurrentRounds(b *testing.B, n int, conn *grpc.ClientConn, method string,
 // run as 16 concurrent fanout streams of the plain grpc-go server pushing
 // the same frames. One op is one round of each.
 func BenchmarkConcurrentStreams(b *testing.B) {
-	triton, echo := startTritonhost(b), startEcho(b)
+	triton, echo := startTritonhost(b, false), startEcho(b)
 	tritonReq, fanReq := squareRequests(b, streamsK)
 	ours := func() time.Duration {
 		return concurrentRounds(b, streams, triton.conn, "/inference.GRPCInferenceService/ModelStreamInfer", tritonReq, streamsK+1)

@@ -59,7 +59,7 @@ func BenchmarkUnaryTensors(b *testing.B) {
 		clients int
 	}{{"1KiB", 1 << 10, concurrency}, {"1MiB", 1 << 20, concurrency}, {"64MiB", 64 << 20, 2}} {
 		b.Run(bc.name, func(b *testing.B) {
-			triton, echo := startTritonhost(b, "--debug-address", "127.0.0.1:0"), startEcho(b, "-debug-address", "127.0.0.1:0")
+			triton, echo := startTritonhost(b, true), startEcho(b, "-debug-address", "127.0.0.1:0")
 			if triton.debug == "" || echo.debug == "" {
 				b.Fatal("a server announced no diagnostics address")
 			}

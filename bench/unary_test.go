@@ -56,7 +56,7 @@ func unaryRun(b *testing.B, conn *grpc.ClientConn, method string, req []byte, cl
 // ModelInfer from 16 concurrent clients, against a plain unary echo of a
 // message of the same size. One op is a 2-second window of each.
 func BenchmarkUnaryRequests(b *testing.B) {
-	triton, echo := startTritonhost(b), startEcho(b)
+	triton, echo := startTritonhost(b, false), startEcho(b)
 	vals := make([]int32, 16)
 	msg, err := client.Request{Model: "identity_int32", Inputs: []client.Tensor{client.Int32s("INPUT0", []int64{16}, vals...)}}.Message()
 	if err != nil {

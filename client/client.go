@@ -4,6 +4,13 @@
 // queries with the gRPC protocol's messages and inference requests in the
 // binary tensor extension. It works against tritonhost and against Triton
 // itself; `tritonhost perf` and its load generator use it for both.
+//
+// API for Go programs that talk to a server, and apart from the server: it
+// imports no server package, only the generated protocol messages
+// (tritonhost/internal/inferencepb) and model configuration
+// (tritonhost/core/configpb). Dial's stub and Result.Response are of the
+// generated types; outside this module a program builds requests with
+// Request and reads responses with Outputs, without naming them.
 package client
 
 import (
@@ -13,7 +20,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // Reserved parameters of decoupled streaming.

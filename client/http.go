@@ -17,7 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tritonhost/core/configpb"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // maxHTTPBody bounds what HTTP reads of one answer it decodes (metadata,

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // TestHTTPQueriesReadTritonsRoutes: the model queries GET Triton's routes

@@ -3,7 +3,7 @@ package client
 import (
 	"testing"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 func TestTextHasStableSpacing(t *testing.T) {

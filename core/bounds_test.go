@@ -9,6 +9,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
+	"tritonhost/internal/testenv"
 )
 
 // callTimeout is the BackendCallTimeout of the tests whose backend hangs
@@ -247,7 +248,7 @@ func TestStopIsBounded(t *testing.T) {
 			}
 			p.WaitEvent(t, "finalize model a")
 			p.WaitEvent(t, "finalize model b")
-			coretest.WaitUntil(t, "no request to be live", func() bool { return srv.LiveRequests() == 0 })
+			testenv.WaitUntil(t, "no request to be live", func() bool { return srv.LiveRequests() == 0 })
 			if slices.Contains(p.Events(), "close") {
 				t.Errorf("the backends were closed although Stop gave up: %v", p.Events())
 			}
@@ -280,7 +281,7 @@ func TestStopAndALoadInProgress(t *testing.T) {
 			if giveUp {
 				coretest.WantError(t, "Stop", <-stopped, core.CodeUnavailable, "context canceled", `model "a" version 1 (backend "go"): load not finished: LoadModel had been running`)
 			} else {
-				coretest.WaitUntil(t, "Stop to begin", func() bool { return !srv.Live() })
+				testenv.WaitUntil(t, "Stop to begin", func() bool { return !srv.Live() })
 			}
 			gate.Open()
 			coretest.WantError(t, "LoadModel(a)", <-loadA, core.CodeUnavailable, `model "a"`, "shutting down")

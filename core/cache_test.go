@@ -12,6 +12,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
+	"tritonhost/internal/testenv"
 )
 
 // cachedConfig is vectorConfig with the response cache enabled.
@@ -187,7 +188,7 @@ func TestCacheFailuresNeverFailARequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			coretest.WaitUntil(t, "the insert failures to be counted", func() bool { return m.Counters().CacheInsertFailures >= tt.insertFailed })
+			testenv.WaitUntil(t, "the insert failures to be counted", func() bool { return m.Counters().CacheInsertFailures >= tt.insertFailed })
 			k := m.Counters()
 			if k.CacheHit.Count != tt.hits || k.CacheMiss.Count != 2 || k.CacheInsertFailures != tt.insertFailed {
 				t.Errorf("hits %d, misses %d, insert failures %d; want %d, 2, %d", k.CacheHit.Count, k.CacheMiss.Count, k.CacheInsertFailures, tt.hits, tt.insertFailed)
@@ -227,7 +228,7 @@ func TestCacheCallsAreBounded(t *testing.T) {
 		big := make([]int32, 100) // 400 bytes of data: past the bound with its overhead
 		echoed(t, srv, vector("big", big...))
 		m, _ := srv.Model("m", 0)
-		coretest.WaitUntil(t, "the dropped insert to be counted", func() bool { return m.Counters().CacheInsertFailures == 1 })
+		testenv.WaitUntil(t, "the dropped insert to be counted", func() bool { return m.Counters().CacheInsertFailures == 1 })
 		if _, inserts := cache.Calls(); inserts != 1 || cache.Len() != 1 {
 			t.Errorf("%d inserts made, %d entries; want only the small response's", inserts, cache.Len())
 		}
@@ -260,7 +261,7 @@ func TestCacheConcurrentIdenticalRequests(t *testing.T) {
 		t.Errorf("%d executions for %d misses", execs, st.CacheMiss.Count)
 	}
 	m, _ := srv.Model("m", 0)
-	coretest.WaitUntil(t, "an entry", func() bool { return cache.Len() == 1 })
+	testenv.WaitUntil(t, "an entry", func() bool { return cache.Len() == 1 })
 	if f := m.Counters().CacheInsertFailures; f != 0 {
 		t.Errorf("%d insert failures, want 0", f)
 	}
@@ -356,7 +357,7 @@ func TestStopClosesTheCacheOnceItsCallsReturned(t *testing.T) {
 		cache := coretest.NewCache().HangInserts(gate)
 		srv, _ := serveCached(t, cache, core.Options{})
 		echoed(t, srv, vector("a", 1))
-		coretest.WaitUntil(t, "the insert to reach the cache", func() bool { _, n := cache.Hanging(); return n == 1 })
+		testenv.WaitUntil(t, "the insert to reach the cache", func() bool { _, n := cache.Hanging(); return n == 1 })
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		err := srv.Stop(ctx)

@@ -11,6 +11,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
+	"tritonhost/internal/testenv"
 )
 
 // TestInstancesRunConcurrentlyOneExecutionEach: three active instances
@@ -76,7 +77,7 @@ func TestStopDrainsInFlightWork(t *testing.T) {
 	srv, p, gate, busy, queued := queuedBehindBusy(t)
 	stopped := make(chan error, 1)
 	go func() { stopped <- srv.Stop(context.Background()) }()
-	coretest.WaitUntil(t, "Stop to begin", func() bool { return !srv.Live() })
+	testenv.WaitUntil(t, "Stop to begin", func() bool { return !srv.Live() })
 	coretest.WantError(t, "Infer during Stop", srv.Infer(t.Context(), rows("late", 1), coretest.NewCollector().Receive), core.CodeUnavailable, "shutting down")
 	select {
 	case err := <-stopped:
@@ -122,7 +123,7 @@ func TestStopGivesUpOnRunningExecutionsWhenItsContextEnds(t *testing.T) {
 	if want := []string{"finalize instance m/m_0_0", "finalize model m"}; !slices.Equal(events[len(events)-2:], want) {
 		t.Errorf("events %v, want them to end with %v (and no close)", events, want)
 	}
-	coretest.WaitUntil(t, "no request to be live", func() bool { return srv.LiveRequests() == 0 })
+	testenv.WaitUntil(t, "no request to be live", func() bool { return srv.LiveRequests() == 0 })
 }
 
 // TestExplicitModelControl: only LoadModel loads, UnloadModel unloads (its

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
+	"tritonhost/internal/testenv"
 )
 
 // filesDirs returns the directories the server made for the files of load
@@ -117,7 +117,7 @@ func TestLoadWithFilesLoadsFromATemporaryDirectory(t *testing.T) {
 	if err := loadWith(t, srv, "m", core.LoadOptions{Config: cfg, Files: files}); err != nil {
 		t.Fatalf("load again: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), coretest.Patience)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience)
 	defer cancel()
 	if err := srv.Stop(ctx); err != nil {
 		t.Fatal(err)
@@ -264,7 +264,7 @@ func TestLoadFilesAreBoundedOnDisk(t *testing.T) {
 	if err := loadWith(t, srv, "d", core.LoadOptions{Config: cfg, Files: files(40)}); err != nil {
 		t.Fatalf("load d with the 40 bytes left: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), coretest.Patience)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience)
 	defer cancel()
 	if err := srv.Stop(ctx); err != nil {
 		t.Fatal(err)
@@ -319,9 +319,7 @@ func TestFinishedRunsOnceAfterTheRequestIsDone(t *testing.T) {
 	if err := srv.Infer(t.Context(), bad, coretest.NewCollector().Receive); err == nil {
 		t.Fatal("a request of the wrong data type was accepted")
 	}
-	for deadline := time.Now().Add(coretest.Patience); srv.LiveRequests() != 0 && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
+	testenv.Eventually(func() bool { return srv.LiveRequests() == 0 })
 	if len(finished) != 0 || calls.Load() != 1 {
 		t.Errorf("Finished ran %d time(s) for the good request; %d more call(s)", calls.Load(), len(finished))
 	}

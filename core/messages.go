@@ -3,9 +3,19 @@ package core
 import "strconv"
 
 // The JSON documents Triton's protocols and its in-process API describe
-// models with (TRITONSERVER_ServerModelMetadata and ServerModelStatistics,
-// HTTP's model metadata and statistics routes, gRPC's ModelMetadata), in
-// one definition each, so that every frontend and the C API say the same.
+// the server and its models with (TRITONSERVER_ServerMetadata,
+// ServerModelMetadata and ServerModelStatistics, HTTP's server and model
+// metadata and statistics routes, gRPC's ModelMetadata), in one
+// definition each, so that every frontend and the C API say the same.
+
+// ServerMetadata is the server's metadata: its id, version and the
+// protocol extensions it implements, members in Triton's order. Core
+// knows none of them; whoever serves the protocol fills it in.
+type ServerMetadata struct {
+	Name       string   `json:"name"`
+	Version    string   `json:"version"`
+	Extensions []string `json:"extensions"`
+}
 
 // TensorMetadata is one input or output of a model's metadata.
 type TensorMetadata struct {

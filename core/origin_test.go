@@ -4,10 +4,10 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
+	"tritonhost/internal/testenv"
 )
 
 // TestFinishedWaitsForTheFinalResponseAfterRelease: a backend that releases
@@ -52,10 +52,7 @@ func TestFinishedWaitsForTheFinalResponseAfterRelease(t *testing.T) {
 	}
 	gate.Open()
 	<-done
-	deadline := time.Now().Add(10 * time.Second)
-	for finished.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	testenv.Eventually(func() bool { return finished.Load() != 0 })
 	if n := finished.Load(); n != 1 {
 		t.Errorf("Finished ran %d times, want once", n)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
+	"tritonhost/internal/testenv"
 )
 
 // servePolled serves models under model control POLL with an interval the
@@ -79,7 +80,7 @@ func TestPollLoadsNewChangedAndRemovedModelsAndVersions(t *testing.T) {
 	if err != nil || m1b == m1 || m1b.Config().GetParameters()["k"].GetStringValue() != "v2" {
 		t.Fatalf("changed model: %v, %v; want version 1 loaded again with parameter k", m1b, err)
 	}
-	coretest.WaitUntil(t, "the old version to unload", func() bool { return m1.Readiness() == core.ModelUnavailable })
+	testenv.WaitUntil(t, "the old version to unload", func() bool { return m1.Readiness() == core.ModelUnavailable })
 
 	write(t, filepath.Join(repo, "m", "2", ".keep"), "")
 	poll(t, srv)
@@ -139,7 +140,7 @@ func TestPollReloadFinishesRequestsInFlightOnTheOldVersion(t *testing.T) {
 	write(t, filepath.Join(repo, "m", core.ConfigFileName), vectorConfig(`parameters [ { key: "k" value: { string_value: "new" } } ]`))
 	polled := make(chan error, 1)
 	go func() { polled <- srv.Poll() }()
-	coretest.WaitUntil(t, "the new version to serve", func() bool {
+	testenv.WaitUntil(t, "the new version to serve", func() bool {
 		m, err := srv.Model("m", 1)
 		return err == nil && m != old
 	})
@@ -152,5 +153,5 @@ func TestPollReloadFinishesRequestsInFlightOnTheOldVersion(t *testing.T) {
 	if err := <-polled; err != nil {
 		t.Fatal(err)
 	}
-	coretest.WaitUntil(t, "the old version to unload", func() bool { return old.Readiness() == core.ModelUnavailable })
+	testenv.WaitUntil(t, "the old version to unload", func() bool { return old.Readiness() == core.ModelUnavailable })
 }

@@ -9,6 +9,7 @@ import (
 	"tritonhost/core"
 	"tritonhost/core/coretest"
 	"tritonhost/core/serverlog"
+	"tritonhost/internal/testenv"
 )
 
 // TestResponderEnforcesTheTransactionPolicy checks what the client gets
@@ -263,7 +264,7 @@ func TestExecuteErrorFailsEveryUnreleasedRequestOnce(t *testing.T) {
 // counted, and logged once for the request at verbose level 1.
 func TestNonDecoupledModelDeliversItsFirstResponseAndDropsTheRest(t *testing.T) {
 	t.Parallel()
-	logs := &coretest.LogBuffer{}
+	logs := &testenv.LogBuffer{}
 	logger := serverlog.New(logs)
 	logger.SetVerbose(1)
 	p := coretest.NewProvider().Set("m", coretest.Async(coretest.Stream(4)))

@@ -8,6 +8,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
+	"tritonhost/internal/testenv"
 )
 
 // samplingTracer is a Tracer that only samples (no StartTrace): never.
@@ -93,7 +94,7 @@ func TestSamplingTracerTracesTheChildrenOfATracedRequest(t *testing.T) {
 	child := vector("child", 1)
 	child.ParentTrace = parent
 	coretest.Succeeded(t, coretest.Infer(t, srv, child), coretest.Infer(t, srv, vector("alone", 2)))
-	coretest.WaitUntil(t, "both requests to finish", func() bool { return srv.LiveRequests() == 0 })
+	testenv.WaitUntil(t, "both requests to finish", func() bool { return srv.LiveRequests() == 0 })
 	if got := tracer.traces(); len(got) != 1 || got[0].RequestID != "child" || got[0].ParentID != parent.ID || got[0].ID == parent.ID {
 		t.Errorf("traces %+v, want the child's alone, with its parent's id %d", got, parent.ID)
 	}

@@ -26,8 +26,8 @@ import (
 	"tritonhost/core/scheduling"
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/metricsserver"
-	"tritonhost/frontend/protocol"
 	"tritonhost/gpu"
+	"tritonhost/internal/protocol"
 	"tritonhost/loader"
 )
 

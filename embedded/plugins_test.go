@@ -42,7 +42,7 @@ func TestOptionsOpenTheResponseCacheAndTheAgents(t *testing.T) {
 	// The first request misses; its response is inserted on the server's
 	// own goroutine, after the reply, so the same request repeated hits
 	// once the insert is done.
-	coretest.WaitUntil(t, "a repeated request to hit the cache", func() bool {
+	testenv.WaitUntil(t, "a repeated request to hit the cache", func() bool {
 		coretest.Succeeded(t, coretest.Infer(t, srv, coretest.Request("cached", "", coretest.Int32Input("INPUT0", []int64{2}, 4, 5))))
 		return coretest.Statistics(t, srv, "cached").Inference.CacheHit.Count > 0
 	})

@@ -20,4 +20,8 @@
 // run at a high rate holds constant memory. In rate mode the requests in
 // flight are bounded (Config.MaxOutstanding): when the server falls behind,
 // requests start late and the result says how many did.
+//
+// API on the client's side, like package client, which it sends through:
+// it imports no server package, so a Go program can load a server the way
+// `tritonhost perf` does.
 package loadgen

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // fakeHTTP answers Triton's HTTP infer route after delay, checking that

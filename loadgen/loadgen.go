@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // Mode says how requests travel.

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // rateStreams is how many streams carry the requests of rate mode.

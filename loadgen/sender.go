@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // errBroken marks a failure after which a worker cannot go on (its stream

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // window is a fake measurement: n requests in one second, each taking

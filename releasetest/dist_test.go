@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 
@@ -89,7 +89,7 @@ func TestDistPackageInstallsAndBuildsABackend(t *testing.T) {
 			t.Errorf("the tarball's tritonhost version: %q, want %q", got, version)
 		}
 		// No --backend-directory: the server finds backends/ next to bin/.
-		expectExamplesReady(t, serve(t, bin, "--model-repository", filepath.Join(unpacked, top, "examples", "models")),
+		expectExamplesReady(t, serve(t, bin, filepath.Join(unpacked, top, "examples", "models"), ""),
 			filepath.Join(unpacked, top, "examples", "models"))
 	})
 
@@ -150,8 +150,7 @@ func checkInstalled(t *testing.T, dest, version string) {
 func serveInstalled(t *testing.T, dest string) {
 	t.Helper()
 	models := filepath.Join(dest, "usr", "share", "doc", "tritonhost", "examples", "models")
-	c := serve(t, filepath.Join(dest, "usr", "bin", "tritonhost"), "--model-repository", models,
-		"--backend-directory", filepath.Join(dest, "opt", "tritonserver", "backends"))
+	c := serve(t, filepath.Join(dest, "usr", "bin", "tritonhost"), models, filepath.Join(dest, "opt", "tritonserver", "backends"))
 	expectExamplesReady(t, c, models)
 }
 

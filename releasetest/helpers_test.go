@@ -1,21 +1,16 @@
 package releasetest
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/testenv"
 )
 
 // installHints says how to get each tool a test may need.
@@ -115,70 +110,14 @@ func versionInfo(t *testing.T, bin string) map[string]string {
 	return info
 }
 
-var startedRE = regexp.MustCompile(`Started GRPCInferenceService at (\S+)`)
-
-// serve starts `<bin> serve` on a free loopback port with args added and
-// returns a client; at cleanup it sends SIGTERM and expects a clean exit.
-func serve(t *testing.T, bin string, args ...string) pb.GRPCInferenceServiceClient {
+// serve starts the server bin over the model repository repo, with the
+// backends of backendDir ("": where the installation puts them, next to
+// its bin/), and returns a client; at cleanup it sends SIGTERM and expects
+// a clean exit.
+func serve(t *testing.T, bin, repo, backendDir string) pb.GRPCInferenceServiceClient {
 	t.Helper()
-	args = append([]string{"serve", "--grpc-address", "127.0.0.1", "--grpc-port", "0"}, args...)
-	cmd := exec.Command(bin, args...)
-	var log bytes.Buffer
-	pr, pw := io.Pipe()
-	cmd.Stdout = &log
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	exited := make(chan error, 1)
-	go func() {
-		err := cmd.Wait()
-		pw.Close()
-		exited <- err
-	}()
-	addr := make(chan string, 1)
-	logged := make(chan string, 1)
-	go func() {
-		var lines strings.Builder
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			lines.WriteString(sc.Text() + "\n")
-			if m := startedRE.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case addr <- m[1]:
-				default:
-				}
-			}
-		}
-		logged <- lines.String()
-	}()
-	var address string
-	select {
-	case address = <-addr:
-	case err := <-exited:
-		t.Fatalf("%s exited before serving: %v\n%s", bin, err, <-logged)
-	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("%s did not start within 60 s", bin)
-	}
-	conn, c, err := client.Dial(address, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("%s exited with %v\n%s", bin, err, <-logged)
-			}
-		case <-time.After(60 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("%s did not exit after SIGTERM", bin)
-		}
-	})
-	return c
+	return testenv.StartServer(t, testenv.ServerConfig{Binary: bin, Repo: repo, Backends: backendDir,
+		BackendsBesideBinary: backendDir == "", Graceful: true}).Client
 }
 
 func ctxFor(t *testing.T) context.Context {

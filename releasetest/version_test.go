@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 
@@ -57,7 +57,7 @@ func TestMakeStampsTheVersionItIsGiven(t *testing.T) {
 	}
 
 	// ServerMetadata reports the same version.
-	c := serve(t, bin, "--model-repository", t.TempDir(), "--backend-directory", t.TempDir())
+	c := serve(t, bin, t.TempDir(), t.TempDir())
 	meta, err := c.ServerMetadata(ctxFor(t), &pb.ServerMetadataRequest{})
 	if err != nil {
 		t.Fatal(err)

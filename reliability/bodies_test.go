@@ -181,7 +181,7 @@ func TestStalledBodiesAreCutAndBystandersServed(t *testing.T) {
 	t.Run("below the connection bound", func(t *testing.T) {
 		srv := start(t, "", "--http-read-body-timeout", "1000")
 		_, c := srv.Dial(t)
-		addr := srv.HTTPAddr(t)
+		addr := srv.HTTP
 		base := openFiles(srv.PID())
 		conns := scale(1000, 3000)
 		rep := stalledAttack(t, srv.PID(), unaryIdentity(c), httpIdentity(addr), addr, conns, 60*time.Second)
@@ -192,7 +192,7 @@ func TestStalledBodiesAreCutAndBystandersServed(t *testing.T) {
 		const maxConns = 100
 		srv := start(t, "", "--http-read-body-timeout", "1000", "--http-max-connections", fmt.Sprint(maxConns))
 		_, c := srv.Dial(t)
-		addr := srv.HTTPAddr(t)
+		addr := srv.HTTP
 		base := openFiles(srv.PID())
 		conns := scale(300, 1000)
 		rep := stalledAttack(t, srv.PID(), unaryIdentity(c), httpIdentity(addr), addr, conns, 60*time.Second)

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 
@@ -86,16 +86,12 @@ const cutOffWait = 2 * time.Minute
 const bystanderWindow = 3*stallTimeout + time.Second
 
 // waitCutOff waits until the server has cut off a stream, at most
-// cutOffWait, and until window (nil: none) has fired. Only then may the
+// testenv.StartPatience, and until window (nil: none) has fired. Only then may the
 // test read the non-reading stream: reading it earlier would drain the
 // very buffers whose filling the cut-off needs.
 func waitCutOff(t *testing.T, srv *testenv.Server, window <-chan time.Time) {
 	t.Helper()
-	for deadline := time.Now().Add(cutOffWait); !strings.Contains(srv.Log(), cutOffLogged); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not cut off the non-reading stream within %v:\n%s", cutOffWait, srv.Log())
-		}
-	}
+	srv.AwaitOutput(t, "the cut-off of the non-reading stream", func(log string) bool { return strings.Contains(log, cutOffLogged) })
 	if window != nil {
 		<-window
 	}
@@ -296,11 +292,10 @@ func TestPipelinedRequestsWithoutReadingHoldBoundedThreads(t *testing.T) {
 	}
 	// The threads end once the stream is gone.
 	var after int64
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if after = srv.ProcStatus(t, "Threads"); after <= before+16 {
-			break
-		}
-	}
+	testenv.Eventually(func() bool {
+		after = srv.ProcStatus(t, "Threads")
+		return after <= before+16
+	})
 	if after > before+16 {
 		t.Errorf("%d threads are left after the stream was cut off (%d before)", after, before)
 	}

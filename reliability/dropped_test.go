@@ -12,23 +12,19 @@ import (
 )
 
 // settled waits until the server's goroutine count is at most floor (any
-// count when floor is 0) and has not changed for a few samples, and
-// returns its goroutines, threads and RSS then.
+// count when floor is 0) and has not changed for settleFor, at most
+// testenv.Patience, and returns its goroutines, threads and RSS then. One
+// that never settles is returned as it is: the caller's bounds judge it.
 func settled(t *testing.T, srv *testenv.Server, floor int) (int, int64, int64) {
 	t.Helper()
-	g, same := srv.Goroutines(t), 0
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond)
-		next := srv.Goroutines(t)
-		if next == g && (floor == 0 || g <= floor) {
-			if same++; same == 3 {
-				break
-			}
-		} else {
-			same = 0
+	const settleFor = 300 * time.Millisecond
+	g, since := srv.Goroutines(t), time.Now()
+	testenv.Eventually(func() bool {
+		if next := srv.Goroutines(t); next != g {
+			g, since = next, time.Now()
 		}
-		g = next
-	}
+		return (floor == 0 || g <= floor) && time.Since(since) >= settleFor
+	})
 	return g, srv.ProcStatus(t, "Threads"), srv.ProcStatus(t, "VmRSS")
 }
 

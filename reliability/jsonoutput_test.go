@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 
@@ -24,15 +23,6 @@ max_batch_size: 0
 input [ { name: "INPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
 output [ { name: "OUTPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
 `
-
-var httpStartedRE = regexp.MustCompile(`Started HTTPService at (\S+)`)
-
-// httpAddr waits for the server's HTTP endpoint and returns its address.
-func httpAddr(t *testing.T, srv *testenv.Server) string {
-	t.Helper()
-	waitLog(t, srv, "Started HTTPService at ")
-	return httpStartedRE.FindStringSubmatch(srv.Log())[1]
-}
 
 // bytesTensor is a BYTES tensor of about size bytes, serialized as Triton
 // sends it (each element a 4-byte little-endian length, then its bytes),
@@ -94,7 +84,7 @@ func TestBytesAnsweredAsJSONStayWithinAFewTimesTheirSize(t *testing.T) {
 	} {
 		t.Run(tc.kind+"/"+tc.protocol, func(t *testing.T) {
 			srv := start(t, repo, "--grpc-max-message-size", strconv.Itoa(2*size))
-			addr := httpAddr(t, srv)
+			addr := srv.HTTP
 			data, count := bytesTensor(tc.kind, size)
 			_, c := srv.Dial(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

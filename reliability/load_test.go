@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // repeatRequest asks repeat_int32 for n responses, OUT = base+i with

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // shmParam names a span of a shared-memory region in a tensor's

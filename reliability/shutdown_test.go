@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 
@@ -30,17 +30,6 @@ input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]
 output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
 instance_group [ { count: 1 kind: KIND_CPU } ]
 `, name)}
-}
-
-// waitLog waits until the server's log contains s.
-func waitLog(t *testing.T, srv *testenv.Server, s string) {
-	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if strings.Contains(srv.Log(), s) {
-			return
-		}
-	}
-	t.Fatalf("the server never logged %q:\n%s", s, srv.Log())
 }
 
 // TestShutdownEndsWithinTheExitTimeout: with requests that need 8 s still
@@ -92,7 +81,9 @@ func TestShutdownEndsWithinTheExitTimeout(t *testing.T) {
 func TestSignalDuringStartUpEndsIt(t *testing.T) {
 	repo := testenv.Repository(t, hangModel(t, "hang_init"))
 	srv := testenv.StartServer(t, testenv.ServerConfig{Binary: serverBinary, Repo: repo, NoWait: true})
-	waitLog(t, srv, "hang_init hangs in TRITONBACKEND_ModelInitialize")
+	srv.AwaitOutput(t, "hang_init to hang", func(log string) bool {
+		return strings.Contains(log, "hang_init hangs in TRITONBACKEND_ModelInitialize")
+	})
 	signalled := time.Now()
 	srv.Signal(syscall.SIGTERM)
 	code, at, ok := srv.Wait(10 * time.Second)
@@ -124,7 +115,7 @@ func TestHungBackendCallsHoldUpNoOtherModel(t *testing.T) {
 		_, err := c.RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: "hang_init"})
 		hung <- err
 	}()
-	waitLog(t, srv, "loading: hang_init")
+	srv.AwaitOutput(t, "hang_init to load", func(log string) bool { return strings.Contains(log, "loading: hang_init") })
 	for range 3 {
 		opBegin := time.Now()
 		if _, err := c.RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: "good"}); err != nil {
@@ -197,7 +188,7 @@ func TestShutdownGivesInFlightWorkAFinalError(t *testing.T) {
 	repo := testenv.Repository(t, hangExecModel(t, "hang_exec", 4))
 	srv := start(t, repo, "--exit-timeout-secs", fmt.Sprint(int(exitTimeout.Seconds())))
 	_, c := srv.Dial(t)
-	addr := srv.HTTPAddr(t)
+	addr := srv.HTTP
 	ctx, cancel := context.WithTimeout(context.Background(), exitTimeout+30*time.Second)
 	defer cancel()
 	const shuttingDown = "shutting down"
@@ -245,19 +236,11 @@ func TestShutdownGivesInFlightWorkAFinalError(t *testing.T) {
 	if err := st.Send(client.Request{Model: "hang_exec", ID: "in-flight", Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, 1)}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("gave up waiting for %s:\n%s", what, srv.Log())
-			}
-		}
-	}
-	waitFor("four executions", func() bool { return strings.Count(srv.Log(), "hangs in TRITONBACKEND_ModelInstanceExecute") == 4 })
+	srv.AwaitOutput(t, "four executions", func(log string) bool { return strings.Count(log, "hangs in TRITONBACKEND_ModelInstanceExecute") == 4 })
 
 	signalled := time.Now()
 	srv.Signal(syscall.SIGTERM)
-	waitFor("new requests to be refused", func() bool { return strings.Contains(srv.Log(), "new requests are refused from now on") })
+	srv.AwaitOutput(t, "new requests to be refused", func(log string) bool { return strings.Contains(log, "new requests are refused from now on") })
 	if err := st.Send(client.Request{Model: "hang_exec", ID: "late", Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, 1)}}); err != nil {
 		t.Fatal(err)
 	}

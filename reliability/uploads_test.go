@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 
@@ -97,7 +97,7 @@ func TestUploadedLibrariesAreNeverRun(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	srv := start(t, "", "--model-control-mode", "explicit", "--load-model", "identity_int32")
 	_, c := srv.Dial(t)
-	addr := srv.HTTPAddr(t)
+	addr := srv.HTTP
 
 	code, msg := httpLoad(t, addr, "evil", uploadConfig("evil", "constructor", ""), map[string][]byte{"1/libtriton_constructor.so": lib})
 	if code != http.StatusBadRequest || !strings.Contains(msg, "'file:1/libtriton_constructor.so' is an ELF object") || !strings.Contains(msg, "--allow-model-file-libraries") {
@@ -127,7 +127,7 @@ func TestUploadedLibrariesAreNeverRun(t *testing.T) {
 
 	// The operator may allow it; then the library is loaded, and runs.
 	allowed := start(t, "", "--model-control-mode", "explicit", "--allow-model-file-libraries")
-	code, msg = httpLoad(t, allowed.HTTPAddr(t), "evil", uploadConfig("evil", "constructor", ""), map[string][]byte{"1/libtriton_constructor.so": lib})
+	code, msg = httpLoad(t, allowed.HTTP, "evil", uploadConfig("evil", "constructor", ""), map[string][]byte{"1/libtriton_constructor.so": lib})
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("with --allow-model-file-libraries the library was not loaded (%d %s)", code, msg)
 	}
@@ -157,7 +157,7 @@ func TestUploadedFilesStayWithinTheirDiskBudget(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	srv := start(t, "", "--model-control-mode", "explicit", "--load-model", "identity_int32", "--model-files-max-size", fmt.Sprint(budget))
 	_, c := srv.Dial(t)
-	addr := srv.HTTPAddr(t)
+	addr := srv.HTTP
 	weights := map[string][]byte{"1/weights.bin": bytes.Repeat([]byte{7}, file)}
 	for i := range 2 {
 		name := fmt.Sprintf("up%d", i)

@@ -14,6 +14,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
+	"tritonhost/internal/testenv"
 	"tritonhost/trace"
 )
 
@@ -153,7 +154,7 @@ func run(t *testing.T, srv *core.Server, n int) {
 	for i := range n {
 		coretest.Succeeded(t, coretest.Infer(t, srv, coretest.Request("m", fmt.Sprint("r", i), coretest.Int32Input("INPUT0", []int64{2}, 7, 8))))
 	}
-	coretest.WaitUntil(t, "the requests to finish", func() bool { return srv.LiveRequests() == 0 })
+	testenv.WaitUntil(t, "the requests to finish", func() bool { return srv.LiveRequests() == 0 })
 }
 
 // traceObjects reads a trace file as the JSON array Triton writes.
@@ -185,7 +186,7 @@ func TestTraceFileIsRotatedByLogFrequency(t *testing.T) {
 	srv := serveTraced(t, m)
 	run(t, srv, 5)
 	file := filepath.Join(dir, "global_unittest.log")
-	coretest.WaitUntil(t, "two indexed files", func() bool {
+	testenv.WaitUntil(t, "two indexed files", func() bool {
 		_, err := os.Stat(file + ".1")
 		return err == nil
 	})
@@ -319,7 +320,7 @@ func TestFullQueueDropsAndCountsWithoutBlocking(t *testing.T) {
 		t.Errorf("Dropped() = %d, want 3", m.Dropped())
 	}
 	close(exp.release)
-	coretest.WaitUntil(t, "the queued traces to be exported", func() bool {
+	testenv.WaitUntil(t, "the queued traces to be exported", func() bool {
 		exp.mu.Lock()
 		defer exp.mu.Unlock()
 		return len(exp.got) == 3
@@ -344,7 +345,7 @@ func TestRetiredSettingWaitsForTheParentAfterItsChildren(t *testing.T) {
 		m.Finish(m.StartTrace(core.TraceStart{Model: step, Version: 1, RequestID: "p", Parent: parent}))
 	}
 	file := filepath.Join(dir, "global_unittest.log")
-	coretest.WaitUntil(t, "the children's file", func() bool {
+	testenv.WaitUntil(t, "the children's file", func() bool {
 		_, err := os.Stat(file + ".0")
 		return err == nil
 	})
@@ -352,7 +353,7 @@ func TestRetiredSettingWaitsForTheParentAfterItsChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Finish(parent)
-	coretest.WaitUntil(t, "the parent's file, written when its setting retired", func() bool {
+	testenv.WaitUntil(t, "the parent's file, written when its setting retired", func() bool {
 		_, err := os.Stat(file + ".1")
 		return err == nil
 	})

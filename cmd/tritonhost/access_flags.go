@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"tritonhost/core/serverlog"
-	"tritonhost/frontend/protocol"
 	"tritonhost/frontend/tlsfiles"
+	"tritonhost/internal/protocol"
 )
 
 // Who may connect and call: TLS on each listener, and the restricted APIs.

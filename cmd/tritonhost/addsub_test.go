@@ -10,7 +10,7 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // simpleRequest is the request Triton's simple_grpc_infer_client sends:
@@ -77,7 +77,7 @@ func TestSimpleGRPCInferClientPasses(t *testing.T) {
 		in0, in1 = append(in0, uint32(i)), append(in1, 1)
 		sum, diff = append(sum, uint32(int32(i)+1)), append(diff, uint32(int32(i)-1))
 	}
-	resp, err := srv.client.ModelInfer(ctx, simpleRequest("simple", "INT32", words(in0), words(in1)))
+	resp, err := srv.Client.ModelInfer(ctx, simpleRequest("simple", "INT32", words(in0), words(in1)))
 	if err != nil {
 		t.Fatalf("ModelInfer(simple): %v", err)
 	}
@@ -87,7 +87,7 @@ func TestSimpleGRPCInferClientPasses(t *testing.T) {
 	checkSimpleResponse(t, resp, "INT32", words(sum), words(diff))
 
 	// The client then asks for the model's statistics and wants one entry.
-	st, err := srv.client.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: "simple"})
+	st, err := srv.Client.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: "simple"})
 	if err != nil || len(st.GetModelStats()) != 1 {
 		t.Fatalf("ModelStatistics(simple): %v %v", st, err)
 	}
@@ -99,7 +99,7 @@ func TestSimpleGRPCInferClientPasses(t *testing.T) {
 	// Then it infers again naming no outputs, and gets both.
 	req := simpleRequest("simple", "INT32", words(in0), words(in1))
 	req.Outputs = nil
-	if resp, err = srv.client.ModelInfer(ctx, req); err != nil {
+	if resp, err = srv.Client.ModelInfer(ctx, req); err != nil {
 		t.Fatalf("ModelInfer(simple) without outputs: %v", err)
 	}
 	checkSimpleResponse(t, resp, "INT32", words(sum), words(diff))
@@ -121,7 +121,7 @@ func TestSimpleFP32AnswersConcurrentClients(t *testing.T) {
 			}
 			req := simpleRequest("simple_fp32", "FP32", words(in0), words(in1))
 			req.Id = fmt.Sprint(c)
-			resp, err := srv.client.ModelInfer(ctx, req)
+			resp, err := srv.Client.ModelInfer(ctx, req)
 			if err != nil {
 				t.Errorf("client %d: ModelInfer(simple_fp32): %v", c, err)
 				return

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // The example models bls_simple and bls_square answer by calling simple
@@ -30,7 +30,7 @@ func TestBLSSimpleAnswersUnaryClients(t *testing.T) {
 				in0, in1 = append(in0, uint32(a)), append(in1, uint32(b))
 				sum, diff = append(sum, uint32(a+b)), append(diff, uint32(a-b))
 			}
-			resp, err := srv.client.ModelInfer(ctxFor(t), simpleRequest("bls_simple", "INT32", words(in0), words(in1)))
+			resp, err := srv.Client.ModelInfer(ctxFor(t), simpleRequest("bls_simple", "INT32", words(in0), words(in1)))
 			if err != nil {
 				t.Errorf("client %d: ModelInfer(bls_simple): %v", c, err)
 				return
@@ -44,7 +44,7 @@ func TestBLSSimpleAnswersUnaryClients(t *testing.T) {
 	wg.Wait()
 	// Each bls_simple request was one request of simple too.
 	for _, model := range []string{"bls_simple", "simple"} {
-		st, err := srv.client.ModelStatistics(ctxFor(t), &pb.ModelStatisticsRequest{Name: model})
+		st, err := srv.Client.ModelStatistics(ctxFor(t), &pb.ModelStatisticsRequest{Name: model})
 		if err != nil || st.GetModelStats()[0].GetInferenceStats().GetSuccess().GetCount() != 8 {
 			t.Errorf("%s statistics: %v %v, want 8 successes", model, st, err)
 		}
@@ -53,7 +53,7 @@ func TestBLSSimpleAnswersUnaryClients(t *testing.T) {
 
 func TestBLSSquareStreamsEveryResponseOfSquare(t *testing.T) {
 	srv := startServer(t, "")
-	s, err := client.OpenStream(ctxFor(t), srv.client)
+	s, err := client.OpenStream(ctxFor(t), srv.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestBLSSquareStreamsEveryResponseOfSquare(t *testing.T) {
 		}
 	}
 	// Unary inference refuses the decoupled bls_square, as it refuses square.
-	_, err = srv.client.ModelInfer(ctxFor(t), &pb.ModelInferRequest{ModelName: "bls_square"})
+	_, err = srv.Client.ModelInfer(ctxFor(t), &pb.ModelInferRequest{ModelName: "bls_square"})
 	if status.Code(err) != codes.InvalidArgument && status.Code(err) != codes.Unimplemented {
 		t.Errorf("ModelInfer(bls_square): %v, want it refused", err)
 	}
@@ -109,7 +109,7 @@ func TestBLSSquareStreamsEveryResponseOfSquare(t *testing.T) {
 func TestBLSSquareStopsWhenTheClientGoesAway(t *testing.T) {
 	srv := startServer(t, "")
 	ctx, cancel := context.WithCancel(ctxFor(t))
-	s, err := client.OpenStream(ctx, srv.client)
+	s, err := client.OpenStream(ctx, srv.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,8 +123,8 @@ func TestBLSSquareStopsWhenTheClientGoesAway(t *testing.T) {
 		}
 	}
 	cancel()
-	srv.stop()
-	if strings.Contains(srv.log.String(), "exit timeout reached") {
+	srv.Stop(t)
+	if strings.Contains(srv.Log(), "exit timeout reached") {
 		t.Errorf("the server waited out its exit timeout: the cancellation did not reach square")
 	}
 }

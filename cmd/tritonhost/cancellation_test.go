@@ -30,15 +30,15 @@ func TestCancellationNotificationsAreLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.client.ModelInfer(ctx, msg); status.Code(err) != codes.DeadlineExceeded {
+	if _, err := srv.Client.ModelInfer(ctx, msg); status.Code(err) != codes.DeadlineExceeded {
 		t.Fatalf("ModelInfer: %v, want DEADLINE_EXCEEDED", err)
 	}
-	waitUntil(t, "the unary cancellation in the log", func() bool {
-		return strings.Contains(srv.log.String(), "Cancellation notification received for ModelInferHandler, request id: u1\n")
+	testenv.WaitUntil(t, "the unary cancellation in the log", func() bool {
+		return strings.Contains(srv.Log(), "Cancellation notification received for ModelInferHandler, request id: u1\n")
 	})
 
 	sctx, scancel := context.WithCancel(ctxFor(t))
-	s, err := client.OpenStream(sctx, srv.client)
+	s, err := client.OpenStream(sctx, srv.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestCancellationNotificationsAreLogged(t *testing.T) {
 		t.Fatalf("first response: %+v, %v", r, err)
 	}
 	scancel() // the second response is two seconds away
-	waitUntil(t, "the stream cancellation in the log", func() bool {
-		return strings.Contains(srv.log.String(), "Cancellation notification received for ModelStreamInferHandler, request id: s1\n")
+	testenv.WaitUntil(t, "the stream cancellation in the log", func() bool {
+		return strings.Contains(srv.Log(), "Cancellation notification received for ModelStreamInferHandler, request id: s1\n")
 	})
 }

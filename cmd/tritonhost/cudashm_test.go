@@ -5,9 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 
@@ -24,11 +23,11 @@ func int32Bytes(vals []int32) []byte {
 // regions once it is finished, just after its response was sent.
 func waitForLiveIPC(t *testing.T, report string, want int64) testenv.FakeCUDAStats {
 	t.Helper()
-	s := testenv.ReadFakeCUDAReport(t, report)
-	for deadline := time.Now().Add(10 * time.Second); s.LiveIPC != want && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
+	var s testenv.FakeCUDAStats
+	testenv.Eventually(func() bool {
 		s = testenv.ReadFakeCUDAReport(t, report)
-	}
+		return s.LiveIPC == want
+	})
 	return s
 }
 
@@ -46,10 +45,10 @@ func TestSimpleGRPCCudashmClientPasses(t *testing.T) {
 	srv, report := startFakeGPUServer(t)
 	cuda := testenv.NewFakeCUDAClient(t, testenv.FakeCUDADriver(t))
 	ctx := ctxFor(t)
-	if _, err := srv.client.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{}); err != nil {
+	if _, err := srv.Client.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{}); err != nil {
 		t.Fatalf("unregister_system_shared_memory: %v", err)
 	}
-	if _, err := srv.client.CudaSharedMemoryUnregister(ctx, &pb.CudaSharedMemoryUnregisterRequest{}); err != nil {
+	if _, err := srv.Client.CudaSharedMemoryUnregister(ctx, &pb.CudaSharedMemoryUnregisterRequest{}); err != nil {
 		t.Fatalf("unregister_cuda_shared_memory: %v", err)
 	}
 	const byteSize = 16 * 4
@@ -57,7 +56,7 @@ func TestSimpleGRPCCudashmClientPasses(t *testing.T) {
 	register := func(name string) {
 		t.Helper()
 		mem[name] = cuda.Alloc(0, byteSize)
-		if _, err := srv.client.CudaSharedMemoryRegister(ctx, &pb.CudaSharedMemoryRegisterRequest{
+		if _, err := srv.Client.CudaSharedMemoryRegister(ctx, &pb.CudaSharedMemoryRegisterRequest{
 			Name: name, RawHandle: cuda.IPCHandle(0, mem[name]), DeviceId: 0, ByteSize: byteSize}); err != nil {
 			t.Fatalf("register_cuda_shared_memory %s: %v", name, err)
 		}
@@ -73,13 +72,13 @@ func TestSimpleGRPCCudashmClientPasses(t *testing.T) {
 	cuda.Write(0, mem["input0_data"], int32Bytes(in0))
 	cuda.Write(0, mem["input1_data"], int32Bytes(in1))
 	for _, name := range []string{"input0_data", "input1_data"} {
-		if _, err := srv.client.CudaSharedMemoryRegister(ctx, &pb.CudaSharedMemoryRegisterRequest{
+		if _, err := srv.Client.CudaSharedMemoryRegister(ctx, &pb.CudaSharedMemoryRegisterRequest{
 			Name: name, RawHandle: cuda.IPCHandle(0, mem[name]), DeviceId: 0, ByteSize: byteSize}); err != nil {
 			t.Fatalf("register_cuda_shared_memory %s: %v", name, err)
 		}
 	}
 
-	resp, err := srv.client.ModelInfer(ctx, &pb.ModelInferRequest{
+	resp, err := srv.Client.ModelInfer(ctx, &pb.ModelInferRequest{
 		ModelName: "simple",
 		Inputs: []*pb.ModelInferRequest_InferInputTensor{
 			{Name: "INPUT0", Datatype: "INT32", Shape: []int64{1, 16}, Parameters: shmParams("input0_data", byteSize, 0)},
@@ -112,7 +111,7 @@ func TestSimpleGRPCCudashmClientPasses(t *testing.T) {
 		}
 	}
 
-	st, err := srv.client.CudaSharedMemoryStatus(ctx, &pb.CudaSharedMemoryStatusRequest{})
+	st, err := srv.Client.CudaSharedMemoryStatus(ctx, &pb.CudaSharedMemoryStatusRequest{})
 	if err != nil || len(st.GetRegions()) != 4 || st.GetRegions()["input1_data"].GetByteSize() != byteSize ||
 		st.GetRegions()["input1_data"].GetDeviceId() != 0 {
 		t.Errorf("get_cuda_shared_memory_status: %v %v", st, err)
@@ -120,7 +119,7 @@ func TestSimpleGRPCCudashmClientPasses(t *testing.T) {
 	if s := testenv.ReadFakeCUDAReport(t, report); s.LiveIPC != 4 || s.DeviceMismatches != 0 {
 		t.Errorf("the server's driver reports %+v: want 4 handles open, every copy on GPU 0", s)
 	}
-	if _, err := srv.client.CudaSharedMemoryUnregister(ctx, &pb.CudaSharedMemoryUnregisterRequest{}); err != nil {
+	if _, err := srv.Client.CudaSharedMemoryUnregister(ctx, &pb.CudaSharedMemoryUnregisterRequest{}); err != nil {
 		t.Fatalf("unregister_cuda_shared_memory: %v", err)
 	}
 	if s := waitForLiveIPC(t, report, 0); s.LiveIPC != 0 || s.IPCOpened != 4 {
@@ -129,12 +128,12 @@ func TestSimpleGRPCCudashmClientPasses(t *testing.T) {
 
 	// A region left registered is closed at shutdown.
 	register("left_registered")
-	srv.stop()
+	srv.Stop(t)
 	if s := testenv.ReadFakeCUDAReport(t, report); s.LiveIPC != 0 || s.IPCOpened != 5 || s.Contexts != 0 {
 		t.Errorf("after the server exited its driver reports %+v: want every handle closed", s)
 	}
-	if strings.Contains(srv.log.String(), "still held by requests") {
-		t.Errorf("the server left regions behind:\n%s", srv.log.String())
+	if strings.Contains(srv.Log(), "still held by requests") {
+		t.Errorf("the server left regions behind:\n%s", srv.Log())
 	}
 }
 
@@ -146,13 +145,13 @@ func TestCudaSharedMemoryRegionsAreBounded(t *testing.T) {
 	ctx := ctxFor(t)
 	p := cuda.Alloc(1, 64)
 	for i, name := range []string{"a", "b"} {
-		_, err := srv.client.CudaSharedMemoryRegister(ctx, &pb.CudaSharedMemoryRegisterRequest{Name: name, RawHandle: cuda.IPCHandle(1, p), DeviceId: 1, ByteSize: 64})
+		_, err := srv.Client.CudaSharedMemoryRegister(ctx, &pb.CudaSharedMemoryRegisterRequest{Name: name, RawHandle: cuda.IPCHandle(1, p), DeviceId: 1, ByteSize: 64})
 		want := "failed to register shared memory region 'b': the server holds at most 1 CUDA regions (--cuda-shm-max-regions); unregister one first"
 		if i == 0 && err != nil || i == 1 && (err == nil || !strings.Contains(err.Error(), want)) {
 			t.Errorf("region %s: %v", name, err)
 		}
 	}
-	if st, err := srv.client.CudaSharedMemoryStatus(ctx, &pb.CudaSharedMemoryStatusRequest{Name: "a"}); err != nil || st.GetRegions()["a"].GetDeviceId() != 1 {
+	if st, err := srv.Client.CudaSharedMemoryStatus(ctx, &pb.CudaSharedMemoryStatusRequest{Name: "a"}); err != nil || st.GetRegions()["a"].GetDeviceId() != 1 {
 		t.Errorf("status of a: %v %v", st, err)
 	}
 }

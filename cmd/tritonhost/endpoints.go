@@ -18,8 +18,8 @@ import (
 	"tritonhost/frontend/grpcserver"
 	"tritonhost/frontend/httpserver"
 	"tritonhost/frontend/metricsserver"
-	"tritonhost/frontend/protocol"
 	"tritonhost/frontend/sharedmem"
+	"tritonhost/internal/protocol"
 )
 
 // endpoint is one listening protocol server of serve.

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 
@@ -23,7 +23,7 @@ import (
 func TestSquarePipelineStreamsEveryResponseOnce(t *testing.T) {
 	srv := startServer(t, "")
 	ctx := ctxFor(t)
-	s, err := client.OpenStream(ctx, srv.client)
+	s, err := client.OpenStream(ctx, srv.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestSquarePipelineStreamsEveryResponseOnce(t *testing.T) {
 	}
 
 	stats := func(model string) *pb.ModelStatistics {
-		resp, err := srv.client.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: model})
+		resp, err := srv.Client.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: model})
 		if err != nil || len(resp.GetModelStats()) != 1 {
 			t.Fatalf("ModelStatistics(%s): %v", model, err)
 		}
@@ -85,7 +85,7 @@ func TestSquarePipelineStreamsEveryResponseOnce(t *testing.T) {
 func TestSquarePipelineIsDecoupled(t *testing.T) {
 	srv := startServer(t, "")
 	ctx := ctxFor(t)
-	cfg, err := srv.client.ModelConfig(ctx, &pb.ModelConfigRequest{Name: "square_pipeline"})
+	cfg, err := srv.Client.ModelConfig(ctx, &pb.ModelConfigRequest{Name: "square_pipeline"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +96,10 @@ func TestSquarePipelineIsDecoupled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.client.ModelInfer(ctx, req); status.Code(err) != codes.Unimplemented || !strings.Contains(err.Error(), "decoupled") {
+	if _, err := srv.Client.ModelInfer(ctx, req); status.Code(err) != codes.Unimplemented || !strings.Contains(err.Error(), "decoupled") {
 		t.Errorf("ModelInfer(square_pipeline): %v, want Unimplemented (decoupled)", err)
 	}
-	out, err := exec.Command(serverBinary, "infer", "square_pipeline", "-u", srv.addr, "-i", "IN:INT32:1:3").CombinedOutput()
+	out, err := exec.Command(serverBinary, "infer", "square_pipeline", "-u", srv.Addr, "-i", "IN:INT32:1:3").CombinedOutput()
 	if err != nil {
 		t.Fatalf("infer: %v\n%s", err, out)
 	}
@@ -124,7 +124,7 @@ func TestBrokenEnsembleIsUnavailableWithTritonsReason(t *testing.T) {
 		testenv.Model{Name: "square_int32", Config: testenv.ExampleConfig(t, "square_int32")},
 		testenv.Model{Name: "bad_pipeline", Config: bad})
 	srv := startServer(t, repo, "--exit-on-error=false")
-	idx, err := srv.client.RepositoryIndex(ctxFor(t), &pb.RepositoryIndexRequest{})
+	idx, err := srv.Client.RepositoryIndex(ctxFor(t), &pb.RepositoryIndexRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestBrokenEnsembleIsUnavailableWithTritonsReason(t *testing.T) {
 		t.Fatalf("bad_pipeline is not in the index: %v", idx)
 	}
 	req, _ := client.Request{Model: "identity_int32", Inputs: []client.Tensor{client.Int32s("INPUT0", []int64{1}, 7)}}.Message()
-	if _, err := srv.client.ModelInfer(ctxFor(t), req); err != nil {
+	if _, err := srv.Client.ModelInfer(ctxFor(t), req); err != nil {
 		t.Errorf("identity_int32 beside a broken ensemble: %v", err)
 	}
 }
@@ -159,10 +159,10 @@ func TestEnsembleStepWaitFlag(t *testing.T) {
 		testenv.Model{Name: "bounded", Config: bounded})
 	srv := startServer(t, repo, "--ensemble-step-wait-secs", "7")
 	const want = `ensemble "bounded" version 1 runs steps 0:identity_int32 1:square_int32 2:identity_int32 (decoupled; max_inflight_requests 2, waiting at most 7s for a slot)`
-	if !strings.Contains(srv.log.String(), want) {
+	if !strings.Contains(srv.Log(), want) {
 		t.Errorf("the log lacks %q", want)
 	}
-	s, err := client.OpenStream(ctxFor(t), srv.client)
+	s, err := client.OpenStream(ctxFor(t), srv.Client)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestExampleClientsPass(t *testing.T) {
 			if out, err := build.CombinedOutput(); err != nil {
 				t.Fatalf("build: %v\n%s", err, out)
 			}
-			out, err := exec.Command(bin, "-u", srv.addr).CombinedOutput()
+			out, err := exec.Command(bin, "-u", srv.Addr).CombinedOutput()
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", tc.client, err, out)
 			}

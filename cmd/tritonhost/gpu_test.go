@@ -12,7 +12,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 
@@ -43,7 +43,7 @@ var instanceInitRE = regexp.MustCompile(`TRITONBACKEND_ModelInstanceInitialize: 
 func TestGPUExamplesServeOnTwoFakeGPUs(t *testing.T) {
 	srv, report := startFakeGPUServer(t, gpuRepos(t)[:2]...)
 	var placed []string
-	for _, m := range instanceInitRE.FindAllStringSubmatch(srv.log.String(), -1) {
+	for _, m := range instanceInitRE.FindAllStringSubmatch(srv.Log(), -1) {
 		placed = append(placed, m[1]+" on GPU "+m[2])
 	}
 	slices.Sort(placed)
@@ -54,13 +54,13 @@ func TestGPUExamplesServeOnTwoFakeGPUs(t *testing.T) {
 	}
 	for _, line := range []string{"2 GPUs (2 visible", "CUDA memory pool is created on device 1 with size 67108864",
 		"Pinned memory pool is created at"} {
-		if !strings.Contains(srv.log.String(), line) {
+		if !strings.Contains(srv.Log(), line) {
 			t.Errorf("log lacks %q", line)
 		}
 	}
 
 	t.Run("square_int32_gpu streams", func(t *testing.T) {
-		s, err := client.OpenStream(ctxFor(t), srv.client)
+		s, err := client.OpenStream(ctxFor(t), srv.Client)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +87,7 @@ func TestGPUExamplesServeOnTwoFakeGPUs(t *testing.T) {
 	t.Run("identity with a GPU output buffer", func(t *testing.T) {
 		before := testenv.ReadFakeCUDAReport(t, report)
 		in := words([]uint32{7, 0xdeadbeef, 42, 1 << 31, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
-		resp, err := srv.client.ModelInfer(ctxFor(t), &pb.ModelInferRequest{ModelName: "identity_int32_gpu",
+		resp, err := srv.Client.ModelInfer(ctxFor(t), &pb.ModelInferRequest{ModelName: "identity_int32_gpu",
 			Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "INPUT0", Datatype: "INT32", Shape: []int64{18}}},
 			RawInputContents: [][]byte{in}})
 		if err != nil {
@@ -102,7 +102,7 @@ func TestGPUExamplesServeOnTwoFakeGPUs(t *testing.T) {
 		}
 	})
 
-	srv.stop()
+	srv.Stop(t)
 	if s := testenv.ReadFakeCUDAReport(t, report); s.LiveDevice != 0 || s.LiveHost != 0 || s.Contexts != 0 {
 		t.Errorf("after the server exited the fake driver still holds %+v", s)
 	}
@@ -117,7 +117,7 @@ func TestGPUModelAskingForAMissingGPUIsNotLoaded(t *testing.T) {
 	env := append(os.Environ(), "FAKECUDA_REPORT="+report)
 	srv := startServerEnv(t, testenv.ExampleModels(t), env, "--nvml-library", testenv.FakeNVML(t), "--cuda-driver-library", testenv.FakeCUDADriver(t),
 		"--model-repository", repo, "--exit-on-error=false", "--strict-readiness=false")
-	idx, err := srv.client.RepositoryIndex(ctxFor(t), &pb.RepositoryIndexRequest{})
+	idx, err := srv.Client.RepositoryIndex(ctxFor(t), &pb.RepositoryIndexRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,10 +139,10 @@ func TestGPUModelAskingForAMissingGPUIsNotLoaded(t *testing.T) {
 
 func TestServeWithoutNVIDIALibrariesSaysZeroGPUsOnce(t *testing.T) {
 	srv := startServer(t, "", "--nvml-library", "/nonexistent/libnvidia-ml.so.1")
-	if n := strings.Count(srv.log.String(), "0 GPUs"); n != 1 {
-		t.Errorf(`the log says "0 GPUs" %d times:\n%s`, n, srv.log.String())
+	if n := strings.Count(srv.Log(), "0 GPUs"); n != 1 {
+		t.Errorf(`the log says "0 GPUs" %d times:\n%s`, n, srv.Log())
 	}
-	s, err := client.OpenStream(ctxFor(t), srv.client)
+	s, err := client.OpenStream(ctxFor(t), srv.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,17 +164,17 @@ func TestGPUExamplesServeOnTheRealGPU(t *testing.T) {
 		purego.Dlclose(h)
 	}
 	srv := startServer(t, "", gpuRepos(t)[:2]...)
-	if strings.Contains(srv.log.String(), "0 GPUs") {
-		t.Fatalf("the driver is here but the server found no GPU:\n%s", srv.log.String())
+	if strings.Contains(srv.Log(), "0 GPUs") {
+		t.Fatalf("the driver is here but the server found no GPU:\n%s", srv.Log())
 	}
 	in := words([]uint32{1, 2, 3, 0xffffffff})
-	resp, err := srv.client.ModelInfer(ctxFor(t), &pb.ModelInferRequest{ModelName: "identity_int32_gpu",
+	resp, err := srv.Client.ModelInfer(ctxFor(t), &pb.ModelInferRequest{ModelName: "identity_int32_gpu",
 		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "INPUT0", Datatype: "INT32", Shape: []int64{4}}},
 		RawInputContents: [][]byte{in}})
 	if err != nil || len(resp.GetRawOutputContents()) != 1 || !slices.Equal(resp.GetRawOutputContents()[0], in) {
 		t.Fatalf("identity_int32_gpu: %v %v", resp, err)
 	}
-	s, err := client.OpenStream(ctxFor(t), srv.client)
+	s, err := client.OpenStream(ctxFor(t), srv.Client)
 	if err != nil {
 		t.Fatal(err)
 	}

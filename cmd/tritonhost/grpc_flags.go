@@ -9,7 +9,7 @@ import (
 
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/grpcserver"
-	"tritonhost/frontend/protocol"
+	"tritonhost/internal/protocol"
 )
 
 // grpcFlags are the flags that bound what gRPC clients may hold: Triton's

@@ -11,7 +11,7 @@ import (
 
 	"tritonhost/frontend/httpserver"
 	"tritonhost/frontend/metricsserver"
-	"tritonhost/frontend/protocol"
+	"tritonhost/internal/protocol"
 )
 
 // httpFlags are the HTTP/REST endpoint's flags: Triton's (--allow-http,

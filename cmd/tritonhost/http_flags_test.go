@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 func TestHTTPFlagsBecomeTheServerLimits(t *testing.T) {
@@ -79,10 +79,10 @@ func TestHTTPAndMetricsFlagsRefuseBadValues(t *testing.T) {
 func TestHTTPAndMetricsCanBeTurnedOff(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, "", "--allow-http=false", "--allow-metrics=false")
-	if _, err := s.client.ServerReady(ctxFor(t), &pb.ServerReadyRequest{}); err != nil {
+	if _, err := s.Client.ServerReady(ctxFor(t), &pb.ServerReadyRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	if log := s.log.String(); strings.Contains(log, "Started HTTPService") || strings.Contains(log, "Started Metrics Service") || s.http != "" || s.metrics != "" {
+	if log := s.Log(); strings.Contains(log, "Started HTTPService") || strings.Contains(log, "Started Metrics Service") || s.HTTP != "" || s.Metrics != "" {
 		t.Errorf("HTTP or metrics started though turned off:\n%s", log)
 	}
 }

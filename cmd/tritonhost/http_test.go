@@ -19,7 +19,7 @@ import (
 // status, header and body.
 func (s *server) httpCall(t *testing.T, method, path string, body []byte, header ...string) (int, http.Header, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, "http://"+s.http+path, bytes.NewReader(body))
+	req, err := http.NewRequest(method, "http://"+s.HTTP+path, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestHTTPRepositoryLoadAndUnloadUnderExplicitControl(t *testing.T) {
 func TestHTTPGenerateStreamRepeatsInOrder(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, "")
-	resp, err := http.Post("http://"+s.http+"/v2/models/repeat_int32/generate_stream", "application/json",
+	resp, err := http.Post("http://"+s.HTTP+"/v2/models/repeat_int32/generate_stream", "application/json",
 		strings.NewReader(`{"IN":[4,2,0,1],"DELAY":[1,2,3,4],"WAIT":5}`))
 	if err != nil {
 		t.Fatal(err)

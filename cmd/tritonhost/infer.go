@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // inferOptions are the infer command's flags.

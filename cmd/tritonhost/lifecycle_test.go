@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 
@@ -22,7 +22,7 @@ parameters [{ key: "CUSTOM_INFER_DELAY_NS" value: { string_value: "5000000" } }]
 	repo := testenv.Repository(t, testenv.Model{Name: "square_int32", Config: cfg})
 	srv := startServer(t, repo)
 	ctx, cancel := context.WithCancel(ctxFor(t))
-	s, err := client.OpenStream(ctx, srv.client)
+	s, err := client.OpenStream(ctx, srv.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,9 +41,8 @@ parameters [{ key: "CUSTOM_INFER_DELAY_NS" value: { string_value: "5000000" } }]
 	// Both requests see the cancellation: square records one cancelled
 	// response for each in its response statistics, and stops.
 	var cancelled uint64
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		st, err := srv.client.ModelStatistics(ctxFor(t), &pb.ModelStatisticsRequest{Name: "square_int32"})
+	testenv.Eventually(func() bool {
+		st, err := srv.Client.ModelStatistics(ctxFor(t), &pb.ModelStatisticsRequest{Name: "square_int32"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,16 +50,13 @@ parameters [{ key: "CUSTOM_INFER_DELAY_NS" value: { string_value: "5000000" } }]
 		for _, r := range st.GetModelStats()[0].GetResponseStats() {
 			cancelled += r.GetCancel().GetCount()
 		}
-		if cancelled == 2 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return cancelled == 2
+	})
 	if cancelled != 2 {
 		t.Fatalf("the backend recorded %d cancelled requests, want 2", cancelled)
 	}
 	// The server keeps serving.
-	s2, err := client.OpenStream(ctxFor(t), srv.client)
+	s2, err := client.OpenStream(ctxFor(t), srv.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +70,7 @@ parameters [{ key: "CUSTOM_INFER_DELAY_NS" value: { string_value: "5000000" } }]
 func TestSigtermDrainsInFlightStreams(t *testing.T) {
 	srv := startServer(t, "")
 	ctx := ctxFor(t)
-	s, err := client.OpenStream(ctx, srv.client)
+	s, err := client.OpenStream(ctx, srv.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,20 +86,13 @@ func TestSigtermDrainsInFlightStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	srv.Signal(syscall.SIGTERM)
 	// Once the server says it is not ready it is draining: a request sent
 	// now is refused; the one in flight finishes.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		r, err := srv.client.ServerReady(ctx, &pb.ServerReadyRequest{})
-		if err != nil || !r.GetReady() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server still says it is ready 30 s after SIGTERM")
-		}
-	}
+	testenv.WaitUntil(t, "the server to say it is not ready after SIGTERM", func() bool {
+		r, err := srv.Client.ServerReady(ctx, &pb.ServerReadyRequest{})
+		return err != nil || !r.GetReady()
+	})
 	if err := s.Send(client.Request{Model: "square_int32", ID: "late", Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, 1)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -137,13 +126,10 @@ func TestSigtermDrainsInFlightStreams(t *testing.T) {
 	if errors.Is(streamErr, io.EOF) {
 		t.Logf("stream closed cleanly")
 	}
-	select {
-	case <-srv.exited:
-	case <-time.After(30 * time.Second):
+	if status, _, ok := srv.Wait(30 * time.Second); !ok {
 		t.Fatal("server did not exit after draining")
-	}
-	if srv.err != nil {
-		t.Errorf("server exit: %v", srv.err)
+	} else if status != 0 {
+		t.Errorf("server exit: status %d", status)
 	}
 }
 
@@ -153,13 +139,13 @@ func TestGrpcurlListsAndStreamsWithJSON(t *testing.T) {
 		t.Skip("grpcurl is not installed (.ci/run installs it)")
 	}
 	srv := startServer(t, "")
-	out, err := exec.Command(grpcurl, "-plaintext", srv.addr, "list").CombinedOutput()
+	out, err := exec.Command(grpcurl, "-plaintext", srv.Addr, "list").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "inference.GRPCInferenceService") {
 		t.Fatalf("grpcurl list: %v\n%s", err, out)
 	}
 	req := `{"model_name":"square_int32","id":"json","inputs":[{"name":"IN","datatype":"INT32","shape":[1],"contents":{"int_contents":[2]}}],
 "parameters":{"triton_enable_empty_final_response":{"bool_param":true}}}`
-	out, err = exec.Command(grpcurl, "-plaintext", "-d", req, srv.addr, "inference.GRPCInferenceService/ModelStreamInfer").CombinedOutput()
+	out, err = exec.Command(grpcurl, "-plaintext", "-d", req, srv.Addr, "inference.GRPCInferenceService/ModelStreamInfer").CombinedOutput()
 	if err != nil {
 		t.Fatalf("grpcurl ModelStreamInfer: %v\n%s", err, out)
 	}
@@ -171,7 +157,7 @@ func TestGrpcurlListsAndStreamsWithJSON(t *testing.T) {
 
 func TestInferCommandPrintsEveryResponse(t *testing.T) {
 	srv := startServer(t, "")
-	out, err := exec.Command(serverBinary, "infer", "repeat_int32", "-u", srv.addr,
+	out, err := exec.Command(serverBinary, "infer", "repeat_int32", "-u", srv.Addr,
 		"-i", "IN:INT32:4:4,2,0,1", "-i", "DELAY:UINT32:4:1,2,3,4", "-i", "WAIT:UINT32:1:5").CombinedOutput()
 	if err != nil {
 		t.Fatalf("infer: %v\n%s", err, out)
@@ -185,7 +171,7 @@ id=0 final=true
 	if string(out) != want {
 		t.Errorf("infer printed:\n%s\nwant:\n%s", out, want)
 	}
-	out, err = exec.Command(serverBinary, "infer", "square_int32", "-u", srv.addr, "--json", "--id", "j", "-i", "IN:INT32:1:1").CombinedOutput()
+	out, err = exec.Command(serverBinary, "infer", "square_int32", "-u", srv.Addr, "--json", "--id", "j", "-i", "IN:INT32:1:1").CombinedOutput()
 	if err != nil {
 		t.Fatalf("infer --json: %v\n%s", err, out)
 	}
@@ -195,7 +181,7 @@ id=0 final=true
 	if string(out) != want {
 		t.Errorf("infer --json printed:\n%s\nwant:\n%s", out, want)
 	}
-	out, err = exec.Command(serverBinary, "infer", "repeat_int32", "-u", srv.addr, "--mode", "unary", "-i", "IN:INT32:1:1",
+	out, err = exec.Command(serverBinary, "infer", "repeat_int32", "-u", srv.Addr, "--mode", "unary", "-i", "IN:INT32:1:1",
 		"-i", "DELAY:UINT32:1:0", "-i", "WAIT:UINT32:1:0").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "decoupled") {
 		t.Errorf("infer --mode unary on a decoupled model: %v\n%s", err, out)

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 
@@ -39,7 +39,7 @@ func TestLoadWithConfigOverrideAndFiles(t *testing.T) {
 	srv := startServer(t, repo, "--model-control-mode", "explicit")
 	ctx := ctxFor(t)
 	load := func(name string, params map[string]*pb.ModelRepositoryParameter) error {
-		_, err := srv.client.RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: name, Parameters: params})
+		_, err := srv.Client.RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: name, Parameters: params})
 		return err
 	}
 	override := `{"name":"identity_fp32","backend":"identity","max_batch_size":0,
@@ -49,7 +49,7 @@ func TestLoadWithConfigOverrideAndFiles(t *testing.T) {
 	if err := load("identity_fp32", map[string]*pb.ModelRepositoryParameter{"config": stringParam(override)}); err != nil {
 		t.Fatalf("load with a config override: %v", err)
 	}
-	cfg, err := srv.client.ModelConfig(ctx, &pb.ModelConfigRequest{Name: "identity_fp32"})
+	cfg, err := srv.Client.ModelConfig(ctx, &pb.ModelConfigRequest{Name: "identity_fp32"})
 	if c := cfg.GetConfig(); err != nil || c.GetMaxBatchSize() != 0 || !slices.Equal(c.GetInput()[0].GetDims(), []int64{3}) ||
 		c.GetParameters()["origin"].GetStringValue() != "override" {
 		t.Errorf("ModelConfig after the override: %v %v", cfg, err)
@@ -61,14 +61,14 @@ func TestLoadWithConfigOverrideAndFiles(t *testing.T) {
 		}
 		return msg
 	}
-	resp, err := srv.client.ModelInfer(ctx, fp32("ok", []int64{3}, 1, 2.5, -3))
+	resp, err := srv.Client.ModelInfer(ctx, fp32("ok", []int64{3}, 1, 2.5, -3))
 	if err != nil {
 		t.Fatalf("infer with the override's shape: %v", err)
 	}
 	if out, _ := client.Output(resp, "OUTPUT0"); !bytes.Equal(out.Data, client.FP32s("INPUT0", []int64{3}, 1, 2.5, -3).Data) {
 		t.Errorf("OUTPUT0 = %v, want the input back", out)
 	}
-	_, err = srv.client.ModelInfer(ctx, fp32("batched", []int64{1, 3}, 1, 2, 3))
+	_, err = srv.Client.ModelInfer(ctx, fp32("batched", []int64{1, 3}, 1, 2, 3))
 	wantStatus(t, "a batch the override does not take", err, codes.InvalidArgument,
 		"[request id: batched] unexpected shape for input 'INPUT0' for model 'identity_fp32'. Expected [3], got [1,3]. ")
 
@@ -80,17 +80,17 @@ func TestLoadWithConfigOverrideAndFiles(t *testing.T) {
 		t.Fatalf("load from files: %v", err)
 	}
 	// The log line may reach the test's pipe after the RPC's answer.
-	waitUntil(t, "the server to say where the files are", func() bool { return filesDirRE.MatchString(srv.log.String()) })
-	m := filesDirRE.FindStringSubmatch(srv.log.String())
+	testenv.WaitUntil(t, "the server to say where the files are", func() bool { return filesDirRE.MatchString(srv.Log()) })
+	m := filesDirRE.FindStringSubmatch(srv.Log())
 	if data, err := os.ReadFile(m[1] + "/1/notes.txt"); err != nil || string(data) != "sent with the load request" {
 		t.Errorf("the file of the load request: %q %v", data, err)
 	}
 	req := fp32("f", []int64{3}, 4, 5, 6)
 	req.ModelName = "from_files"
-	if _, err := srv.client.ModelInfer(ctx, req); err != nil {
+	if _, err := srv.Client.ModelInfer(ctx, req); err != nil {
 		t.Errorf("infer on the model loaded from files: %v", err)
 	}
-	if _, err := srv.client.RepositoryModelUnload(ctx, &pb.RepositoryModelUnloadRequest{ModelName: "from_files"}); err != nil {
+	if _, err := srv.Client.RepositoryModelUnload(ctx, &pb.RepositoryModelUnloadRequest{ModelName: "from_files"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(m[1]); !os.IsNotExist(err) {

@@ -22,7 +22,7 @@ import (
 // are allowed.
 func (s *server) scrapeMetrics(t *testing.T) string {
 	t.Helper()
-	resp, err := httpGet("http://" + s.metrics + "/metrics")
+	resp, err := httpGet("http://" + s.Metrics + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

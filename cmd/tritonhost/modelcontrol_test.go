@@ -10,7 +10,7 @@ import (
 
 	"tritonhost/client"
 	"tritonhost/core"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 
@@ -39,7 +39,7 @@ func grpcCommand(t *testing.T, srv *server, cmd map[string]any) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := srv.client.ModelInfer(ctxFor(t), msg)
+	resp, err := srv.Client.ModelInfer(ctxFor(t), msg)
 	if err != nil {
 		t.Fatalf("ModelInfer %s: %v", js, err)
 	}
@@ -110,7 +110,7 @@ func TestModelControlBackendOverGRPCAndHTTP(t *testing.T) {
 			if r := run(map[string]any{"op": "load", "model": "identity_fp32", "config": override}); r["ok"] != true {
 				t.Fatalf("load with a config: %v", r)
 			}
-			cfg, err := srv.client.ModelConfig(ctxFor(t), &pb.ModelConfigRequest{Name: "identity_fp32"})
+			cfg, err := srv.Client.ModelConfig(ctxFor(t), &pb.ModelConfigRequest{Name: "identity_fp32"})
 			if err != nil || cfg.GetConfig().GetMaxBatchSize() != 0 || !slices.Equal(cfg.GetConfig().GetInput()[0].GetDims(), []int64{3}) {
 				t.Errorf("the configuration loaded: %v %v", cfg, err)
 			}
@@ -175,8 +175,8 @@ func TestModelControlBackendOverGRPCAndHTTP(t *testing.T) {
 			if r := run(map[string]any{"op": "unload", "model": "identity_fp32"}); r["ok"] != true {
 				t.Errorf("unload: %v", r)
 			}
-			waitUntil(t, "the models to unload", func() bool {
-				idx, err := srv.client.RepositoryIndex(ctxFor(t), &pb.RepositoryIndexRequest{Ready: true})
+			testenv.WaitUntil(t, "the models to unload", func() bool {
+				idx, err := srv.Client.RepositoryIndex(ctxFor(t), &pb.RepositoryIndexRequest{Ready: true})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/loadgen"
 )
 

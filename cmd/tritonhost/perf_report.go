@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/loadgen"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
 	"tritonhost/internal/datatype"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // prepare builds the request perf sends: the --input tensors, and every

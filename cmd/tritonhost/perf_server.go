@@ -7,7 +7,7 @@ import (
 	"google.golang.org/grpc"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/loadgen"
 )
 

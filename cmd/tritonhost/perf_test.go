@@ -82,7 +82,7 @@ func num(t *testing.T, s string) float64 {
 func TestPerfMeasuresUnaryAndDecoupledModels(t *testing.T) {
 	s := startServer(t, "")
 	// Stability is another test's subject: any 3 windows with requests do.
-	base := perfOptions{URL: s.addr, Protocol: "grpc", Mode: "auto", IntervalMs: 400, WarmupMs: 100, MaxOutstanding: 64, ConcurrencyRange: "1",
+	base := perfOptions{URL: s.Addr, Protocol: "grpc", Mode: "auto", IntervalMs: 400, WarmupMs: 100, MaxOutstanding: 64, ConcurrencyRange: "1",
 		Stability: 1e6, MaxTrials: 5, Percentile: -1}
 
 	o := base
@@ -117,7 +117,7 @@ func TestPerfMeasuresUnaryAndDecoupledModels(t *testing.T) {
 	// HTTP/REST: the same counts, and the server's statistics read over
 	// HTTP (queue and compute columns).
 	o = base
-	o.Protocol, o.URL = "http", s.http
+	o.Protocol, o.URL = "http", s.HTTP
 	o.Model, o.Shapes, o.ConcurrencyRange = "identity_int32", []string{"INPUT0:16"}, "2"
 	table, rows = runPerf(t, &o)
 	if len(rows) != 2 || !strings.Contains(table, "http") {
@@ -127,7 +127,7 @@ func TestPerfMeasuresUnaryAndDecoupledModels(t *testing.T) {
 		t.Errorf("identity over HTTP: %s requests, %s responses, %s errors, server queue %s us, compute %s us", r[3], r[4], r[5], r[16], r[17])
 	}
 	o = base
-	o.Protocol, o.URL, o.Model, o.Inputs = "http", "http://"+s.http, "square_int32", []string{"IN:INT32:1:7"}
+	o.Protocol, o.URL, o.Model, o.Inputs = "http", "http://"+s.HTTP, "square_int32", []string{"IN:INT32:1:7"}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestPerfReportsServerQueueAndComputeForEveryModel(t *testing.T) {
 	for _, tc := range exampleTraffic {
 		t.Run(tc.model, func(t *testing.T) {
 			csvPath := filepath.Join(t.TempDir(), "perf.csv")
-			args := append([]string{"perf", tc.model, "-u", s.addr, "--no-progress", "--measurement-interval", "300",
+			args := append([]string{"perf", tc.model, "-u", s.Addr, "--no-progress", "--measurement-interval", "300",
 				"--warmup", "100", "--stability-percentage", "1000000", "--max-trials", "5", "-f", csvPath}, tc.perf...)
 			out, err := exec.Command(serverBinary, args...).CombinedOutput()
 			if err != nil {
@@ -189,7 +189,7 @@ func TestPerfReportsServerQueueAndComputeForEveryModel(t *testing.T) {
 func TestPerfSaysWhenItsWindowsDoNotSettle(t *testing.T) {
 	s := startServer(t, "")
 	csvPath := filepath.Join(t.TempDir(), "perf.csv")
-	cmd := exec.Command(serverBinary, "perf", "identity_int32", "-u", s.addr, "--shape", "INPUT0:16", "--no-progress",
+	cmd := exec.Command(serverBinary, "perf", "identity_int32", "-u", s.Addr, "--shape", "INPUT0:16", "--no-progress",
 		"--measurement-interval", "150", "--warmup", "0", "-s", "0", "-r", "3", "-f", csvPath)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 
@@ -48,7 +48,7 @@ func (s *server) inferVector(t *testing.T, model string, values ...int32) ([]int
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := s.client.ModelInfer(ctxFor(t), msg)
+	resp, err := s.Client.ModelInfer(ctxFor(t), msg)
 	if err != nil {
 		return nil, err
 	}
@@ -75,11 +75,11 @@ func (s *server) echoes(t *testing.T, model string, values ...int32) {
 // modelStats returns model's statistics over gRPC and over HTTP.
 func (s *server) modelStats(t *testing.T, model string) (grpc, http *pb.ModelStatistics) {
 	t.Helper()
-	g, err := s.client.ModelStatistics(ctxFor(t), &pb.ModelStatisticsRequest{Name: model})
+	g, err := s.Client.ModelStatistics(ctxFor(t), &pb.ModelStatisticsRequest{Name: model})
 	if err != nil || len(g.GetModelStats()) != 1 {
 		t.Fatalf("ModelStatistics(%s): %v %v", model, g, err)
 	}
-	httpc, err := client.NewHTTP(s.http, 1)
+	httpc, err := client.NewHTTP(s.HTTP, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func (s *server) modelStats(t *testing.T, model string) (grpc, http *pb.ModelSta
 // checks of scrapeMetrics (for waiting on it); false when absent.
 func (s *server) metric(t *testing.T, series string) (float64, bool) {
 	t.Helper()
-	body, err := httpGet("http://" + s.metrics + "/metrics")
+	body, err := httpGet("http://" + s.Metrics + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func (s *server) metric(t *testing.T, series string) (float64, bool) {
 // waitMetric waits until series reaches want.
 func (s *server) waitMetric(t *testing.T, series string, want float64) {
 	t.Helper()
-	waitUntil(t, fmt.Sprintf("%s to reach %v", series, want), func() bool {
+	testenv.WaitUntil(t, fmt.Sprintf("%s to reach %v", series, want), func() bool {
 		v, ok := s.metric(t, series)
 		return ok && v >= want
 	})
@@ -194,8 +194,8 @@ func TestLocalCacheEvictsTheLeastRecentlyUsedAtItsSize(t *testing.T) {
 	}
 	s.echoes(t, "cached", vec(0, 4000)...) // 16 kB: larger than the cache
 	s.waitMetric(t, "tritonhost_cache_insert_failures_total"+cachedLabels, 1)
-	waitUntil(t, "the refused insert logged with the cache's reason", func() bool {
-		return strings.Contains(s.log.String(), "does not fit in the cache's 10000")
+	testenv.WaitUntil(t, "the refused insert logged with the cache's reason", func() bool {
+		return strings.Contains(s.Log(), "does not fit in the cache's 10000")
 	})
 }
 
@@ -263,7 +263,7 @@ func TestAFailingOrSlowCacheNeverFailsARequest(t *testing.T) {
 				t.Errorf("%d executions, %d misses; want 2 each", g.GetExecutionCount(), g.GetInferenceStats().GetCacheMiss().GetCount())
 			}
 			s.waitMetric(t, "tritonhost_cache_insert_failures_total"+cachedLabels, tt.failures)
-			waitUntil(t, "the log to say "+tt.log, func() bool { return strings.Contains(s.log.String(), tt.log) })
+			testenv.WaitUntil(t, "the log to say "+tt.log, func() bool { return strings.Contains(s.Log(), tt.log) })
 		})
 	}
 }
@@ -319,11 +319,11 @@ func TestChecksumAgentRefusesATamperedModel(t *testing.T) {
 	sum := md5.Sum([]byte(tampered))
 	want := "Mismatched MD5 hash for file 1/weights.bin, expect: c543721a46d0cd49b4a955979ff03818, got: " + hex.EncodeToString(sum[:])
 	ctx := ctxFor(t)
-	_, err := s.client.RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: "checked"})
+	_, err := s.Client.RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: "checked"})
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("loading the tampered model: %v\nwant the agent's reason %q", err, want)
 	}
-	idx, err := s.client.RepositoryIndex(ctx, &pb.RepositoryIndexRequest{})
+	idx, err := s.Client.RepositoryIndex(ctx, &pb.RepositoryIndexRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,12 +336,12 @@ func TestChecksumAgentRefusesATamperedModel(t *testing.T) {
 	if err := os.WriteFile(weights, []byte(original), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.client.RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: "checked"}); err != nil {
+	if _, err := s.Client.RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: "checked"}); err != nil {
 		t.Fatalf("loading the restored model: %v", err)
 	}
 	s.echoes(t, "checked", 3, 4)
 
-	_, err = s.client.RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: "unknown_agent"})
+	_, err = s.Client.RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: "unknown_agent"})
 	if err == nil || !strings.Contains(err.Error(), "unable to find 'libtritonrepoagent_nope.so' for repo agent 'nope', searched: ") {
 		t.Errorf("a model naming an agent the server does not have: %v", err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 
@@ -25,7 +25,7 @@ func writeFile(t *testing.T, path, data string) {
 // indexLine returns a model version's line of the repository index.
 func indexLine(t *testing.T, s *server, model, version string) *pb.RepositoryIndexResponse_ModelIndex {
 	t.Helper()
-	idx, err := s.client.RepositoryIndex(ctxFor(t), &pb.RepositoryIndexRequest{})
+	idx, err := s.Client.RepositoryIndex(ctxFor(t), &pb.RepositoryIndexRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func indexLine(t *testing.T, s *server, model, version string) *pb.RepositoryInd
 // server has it.
 func configParameter(t *testing.T, s *server, model, key string) string {
 	t.Helper()
-	resp, err := s.client.ModelConfig(ctxFor(t), &pb.ModelConfigRequest{Name: model})
+	resp, err := s.Client.ModelConfig(ctxFor(t), &pb.ModelConfigRequest{Name: model})
 	if err != nil {
 		return ""
 	}
@@ -62,7 +62,7 @@ func TestPollModelControlFollowsTheRepository(t *testing.T) {
 	cfgPath := filepath.Join(repo, "repeat_int32", "config.pbtxt")
 	s := startServer(t, repo, "--model-control-mode=poll", "--repository-poll-secs=1")
 
-	st, err := client.OpenStream(ctxFor(t), s.client)
+	st, err := client.OpenStream(ctxFor(t), s.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestPollModelControlFollowsTheRepository(t *testing.T) {
 
 	// A changed configuration: loaded beside the version serving.
 	writeFile(t, cfgPath, repeatCfg+`parameters [ { key: "generation" value: { string_value: "2" } } ]`+"\n")
-	waitUntil(t, "the changed configuration to serve", func() bool { return configParameter(t, s, "repeat_int32", "generation") == "2" })
+	testenv.WaitUntil(t, "the changed configuration to serve", func() bool { return configParameter(t, s, "repeat_int32", "generation") == "2" })
 	if err := st.Send(client.Request{Model: "repeat_int32", ID: "next", Inputs: []client.Tensor{
 		client.Int32s("IN", []int64{1}, 9), client.Uint32s("DELAY", []int64{1}, 0), client.Uint32s("WAIT", []int64{1}, 0)}}); err != nil {
 		t.Fatal(err)
@@ -114,20 +114,20 @@ func TestPollModelControlFollowsTheRepository(t *testing.T) {
 	if nextAt > lastLong {
 		t.Errorf("the request sent after the switch was answered after the long one ended: the two did not overlap")
 	}
-	waitUntil(t, "the replaced version to unload", func() bool {
-		return strings.Count(s.log.String(), "successfully unloaded 'repeat_int32' version 1") == 1
+	testenv.WaitUntil(t, "the replaced version to unload", func() bool {
+		return strings.Count(s.Log(), "successfully unloaded 'repeat_int32' version 1") == 1
 	})
 
 	// A change the backend refuses: the version serving stays.
 	writeFile(t, cfgPath, strings.Replace(repeatCfg, "max_batch_size: 0", "max_batch_size: 4", 1))
-	waitUntil(t, "the failed reload in the index", func() bool {
+	testenv.WaitUntil(t, "the failed reload in the index", func() bool {
 		l := indexLine(t, s, "repeat_int32", "1")
 		return l != nil && strings.Contains(l.GetReason(), "expected max_batch_size 0")
 	})
 	if l := indexLine(t, s, "repeat_int32", "1"); l.GetState() != "READY" {
 		t.Errorf("index line after a refused change: %v, want READY", l)
 	}
-	rs, err := client.OpenStream(ctxFor(t), s.client)
+	rs, err := client.OpenStream(ctxFor(t), s.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestPollModelControlFollowsTheRepository(t *testing.T) {
 	idCfg := strings.Replace(testenv.ExampleConfig(t, "identity_int32"), `name: "identity_int32"`, `name: "added"`, 1)
 	writeFile(t, filepath.Join(repo, "added", "1", ".keep"), "")
 	writeFile(t, filepath.Join(repo, "added", "config.pbtxt"), idCfg)
-	waitUntil(t, "the new model to load", func() bool {
+	testenv.WaitUntil(t, "the new model to load", func() bool {
 		l := indexLine(t, s, "added", "1")
 		return l != nil && l.GetState() == "READY"
 	})
@@ -152,7 +152,7 @@ func TestPollModelControlFollowsTheRepository(t *testing.T) {
 		t.Errorf("infer on the new model: %d %s", status, body)
 	}
 	writeFile(t, filepath.Join(repo, "added", "2", ".keep"), "")
-	waitUntil(t, "version 2 to replace version 1", func() bool {
+	testenv.WaitUntil(t, "version 2 to replace version 1", func() bool {
 		l := indexLine(t, s, "added", "2")
 		status, _, _ := s.httpCall(t, "GET", "/v2/models/added/versions/1/ready", nil)
 		return l != nil && l.GetState() == "READY" && status != 200
@@ -160,7 +160,7 @@ func TestPollModelControlFollowsTheRepository(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(repo, "added")); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the removed model to unload", func() bool {
+	testenv.WaitUntil(t, "the removed model to unload", func() bool {
 		status, _, _ := s.httpCall(t, "GET", "/v2/models/added", nil)
 		return status == 404
 	})

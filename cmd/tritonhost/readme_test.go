@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/frontend/protocol"
+	"tritonhost/internal/protocol"
 	"tritonhost/internal/testenv"
 )
 

@@ -27,7 +27,7 @@ func nonDecoupledRepeat(t *testing.T) testenv.Model {
 func TestNonDecoupledStreamingModelDeliversItsFirstResponse(t *testing.T) {
 	repo := testenv.Repository(t, nonDecoupledRepeat(t))
 	srv := startServer(t, repo, "--log-verbose", "1")
-	s, err := client.OpenStream(ctxFor(t), srv.client)
+	s, err := client.OpenStream(ctxFor(t), srv.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +44,8 @@ func TestNonDecoupledStreamingModelDeliversItsFirstResponse(t *testing.T) {
 		t.Fatalf("got %+v, want one final message with IDX 0, OUT 100", got)
 	}
 	line := "[request id: 0] model 'repeat_int32_non_decoupled' is not decoupled but sent 4 responses; the first was delivered and the other 3 dropped"
-	waitUntil(t, "the dropped responses in the log", func() bool { return strings.Contains(srv.log.String(), line) })
-	if n := strings.Count(srv.log.String(), "is not decoupled but sent"); n != 1 {
+	testenv.WaitUntil(t, "the dropped responses in the log", func() bool { return strings.Contains(srv.Log(), line) })
+	if n := strings.Count(srv.Log(), "is not decoupled but sent"); n != 1 {
 		t.Errorf("the log mentions the dropped responses %d times, want once", n)
 	}
 }

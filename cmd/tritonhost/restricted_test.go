@@ -15,8 +15,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
-	"tritonhost/frontend/protocol"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/protocol"
 )
 
 // restrictEvery gives each category its own key, "<category>-key", and
@@ -132,7 +132,7 @@ func grpcCallsByCategory(c pb.GRPCInferenceServiceClient, h healthpb.HealthClien
 func TestGRPCRestrictedProtocolsOfTheBinary(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, "", restrictEvery("grpc-restricted-protocol")...)
-	conn, c, err := client.Dial(s.addr, 0)
+	conn, c, err := client.Dial(s.Addr, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestHTTPRestrictedAPIsOfTheBinary(t *testing.T) {
 			}
 		}
 	}
-	resp, err := http.Get("http://" + s.metrics + "/metrics")
+	resp, err := http.Get("http://" + s.Metrics + "/metrics")
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Errorf("metrics: %v %v", resp, err)
 	}

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 
@@ -59,17 +59,17 @@ func TestBadRequestsGetTheRightStatus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := srv.client.ModelInfer(ctx, tc.req)
+			_, err := srv.Client.ModelInfer(ctx, tc.req)
 			wantStatus(t, "ModelInfer", err, tc.code, tc.want)
 		})
 	}
 	// Raw contents left over are not used, as in Triton.
-	if _, err := srv.client.ModelInfer(ctx, &pb.ModelInferRequest{ModelName: "identity_int32", Inputs: []*pb.ModelInferRequest_InferInputTensor{
+	if _, err := srv.Client.ModelInfer(ctx, &pb.ModelInferRequest{ModelName: "identity_int32", Inputs: []*pb.ModelInferRequest_InferInputTensor{
 		{Name: "INPUT0", Datatype: "INT32", Shape: []int64{1}}}, RawInputContents: [][]byte{{1, 0, 0, 0}, {2, 0, 0, 0}}}); err != nil {
 		t.Errorf("an extra raw_input_contents entry: %v", err)
 	}
 	// The server is unharmed.
-	if _, err := srv.client.ModelInfer(ctx, &pb.ModelInferRequest{ModelName: "identity_int32", Inputs: []*pb.ModelInferRequest_InferInputTensor{
+	if _, err := srv.Client.ModelInfer(ctx, &pb.ModelInferRequest{ModelName: "identity_int32", Inputs: []*pb.ModelInferRequest_InferInputTensor{
 		{Name: "INPUT0", Datatype: "INT32", Shape: []int64{1}}}, RawInputContents: [][]byte{{1, 0, 0, 0}}}); err != nil {
 		t.Fatalf("good request after bad ones: %v", err)
 	}
@@ -99,7 +99,7 @@ output [ { name: "OUTPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
 	}
 	in := client.Int32s("INPUT0", []int64{int64(n)}, big...)
 	msg, _ := client.Request{Model: "identity_int32", Inputs: []client.Tensor{in}}.Message()
-	resp, err := srv.client.ModelInfer(ctx, msg, grpc.MaxCallRecvMsgSize(100<<20), grpc.MaxCallSendMsgSize(100<<20))
+	resp, err := srv.Client.ModelInfer(ctx, msg, grpc.MaxCallRecvMsgSize(100<<20), grpc.MaxCallSendMsgSize(100<<20))
 	if err != nil {
 		t.Fatalf("64 MiB request: %v", err)
 	}
@@ -110,7 +110,7 @@ output [ { name: "OUTPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
 	// BYTES tensors keep their length-prefixed elements.
 	words := client.Strings("INPUT0", []int64{3}, "α", "", strings.Repeat("x", 300))
 	msg, _ = client.Request{Model: "identity_bytes", Inputs: []client.Tensor{words}}.Message()
-	resp, err = srv.client.ModelInfer(ctx, msg)
+	resp, err = srv.Client.ModelInfer(ctx, msg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ output [ { name: "OUTPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
 	// A server with a 1 MiB limit refuses a 2 MiB message.
 	small := startServer(t, repo, "--grpc-max-message-size", "1048576")
 	msg, _ = client.Request{Model: "identity_int32", Inputs: []client.Tensor{client.Int32s("INPUT0", []int64{512 << 10}, make([]int32, 512<<10)...)}}.Message()
-	_, err = small.client.ModelInfer(ctx, msg)
+	_, err = small.Client.ModelInfer(ctx, msg)
 	if status.Code(err) != codes.ResourceExhausted {
 		t.Errorf("2 MiB message to a 1 MiB server: %v, want RESOURCE_EXHAUSTED", err)
 	}
@@ -130,43 +130,43 @@ output [ { name: "OUTPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
 func TestMetadataHealthAndStatistics(t *testing.T) {
 	srv := startServer(t, "")
 	ctx := ctxFor(t)
-	if r, err := srv.client.ServerLive(ctx, &pb.ServerLiveRequest{}); err != nil || !r.GetLive() {
+	if r, err := srv.Client.ServerLive(ctx, &pb.ServerLiveRequest{}); err != nil || !r.GetLive() {
 		t.Errorf("ServerLive: %v %v", r, err)
 	}
-	if r, err := srv.client.ServerReady(ctx, &pb.ServerReadyRequest{}); err != nil || !r.GetReady() {
+	if r, err := srv.Client.ServerReady(ctx, &pb.ServerReadyRequest{}); err != nil || !r.GetReady() {
 		t.Errorf("ServerReady: %v %v", r, err)
 	}
-	if r, err := srv.client.ModelReady(ctx, &pb.ModelReadyRequest{Name: "square_int32", Version: "1"}); err != nil || !r.GetReady() {
+	if r, err := srv.Client.ModelReady(ctx, &pb.ModelReadyRequest{Name: "square_int32", Version: "1"}); err != nil || !r.GetReady() {
 		t.Errorf("ModelReady: %v %v", r, err)
 	}
-	if r, err := srv.client.ModelReady(ctx, &pb.ModelReadyRequest{Name: "nope"}); err != nil || r.GetReady() {
+	if r, err := srv.Client.ModelReady(ctx, &pb.ModelReadyRequest{Name: "nope"}); err != nil || r.GetReady() {
 		t.Errorf("ModelReady(nope): %v %v", r, err)
 	}
-	md, err := srv.client.ServerMetadata(ctx, &pb.ServerMetadataRequest{})
+	md, err := srv.Client.ServerMetadata(ctx, &pb.ServerMetadataRequest{})
 	if err != nil || md.GetName() != "triton" || !slices.Contains(md.GetExtensions(), "statistics") {
 		t.Errorf("ServerMetadata: %v %v", md, err)
 	}
-	mm, err := srv.client.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "identity_fp32"})
+	mm, err := srv.Client.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "identity_fp32"})
 	if err != nil || mm.GetPlatform() != "identity" || !slices.Equal(mm.GetVersions(), []string{"1"}) ||
 		len(mm.GetInputs()) != 1 || !slices.Equal(mm.GetInputs()[0].GetShape(), []int64{-1, -1}) || mm.GetInputs()[0].GetDatatype() != "FP32" {
 		t.Errorf("ModelMetadata: %v %v", mm, err)
 	}
-	cfg, err := srv.client.ModelConfig(ctx, &pb.ModelConfigRequest{Name: "repeat_int32"})
+	cfg, err := srv.Client.ModelConfig(ctx, &pb.ModelConfigRequest{Name: "repeat_int32"})
 	if err != nil || !cfg.GetConfig().GetModelTransactionPolicy().GetDecoupled() || len(cfg.GetConfig().GetInput()) != 3 {
 		t.Errorf("ModelConfig: %v %v", cfg, err)
 	}
-	idx, err := srv.client.RepositoryIndex(ctx, &pb.RepositoryIndexRequest{})
+	idx, err := srv.Client.RepositoryIndex(ctx, &pb.RepositoryIndexRequest{})
 	if err != nil || len(idx.GetModels()) != 9 || idx.GetModels()[0].GetState() != "READY" {
 		t.Errorf("RepositoryIndex: %v %v", idx, err)
 	}
 
-	s, _ := client.OpenStream(ctx, srv.client)
+	s, _ := client.OpenStream(ctx, srv.Client)
 	s.Send(repeatRequest("stats", false))
 	s.CloseSend()
 	collect(t, s)
 	var repeat *pb.ModelStatistics
-	waitUntil(t, "repeat's statistics", func() bool {
-		st, err := srv.client.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: "repeat_int32"})
+	testenv.WaitUntil(t, "repeat's statistics", func() bool {
+		st, err := srv.Client.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: "repeat_int32"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,17 +176,17 @@ func TestMetadataHealthAndStatistics(t *testing.T) {
 	if inf := repeat.GetInferenceStats(); inf.GetSuccess().GetCount() != 1 || inf.GetComputeInfer().GetNs() < 5_000_000 || repeat.GetInferenceCount() != 1 {
 		t.Errorf("repeat statistics: %v", repeat)
 	}
-	if _, err := srv.client.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: "nope"}); status.Code(err) != codes.NotFound {
+	if _, err := srv.Client.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: "nope"}); status.Code(err) != codes.NotFound {
 		t.Errorf("statistics of an unknown model: %v", err)
 	}
-	if st, err := srv.client.SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{}); err != nil || len(st.GetRegions()) != 0 {
+	if st, err := srv.Client.SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{}); err != nil || len(st.GetRegions()) != 0 {
 		t.Errorf("SystemSharedMemoryStatus: %v %v", st, err)
 	}
 }
 
 func TestReflectionListsTheService(t *testing.T) {
 	srv := startServer(t, "")
-	conn, err := grpc.NewClient(srv.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"tritonhost/core"
 	"tritonhost/core/scheduling"
 	"tritonhost/core/serverlog"
-	"tritonhost/frontend/protocol"
 	"tritonhost/frontend/sharedmem"
+	"tritonhost/internal/protocol"
 	"tritonhost/loader"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // shmRegion is a POSIX shared-memory object this test process creates,
@@ -76,16 +76,16 @@ func shmParams(region string, byteSize, offset int64) map[string]*pb.InferParame
 func TestSimpleGRPCShmClientPasses(t *testing.T) {
 	srv := startServer(t, "")
 	ctx := ctxFor(t)
-	if _, err := srv.client.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{}); err != nil {
+	if _, err := srv.Client.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{}); err != nil {
 		t.Fatalf("unregister_system_shared_memory: %v", err)
 	}
-	if _, err := srv.client.CudaSharedMemoryUnregister(ctx, &pb.CudaSharedMemoryUnregisterRequest{}); err != nil {
+	if _, err := srv.Client.CudaSharedMemoryUnregister(ctx, &pb.CudaSharedMemoryUnregisterRequest{}); err != nil {
 		t.Fatalf("unregister_cuda_shared_memory: %v", err)
 	}
 	const byteSize = 16 * 4
 	suffix := fmt.Sprintf("_%d", os.Getpid())
 	out := createShm(t, "/output_simple"+suffix, 2*byteSize)
-	if _, err := srv.client.SystemSharedMemoryRegister(ctx, &pb.SystemSharedMemoryRegisterRequest{Name: "output_data", Key: out.key, ByteSize: 2 * byteSize}); err != nil {
+	if _, err := srv.Client.SystemSharedMemoryRegister(ctx, &pb.SystemSharedMemoryRegisterRequest{Name: "output_data", Key: out.key, ByteSize: 2 * byteSize}); err != nil {
 		t.Fatalf("register output_data: %v", err)
 	}
 	in := createShm(t, "/input_simple"+suffix, 2*byteSize)
@@ -95,14 +95,14 @@ func TestSimpleGRPCShmClientPasses(t *testing.T) {
 	}
 	in.setInt32s(t, 0, in0)
 	in.setInt32s(t, byteSize, in1)
-	if _, err := srv.client.SystemSharedMemoryRegister(ctx, &pb.SystemSharedMemoryRegisterRequest{Name: "input_data", Key: in.key, ByteSize: 2 * byteSize}); err != nil {
+	if _, err := srv.Client.SystemSharedMemoryRegister(ctx, &pb.SystemSharedMemoryRegisterRequest{Name: "input_data", Key: in.key, ByteSize: 2 * byteSize}); err != nil {
 		t.Fatalf("register input_data: %v", err)
 	}
 
 	if n := mapsOf(t, srv, in.f.Name()); n != 1 {
 		t.Errorf("the server maps the input region %d time(s), want 1", n)
 	}
-	resp, err := srv.client.ModelInfer(ctx, &pb.ModelInferRequest{
+	resp, err := srv.Client.ModelInfer(ctx, &pb.ModelInferRequest{
 		ModelName: "simple",
 		Inputs: []*pb.ModelInferRequest_InferInputTensor{
 			{Name: "INPUT0", Datatype: "INT32", Shape: []int64{1, 16}, Parameters: shmParams("input_data", byteSize, 0)},
@@ -135,15 +135,15 @@ func TestSimpleGRPCShmClientPasses(t *testing.T) {
 		}
 	}
 
-	st, err := srv.client.SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{})
+	st, err := srv.Client.SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{})
 	if err != nil || len(st.GetRegions()) != 2 || st.GetRegions()["input_data"].GetKey() != in.key ||
 		st.GetRegions()["output_data"].GetByteSize() != 2*byteSize {
 		t.Errorf("get_system_shared_memory_status: %v %v", st, err)
 	}
-	if _, err := srv.client.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{}); err != nil {
+	if _, err := srv.Client.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{}); err != nil {
 		t.Fatalf("unregister_system_shared_memory: %v", err)
 	}
-	if st, err := srv.client.SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{}); err != nil || len(st.GetRegions()) != 0 {
+	if st, err := srv.Client.SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{}); err != nil || len(st.GetRegions()) != 0 {
 		t.Errorf("status after unregistering: %v %v", st, err)
 	}
 	for _, r := range []*shmRegion{in, out} {
@@ -156,7 +156,7 @@ func TestSimpleGRPCShmClientPasses(t *testing.T) {
 // mapsOf counts the server process's mappings of path.
 func mapsOf(t *testing.T, srv *server, path string) int {
 	t.Helper()
-	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", srv.cmd.Process.Pid))
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", srv.PID()))
 	if err != nil {
 		t.Skipf("cannot read the server's mappings: %v", err)
 	}
@@ -212,11 +212,11 @@ func TestSimpleHTTPShmClientSharesRegionsWithGRPC(t *testing.T) {
 		}
 	}
 
-	st, err := srv.client.SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{})
+	st, err := srv.Client.SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{})
 	if err != nil || len(st.GetRegions()) != 2 || st.GetRegions()["input_data"].GetKey() != in.key {
 		t.Errorf("gRPC status of the regions HTTP registered: %v %v", st, err)
 	}
-	if _, err := srv.client.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{Name: "input_data"}); err != nil {
+	if _, err := srv.Client.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{Name: "input_data"}); err != nil {
 		t.Fatal(err)
 	}
 	status, _, body := srv.httpCall(t, "GET", "/v2/systemsharedmemory/status", nil)

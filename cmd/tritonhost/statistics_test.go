@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/testenv"
 )
 
 // exampleTraffic is a request each example model serves, for the client
@@ -59,14 +60,14 @@ func checkReported(t *testing.T, via string, st *pb.ModelStatistics, n uint64) {
 func TestEveryExampleModelReportsStatistics(t *testing.T) {
 	s := startServer(t, "")
 	ctx := ctxFor(t)
-	idx, err := s.client.RepositoryIndex(ctx, &pb.RepositoryIndexRequest{})
+	idx, err := s.Client.RepositoryIndex(ctx, &pb.RepositoryIndexRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(idx.GetModels()) != len(exampleTraffic) {
 		t.Fatalf("examples/models has %d models, the traffic table %d: give the new one a request", len(idx.GetModels()), len(exampleTraffic))
 	}
-	httpc, err := client.NewHTTP(s.http, 1)
+	httpc, err := client.NewHTTP(s.HTTP, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestEveryExampleModelReportsStatistics(t *testing.T) {
 		t.Run(tc.model, func(t *testing.T) {
 			req := client.Request{Model: tc.model, Inputs: tc.inputs}
 			if tc.stream {
-				st, err := client.OpenStream(ctx, s.client)
+				st, err := client.OpenStream(ctx, s.Client)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -100,7 +101,7 @@ func TestEveryExampleModelReportsStatistics(t *testing.T) {
 					t.Fatal(err)
 				}
 				for range n {
-					if _, err := s.client.ModelInfer(ctx, msg); err != nil {
+					if _, err := s.Client.ModelInfer(ctx, msg); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -108,8 +109,8 @@ func TestEveryExampleModelReportsStatistics(t *testing.T) {
 			// A request is counted where its work ends, which for a
 			// decoupled model may come just after its final response.
 			var grpcStats *pb.ModelStatisticsResponse
-			waitUntil(t, tc.model+"'s statistics", func() bool {
-				grpcStats, err = s.client.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: tc.model})
+			testenv.WaitUntil(t, tc.model+"'s statistics", func() bool {
+				grpcStats, err = s.Client.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: tc.model})
 				return err == nil && grpcStats.GetModelStats()[0].GetInferenceStats().GetSuccess().GetCount() >= n
 			})
 			checkReported(t, "gRPC ModelStatistics", grpcStats.GetModelStats()[0], n)

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 func repeatRequest(id string, emptyFinal bool) client.Request {
@@ -27,7 +27,7 @@ func TestStreamRepeatGivesEachElementInOrder(t *testing.T) {
 	for _, emptyFinal := range []bool{false, true} {
 		t.Run(fmt.Sprintf("empty_final=%t", emptyFinal), func(t *testing.T) {
 			srv := startServer(t, "")
-			s, err := client.OpenStream(ctxFor(t), srv.client)
+			s, err := client.OpenStream(ctxFor(t), srv.Client)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +64,7 @@ func TestStreamSquareInterleavesFourRequests(t *testing.T) {
 	srv := startServer(t, "")
 	for _, emptyFinal := range []bool{false, true} {
 		t.Run(fmt.Sprintf("empty_final=%t", emptyFinal), func(t *testing.T) {
-			s, err := client.OpenStream(ctxFor(t), srv.client)
+			s, err := client.OpenStream(ctxFor(t), srv.Client)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func TestStreamSquareInterleavesFourRequests(t *testing.T) {
 
 func TestStreamKeepsServingAfterABadRequest(t *testing.T) {
 	srv := startServer(t, "")
-	s, err := client.OpenStream(ctxFor(t), srv.client)
+	s, err := client.OpenStream(ctxFor(t), srv.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,11 +154,11 @@ func TestUnaryRefusesDecoupledAndServesOthers(t *testing.T) {
 	srv := startServer(t, "")
 	ctx := ctxFor(t)
 	msg, _ := repeatRequest("u", false).Message()
-	_, err := srv.client.ModelInfer(ctx, msg)
+	_, err := srv.Client.ModelInfer(ctx, msg)
 	wantStatus(t, "ModelInfer on repeat", err, codes.Unimplemented, "ModelInfer RPC doesn't support models with decoupled transaction policy")
 
 	// identity answers on both RPCs: typed contents on the unary one.
-	resp, err := srv.client.ModelInfer(ctx, &pb.ModelInferRequest{ModelName: "identity_int32", Id: "typed", Inputs: []*pb.ModelInferRequest_InferInputTensor{{
+	resp, err := srv.Client.ModelInfer(ctx, &pb.ModelInferRequest{ModelName: "identity_int32", Id: "typed", Inputs: []*pb.ModelInferRequest_InferInputTensor{{
 		Name: "INPUT0", Datatype: "INT32", Shape: []int64{3}, Contents: &pb.InferTensorContents{IntContents: []int32{-7, 0, 9}}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +171,7 @@ func TestUnaryRefusesDecoupledAndServesOthers(t *testing.T) {
 		t.Errorf("identity unary: %v, id %q, version %q", vals, resp.GetId(), resp.GetModelVersion())
 	}
 
-	s, err := client.OpenStream(ctx, srv.client)
+	s, err := client.OpenStream(ctx, srv.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestUnaryRefusesDecoupledAndServesOthers(t *testing.T) {
 
 func TestRequestedOutputsAreHonoured(t *testing.T) {
 	srv := startServer(t, "")
-	s, err := client.OpenStream(ctxFor(t), srv.client)
+	s, err := client.OpenStream(ctxFor(t), srv.Client)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 
@@ -96,13 +96,13 @@ func TestTritonsMessagesFromTheBinary(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.rpcs != "stream" {
-				_, err := srv.client.ModelInfer(ctx, tc.req)
+				_, err := srv.Client.ModelInfer(ctx, tc.req)
 				wantStatus(t, "ModelInfer", err, tc.code, tc.want)
 			}
 			if tc.rpcs == "unary" {
 				return
 			}
-			s, err := srv.client.ModelStreamInfer(ctx)
+			s, err := srv.Client.ModelStreamInfer(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,20 +117,20 @@ func TestTritonsMessagesFromTheBinary(t *testing.T) {
 		})
 	}
 
-	_, err := srv.client.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "nope"})
+	_, err := srv.Client.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "nope"})
 	wantStatus(t, "ModelMetadata(nope)", err, codes.NotFound, "Request for unknown model: 'nope' is not found")
-	_, err = srv.client.ModelConfig(ctx, &pb.ModelConfigRequest{Name: "nope"})
+	_, err = srv.Client.ModelConfig(ctx, &pb.ModelConfigRequest{Name: "nope"})
 	wantStatus(t, "ModelConfig(nope)", err, codes.NotFound, "Request for unknown model: 'nope' is not found")
-	if r, err := srv.client.ModelReady(ctx, &pb.ModelReadyRequest{Name: "nope"}); err != nil || r.GetReady() {
+	if r, err := srv.Client.ModelReady(ctx, &pb.ModelReadyRequest{Name: "nope"}); err != nil || r.GetReady() {
 		t.Errorf("ModelReady(nope): %v %v, want not ready without an error, as Triton answers", r, err)
 	}
-	_, err = srv.client.ModelReady(ctx, &pb.ModelReadyRequest{Name: "simple", Version: "one"})
+	_, err = srv.Client.ModelReady(ctx, &pb.ModelReadyRequest{Name: "simple", Version: "one"})
 	wantStatus(t, "ModelReady with a malformed version", err, codes.InvalidArgument,
 		"failed to get model version from specified version string 'one' (details: stol), version should be an integral value > 0")
 
 	// The server is unharmed.
 	good := inferRequest("simple", "g", slices.Concat(pair(tensor("INPUT0", "INT32", 1, 16)), pair(tensor("INPUT1", "INT32", 1, 16)))...)
-	if _, err := srv.client.ModelInfer(ctx, good); err != nil {
+	if _, err := srv.Client.ModelInfer(ctx, good); err != nil {
 		t.Errorf("a good request after the refusals: %v", err)
 	}
 }
@@ -147,7 +147,7 @@ func TestServerMetadataNamesTheServerByItsID(t *testing.T) {
 		name string
 	}{{nil, "triton"}, {[]string{"--id", "edge-7"}, "edge-7"}} {
 		srv := startServer(t, repo, tc.args...)
-		md, err := srv.client.ServerMetadata(ctxFor(t), &pb.ServerMetadataRequest{})
+		md, err := srv.Client.ServerMetadata(ctxFor(t), &pb.ServerMetadataRequest{})
 		if err != nil || md.GetName() != tc.name || !slices.Equal(md.GetExtensions(), want) || md.GetVersion() == "" {
 			t.Errorf("ServerMetadata with %v: %v %v; want name %q and extensions %v", tc.args, md, err, tc.name, want)
 		}

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/peer"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 
@@ -78,9 +78,9 @@ func httpsGet(addr, path string, cfg *tls.Config) (*big.Int, error) {
 // server certificate's serial number.
 func listenerCalls(t *testing.T, s *server) map[string]func(*tls.Config) (*big.Int, error) {
 	return map[string]func(*tls.Config) (*big.Int, error){
-		"gRPC":    func(cfg *tls.Config) (*big.Int, error) { return grpcTLS(t, s.addr, cfg) },
-		"HTTP":    func(cfg *tls.Config) (*big.Int, error) { return httpsGet(s.http, "/v2/health/ready", cfg) },
-		"metrics": func(cfg *tls.Config) (*big.Int, error) { return httpsGet(s.metrics, "/metrics", cfg) },
+		"gRPC":    func(cfg *tls.Config) (*big.Int, error) { return grpcTLS(t, s.Addr, cfg) },
+		"HTTP":    func(cfg *tls.Config) (*big.Int, error) { return httpsGet(s.HTTP, "/v2/health/ready", cfg) },
+		"metrics": func(cfg *tls.Config) (*big.Int, error) { return httpsGet(s.Metrics, "/metrics", cfg) },
 	}
 }
 
@@ -109,10 +109,10 @@ func TestTLSOnEveryListenerAndCertificateRotation(t *testing.T) {
 			t.Errorf("%s: a client that does not trust the server's authority connected", name)
 		}
 	}
-	if _, err := s.client.ServerLive(ctxFor(t), &pb.ServerLiveRequest{}); err == nil {
+	if _, err := s.Client.ServerLive(ctxFor(t), &pb.ServerLiveRequest{}); err == nil {
 		t.Error("a plaintext gRPC call was served")
 	}
-	for _, addr := range []string{s.http, s.metrics} {
+	for _, addr := range []string{s.HTTP, s.Metrics} {
 		if resp, err := http.Get("http://" + addr + "/v2/health/ready"); err == nil {
 			if resp.Body.Close(); resp.StatusCode == http.StatusOK {
 				t.Errorf("a plaintext HTTP request to %s was served", addr)
@@ -120,7 +120,7 @@ func TestTLSOnEveryListenerAndCertificateRotation(t *testing.T) {
 		}
 	}
 	// A connection made before the rotation.
-	before, err := grpc.NewClient(s.addr, grpc.WithTransportCredentials(credentials.NewTLS(tlsConfig(roots, nil))))
+	before, err := grpc.NewClient(s.Addr, grpc.WithTransportCredentials(credentials.NewTLS(tlsConfig(roots, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestTLSOnEveryListenerAndCertificateRotation(t *testing.T) {
 	testenv.WriteFile(t, dir, "tls.key", second.KeyPEM)
 	testenv.WriteFile(t, dir, "tls.crt", second.CertPEM)
 	for name, call := range calls {
-		waitUntil(t, name+" serving the renewed certificate", func() bool {
+		testenv.WaitUntil(t, name+" serving the renewed certificate", func() bool {
 			serial, err := call(tlsConfig(roots, nil))
 			return err == nil && serial.Cmp(second.Serial) == 0
 		})
@@ -142,7 +142,7 @@ func TestTLSOnEveryListenerAndCertificateRotation(t *testing.T) {
 		t.Errorf("the connection made before the rotation: %v", err)
 	}
 	for _, name := range []string{"gRPC", "HTTP", "metrics"} {
-		waitUntil(t, "the reload of "+name+" in the log", func() bool { return strings.Contains(s.log.String(), name+" TLS: reloaded "+cert) })
+		testenv.WaitUntil(t, "the reload of "+name+" in the log", func() bool { return strings.Contains(s.Log(), name+" TLS: reloaded "+cert) })
 	}
 }
 
@@ -176,7 +176,7 @@ func TestMutualTLSOfTheBinary(t *testing.T) {
 	}
 	testenv.WriteFile(t, dir, "ca.crt", otherCA.CertPEM)
 	for name, call := range calls {
-		waitUntil(t, name+" serving bob", func() bool {
+		testenv.WaitUntil(t, name+" serving bob", func() bool {
 			_, err := call(tlsConfig(roots, &bob))
 			return err == nil
 		})

@@ -20,7 +20,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tritonhost/client"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/testenv"
 )
 
 var simpleInputs = `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1,16],"data":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]},` +
@@ -55,7 +56,7 @@ func TestTraceModeTritonWritesTritonsTraceFile(t *testing.T) {
 	if status, _, body := s.httpCall(t, "GET", "/v2/models/simple/trace/setting", nil); status != 200 || string(body) != want {
 		t.Errorf("HTTP settings: %d %s\nwant %s", status, body, want)
 	}
-	resp, err := s.client.TraceSetting(ctxFor(t), &pb.TraceSettingRequest{})
+	resp, err := s.Client.TraceSetting(ctxFor(t), &pb.TraceSettingRequest{})
 	if err != nil || strings.Join(resp.GetSettings()["trace_file"].GetValue(), "") != file || resp.GetSettings()["trace_mode"].GetValue()[0] != "triton" {
 		t.Errorf("gRPC settings: %v, %v", resp, err)
 	}
@@ -66,7 +67,7 @@ func TestTraceModeTritonWritesTritonsTraceFile(t *testing.T) {
 			t.Fatalf("infer: %d %s", status, body)
 		}
 	}
-	st, err := client.OpenStream(ctxFor(t), s.client)
+	st, err := client.OpenStream(ctxFor(t), s.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestTraceModeTritonWritesTritonsTraceFile(t *testing.T) {
 	if status, _, body := s.httpCall(t, "POST", "/v2/trace/setting", []byte(`{"trace_level":["OFF"]}`)); status != 200 || !strings.Contains(string(body), `"trace_level":["OFF"]`) {
 		t.Errorf("turning tracing off: %d %s", status, body)
 	}
-	waitUntil(t, "four indexed trace files", func() bool {
+	testenv.WaitUntil(t, "four indexed trace files", func() bool {
 		_, err := os.Stat(file + ".3")
 		return err == nil
 	})
@@ -109,11 +110,11 @@ func TestTraceModeTritonWritesTritonsTraceFile(t *testing.T) {
 	if status != 501 || !strings.Contains(string(body), "trace file location can not be updated through network protocol") {
 		t.Errorf("trace_file: %d %s", status, body)
 	}
-	metrics, err := httpGet("http://" + s.metrics + "/metrics")
+	metrics, err := httpGet("http://" + s.Metrics + "/metrics")
 	if err != nil || !strings.Contains(string(metrics), "tritonhost_traces_dropped_total 0") {
 		t.Errorf("/metrics lacks the drop counter: %v", err)
 	}
-	s.stop()
+	s.Stop(t)
 	if _, err := os.Stat(file + ".4"); err == nil {
 		t.Errorf("a request was traced after tracing was turned off")
 	}
@@ -194,7 +195,7 @@ func TestTraceModeOpenTelemetryContinuesTheCallersTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.client.ModelInfer(ctx, msg); err != nil {
+	if _, err := s.Client.ModelInfer(ctx, msg); err != nil {
 		t.Fatal(err)
 	}
 	if status, _, body := s.httpCall(t, "POST", "/v2/models/simple/infer", []byte(simpleInputs), "traceparent", "00-"+httpTrace+"-"+caller+"-01"); status != 200 {
@@ -207,7 +208,7 @@ func TestTraceModeOpenTelemetryContinuesTheCallersTrace(t *testing.T) {
 	if status, _, _ := s.httpCall(t, "POST", "/v2/models/simple/infer", []byte(simpleInputs)); status != 200 {
 		t.Fatal("untraced infer failed")
 	}
-	waitUntil(t, "the spans at the collector", func() bool {
+	testenv.WaitUntil(t, "the spans at the collector", func() bool {
 		return len(rc.trace(grpcTrace)) == 1 && len(rc.trace(httpTrace)) == 1 && len(rc.trace(blsTrace)) == 2
 	})
 	for _, id := range []string{grpcTrace, httpTrace} {

@@ -4,4 +4,8 @@
 //
 // Parsing, defaulting, validation and the JSON form handed to backends live
 // in package tritonhost/core/modelconfig.
+//
+// API: core's exported types carry a model's configuration in these types
+// (a Go-native backend reads its model's and its instance group's from
+// them), and so do client's model config answers.
 package configpb

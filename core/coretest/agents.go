@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"tritonhost/core"
+	"tritonhost/internal/testenv"
 )
 
 // Agents is a Go-native core.RepoAgentProvider for tests: each agent does
@@ -77,10 +78,10 @@ func (a *Agents) Specs() []core.RepoAgentModelSpec {
 }
 
 // WaitLog waits until the log holds want's lines in order (the whole log
-// equals want), failing the test after Patience.
+// equals want), failing the test after testenv.Patience.
 func (a *Agents) WaitLog(t testing.TB, want ...string) {
 	t.Helper()
-	deadline := time.NewTimer(Patience)
+	deadline := time.NewTimer(testenv.Patience)
 	defer deadline.Stop()
 	for {
 		a.mu.Lock()
@@ -93,7 +94,7 @@ func (a *Agents) WaitLog(t testing.TB, want ...string) {
 		select {
 		case <-changed:
 		case <-deadline.C:
-			t.Fatalf("coretest: agents' log after %v:\n got %q\nwant %q", Patience, got, want)
+			t.Fatalf("coretest: agents' log after %v:\n got %q\nwant %q", testenv.Patience, got, want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"tritonhost/core"
+	"tritonhost/internal/testenv"
 )
 
 // Cache is a Go-native core.ResponseCache for tests: a map of entries
@@ -184,10 +185,10 @@ func (c *Cache) Closed() int {
 }
 
 // WaitCalls waits until at least lookups lookups and inserts inserts have
-// returned, failing the test after Patience.
+// returned, failing the test after testenv.Patience.
 func (c *Cache) WaitCalls(t testing.TB, lookups, inserts int) {
 	t.Helper()
-	deadline := time.NewTimer(Patience)
+	deadline := time.NewTimer(testenv.Patience)
 	defer deadline.Stop()
 	for {
 		c.mu.Lock()
@@ -201,7 +202,7 @@ func (c *Cache) WaitCalls(t testing.TB, lookups, inserts int) {
 		select {
 		case <-changed:
 		case <-deadline.C:
-			t.Fatalf("coretest: gave up waiting after %v for %d lookups and %d inserts to return (%d and %d did)", Patience, lookups, inserts, l, i)
+			t.Fatalf("coretest: gave up waiting after %v for %d lookups and %d inserts to return (%d and %d did)", testenv.Patience, lookups, inserts, l, i)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"tritonhost/core"
+	"tritonhost/internal/testenv"
 )
 
 // Collector is a core.ResponseFunc (its Receive method) that keeps what one
@@ -92,14 +93,14 @@ func (c *Collector) Check(t testing.TB) {
 	c.broken = nil
 }
 
-// Wait waits for the final response (failing the test after Patience),
+// Wait waits for the final response (failing the test after testenv.Patience),
 // checks the contract and returns what arrived.
 func (c *Collector) Wait(t testing.TB) Result {
 	t.Helper()
 	select {
 	case <-c.done:
-	case <-time.After(Patience):
-		t.Fatalf("coretest: no final response after %v; got %d response(s)", Patience, len(c.Snapshot().Responses))
+	case <-time.After(testenv.Patience):
+		t.Fatalf("coretest: no final response after %v; got %d response(s)", testenv.Patience, len(c.Snapshot().Responses))
 	}
 	c.Check(t)
 	return c.Snapshot()

@@ -27,9 +27,12 @@
 // a request is still live or a goroutine the server started outlives it
 // (Track, which tests can use for other servers too). A Collector receives a
 // request's responses and checks the ResponseFunc contract as they arrive.
-// Waiting is always for something that must happen, bounded by Patience:
-// Provider.Reached and WaitCalls, Collector.Wait, WaitUntil, and Settle,
-// which waits for the goroutines a call set off (context.AfterFunc's, say).
+// Waiting is always for something that must happen, bounded by
+// testenv.Patience: Provider.Reached and WaitCalls, Collector.Wait, and
+// Settle, which waits for the goroutines a call set off
+// (context.AfterFunc's, say); for a condition nothing signals, tests use
+// testenv.WaitUntil. A server's log goes to a testenv.LogBuffer when a
+// test reads it.
 //
 //	p := coretest.NewProvider().Set("m", coretest.Answering(coretest.Stream(3)))
 //	srv := coretest.Start(t, p, coretest.ModelDir{Name: "m", Config: cfg})

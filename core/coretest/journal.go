@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"tritonhost/internal/testenv"
 )
 
 // Execution is one Execute call as the fake backend saw it.
@@ -82,10 +84,10 @@ func (j *journal) call(id, op string, err error) {
 }
 
 // waitFor waits until cond, called with the journal locked, holds; the test
-// fails after Patience, naming what it waited for.
+// fails after testenv.Patience, naming what it waited for.
 func (j *journal) waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.NewTimer(Patience)
+	deadline := time.NewTimer(testenv.Patience)
 	defer deadline.Stop()
 	for {
 		j.mu.Lock()
@@ -98,18 +100,7 @@ func (j *journal) waitFor(t testing.TB, what string, cond func() bool) {
 		select {
 		case <-changed:
 		case <-deadline.C:
-			t.Fatalf("coretest: gave up waiting after %v for %s", Patience, what)
-		}
-	}
-}
-
-// WaitUntil polls cond until it holds, failing the test after Patience:
-// for conditions nothing signals (the server's state, say).
-func WaitUntil(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(Patience); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("coretest: gave up waiting after %v for %s", Patience, what)
+			t.Fatalf("coretest: gave up waiting after %v for %s", testenv.Patience, what)
 		}
 	}
 }

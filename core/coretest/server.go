@@ -6,6 +6,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/scheduling"
+	"tritonhost/internal/testenv"
 )
 
 // Serve writes models into a new repository, adds it to opts and starts a
@@ -29,7 +30,7 @@ func Serve(t testing.TB, opts core.Options, models ...ModelDir) *core.Server {
 	}
 	t.Cleanup(func() {
 		openGates(t)
-		ctx, cancel := context.WithTimeout(context.Background(), Patience)
+		ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience)
 		defer cancel()
 		if err := srv.Stop(ctx); err != nil {
 			t.Errorf("Stop: %v", err)

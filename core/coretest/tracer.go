@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"tritonhost/core"
+	"tritonhost/internal/testenv"
 )
 
 // Tracer is a core.TraceStarter for tests: it traces the requests of the
@@ -51,7 +52,7 @@ func (tr *Tracer) Finish(t *core.Trace) {
 // they finished.
 func (tr *Tracer) Wait(t testing.TB, n int) []*core.Trace {
 	t.Helper()
-	WaitUntil(t, "finished traces", func() bool {
+	testenv.WaitUntil(t, "finished traces", func() bool {
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
 		return len(tr.finished) >= n

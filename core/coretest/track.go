@@ -8,13 +8,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
-)
 
-// Patience is how long the helpers wait for something that must happen (a
-// response, a backend call, goroutines ending) before failing the test. It
-// bounds a wait; no helper asserts that anything was fast.
-const Patience = 30 * time.Second
+	"tritonhost/internal/testenv"
+)
 
 // trackLabel is the pprof label key that marks tracked goroutines.
 const trackLabel = "coretest.track"
@@ -25,7 +21,7 @@ var trackSeq atomic.Uint64
 // starts inherits, and so every goroutine those start, to any depth. At
 // cleanup, after the cleanups registered later than this call (the ones that
 // stop what f started), the test fails if any of those goroutines is still
-// running Patience later.
+// running testenv.Patience later.
 //
 // Goroutines started later by other goroutines (a test calling LoadModel,
 // say) are not tracked; wrap such calls in Track too.
@@ -40,7 +36,7 @@ func Track(t testing.TB, f func()) {
 }
 
 // Settle runs f like Track, then waits until every goroutine f started,
-// directly or not, has ended, failing the test after Patience. It lets
+// directly or not, has ended, failing the test after testenv.Patience. It lets
 // what f sets off land before the test goes on: cancelling a context, say,
 // whose context.AfterFunc callbacks run on goroutines of their own.
 func Settle(t testing.TB, f func()) {
@@ -59,16 +55,14 @@ func labelledRun(f func()) string {
 }
 
 // waitUntracked waits until no goroutine carries the label value, and
-// returns the stacks of those still running after Patience.
+// returns the stacks of those still running after testenv.Patience.
 func waitUntracked(value string) []string {
-	deadline := time.Now().Add(Patience)
-	for {
-		left := labelled(value)
-		if len(left) == 0 || time.Now().After(deadline) {
-			return left
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var left []string
+	testenv.Eventually(func() bool {
+		left = labelled(value)
+		return len(left) == 0
+	})
+	return left
 }
 
 // labelled returns the goroutine profile records (count, stack) of the

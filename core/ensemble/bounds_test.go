@@ -3,37 +3,19 @@ package ensemble_test
 import (
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
 	"tritonhost/core/serverlog"
+	"tritonhost/internal/testenv"
 )
-
-// logBuffer is a server log a test can read while the server writes it.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // boundedStream serves ensemble "stream": gen (decoupled, one response per
 // element) then "down", which holds every request until gate opens, with
 // max_inflight_requests 2.
-func boundedStream(t *testing.T, wait time.Duration, log *logBuffer) (*core.Server, *coretest.Provider, *coretest.Gate) {
+func boundedStream(t *testing.T, wait time.Duration, log *testenv.LogBuffer) (*core.Server, *coretest.Provider, *coretest.Gate) {
 	t.Helper()
 	gate := coretest.NewGate(t)
 	p := coretest.NewProvider().Set("down", coretest.Detached(coretest.After(gate, coretest.Once())))
@@ -65,13 +47,13 @@ func checkStream(t *testing.T, c *coretest.Collector) {
 // its Send; once those finish, the rest flow, each exactly once.
 func TestMaxInflightRequestsHoldsTheProducerBack(t *testing.T) {
 	t.Parallel()
-	srv, p, gate := boundedStream(t, time.Minute, &logBuffer{})
+	srv, p, gate := boundedStream(t, time.Minute, &testenv.LogBuffer{})
 	reply := coretest.Infer(t, srv, coretest.Request("stream", "r", input("IN", 1, 2, 3, 4, 5, 6)))
-	coretest.WaitUntil(t, "two requests of down", func() bool { return len(p.Executions("down")) >= 2 })
+	testenv.WaitUntil(t, "two requests of down", func() bool { return len(p.Executions("down")) >= 2 })
 	p.WaitCalls(t, "r", "Send", 2)
 	// gen's third response waits in its Send for a slot of down; nothing
 	// signals that, but its goroutine shows it.
-	coretest.WaitUntil(t, "gen's third response waiting for a slot of down", func() bool { return running("(*stepLimiter).acquire") })
+	testenv.WaitUntil(t, "gen's third response waiting for a slot of down", func() bool { return running("(*stepLimiter).acquire") })
 	if n, sent := len(p.Executions("down")), p.Count("r", "Send"); n != 2 || sent != 2 {
 		t.Errorf("with max_inflight_requests 2: down runs %d requests and gen sent %d responses, want 2 and 2", n, sent)
 	}
@@ -87,10 +69,10 @@ func TestMaxInflightRequestsHoldsTheProducerBack(t *testing.T) {
 // each other), with an error logged; every response still comes once.
 func TestMaxInflightRequestsGivesWayAfterTheWait(t *testing.T) {
 	t.Parallel()
-	log := &logBuffer{}
+	log := &testenv.LogBuffer{}
 	srv, p, gate := boundedStream(t, 20*time.Millisecond, log)
 	reply := coretest.Infer(t, srv, coretest.Request("stream", "r", input("IN", 1, 2, 3, 4, 5, 6)))
-	coretest.WaitUntil(t, "all six requests of down, past the bound", func() bool { return len(p.Executions("down")) == 6 })
+	testenv.WaitUntil(t, "all six requests of down, past the bound", func() bool { return len(p.Executions("down")) == 6 })
 	const want = `ensemble "stream": step 1 (model "down") had no free slot for 20ms (max_inflight_requests 2, EnsembleStepWait); request "r" goes on past the bound`
 	if got := strings.Count(log.String(), want); got != 4 {
 		t.Errorf("the log holds %d times %q, want 4 (responses 3 to 6):\n%s", got, want, log.String())

@@ -8,6 +8,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
+	"tritonhost/internal/testenv"
 )
 
 // TestCancellingAnEnsembleReachesEveryStepInFlight: the client cancels an
@@ -30,7 +31,7 @@ func TestCancellingAnEnsembleReachesEveryStepInFlight(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	reply := coretest.InferCtx(t, ctx, srv, coretest.Request("par", "r", input("IN", 1)))
-	coretest.WaitUntil(t, "a and b to run", func() bool {
+	testenv.WaitUntil(t, "a and b to run", func() bool {
 		return len(p.Executions("a")) == 1 && len(p.Executions("b")) == 1
 	})
 	coretest.Settle(t, cancel)

@@ -8,6 +8,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
+	"tritonhost/internal/testenv"
 )
 
 // generate answers a request of a vector model with one response per
@@ -128,7 +129,7 @@ func TestDecoupledEnsembleEdges(t *testing.T) {
 		_ = x.Send(r, &core.Response{Err: core.Errorf(core.CodeInternal, "ran dry")}, true)
 	}))
 	c := coretest.Infer(t, srv, coretest.Request("stream", "broken", input("IN", 1)))
-	coretest.WaitUntil(t, "two responses", func() bool { return len(c.Snapshot().Responses) == 2 })
+	testenv.WaitUntil(t, "two responses", func() bool { return len(c.Snapshot().Responses) == 2 })
 	answered.Open()
 	res := c.Wait(t)
 	var errs []string

@@ -7,6 +7,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
+	"tritonhost/internal/testenv"
 )
 
 // outer is ensemble "outer", which runs ensemble "pipe" as its one step.
@@ -122,7 +123,7 @@ func TestUnloadingAnEnsembleWaitsForItsRequests(t *testing.T) {
 	p.Reached(t, "r")
 	unloaded := make(chan error, 1)
 	coretest.Track(t, func() { go func() { unloaded <- srv.UnloadModel(context.Background(), "pipe") }() })
-	coretest.WaitUntil(t, "pipe to unload", func() bool { st, _ := indexReason(t, srv, "pipe"); return st != core.ModelReady })
+	testenv.WaitUntil(t, "pipe to unload", func() bool { st, _ := indexReason(t, srv, "pipe"); return st != core.ModelReady })
 	select {
 	case err := <-unloaded:
 		t.Fatalf("UnloadModel returned (%v) while a request was in flight", err)
@@ -221,7 +222,7 @@ func TestUnloadWithDependentsUnloadsTheStepsNoOtherEnsembleRuns(t *testing.T) {
 	if err := srv.StartUnload(t.Context(), "other", true); err != nil {
 		t.Fatal(err)
 	}
-	coretest.WaitUntil(t, "other and post to unload", func() bool { return len(readyModels(srv)) == 0 })
+	testenv.WaitUntil(t, "other and post to unload", func() bool { return len(readyModels(srv)) == 0 })
 	coretest.WantError(t, "StartUnload of a model no repository has", srv.StartUnload(t.Context(), "nope", false), core.CodeNotFound, "no such model")
 }
 

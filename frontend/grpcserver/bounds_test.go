@@ -12,7 +12,8 @@ import (
 
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/grpcserver"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/testenv"
 )
 
 // smallWindows keep gRPC's flow-control windows at their minimum, so that a
@@ -46,7 +47,7 @@ func TestNonReadingClientIsCutOffAndTheModelServesOthers(t *testing.T) {
 	}()
 	// The hog's responses stop leaving: its stream is full and the model's
 	// only instance waits in Send.
-	coretest.WaitUntil(t, "the model to answer the hog's first requests", func() bool { return len(h.p.Executions("echo")) >= 3 })
+	testenv.WaitUntil(t, "the model to answer the hog's first requests", func() bool { return len(h.p.Executions("echo")) >= 3 })
 
 	other := h.open(t, true)
 	other.send(request("echo", "other", 7))
@@ -56,7 +57,7 @@ func TestNonReadingClientIsCutOffAndTheModelServesOthers(t *testing.T) {
 
 	// The hog, reading at last once the server has cut it off, finds its
 	// stream ended.
-	coretest.WaitUntil(t, "the hog's stream to be cut off", func() bool { return h.log.has("its stream is cut off") })
+	testenv.WaitUntil(t, "the hog's stream to be cut off", func() bool { return strings.Contains(h.log.String(), "its stream is cut off") })
 	go hog.read()
 	for {
 		m := hog.next()
@@ -84,7 +85,13 @@ func TestStreamStopsReadingAtItsPendingLimit(t *testing.T) {
 	for i := range sent {
 		st.send(request("slow", "r"+string(rune('a'+i)), int32(i)))
 	}
-	coretest.WaitUntil(t, "the server to take requests", func() bool { return h.srv.LiveRequests() > 0 })
+	testenv.WaitUntil(t, "the stream to take its limit of requests", func() bool {
+		n := h.srv.LiveRequests()
+		if n > limit {
+			t.Fatalf("%d requests of one stream live in the server, more than its limit of %d", n, limit)
+		}
+		return n == limit
+	})
 	for range 20 { // the reader has had every chance to take more
 		if n := h.srv.LiveRequests(); n > limit {
 			t.Fatalf("%d requests of one stream live in the server, more than its limit of %d", n, limit)

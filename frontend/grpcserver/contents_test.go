@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tritonhost/core"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // le is the little-endian encoding of values of the given byte size.

@@ -3,8 +3,8 @@ package grpcserver
 import (
 	"context"
 
-	pb "tritonhost/frontend/inferencepb"
-	"tritonhost/frontend/protocol"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/protocol"
 )
 
 // CUDA shared memory (Triton's cuda_shared_memory extension): a client

@@ -14,9 +14,9 @@ import (
 	"tritonhost/core/coretest"
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/grpcserver"
-	pb "tritonhost/frontend/inferencepb"
 	"tritonhost/frontend/sharedmem"
 	"tritonhost/gpu"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
 )
 
@@ -138,7 +138,8 @@ func TestCudaSharedMemoryAsTritonsCudashmClient(t *testing.T) {
 	if _, err := h.client.CudaSharedMemoryUnregister(t.Context(), &pb.CudaSharedMemoryUnregisterRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := eventually(func() int64 { return h.liveIPC(t) }); n != 0 {
+	testenv.Eventually(func() bool { return h.liveIPC(t) == 0 })
+	if n := h.liveIPC(t); n != 0 {
 		t.Errorf("%d IPC handles open after CudaSharedMemoryUnregister", n)
 	}
 	h.region(t, "left_registered", 0, 64) // closed at shutdown (see newCUDAHarness)
@@ -248,7 +249,8 @@ func TestCudaRegionOutlivesItsUnregisterWhileARequestUsesIt(t *testing.T) {
 	if got := h.cuda.Read(1, mem+512, 4); binary.LittleEndian.Uint32(got) != 42 {
 		t.Errorf("the output in the unregistered region is %x, want 42", got)
 	}
-	if n := eventually(func() int64 { return h.liveIPC(t) }); n != 0 {
+	testenv.Eventually(func() bool { return h.liveIPC(t) == 0 })
+	if n := h.liveIPC(t); n != 0 {
 		t.Errorf("%d IPC handles open after the request finished, want 0", n)
 	}
 }

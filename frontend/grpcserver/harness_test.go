@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,7 +20,8 @@ import (
 	"tritonhost/core/coretest"
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/grpcserver"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/testenv"
 )
 
 // vector is a model from INPUT0 to OUTPUT0, INT32 vectors of any length.
@@ -37,28 +37,9 @@ type harness struct {
 	svc    *grpcserver.Service
 	client pb.GRPCInferenceServiceClient
 	conn   *grpc.ClientConn
-	lis    *bufconn.Listener // the server's listener, for clients of a test's own
-	sent   atomic.Int64      // messages stream handlers have passed to SendMsg
-	log    *logBuffer        // what the server logged
-}
-
-// logBuffer collects a server's log; safe for concurrent use.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// has reports whether the log contains s.
-func (l *logBuffer) has(s string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Contains(l.b.String(), s)
+	lis    *bufconn.Listener  // the server's listener, for clients of a test's own
+	sent   atomic.Int64       // messages stream handlers have passed to SendMsg
+	log    *testenv.LogBuffer // what the server logged
 }
 
 // setup configures a harness.
@@ -75,7 +56,7 @@ type setup struct {
 // server stops, and no goroutine either started may outlive them.
 func newHarness(t *testing.T, cfg setup, models ...coretest.ModelDir) *harness {
 	t.Helper()
-	h := &harness{p: coretest.NewProvider(), log: &logBuffer{}}
+	h := &harness{p: coretest.NewProvider(), log: &testenv.LogBuffer{}}
 	logger := serverlog.New(h.log)
 	logger.SetVerbose(cfg.verbose)
 	h.srv = coretest.Serve(t, core.Options{Backends: h.p, ExplicitModelControl: cfg.explicit, Logger: logger, Tracer: cfg.tracer}, models...)
@@ -91,7 +72,7 @@ func newHarness(t *testing.T, cfg setup, models ...coretest.ModelDir) *harness {
 		stopGracefully(t, g)
 		// Models loaded through the RPCs run goroutines started by the
 		// gRPC server's: stop the core before Track checks them.
-		ctx, cancel := context.WithTimeout(context.Background(), coretest.Patience)
+		ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience)
 		defer cancel()
 		if err := h.srv.Stop(ctx); err != nil {
 			t.Errorf("Stop: %v", err)
@@ -118,7 +99,7 @@ func stopGracefully(t *testing.T, g *grpc.Server) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(coretest.Patience):
+	case <-time.After(testenv.Patience):
 		t.Error("the gRPC server did not stop gracefully: a stream handler never returned")
 		g.Stop()
 	}
@@ -226,7 +207,7 @@ func (st *stream) next() *pb.ModelStreamInferResponse {
 	select {
 	case m := <-st.msgs:
 		return m
-	case <-time.After(coretest.Patience):
+	case <-time.After(testenv.Patience):
 		st.t.Fatal("nothing happened on the stream")
 	}
 	return nil

@@ -16,7 +16,8 @@ import (
 
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/grpcserver"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/testenv"
 )
 
 // rawConn is an HTTP/2 client that writes the frames a test chooses, as a
@@ -36,7 +37,7 @@ func dialRaw(t *testing.T, h *harness) *rawConn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	_ = conn.SetDeadline(time.Now().Add(coretest.Patience))
+	_ = conn.SetDeadline(time.Now().Add(testenv.Patience))
 	if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tritonhost/core"
-	pb "tritonhost/frontend/inferencepb"
-	"tritonhost/frontend/protocol"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/protocol"
 )
 
 // Decoding a protobuf message can take many times its size in memory: a

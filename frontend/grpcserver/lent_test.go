@@ -15,6 +15,7 @@ import (
 	"tritonhost/core"
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/grpcserver"
+	"tritonhost/internal/testenv"
 )
 
 // lender stands in for a backend layer that lends its output buffers
@@ -65,15 +66,13 @@ func (l *lender) stream(n int) coretest.Answer {
 // checks that something was lent at all.
 func (l *lender) settled(gc bool) {
 	l.t.Helper()
-	deadline := time.Now().Add(coretest.Patience)
-	for l.out.Load() != 0 {
-		if time.Now().After(deadline) {
-			l.t.Fatalf("%d lent responses never freed", l.out.Load())
-		}
+	if !testenv.Eventually(func() bool {
 		if gc {
 			runtime.GC()
 		}
-		time.Sleep(2 * time.Millisecond)
+		return l.out.Load() == 0
+	}) {
+		l.t.Fatalf("%d lent responses never freed", l.out.Load())
 	}
 	if l.lentEver.Load() == 0 {
 		l.t.Error("nothing was lent: the frontend did not ask for lent responses")

@@ -8,8 +8,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"tritonhost/core/coretest"
-	pb "tritonhost/frontend/inferencepb"
-	"tritonhost/frontend/protocol"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/protocol"
 )
 
 // withParams adds n request parameters that nothing reserves.

@@ -7,7 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"tritonhost/core/coretest"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 func loadParam(v any) *pb.ModelRepositoryParameter {

@@ -11,9 +11,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tritonhost/core"
-	pb "tritonhost/frontend/inferencepb"
-	"tritonhost/frontend/protocol"
-	"tritonhost/frontend/sendqueue"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/protocol"
+	"tritonhost/internal/sendqueue"
+	"tritonhost/internal/testenv"
 )
 
 // loans counts memory lent to responses and not yet freed; a second Free of
@@ -46,15 +47,13 @@ func (ls *loans) lend(r *core.Response) *core.Response {
 // wait waits for every loan to be freed, collecting garbage if gc is set.
 func (ls *loans) wait(gc bool) {
 	ls.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for ls.out.Load() != 0 {
-		if time.Now().After(deadline) {
-			ls.t.Fatalf("%d loans never freed", ls.out.Load())
-		}
+	if !testenv.Eventually(func() bool {
 		if gc {
 			runtime.GC()
 		}
-		time.Sleep(time.Millisecond)
+		return ls.out.Load() == 0
+	}) {
+		ls.t.Fatalf("%d loans never freed", ls.out.Load())
 	}
 }
 

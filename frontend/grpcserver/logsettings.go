@@ -6,8 +6,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	pb "tritonhost/frontend/inferencepb"
-	"tritonhost/frontend/protocol"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/protocol"
 )
 
 // LogSettings reads and changes the log settings (see protocol.LogControl):

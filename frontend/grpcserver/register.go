@@ -5,7 +5,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // serviceDesc is the generated description of inference.GRPCInferenceService

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"tritonhost/core"
-	pb "tritonhost/frontend/inferencepb"
-	"tritonhost/frontend/protocol"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/protocol"
 )
 
 // RepositoryIndex lists the models of the repositories and their state.

@@ -2,8 +2,8 @@ package grpcserver
 
 import (
 	"tritonhost/core"
-	pb "tritonhost/frontend/inferencepb"
-	"tritonhost/frontend/protocol"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/protocol"
 )
 
 // requestOptions are what the frontend itself takes from a request.

@@ -10,8 +10,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 
-	pb "tritonhost/frontend/inferencepb"
-	"tritonhost/frontend/protocol"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/protocol"
 )
 
 // methodCategories puts every RPC the server registers in Triton's

@@ -17,9 +17,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"tritonhost/core"
-	pb "tritonhost/frontend/inferencepb"
-	"tritonhost/frontend/protocol"
 	"tritonhost/frontend/sharedmem"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/protocol"
 	"tritonhost/trace"
 )
 

@@ -3,7 +3,7 @@ package grpcserver
 import (
 	"context"
 
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // SystemSharedMemoryStatus reports the registered system shared-memory

@@ -7,14 +7,14 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc/codes"
 
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/grpcserver"
-	pb "tritonhost/frontend/inferencepb"
 	"tritonhost/frontend/sharedmem"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/testenv"
 )
 
 var shmSeq atomic.Int64
@@ -104,20 +104,10 @@ func TestSharedMemoryInputsAndOutputs(t *testing.T) {
 	}
 	// The stream's request is finished, and its leases released, just
 	// after its response is sent.
-	if n := eventually(func() int64 { return int64(reg.Mapped()) }); n != 0 {
+	testenv.Eventually(func() bool { return reg.Mapped() == 0 })
+	if n := reg.Mapped(); n != 0 {
 		t.Errorf("%d region(s) still mapped after the requests finished and the regions were unregistered", n)
 	}
-}
-
-// eventually returns what count returns once it is 0, or after
-// coretest.Patience: for what a request releases once it is finished,
-// just after its response has reached the client.
-func eventually(count func() int64) int64 {
-	n := count()
-	for deadline := time.Now().Add(coretest.Patience); n != 0 && time.Now().Before(deadline); n = count() {
-		time.Sleep(time.Millisecond)
-	}
-	return n
 }
 
 // TestSharedMemoryRefusals: Triton's errors for spans outside a region and
@@ -201,9 +191,7 @@ func TestARegionOutlivesItsUnregisterWhileARequestUsesIt(t *testing.T) {
 	if _, err := f.ReadAt(got, 1024); err != nil || binary.LittleEndian.Uint32(got) != 42 {
 		t.Errorf("the output in the unregistered region is %x, want 42", got)
 	}
-	for deadline := time.Now().Add(coretest.Patience); reg.Mapped() != 0 && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
+	testenv.Eventually(func() bool { return reg.Mapped() == 0 })
 	if n := reg.Mapped(); n != 0 {
 		t.Errorf("Mapped = %d after the request finished, want 0", n)
 	}

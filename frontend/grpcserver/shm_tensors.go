@@ -2,8 +2,8 @@ package grpcserver
 
 import (
 	"tritonhost/core"
-	pb "tritonhost/frontend/inferencepb"
-	"tritonhost/frontend/protocol"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/protocol"
 )
 
 // The tensor parameters that place an input or an output in a registered

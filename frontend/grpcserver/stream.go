@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"tritonhost/core"
-	pb "tritonhost/frontend/inferencepb"
-	"tritonhost/frontend/sendqueue"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/sendqueue"
 )
 
 // streamRequest is what a stream remembers of one request to encode its

@@ -16,7 +16,8 @@ import (
 	"tritonhost/core"
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/grpcserver"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/testenv"
 )
 
 // lockstep makes backend goroutines take turns: do(n, f) runs f as the
@@ -155,7 +156,7 @@ func TestStreamCancelCancelsPendingRequests(t *testing.T) {
 	h.p.WaitCalls(t, "w2", "Cancelled", 1)
 	gate.Open()
 	h.p.WaitCalls(t, "busy", "Cancelled", 1)
-	coretest.WaitUntil(t, "every request to complete", func() bool { return h.srv.LiveRequests() == 0 })
+	testenv.WaitUntil(t, "every request to complete", func() bool { return h.srv.LiveRequests() == 0 })
 	// Whether the scheduler saw the queued request's cancellation before
 	// dequeuing it is a race (cancellation lands on its own goroutine);
 	// core's tests pin the queued case down.
@@ -164,7 +165,7 @@ func TestStreamCancelCancelsPendingRequests(t *testing.T) {
 	}
 	for _, id := range []string{"w1", "w2", "busy"} { // "queued" may not have been read yet
 		line := "Cancellation notification received for ModelStreamInferHandler, request id: " + id + "\n"
-		coretest.WaitUntil(t, "the log line "+line, func() bool { return h.log.has(line) })
+		testenv.WaitUntil(t, "the log line "+line, func() bool { return strings.Contains(h.log.String(), line) })
 	}
 }
 
@@ -225,23 +226,25 @@ func TestStreamBackPressureIsBounded(t *testing.T) {
 	h.p.Set("dec", coretest.Answering(coretest.Stream(responses)))
 	st := h.open(t, false)
 	st.send(request("dec", "flood", make([]int32, 1024)...)) // 4 KiB a response
-	var produced, last int64 = 0, -1
-	for still := 0; still < 10 && produced < responses; time.Sleep(20 * time.Millisecond) {
-		produced = int64(h.p.Count("flood", "Send")) // read before what was sent: the difference only grows
+	// Until the backend stalls (no send for 200 ms) or has sent them all,
+	// the responses buffered stay within the bound.
+	var last int64 = -1
+	var since time.Time
+	testenv.WaitUntil(t, "the backend to stall", func() bool {
+		produced := int64(h.p.Count("flood", "Send")) // read before what was sent: the difference only grows
 		sent := h.sent.Load()
 		if produced-sent > 2*queue {
 			t.Fatalf("the backend has sent %d responses, the stream handed %d to gRPC: %d buffered, more than 2×MaxResponses (%d)",
 				produced, sent, produced-sent, 2*queue)
 		}
-		if produced == last {
-			still++
-		} else {
-			still, last = 0, produced
+		if produced != last {
+			last, since = produced, time.Now()
 		}
-	}
+		return produced >= responses || time.Since(since) >= 200*time.Millisecond
+	})
 	st.cancel()
 	h.p.WaitCalls(t, "flood", "SendFinal", 1)
-	coretest.WaitUntil(t, "the request to complete", func() bool { return h.srv.LiveRequests() == 0 })
+	testenv.WaitUntil(t, "the request to complete", func() bool { return h.srv.LiveRequests() == 0 })
 }
 
 // TestAbortAnswersWhatIsInFlight: after Drain, Abort gives every request

@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"tritonhost/core"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // responseMessage renders a core response as a ModelInferResponse struct

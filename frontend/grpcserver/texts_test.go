@@ -8,7 +8,7 @@ import (
 
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/grpcserver"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // TestServerMetadataNamesTheServerAndItsExtensions: the server's id

@@ -12,7 +12,7 @@ import (
 	"tritonhost/core"
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/grpcserver"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 	"tritonhost/trace"
 )
 

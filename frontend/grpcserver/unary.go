@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"tritonhost/core"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 // ModelInfer runs one request on a model that sends one response per

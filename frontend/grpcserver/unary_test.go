@@ -11,7 +11,8 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/testenv"
 )
 
 // TestModelInferReturnsTheOneResponse: the unary RPC answers with the
@@ -111,7 +112,7 @@ func TestModelInferCancelledByTheClient(t *testing.T) {
 		t.Errorf("ModelInfer: %v, want CANCELED", err)
 	}
 	h.p.WaitCalls(t, "w", "Cancelled", 1)
-	coretest.WaitUntil(t, "the cancellation in the log", func() bool {
-		return h.log.has("Cancellation notification received for ModelInferHandler, request id: w\n")
+	testenv.WaitUntil(t, "the cancellation in the log", func() bool {
+		return strings.Contains(h.log.String(), "Cancellation notification received for ModelInferHandler, request id: w\n")
 	})
 }

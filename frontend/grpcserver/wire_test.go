@@ -7,8 +7,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tritonhost/core"
-	pb "tritonhost/frontend/inferencepb"
-	"tritonhost/frontend/protocol"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/protocol"
 )
 
 func boolP(v bool) *pb.InferParameter {

@@ -6,6 +6,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
+	"tritonhost/internal/testenv"
 )
 
 // TestAbortAnswersInFlightRequests: after Drain, Abort answers an infer
@@ -29,7 +30,7 @@ func TestAbortAnswersInFlightRequests(t *testing.T) {
 		status, _, body := h.call(t, "POST", "/v2/models/gated/generate_stream", []byte(`{"INPUT0":[7]}`))
 		stream <- answer{status, string(body)}
 	}()
-	coretest.WaitUntil(t, "both requests in the backend", func() bool { return len(h.p.Executions("gated")) == 2 })
+	testenv.WaitUntil(t, "both requests in the backend", func() bool { return len(h.p.Executions("gated")) == 2 })
 	h.http.Drain()
 	h.http.Abort(core.Errorf(core.CodeUnavailable, "given up at the exit timeout"))
 	if a := <-infer; a.status != http.StatusServiceUnavailable || a.body != `{"error":"given up at the exit timeout"}` {

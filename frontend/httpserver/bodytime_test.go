@@ -16,6 +16,7 @@ import (
 
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/httpserver"
+	"tritonhost/internal/testenv"
 )
 
 // inferBody is an infer request of model m with one INT32 input.
@@ -62,7 +63,7 @@ func TestSlowBodiesAreCutOff(t *testing.T) {
 			stop := make(chan struct{})
 			sent := make(chan struct{})
 			go func() { defer close(sent); tc.send(conn, stop) }()
-			conn.SetReadDeadline(start.Add(coretest.Patience))
+			conn.SetReadDeadline(start.Add(testenv.Patience))
 			data, err := io.ReadAll(conn)
 			took := time.Since(start)
 			close(stop)
@@ -104,7 +105,7 @@ func TestSlowButSteadyBodiesAreServed(t *testing.T) {
 			t.Fatalf("sending the body: %v", err)
 		}
 	}
-	conn.SetReadDeadline(time.Now().Add(coretest.Patience))
+	conn.SetReadDeadline(time.Now().Add(testenv.Patience))
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +135,7 @@ func TestConnectionsAreBounded(t *testing.T) {
 		}}, coretest.ModelDir{Name: "m", Config: vector("")})
 	get := func(conn net.Conn) (*http.Response, error) {
 		fmt.Fprint(conn, "GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n")
-		conn.SetReadDeadline(time.Now().Add(coretest.Patience))
+		conn.SetReadDeadline(time.Now().Add(testenv.Patience))
 		return http.ReadResponse(bufio.NewReader(conn), nil)
 	}
 
@@ -144,7 +145,7 @@ func TestConnectionsAreBounded(t *testing.T) {
 	for _, c := range []net.Conn{a, b} {
 		fmt.Fprint(c, "GET /v2/health/live HTTP/1.1\r\n")
 	}
-	coretest.WaitUntil(t, "two connections accepted", func() bool { return accepted.Load() == 2 })
+	testenv.WaitUntil(t, "two connections accepted", func() bool { return accepted.Load() == 2 })
 	c := dial(t, h)
 	fmt.Fprint(c, "GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n")
 	c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
@@ -152,7 +153,7 @@ func TestConnectionsAreBounded(t *testing.T) {
 		t.Fatalf("a third connection was served (%v; %d accepted) with both slots taken", err, accepted.Load())
 	}
 	a.Close()
-	c.SetReadDeadline(time.Now().Add(coretest.Patience))
+	c.SetReadDeadline(time.Now().Add(testenv.Patience))
 	if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("the third connection once one closed: %v %v", resp, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/httpserver"
+	"tritonhost/internal/testenv"
 )
 
 // dial opens a raw connection to the harness's server.
@@ -49,7 +50,7 @@ func TestHeaderTimeoutClosesASlowClient(t *testing.T) {
 	start := time.Now() // the server's clock starts when it accepts the connection
 	conn := dial(t, h)
 	fmt.Fprint(conn, "GET /v2/health/live HTTP/1.1\r\nHost: x\r\n") // and never the blank line
-	_, took := closedWithin(t, conn, start, coretest.Patience)
+	_, took := closedWithin(t, conn, start, testenv.Patience)
 	if took < timeout {
 		t.Errorf("closed %v after dialling, before the header timeout (%v)", took, timeout)
 	}
@@ -66,7 +67,7 @@ func TestIdleTimeoutClosesAKeptAliveConnection(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("health: %v %v", resp, err)
 	}
-	if _, took := closedWithin(t, conn, start, coretest.Patience); took < timeout {
+	if _, took := closedWithin(t, conn, start, testenv.Patience); took < timeout {
 		t.Errorf("closed %v after the request, before the idle timeout (%v)", took, timeout)
 	}
 }
@@ -110,7 +111,7 @@ func TestWriteTimeoutCutsOffAClientThatDoesNotRead(t *testing.T) {
 	}
 	select {
 	case <-closed:
-	case <-time.After(coretest.Patience):
+	case <-time.After(testenv.Patience):
 		t.Fatal("the server still holds the connection of a client that does not read its response")
 	}
 	if took := time.Since(start); took < 200*time.Millisecond {

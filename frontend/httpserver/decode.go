@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"tritonhost/core"
-	"tritonhost/frontend/protocol"
+	"tritonhost/internal/protocol"
 )
 
 // Parameters of the binary tensor and shared-memory extensions.

@@ -11,7 +11,7 @@ import (
 	"strconv"
 
 	"tritonhost/core"
-	"tritonhost/frontend/protocol"
+	"tritonhost/internal/protocol"
 )
 
 // The generate extension's request, read as Triton's HTTP endpoint reads it

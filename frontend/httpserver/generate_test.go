@@ -11,6 +11,7 @@ import (
 
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/httpserver"
+	"tritonhost/internal/testenv"
 )
 
 // events reads a text/event-stream body to its end and returns the data of
@@ -119,12 +120,12 @@ func TestNonReadingStreamIsCutOffAndTheModelServesOthers(t *testing.T) {
 	if _, err := conn.Write([]byte(req)); err != nil {
 		t.Fatal(err)
 	}
-	coretest.WaitUntil(t, "the stream to be cut off", func() bool { return strings.Contains(h.log.String(), "did not read its responses") })
+	testenv.WaitUntil(t, "the stream to be cut off", func() bool { return strings.Contains(h.log.String(), "did not read its responses") })
 	status, _, got := events(t, h, "/v2/models/stream/generate_stream", `{"INPUT0":[1]}`)
 	if status != 200 || len(got) != 300 {
 		t.Errorf("the next client: %d, %d events, want 300", status, len(got))
 	}
-	coretest.WaitUntil(t, "the hog's request to finish", func() bool { return h.srv.LiveRequests() == 0 })
+	testenv.WaitUntil(t, "the hog's request to finish", func() bool { return h.srv.LiveRequests() == 0 })
 }
 
 var errBackend = errors.New("backend broke")

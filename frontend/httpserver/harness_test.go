@@ -10,13 +10,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/httpserver"
+	"tritonhost/internal/testenv"
 )
 
 // vector is a model from INPUT0 to OUTPUT0, INT32 vectors of any length.
@@ -31,7 +31,7 @@ type harness struct {
 	srv  *core.Server
 	http *httpserver.Server
 	ts   *httptest.Server
-	log  *syncLog
+	log  *testenv.LogBuffer
 }
 
 type setup struct {
@@ -46,7 +46,7 @@ type setup struct {
 // goroutine either started may outlive them.
 func newHarness(t *testing.T, cfg setup, models ...coretest.ModelDir) *harness {
 	t.Helper()
-	h := &harness{p: coretest.NewProvider(), log: &syncLog{}}
+	h := &harness{p: coretest.NewProvider(), log: &testenv.LogBuffer{}}
 	logger := serverlog.New(h.log)
 	h.srv = coretest.Serve(t, core.Options{Backends: h.p, ExplicitModelControl: cfg.explicit, Logger: logger, Tracer: cfg.tracer}, models...)
 	h.http = httpserver.New(h.srv, cfg.opts)
@@ -60,7 +60,7 @@ func newHarness(t *testing.T, cfg setup, models ...coretest.ModelDir) *harness {
 	coretest.Track(t, h.ts.Start)
 	t.Cleanup(func() {
 		h.http.Drain()
-		ctx, cancel := context.WithTimeout(context.Background(), coretest.Patience)
+		ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience)
 		defer cancel()
 		if err := h.ts.Config.Shutdown(ctx); err != nil {
 			t.Errorf("the HTTP server did not shut down: a handler never returned (%v)", err)
@@ -128,22 +128,4 @@ func int32Bytes(values ...int32) []byte {
 		b = binary.LittleEndian.AppendUint32(b, uint32(v))
 	}
 	return b
-}
-
-// syncLog is the server's log, written from many goroutines.
-type syncLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

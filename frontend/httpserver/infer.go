@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"tritonhost/core"
-	"tritonhost/frontend/protocol"
+	"tritonhost/internal/protocol"
 )
 
 // HeaderContentLength is the header of Triton's binary tensor extension: the

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"tritonhost/core/coretest"
-	"tritonhost/frontend/protocol"
+	"tritonhost/internal/protocol"
 )
 
 // names returns n distinct names with prefix.

@@ -7,7 +7,7 @@ import (
 	"net/http"
 
 	"tritonhost/core"
-	"tritonhost/frontend/protocol"
+	"tritonhost/internal/protocol"
 )
 
 // live answers 200 while the server accepts requests, 400 otherwise (as
@@ -34,11 +34,8 @@ func okOrBad(ok bool) int {
 }
 
 func (s *Server) serverMetadata(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, struct {
-		Name       string   `json:"name"`
-		Version    string   `json:"version"`
-		Extensions []string `json:"extensions"`
-	}{s.opts.ServerName, s.opts.ServerVersion, protocol.ServerExtensions(s.opts.SharedMemory.CUDASupported())})
+	writeJSON(w, http.StatusOK, core.ServerMetadata{Name: s.opts.ServerName, Version: s.opts.ServerVersion,
+		Extensions: protocol.ServerExtensions(s.opts.SharedMemory.CUDASupported())})
 }
 
 // model resolves the model and version of the request's path (Triton's

@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"tritonhost/core"
-	"tritonhost/frontend/protocol"
+	"tritonhost/internal/protocol"
 )
 
 // repositoryIndex lists the models of the repositories; a body

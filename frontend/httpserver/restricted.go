@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"tritonhost/frontend/protocol"
+	"tritonhost/internal/protocol"
 )
 
 // routeCategories puts every route pattern of routes() in Triton's

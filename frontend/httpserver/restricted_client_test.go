@@ -7,7 +7,7 @@ import (
 
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/httpserver"
-	"tritonhost/frontend/protocol"
+	"tritonhost/internal/protocol"
 )
 
 // TestRestrictedAPIsNeedTheirHeader: a restricted route answers Triton's

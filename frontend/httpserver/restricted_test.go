@@ -4,7 +4,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"tritonhost/frontend/protocol"
+	"tritonhost/internal/protocol"
 )
 
 // TestEveryRouteHasItsTritonCategory: each route the server maps, asked

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"tritonhost/core"
-	"tritonhost/frontend/protocol"
 	"tritonhost/frontend/sharedmem"
+	"tritonhost/internal/protocol"
 	"tritonhost/trace"
 )
 

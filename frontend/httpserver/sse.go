@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"tritonhost/core"
-	"tritonhost/frontend/sendqueue"
+	"tritonhost/internal/sendqueue"
 )
 
 // sseEvent is one Server-Sent Event, encoded ("data: {...}\n\n"; nil when

@@ -11,7 +11,7 @@ import (
 	"strconv"
 
 	"tritonhost/core"
-	"tritonhost/frontend/protocol"
+	"tritonhost/internal/protocol"
 )
 
 // Tensor values in JSON: a flat or nested array (row-major) of numbers,

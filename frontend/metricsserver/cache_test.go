@@ -8,6 +8,7 @@ import (
 	"tritonhost/core"
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/metricsserver"
+	"tritonhost/internal/testenv"
 )
 
 // TestCacheFamiliesCountHitsAndMisses: a model that uses the response
@@ -33,7 +34,7 @@ func TestCacheFamiliesCountHitsAndMisses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	coretest.WaitUntil(t, "the failed insert to be counted", func() bool { return m.Counters().CacheInsertFailures == 1 })
+	testenv.WaitUntil(t, "the failed insert to be counted", func() bool { return m.Counters().CacheInsertFailures == 1 })
 	body := scrape(t, url)
 	for _, want := range []string{
 		`nv_cache_num_hits_per_model{model="cached",version="1"} 1`,

@@ -18,6 +18,7 @@ import (
 	"tritonhost/core/coretest"
 	"tritonhost/core/metrics"
 	"tritonhost/frontend/metricsserver"
+	"tritonhost/internal/testenv"
 )
 
 var vector = coretest.VectorConfig("")
@@ -170,7 +171,7 @@ func TestCPUMetricsArePolledAtTheInterval(t *testing.T) {
 	_, url := serve(t, metricsserver.Options{Core: srv, CPU: true, ProcRoot: proc, Interval: 20 * time.Millisecond})
 	// 300 busy and 100 idle jiffies more: 0.75.
 	os.WriteFile(stat, []byte("cpu  250 0 250 900 0 0 0 0 0 0\n"), 0o644)
-	coretest.WaitUntil(t, "a poll of the new /proc/stat", func() bool {
+	testenv.WaitUntil(t, "a poll of the new /proc/stat", func() bool {
 		return strings.Contains(scrape(t, url), "nv_cpu_utilization 0.75")
 	})
 	text := scrape(t, url)

@@ -22,24 +22,6 @@ type clock struct{ ns atomic.Int64 }
 func (c *clock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
 func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
-// syncLog is a log written by handshakes on any goroutine.
-type syncLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncLog) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.b.String(), s)
-}
-
 // serve accepts TLS connections with src's configuration on loopback,
 // completes each handshake and writes one byte, and closes the connection
 // when the client does; it returns the address. The listener closes at cleanup.
@@ -104,7 +86,7 @@ func TestCertificatesReloadWhenTheirFilesChange(t *testing.T) {
 	a, b, c := ca1.Issue(t, "server a", false), ca2.Issue(t, "server b", false), ca2.Issue(t, "server c", false)
 	certFile, keyFile := testenv.WriteFile(t, dir, "tls.crt", a.CertPEM), testenv.WriteFile(t, dir, "tls.key", a.KeyPEM)
 	var clk clock
-	log := &syncLog{}
+	log := &testenv.LogBuffer{}
 	src, err := New(Options{Name: "HTTP", CertFile: certFile, KeyFile: keyFile, CheckInterval: time.Minute,
 		Logger: serverlog.New(log), now: clk.now})
 	if err != nil {
@@ -128,8 +110,8 @@ func TestCertificatesReloadWhenTheirFilesChange(t *testing.T) {
 	want("before the interval passed", a)
 	clk.advance(time.Second)
 	want("once it passed", b)
-	if n := log.count("HTTP TLS: reloaded " + certFile); n != 1 {
-		t.Errorf("%d reloads logged, want 1:\n%s", n, log.b.String())
+	if n := strings.Count(log.String(), "HTTP TLS: reloaded "+certFile); n != 1 {
+		t.Errorf("%d reloads logged, want 1:\n%s", n, log.String())
 	}
 
 	testenv.WriteFile(t, dir, "tls.crt", c.CertPEM) // the key of c not written yet
@@ -137,8 +119,8 @@ func TestCertificatesReloadWhenTheirFilesChange(t *testing.T) {
 		clk.advance(time.Minute)
 		want("with c's certificate and b's key", b)
 	}
-	if n := log.count("cannot be used; serving with the previous ones"); n != 1 {
-		t.Errorf("%d warnings, want 1:\n%s", n, log.b.String())
+	if n := strings.Count(log.String(), "cannot be used; serving with the previous ones"); n != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", n, log.String())
 	}
 	testenv.WriteFile(t, dir, "tls.key", c.KeyPEM)
 	clk.advance(time.Minute)

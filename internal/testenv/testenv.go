@@ -1,7 +1,12 @@
 // Package testenv gives tests the real artifacts they run against: the
 // backends built by the Makefile, model repositories laid out in temporary
-// directories, shared libraries compiled from C test fixtures, and what an
-// ELF file exports and imports.
+// directories, shared libraries compiled from C test fixtures, what an ELF
+// file exports and imports, the tritonhost binary serving as a child
+// process (StartServer; StartProcess for other programs), certificates,
+// and fake NVML and CUDA drivers. It also holds what tests of every
+// package share: waiting for a condition (Patience, WaitUntil,
+// Eventually) and a log that one goroutine reads while others write it
+// (LogBuffer). Tests of core use it through core/coretest too.
 package testenv
 
 import (

@@ -17,6 +17,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
+	"tritonhost/internal/testenv"
 	"tritonhost/trace"
 	"tritonhost/trace/otlp"
 )
@@ -107,7 +108,7 @@ func TestSpansReachACollectorContinuingTheCallersTrace(t *testing.T) {
 	req := coretest.Request("pipe", "e1", coretest.Int32Input("IN", []int64{2}, 1, 2))
 	req.TraceContext = core.TraceContext{Parent: "00-" + callerTraceID + "-" + callerSpanID + "-01"}
 	coretest.Succeeded(t, coretest.Infer(t, srv, req))
-	coretest.WaitUntil(t, "the requests to finish", func() bool { return srv.LiveRequests() == 0 })
+	testenv.WaitUntil(t, "the requests to finish", func() bool { return srv.LiveRequests() == 0 })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := m.Close(ctx); err != nil { // sends what the batch processor holds

@@ -9,7 +9,7 @@ import (
 
 	"tritonhost/client"
 	"tritonhost/examples/clients/streamdemo"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 const model = "repeat_int32"

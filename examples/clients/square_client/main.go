@@ -11,7 +11,7 @@ import (
 
 	"tritonhost/client"
 	"tritonhost/examples/clients/streamdemo"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
 )
 
 const model = "square_int32"

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"tritonhost/core"
-	"tritonhost/frontend/protocol"
+	"tritonhost/internal/protocol"
 )
 
 // TestParseModelVersionReadsAsTriton: "" is the newest (-1); otherwise the

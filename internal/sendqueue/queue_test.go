@@ -4,8 +4,11 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"tritonhost/internal/testenv"
 )
 
 // streamEvent is a test item: its size and whether it is a request's last.
@@ -157,13 +160,13 @@ func TestQueueDropsWhatItNeverHandsOn(t *testing.T) {
 	if err := q.Push(2, done); !errors.Is(err, ErrStalled) {
 		t.Fatalf("push into a full queue: %v", err)
 	}
-	// A producer waiting for room when the queue closes gives up.
+	// A producer at Close, waiting for room or stalled by then, gives up
+	// (TestCloseWakesAWaitingProducer makes sure that it waits).
 	waiting := make(chan error)
 	go func() { waiting <- q.Push(3, nil) }()
-	time.Sleep(5 * time.Millisecond)
 	q.Close()
 	if err := <-waiting; !errors.Is(err, ErrEnded) && !errors.Is(err, ErrStalled) {
-		t.Fatalf("a producer waiting at Close: %v", err)
+		t.Fatalf("a producer at Close: %v", err)
 	}
 	if err := q.Push(4, done); !errors.Is(err, ErrEnded) {
 		t.Fatalf("push into a closed queue: %v", err)
@@ -177,5 +180,36 @@ func TestQueueDropsWhatItNeverHandsOn(t *testing.T) {
 	slices.Sort(dropped)
 	if !slices.Equal(dropped, []int{1, 2, 3, 4}) {
 		t.Fatalf("dropped %v, want every item once", dropped)
+	}
+}
+
+// TestCloseWakesAWaitingProducer: a producer that waits for room in a
+// full queue gives up with ErrEnded as soon as the queue closes, long
+// before its stall timeout, and its item is dropped.
+func TestCloseWakesAWaitingProducer(t *testing.T) {
+	t.Parallel()
+	var dropped atomic.Int32
+	q := New(1, 1<<20, time.Hour, func(int) int { return 1 }, func(int) { dropped.Add(1) })
+	if err := q.Push(1, nil); err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan error, 1)
+	go func() { waiting <- q.Push(2, nil) }()
+	testenv.WaitUntil(t, "the producer to wait for room", func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.full
+	})
+	q.Close()
+	select {
+	case err := <-waiting:
+		if !errors.Is(err, ErrEnded) {
+			t.Fatalf("a producer waiting at Close: %v, want ErrEnded", err)
+		}
+	case <-time.After(testenv.Patience):
+		t.Fatal("a producer waiting at Close still waits")
+	}
+	if n := dropped.Load(); n != 2 {
+		t.Errorf("dropped %d items, want 2 (the queued one and the waiting one)", n)
 	}
 }

@@ -10,4 +10,13 @@
 // (Value, LogValue) and encodes what comes back; the rules live once.
 // Where Triton's frontends word a message differently for each encoding
 // (a parameter of the wrong type), the frontend keeps its own.
+//
+// Not API: what the frontends share among themselves, so it is internal.
+// A program that embeds a server imports the frontends (grpcserver,
+// httpserver) and sets their Options; the two fields there of types from
+// this package (LogControl, Restrictions) are for `tritonhost serve`, and
+// a program outside this module leaves them nil, which gives each
+// frontend a log control of its own and restricts nothing. The per-request
+// limits (limits.go) are the server's, named once here for both frontends,
+// the flags and the README.
 package protocol

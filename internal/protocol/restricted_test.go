@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/frontend/protocol"
+	"tritonhost/internal/protocol"
 )
 
 // TestRestrictionsParseTritonsSyntax: "<categories>:<key>=<value>", one

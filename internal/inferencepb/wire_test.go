@@ -22,7 +22,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"tritonhost/core/configpb"
-	"tritonhost/frontend/inferencepb"
+	"tritonhost/internal/inferencepb"
 )
 
 const serviceName = "inference.GRPCInferenceService"

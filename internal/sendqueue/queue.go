@@ -4,6 +4,10 @@
 // many responses and bytes for a client that reads slowly, and a producer
 // waits for room at most a stall timeout, so a client that stops reading
 // never holds a backend thread for longer than that.
+//
+// Not API: a part of the frontends' streams, so it is internal; a program
+// that embeds a server sets the bounds through the frontends' Options
+// (grpcserver.StreamLimits, httpserver's Stream).
 package sendqueue
 
 import (

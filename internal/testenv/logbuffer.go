@@ -1,15 +1,17 @@
-package coretest
+package testenv
 
 import (
+	"bytes"
 	"strings"
 	"sync"
 )
 
-// LogBuffer is a server log kept in memory for a test to read: an
-// io.Writer safe for the many goroutines that log at once.
+// LogBuffer is a log that a test reads while others write it: a server's
+// logger, a child process's output, a TLS listener's errors. The zero
+// value is empty and ready; safe for concurrent use.
 type LogBuffer struct {
 	mu sync.Mutex
-	b  strings.Builder
+	b  bytes.Buffer
 }
 
 // Write appends p.

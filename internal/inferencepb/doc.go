@@ -12,4 +12,10 @@
 // wire_test.go pins every RPC and every field against Triton's published
 // proto and checks golden encodings as Triton's Python client writes them,
 // so a drift in names, numbers or types fails the build's tests.
+//
+// Not API: the service's API is its wire protocol, Triton's, so the Go
+// code generated for it is internal, shared by the gRPC frontend, package
+// client, the load generator and the tests. A Go program outside this
+// module talks to a server through package client, or through code it
+// generates itself from Triton's grpc_service.proto.
 package inferencepb
