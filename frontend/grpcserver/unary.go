@@ -54,6 +54,7 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 	m, ir := r.m, r.ir
 	h = responseHeader{model: m.Name(), version: versionString(m.Version()), id: ir.ID}
 	ir.FreesResponses = true // the handler or the wire frees the response
+	ir.Inline = true         // an idle instance executes it on this goroutine: no hand-off there and back
 	res := &unaryResult{done: make(chan *core.Response, 1)}
 	err = s.core.Submit(ctx, m, ir, func(resp *core.Response, final bool) {
 		if final {

@@ -95,6 +95,7 @@ func (s *Server) runOnce(r *http.Request, m *core.Model, req *core.Submission, m
 	if mem.Used() {
 		req.Finished = mem.Release
 	}
+	req.Inline = true // an idle instance executes it on this goroutine: no hand-off there and back
 	done := make(chan *core.Response, 1)
 	err := s.core.Submit(r.Context(), m, req, func(resp *core.Response, final bool) {
 		if final {
