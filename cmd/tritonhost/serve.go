@@ -22,6 +22,7 @@ import (
 func (o *serveOptions) Run(ctx context.Context) error {
 	log := o.logger()
 	o.GRPC.warn(log)
+	o.GC.apply(log)
 	if o.DebugAddress != "" {
 		stopDiagnostics, err := startDiagnostics(o.DebugAddress, log)
 		if err != nil {

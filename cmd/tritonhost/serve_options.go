@@ -59,6 +59,7 @@ type serveOptions struct {
 	Metrics             metricsFlags
 	GPU                 gpuFlags
 	InProcess           inprocessFlags
+	GC                  gcFlags
 
 	backendConfig map[string]map[string]string
 	devices       core.Devices // the GPUs instances may be placed on (Run)
@@ -117,6 +118,7 @@ func newServeCommand() *cobra.Command {
 	f.IntVar(&o.SSLReloadMs, "ssl-reload-interval", int(tlsfiles.DefaultCheckInterval/time.Millisecond), "ms between checks of the TLS certificate files for changes (made by a new connection, at most this often)")
 	o.GPU.bind(f)
 	o.InProcess.bind(f)
+	o.GC.bind(f)
 	return cmd
 }
 
@@ -216,6 +218,9 @@ func (o *serveOptions) Validate() error {
 		return errors.New("--ssl-reload-interval must be positive")
 	}
 	if err := o.InProcess.validate(); err != nil {
+		return err
+	}
+	if err := o.GC.validate(); err != nil {
 		return err
 	}
 	return o.GRPC.validate()
