@@ -2,6 +2,7 @@
 
 GO        ?= go
 BIN_DIR   ?= bin
+LIB_DIR   ?= lib
 BACKENDS_DIR ?= backends
 BUILD_DIR ?= build
 GRPC_PORT ?= 8001
@@ -15,8 +16,12 @@ BENCH_COUNT ?= 5
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 TRITONHOST := $(BIN_DIR)/tritonhost
+LIBTRITONSERVER := $(LIB_DIR)/libtritonserver.so
+NVML_UNBOUND := $(BUILD_DIR)/lib/nvml_unbound.ld
+EMBED := $(BIN_DIR)/embed
 
 include mk/backends.mk
+include mk/plugins.mk
 include mk/release.mk
 
 GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' 2>/dev/null) \
@@ -25,7 +30,7 @@ GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' 2>/dev/null) \
 .DEFAULT_GOAL := all
 
 .PHONY: all
-all: $(TRITONHOST) backends ## build the server and every backend
+all: $(TRITONHOST) backends plugins lib embed ## build the server, every backend, the local cache and the checksum agent, libtritonserver.so and the embedding example
 
 .PHONY: backends
 backends: $(BACKEND_LIBS) ## build every backend (repeat, square, identity, addsub, bls, conformance) into backends/
@@ -33,6 +38,42 @@ backends: $(BACKEND_LIBS) ## build every backend (repeat, square, identity, adds
 $(TRITONHOST): $(GO_SOURCES) $(VERSION_STAMP)
 	@mkdir -p $(BIN_DIR)
 	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $@ ./cmd/tritonhost
+
+.PHONY: lib
+lib: $(LIBTRITONSERVER) ## build lib/libtritonserver.so: Triton's in-process C API, for applications that embed a server
+
+# Go's c-shared build of cmd/libtritonserver (the API, and package embedded
+# for TRITONSERVER_ServerNew), with the soname Triton backends name in
+# DT_NEEDED. Go also writes a header of its own exports next to the
+# library; include/triton/core/tritonserver.h is the API's, so that one
+# goes.
+$(LIBTRITONSERVER): $(GO_SOURCES) $(VERSION_STAMP) $(NVML_UNBOUND)
+	@mkdir -p $(LIB_DIR)
+	$(GO) build -buildmode=c-shared \
+		-ldflags '$(GO_LDFLAGS) -extldflags "-Wl,-soname,libtritonserver.so $(abspath $(NVML_UNBOUND))"' \
+		-o $@ ./cmd/libtritonserver
+	rm -f $(LIB_DIR)/libtritonserver.h
+
+# go-nvml's cgo package, whose types package gpu uses (never its calls: gpu
+# loads NVML with purego, gpu/doc.go), wraps every NVML function and leaves
+# them undefined, to be bound once it has loaded NVML. The executable's
+# link binds them to address 0; a shared library would keep them as
+# undefined dynamic symbols, which an application's link refuses. This
+# linker script, made from the calls in go-nvml's source, binds them to 0
+# inside the library too (abi's version script keeps them local).
+$(NVML_UNBOUND): go.mod go.sum
+	@mkdir -p $(@D)
+	dir=$$($(GO) list -m -f '{{.Dir}}' github.com/NVIDIA/go-nvml) && \
+	grep -oh 'C\.nvml[A-Za-z0-9_]*(' $$dir/pkg/nvml/*.go | sort -u | \
+		sed 's/^C\.\(.*\)($$/\1 = 0;/' > $@
+
+.PHONY: embed
+embed: $(EMBED) ## build bin/embed from examples/embed: a C program that embeds a server (run: bin/embed examples/models backends)
+
+$(EMBED): examples/embed/embed.c include/triton/core/tritonserver.h $(LIBTRITONSERVER)
+	@mkdir -p $(BIN_DIR)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -o $@ $< -L$(LIB_DIR) -ltritonserver \
+		-Wl,-rpath,$(abspath $(LIB_DIR)) -pthread
 
 .PHONY: serve
 serve: all ## build everything and serve examples/models on localhost: gRPC 8001, HTTP 8000, metrics 8002
@@ -75,7 +116,8 @@ proto: ## regenerate the Go code of proto/*.proto (needs protoc, protoc-gen-go, 
 
 .PHONY: clean
 clean: ## remove build outputs
-	rm -rf $(BIN_DIR) $(BUILD_DIR) $(BACKENDS_DIR) $(DIST_DIR)
+	rm -rf $(BIN_DIR) $(LIB_DIR) $(BUILD_DIR) $(BACKENDS_DIR) $(DIST_DIR)
+	rm -rf $(CACHES_DIR) $(REPOAGENTS_DIR)
 
 .PHONY: help
 help: ## list the tasks

@@ -59,11 +59,25 @@
 // responses (infer_response_build.c, inprocess_response.go) and then the
 // release callback, through a queue bounded by
 // HostOptions.InProcessMaxPending (inprocess.go). Errors are the core's, in
-// Triton's words.
+// Triton's words. A trace a caller makes (traces.go, trace.c) follows the
+// request it is submitted with and comes back through its release function
+// once the request has finished.
+//
+// Servers made through the API. TRITONSERVER_ServerNew hands the settings
+// of a TRITONSERVER_ServerOptions object (options.go, a Go record behind a
+// handle) to the ServerFactory (SetServerFactory; package embedded
+// registers one), which returns a host with its server attached and
+// described (ServerInfo: metadata, readiness rule, metrics, how to stop
+// it). The server object's functions (server_object.c,
+// exports_server.go) then work on any host's server alike, the one
+// `tritonhost serve` attaches included, except that only a server
+// TRITONSERVER_ServerNew made can be stopped or deleted through the API.
+// Built with -buildmode=c-shared (cmd/libtritonserver), the package is
+// libtritonserver.so: it then loads no stub of that name (stub.go).
 package abi
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include -fvisibility=hidden -D_COMPILING_TRITONSERVER -D_COMPILING_TRITONBACKEND -O2 -Wall
+#cgo CFLAGS: -I${SRCDIR}/../include -fvisibility=hidden -D_COMPILING_TRITONSERVER -D_COMPILING_TRITONBACKEND -D_COMPILING_TRITONCACHE -D_COMPILING_TRITONREPOAGENT -O2 -Wall
 #cgo LDFLAGS: -rdynamic ${SRCDIR}/exports.ld.so -ldl
 */
 import "C"

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"tritonhost/core"
+	"tritonhost/core/scheduling"
 	"tritonhost/internal/testenv"
 )
 
@@ -56,7 +57,7 @@ func TestRequestBlockLayoutChecksItsEnd(t *testing.T) {
 	var checked atomic.Int32
 	check := func(r *core.Request) {
 		checked.Add(1)
-		size := requestBlockSize(r)
+		size := requestBlockSize(r, blockTraceContext(r))
 		for _, tc := range []struct {
 			name string
 			end  uintptr
@@ -76,7 +77,7 @@ func TestRequestBlockLayoutChecksItsEnd(t *testing.T) {
 			}
 			clear(mem[:tc.end/8])
 			st := &heldRequest{}
-			err := st.layBlock(unsafe.Pointer(&mem[0]), tc.end, r, &instanceHandle{})
+			err := st.layBlock(unsafe.Pointer(&mem[0]), tc.end, r, &instanceHandle{}, blockTraceContext(r))
 			st.pinner.Unpin()
 			switch {
 			case tc.want == "" && err != nil:
@@ -94,7 +95,7 @@ func TestRequestBlockLayoutChecksItsEnd(t *testing.T) {
 		}
 	}
 	repo := testenv.Repository(t, testenv.Model{Name: "blocks", Config: blockConfig})
-	srv, err := core.NewServer(core.Options{ModelRepositories: []string{repo}, Backends: blockProvider{check}, Tracer: tracer})
+	srv, err := core.NewServer(core.Options{ModelRepositories: []string{repo}, Backends: blockProvider{check}, Schedulers: scheduling.New, Tracer: tracer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,14 +140,14 @@ func TestRequestBlockLayoutChecksItsEnd(t *testing.T) {
 // checked, in memory allocated once.
 func BenchmarkRequestBlockLayout(b *testing.B) {
 	check := func(r *core.Request) {
-		mem := make([]uint64, requestBlockSize(r)/8)
+		mem := make([]uint64, requestBlockSize(r, blockTraceContext(r))/8)
 		st := &heldRequest{}
 		b.ReportAllocs()
 		b.ResetTimer()
 		for b.Loop() {
-			size := requestBlockSize(r)
+			size := requestBlockSize(r, blockTraceContext(r))
 			clear(mem)
-			if err := st.layBlock(unsafe.Pointer(&mem[0]), size, r, &instanceHandle{}); err != nil {
+			if err := st.layBlock(unsafe.Pointer(&mem[0]), size, r, &instanceHandle{}, blockTraceContext(r)); err != nil {
 				b.Fatal(err)
 			}
 			st.pinner.Unpin()

@@ -210,6 +210,27 @@ var inprocessChecks = []conformanceCheck{
 	{"TRITONSERVER_ServerModelMetadata", "good", "OK", ""},
 	{"TRITONSERVER_ServerModelMetadata", "null_out", "INVALID_ARG", ""},
 	{"TRITONSERVER_ServerModelMetadata", "unknown_model", "NOT_FOUND", ""},
+
+	{"TRITONSERVER_ServerModelTransactionProperties", "good", "OK", ""},
+	{"TRITONSERVER_ServerModelTransactionProperties", "null_flags", "INVALID_ARG", tritonNoCheck},
+	{"TRITONSERVER_ServerModelTransactionProperties", "null_name", "INVALID_ARG", tritonNoCheck},
+	{"TRITONSERVER_ServerModelTransactionProperties", "null_server", "INVALID_ARG", tritonNoCheck},
+	{"TRITONSERVER_ServerModelTransactionProperties", "null_voidp", "OK", ""},
+	{"TRITONSERVER_ServerModelTransactionProperties", "unknown_model", "NOT_FOUND", ""},
+	{"TRITONSERVER_ServerModelTransactionProperties", "unknown_version", "NOT_FOUND", ""},
+
+	// The conformance server runs without explicit model control.
+	{"TRITONSERVER_ServerLoadModelWithParameters", "no_parameters", "UNAVAILABLE", ""},
+	{"TRITONSERVER_ServerLoadModelWithParameters", "not_explicit", "UNAVAILABLE", ""},
+	{"TRITONSERVER_ServerLoadModelWithParameters", "null_name", "INVALID_ARG", tritonNoCheck},
+	{"TRITONSERVER_ServerLoadModelWithParameters", "null_parameters", "INVALID_ARG", ""},
+	{"TRITONSERVER_ServerLoadModelWithParameters", "null_server", "INVALID_ARG", tritonNoCheck},
+	{"TRITONSERVER_ServerUnloadModel", "not_explicit", "UNAVAILABLE", ""},
+	{"TRITONSERVER_ServerUnloadModel", "null_name", "INVALID_ARG", tritonNoCheck},
+	{"TRITONSERVER_ServerUnloadModel", "null_server", "INVALID_ARG", tritonNoCheck},
+	{"TRITONSERVER_ServerUnloadModelAndDependents", "not_explicit", "UNAVAILABLE", ""},
+	{"TRITONSERVER_ServerUnloadModelAndDependents", "null_name", "INVALID_ARG", tritonNoCheck},
+	{"TRITONSERVER_ServerUnloadModelAndDependents", "null_server", "INVALID_ARG", tritonNoCheck},
 }
 
 // TestConformanceInProcessCallReachesThePeerAndBack: the "inprocess"
@@ -234,6 +255,8 @@ func TestConformanceInProcessCallReachesThePeerAndBack(t *testing.T) {
 		"inprocess.peer_config.name":          "conformance_peer",
 		"inprocess.peer_config.decoupled":     "true",
 		"inprocess.peer_config.output.2.name": "AUTO_OUT",
+		"inprocess.peer_txn_flags":            "2", // TRITONSERVER_TXN_DECOUPLED
+		"inprocess.peer_txn_voidp":            "NULL",
 
 		// The request object, read back.
 		"inprocess.default_id": "", "inprocess.id": "peer-1", "inprocess.flags": "3",

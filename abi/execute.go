@@ -262,12 +262,13 @@ var errBlockLayout = core.Errorf(core.CodeInternal, "request block size and layo
 // block (heldRequestFor) and st.mu; on an error the reference is still the
 // caller's to drop.
 func (st *heldRequest) buildBlock(r *core.Request, inst *instanceHandle) (*C.struct_thost_request, error) {
-	size := requestBlockSize(r)
+	traceContext := blockTraceContext(r)
+	size := requestBlockSize(r, traceContext)
 	blk := C.thost_request_new(C.size_t(size), st.ctx)
 	if blk == nil {
 		return nil, errOutOfMemory
 	}
-	if err := st.layBlock(unsafe.Pointer(blk), size, r, inst); err != nil {
+	if err := st.layBlock(unsafe.Pointer(blk), size, r, inst, traceContext); err != nil {
 		st.pinner.Unpin()
 		C.thost_request_discard(blk)
 		return nil, err
@@ -275,9 +276,20 @@ func (st *heldRequest) buildBlock(r *core.Request, inst *instanceHandle) (*C.str
 	return blk, nil
 }
 
-// requestBlockSize is the size of r's request block: what fillBlock
-// allocates from its arena, field for field.
-func requestBlockSize(r *core.Request) uintptr {
+// blockTraceContext returns the context string of r's trace ("" when r
+// is not traced), read once for both passes over the block: another thread
+// may set it meanwhile.
+func blockTraceContext(r *core.Request) string {
+	if trace := r.Trace(); trace != nil {
+		return trace.Context()
+	}
+	return ""
+}
+
+// requestBlockSize is the size of r's request block with traceContext as
+// its trace's context: what fillBlock allocates from its arena, field for
+// field.
+func requestBlockSize(r *core.Request, traceContext string) uintptr {
 	inputs := r.Inputs()
 	outputs := r.RequestedOutputs()
 	params := r.Parameters()
@@ -304,7 +316,7 @@ func requestBlockSize(r *core.Request) uintptr {
 		}
 	}
 	if trace := r.Trace(); trace != nil {
-		size += align8(C.sizeof_struct_thost_trace) + strSize(trace.Model) + strSize(trace.RequestID)
+		size += align8(C.sizeof_struct_thost_trace) + strSize(trace.Model) + strSize(trace.RequestID) + strSize(traceContext)
 	}
 	return size
 }
@@ -316,7 +328,7 @@ func requestBlockSize(r *core.Request) uintptr {
 // say it as loudly in a test, but would end a serving process for a
 // request that only this code got wrong; the error fails that request and
 // the server goes on. Any test sending a request of that shape sees it.
-func (st *heldRequest) layBlock(base unsafe.Pointer, size uintptr, r *core.Request, inst *instanceHandle) (err error) {
+func (st *heldRequest) layBlock(base unsafe.Pointer, size uintptr, r *core.Request, inst *instanceHandle, traceContext string) (err error) {
 	a := arena{base: base, end: size}
 	defer func() {
 		if p := recover(); p != nil {
@@ -328,7 +340,7 @@ func (st *heldRequest) layBlock(base unsafe.Pointer, size uintptr, r *core.Reque
 				r.ID(), r.Model().Name(), errBlockLayout, o.n, o.off, o.end)
 		}
 	}()
-	st.fillBlock(&a, r, inst)
+	st.fillBlock(&a, r, inst, traceContext)
 	if a.off != a.end {
 		return fmt.Errorf("request %q for model %q: %w: %d bytes sized, %d laid out",
 			r.ID(), r.Model().Name(), errBlockLayout, a.end, a.off)
@@ -338,7 +350,7 @@ func (st *heldRequest) layBlock(base unsafe.Pointer, size uintptr, r *core.Reque
 
 // fillBlock lays r out through a: the block's own struct first, then what
 // it points to.
-func (st *heldRequest) fillBlock(a *arena, r *core.Request, inst *instanceHandle) {
+func (st *heldRequest) fillBlock(a *arena, r *core.Request, inst *instanceHandle, traceContext string) {
 	blk := (*C.struct_thost_request)(a.alloc(C.sizeof_struct_thost_request))
 	inputs := r.Inputs()
 	outputs := r.RequestedOutputs()
@@ -436,6 +448,7 @@ func (st *heldRequest) fillBlock(a *arena, r *core.Request, inst *instanceHandle
 		t.model_version = C.int64_t(trace.Version)
 		t.model_name = a.cstring(trace.Model)
 		t.request_id = a.cstring(trace.RequestID)
+		t.context = a.cstring(traceContext)
 		blk.trace = t
 	}
 }

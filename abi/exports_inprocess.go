@@ -10,6 +10,8 @@ package abi
 import "C"
 
 import (
+	"encoding/json"
+
 	"tritonhost/core"
 )
 
@@ -26,14 +28,14 @@ func thostServerFindModel(host *C.struct_thost_host, name *C.char, version C.int
 }
 
 //export thostServerInferAsync
-func thostServerInferAsync(host *C.struct_thost_host, req *C.struct_thost_infer_request, call *C.struct_thost_infer_call) (ret *C.TRITONSERVER_Error) {
+func thostServerInferAsync(host *C.struct_thost_host, req *C.struct_thost_infer_request, call *C.struct_thost_infer_call, trace *C.struct_thost_trace) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONSERVER_ServerInferAsync"
 	defer recoverError(fn, &ret)
 	h, srv, cerr := serverOf(host, fn)
 	if cerr != nil {
 		return cerr
 	}
-	return cError(h.submit(srv, req, call))
+	return cError(h.submit(srv, req, call, trace))
 }
 
 //export thostInferCancel
@@ -74,7 +76,7 @@ func thostServerModelMetadata(host *C.struct_thost_host, name *C.char, version C
 	if err != nil {
 		return cError(err)
 	}
-	js, err := modelMetadataJSON(srv, m, int64(version))
+	js, err := json.Marshal(srv.Metadata(m, int64(version)))
 	if err != nil {
 		return cErrorf(core.CodeInternal, "%s: model %q: %v", fn, m.Name(), err)
 	}

@@ -2,6 +2,7 @@ package abi_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,22 +117,32 @@ func TestRequestReleasedWithoutFinalGetsAnError(t *testing.T) {
 	}
 }
 
-func TestSecondResponseOfNonDecoupledModelFailsTheRequest(t *testing.T) {
+// TestSecondResponseOfNonDecoupledModelIsDropped: a model that is not
+// decoupled answers once, as Triton's: the client gets the first response,
+// final, the backend's second send succeeds, and the server drops (and
+// counts) it.
+func TestSecondResponseOfNonDecoupledModelIsDropped(t *testing.T) {
 	t.Parallel()
 	repo := testenv.Repository(t, testenv.Model{Name: "chatty", Config: testBackendConfig("chatty", "two_responses", false),
 		Files: []string{fixture(t, "two_responses", "two_responses.c")}})
 	srv := startServer(t, repo)
 	events := infer(t, srv, &core.Submission{Model: "chatty", ID: "x",
 		Inputs: []core.Input{core.NewInput("IN", core.TypeInt32, []int64{1}, int32s(1))}})
-	if len(events) != 1 || !events[0].final || events[0].resp == nil || events[0].resp.Err == nil {
-		t.Fatalf("want one final error response, got %+v", events)
+	if len(events) != 1 || !events[0].final || events[0].resp == nil || events[0].resp.Err != nil {
+		t.Fatalf("want the first response, final, got %+v", events)
 	}
-	if err := events[0].resp.Err; core.CodeOf(err) != core.CodeInvalidArg || !strings.Contains(err.Error(), "not decoupled") {
-		t.Errorf("error = %v, want INVALID_ARG about the model not being decoupled", err)
+	if v, ok := outputInt32(events[0].resp, "OUT"); !ok || v != 7 {
+		t.Errorf("OUT = %d (%v), want 7", v, ok)
 	}
-	// The backend was told too.
-	waitFor(t, "the backend's log line", func() bool { return strings.Contains(srv.log.String(), "not decoupled") },
-		func() string { return srv.log.String() })
+	m, err := srv.Model("chatty", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the second response to be dropped", func() bool { return m.DroppedResponses() == 1 },
+		func() string { return fmt.Sprintf("%d dropped", m.DroppedResponses()) })
+	if strings.Contains(srv.log.String(), "not decoupled") {
+		t.Errorf("the backend's second send failed:\n%s", srv.log.String())
+	}
 }
 
 // TestOutputOverTheTensorBoundIsRefusedUncopied: an output larger than the

@@ -57,7 +57,15 @@ enum thost_kind {
   THOST_KIND_INFER_REQUEST,   // TRITONSERVER_InferenceRequest (inprocess.h)
   THOST_KIND_INFER_RESPONSE,  // TRITONSERVER_InferenceResponse
   THOST_KIND_ALLOCATOR,       // TRITONSERVER_ResponseAllocator
-  THOST_KIND_COUNT            // must stay <= 32
+  THOST_KIND_SERVER_OPTIONS,  // TRITONSERVER_ServerOptions (server_options.h)
+  THOST_KIND_METRICS,         // TRITONSERVER_Metrics
+  // TRITONCACHE_CacheEntry and _Allocator, TRITONREPOAGENT_Agent and
+  // _AgentModel (plugins.h)
+  THOST_KIND_CACHE_ENTRY,
+  THOST_KIND_CACHE_ALLOCATOR,
+  THOST_KIND_REPOAGENT,
+  THOST_KIND_REPOAGENT_MODEL,
+  THOST_KIND_COUNT  // must stay <= 32
 };
 
 // Allocates a handle of kind for obj; 0 when every slot is in use.

@@ -152,3 +152,13 @@ thost_call_execute(
           THOST_AS_HANDLE(TRITONBACKEND_ModelInstance, i->handle),
           (TRITONBACKEND_Request**)requests, n));
 }
+
+// ---- Plugins ----------------------------------------------------------------
+
+struct thost_host*
+thost_swap_host(struct thost_host* h)
+{
+  struct thost_host* saved = thost_thread_host;
+  thost_thread_host = h;
+  return saved;
+}

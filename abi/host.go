@@ -74,9 +74,12 @@ type Host struct {
 	// TRITONBACKEND_ModelServer (AttachServer), and the requests they
 	// submitted that have not been handed back.
 	server       atomic.Pointer[core.Server]
+	info         atomic.Pointer[ServerInfo] // SetServerInfo
 	calls        table[*inferCall]
 	maxPending   int
 	stallTimeout time.Duration
+
+	plugins pluginTables // caches' lookups in flight (cache.go)
 }
 
 var _ loader.Opener = (*Host)(nil)

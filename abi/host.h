@@ -46,6 +46,8 @@ TRITONSERVER_Error* thost_call_execute(
 
 void* thost_dlopen(const char* path, char** err);  // RTLD_NOW | RTLD_LOCAL
 void* thost_dlsym(void* lib, const char* name);    // NULL when absent
+// Whether a loaded object has this file name or DT_SONAME (RTLD_NOLOAD).
+bool thost_dl_loaded(const char* soname);
 int thost_dlclose(void* lib, char** err);
 
 // ---- Objects of backends, models and instances (library.c) ------------------

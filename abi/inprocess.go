@@ -64,6 +64,7 @@ type inferCall struct {
 	key    uint64
 	creq   *C.struct_thost_infer_request // the caller's; in flight, so not freed
 	cb     *C.struct_thost_infer_call    // C memory, owned; freed at the end
+	trace  *C.struct_thost_trace         // the caller's trace, the server's until the end; or nil
 	model  *core.Model
 	id     string
 	cancel context.CancelFunc
@@ -95,9 +96,11 @@ func callerAllocator(r *core.Request) *C.struct_thost_caller_alloc {
 	return nil
 }
 
-// submit runs a request a backend submitted; cb holds its callbacks. On
-// success the call owns cb; on error nothing was submitted.
-func (h *Host) submit(srv *core.Server, creq *C.struct_thost_infer_request, cb *C.struct_thost_infer_call) error {
+// submit runs a request a backend submitted; cb holds its callbacks and
+// trace, if not nil, the trace to trace it with (trace.c). On success the
+// call owns cb and the trace; on error nothing was submitted, and the
+// caller gives the trace back.
+func (h *Host) submit(srv *core.Server, creq *C.struct_thost_infer_request, cb *C.struct_thost_infer_call, trace *C.struct_thost_trace) error {
 	req, err := readRequest(creq)
 	if err != nil {
 		return err
@@ -109,8 +112,16 @@ func (h *Host) submit(srv *core.Server, creq *C.struct_thost_infer_request, cb *
 	if err := resolveRawInput(m, req); err != nil {
 		return err
 	}
+	if trace != nil {
+		rec, ok := traceRecordOf(trace)
+		if !ok || !bool(C.thost_trace_bind(trace, cstr(m.Name()), C.size_t(len(m.Name())), C.int64_t(m.Version()),
+			cstr(req.ID), C.size_t(len(req.ID)))) {
+			return core.Errorf(core.CodeInternal, "request %q to model %q: out of memory tracing it", req.ID, m.Name())
+		}
+		req.Trace = rec.tr
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &inferCall{host: h, creq: creq, cb: cb, model: m, id: req.ID, cancel: cancel,
+	c := &inferCall{host: h, creq: creq, cb: cb, trace: trace, model: m, id: req.ID, cancel: cancel,
 		pending: map[*core.Response]*C.struct_thost_output_set{}, wake: make(chan struct{}, 1)}
 	c.key = h.calls.add(c)
 	storeCallKey(creq, c.key) // from here Cancel reaches the call
@@ -300,6 +311,9 @@ func (c *inferCall) end() {
 	}
 	c.cancel()
 	c.host.calls.take(c.key)
+	if c.trace != nil {
+		endTrace(c.trace, c.creq)
+	}
 	cb := c.cb
 	C.thost_infer_request_landed(c.creq)
 	C.thost_infer_call_release(cb)

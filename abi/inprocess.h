@@ -243,4 +243,38 @@ void thost_message_store(struct thost_message* m, TRITONSERVER_Message** out);
 // Frees a response that was never handed to the caller.
 void thost_iresp_free(struct thost_infer_response* r);
 
+// ---- Traces (trace.c) -------------------------------------------------------
+// The callbacks and strings of a trace, for Go. A trace given to
+// ServerInferAsync is the server's until thost_trace_return, so nothing
+// else touches it meanwhile.
+
+// Copies the level and callbacks of a trace the caller owns to its child.
+void thost_trace_inherit(
+    struct thost_trace* child, const struct thost_trace* parent);
+// Replaces the context string C hands out (copied; kept when memory runs
+// out).
+void thost_trace_store_context(
+    struct thost_trace* t, const char* s, size_t len);
+// Gives a standalone trace its request's model, version and id (copied);
+// false when memory runs out.
+bool thost_trace_bind(
+    struct thost_trace* t, const char* model, size_t model_len, int64_t version,
+    const char* id, size_t id_len);
+// Calls the trace's activity function, if any.
+void thost_trace_activity(
+    struct thost_trace* t, TRITONSERVER_InferenceTraceActivity activity,
+    uint64_t timestamp);
+// Whether the trace reports tensors (level TENSORS and a tensor function).
+bool thost_trace_wants_tensors(const struct thost_trace* t);
+// Reports the inputs of a request, or the outputs of a response, to the
+// trace's tensor function when it wants tensors.
+void thost_trace_inputs(
+    struct thost_trace* t, const struct thost_infer_request* r);
+void thost_trace_outputs(
+    struct thost_trace* t, const struct thost_infer_response* r);
+// Ends the server's hold on a trace given to ServerInferAsync: the caller's
+// release function gets it back, or, a child of a trace the server made,
+// it is freed.
+void thost_trace_return(struct thost_trace* t);
+
 #endif  // TRITONHOST_ABI_INPROCESS_H

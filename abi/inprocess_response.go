@@ -31,6 +31,9 @@ func (c *inferCall) deliver(d delivery) {
 			c.host.log.Errorf("model %q, request %q: out of memory or handles delivering a response", c.model.Name(), c.id)
 		} else {
 			handle = r.handle
+			if c.trace != nil {
+				C.thost_trace_outputs(c.trace, r)
+			}
 		}
 	}
 	C.thost_output_set_free(d.set)

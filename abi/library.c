@@ -24,6 +24,16 @@ thost_dlopen(const char* path, char** err)
   return lib;
 }
 
+bool
+thost_dl_loaded(const char* soname)
+{
+  void* lib = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
+  if (lib == NULL)
+    return false;
+  dlclose(lib);  // RTLD_NOLOAD counted a reference
+  return true;
+}
+
 void*
 thost_dlsym(void* lib, const char* name)
 {

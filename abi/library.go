@@ -334,6 +334,14 @@ func dlopen(path string) (unsafe.Pointer, error) {
 	return dl, nil
 }
 
+// libraryLoaded reports whether an object of that file name or soname is
+// loaded in the process.
+func libraryLoaded(soname string) bool {
+	cname := C.CString(soname)
+	defer C.free(unsafe.Pointer(cname))
+	return bool(C.thost_dl_loaded(cname))
+}
+
 // dlsym returns the address of a symbol, or nil if the library lacks it.
 func dlsym(dl unsafe.Pointer, name string) unsafe.Pointer {
 	cname := C.CString(name)

@@ -262,16 +262,31 @@ struct thost_param {
   bool b;
 };
 
-// The trace of a traced request, inside its request block (so it lives
-// until the request is released).
+// A trace. Either the trace of a request a backend serves, inside its
+// request block (ctx set, strings in the block; it lives until the request
+// is released), or a trace a caller owns (standalone: made by
+// TRITONSERVER_InferenceTraceNew/TensorNew or SpawnChildTrace, malloc'd
+// with its strings; key names its Go record, traces.go). See trace.c.
 struct thost_trace {
-  uint64_t handle;  // made on first use
-  struct thost_reqctx* ctx;
+  uint64_t handle;  // made on first use in a block, at creation otherwise
+  struct thost_reqctx* ctx;  // a block's trace: its request's context
+  uint64_t key;              // a standalone trace: its Go record
   uint64_t id;
   uint64_t parent_id;
   int64_t model_version;
   const char* model_name;
   const char* request_id;
+  const char* context;  // "" when none; replaced by SetContext
+  char* set_context;    // a block's trace: the context SetContext gave
+  bool standalone;
+  int32_t in_flight;  // atomic: given to ServerInferAsync, not yet back
+  TRITONSERVER_InferenceTraceLevel level;  // TIMESTAMPS and/or TENSORS bits
+  TRITONSERVER_InferenceTraceActivityFn_t activity_fn;      // may be NULL
+  TRITONSERVER_InferenceTraceTensorActivityFn_t tensor_fn;  // may be NULL
+  // NULL for a child of a trace the server made: the server frees it once
+  // its request has finished.
+  TRITONSERVER_InferenceTraceReleaseFn_t release_fn;
+  void* userp;
 };
 
 struct thost_state;

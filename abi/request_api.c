@@ -100,8 +100,10 @@ thost_request_free(struct thost_request* req)
     for (uint32_t k = 0; k < in->buffer_count; k++)
       thost_handle_free(in->buffers[k].attrs.handle);
   }
-  if (req->trace != NULL)
+  if (req->trace != NULL) {
     thost_handle_free(req->trace->handle);
+    free(req->trace->set_context);
+  }
   free(req);
   thost_count(ctx->host, THOST_COUNT_REQUEST, -1);
   thost_reqctx_unref(ctx);

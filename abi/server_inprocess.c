@@ -9,6 +9,39 @@
 
 #define SERVER(var, h) THOST_OBJECT(var, h, THOST_KIND_SERVER, "server")
 
+// Takes the trace given to ServerInferAsync, so that no other call uses it
+// while the request is in flight; NULL (and *err) when it cannot be taken.
+static struct thost_trace*
+take_trace(TRITONSERVER_InferenceTrace* trace, TRITONSERVER_Error** err)
+{
+  struct thost_trace* t = thost_handle_object(trace, THOST_KIND_TRACE);
+  if (t == NULL) {
+    *err = thost_errorf(
+        TRITONSERVER_ERROR_INVALID_ARG,
+        "TRITONSERVER_ServerInferAsync: "
+        "invalid trace");
+  } else if (!t->standalone) {
+    *err = thost_errorf(
+        TRITONSERVER_ERROR_INVALID_ARG,
+        "TRITONSERVER_ServerInferAsync: the trace of a request the backend "
+        "serves cannot follow another request; pass a child of it "
+        "(TRITONSERVER_InferenceTraceSpawnChildTrace)");
+    t = NULL;
+  } else {
+    int32_t idle = 0;
+    if (!__atomic_compare_exchange_n(
+            &t->in_flight, &idle, 1, false, __ATOMIC_ACQ_REL,
+            __ATOMIC_ACQUIRE)) {
+      *err = thost_errorf(
+          TRITONSERVER_ERROR_INVALID_ARG,
+          "TRITONSERVER_ServerInferAsync: the trace already follows a "
+          "request in flight");
+      t = NULL;
+    }
+  }
+  return t;
+}
+
 TRITONSERVER_Error*
 TRITONSERVER_ServerInferAsync(
     TRITONSERVER_Server* server,
@@ -20,35 +53,42 @@ TRITONSERVER_ServerInferAsync(
   SERVER(host, server);
   THOST_OBJECT(
       r, inference_request, THOST_KIND_INFER_REQUEST, "inference request");
-  THOST_CHECK_ARG(
-      trace == NULL || thost_handle_object(trace, THOST_KIND_TRACE) != NULL,
-      "invalid trace");
+  TRITONSERVER_Error* err = NULL;
+  struct thost_trace* t = NULL;
+  if (trace != NULL && (t = take_trace(trace, &err)) == NULL)
+    return err;
+  // From here the trace is the server's: it goes back on any error.
   if (r->host != host) {
-    return thost_errorf(
+    err = thost_errorf(
         TRITONSERVER_ERROR_INVALID_ARG,
         "%s: the request was created for another server", __func__);
+  } else {
+    int32_t idle = 0;
+    if (!__atomic_compare_exchange_n(
+            &r->in_flight, &idle, 1, false, __ATOMIC_ACQ_REL,
+            __ATOMIC_ACQUIRE)) {
+      err = thost_errorf(
+          TRITONSERVER_ERROR_INVALID_ARG,
+          "%s: the request is already in flight; submit it again after its "
+          "release callback",
+          __func__);
+    } else {
+      struct thost_infer_call* call = thost_infer_call_new(r, &err);
+      if (call != NULL) {
+        __atomic_store_n(&r->cancelled, 0, __ATOMIC_RELEASE);
+        // On success Go owns call and the trace, and the request may
+        // already have come back (its release callback may even have freed
+        // it): r is not touched again.
+        err = thostServerInferAsync(host, r, call, t);
+        if (err == NULL)
+          return NULL;
+        free(call);
+      }
+      __atomic_store_n(&r->in_flight, 0, __ATOMIC_RELEASE);
+    }
   }
-  int32_t idle = 0;
-  if (!__atomic_compare_exchange_n(
-          &r->in_flight, &idle, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-    return thost_errorf(
-        TRITONSERVER_ERROR_INVALID_ARG,
-        "%s: the request is already in flight; submit it again after its "
-        "release callback",
-        __func__);
-  }
-  TRITONSERVER_Error* err = NULL;
-  struct thost_infer_call* call = thost_infer_call_new(r, &err);
-  if (call != NULL) {
-    __atomic_store_n(&r->cancelled, 0, __ATOMIC_RELEASE);
-    // On success Go owns call, and the request may already have come back
-    // (its release callback may even have freed it): r is not touched again.
-    err = thostServerInferAsync(host, r, call);
-    if (err == NULL)
-      return NULL;
-    free(call);
-  }
-  __atomic_store_n(&r->in_flight, 0, __ATOMIC_RELEASE);
+  if (t != NULL)
+    thost_trace_return(t);
   return err;
 }
 

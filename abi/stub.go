@@ -106,12 +106,19 @@ var (
 // loadStub makes libtritonserver.so loadable, once per process: it writes
 // the stub to an anonymous memory file (or, failing that, a temporary file)
 // and dlopens it. The library stays loaded for the life of the process.
+// When an object of that name is loaded already, it is the real library
+// (this package built as libtritonserver.so, cmd/libtritonserver, and
+// loaded by an embedding application), which satisfies the backends'
+// DT_NEEDED and exports the API itself: then no stub is loaded.
 func loadStub() error {
 	stubOnce.Do(func() { stubErr = loadStubOnce() })
 	return stubErr
 }
 
 func loadStubOnce() error {
+	if libraryLoaded(StubSoname) {
+		return nil
+	}
 	img, err := stubELF()
 	if err != nil {
 		return err

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"tritonhost/include"
@@ -63,6 +62,11 @@ var backendLibs = []struct {
 		}, modelEntryPoints...),
 		needsStub: false,
 	},
+	{
+		name:      "modelcontrol",
+		exports:   []string{"TRITONBACKEND_ModelFinalize", "TRITONBACKEND_ModelInitialize", "TRITONBACKEND_ModelInstanceExecute"},
+		needsStub: true,
+	},
 }
 
 var modelEntryPoints = []string{
@@ -97,48 +101,16 @@ func run(t *testing.T, dir string, env []string, name string, args ...string) st
 	return string(out)
 }
 
-// makeBuild is one `make -f mk/backends.mk` into a temporary directory,
-// shared by the tests that only read its output.
-var makeBuild struct {
-	once        sync.Once
-	dir         string // holds backends/ and build/
-	output, err string
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if makeBuild.dir != "" {
-		os.RemoveAll(makeBuild.dir)
-	}
-	os.Exit(code)
-}
-
-// builtWithMake returns the BACKENDS_DIR and BUILD_DIR of the shared build.
+// builtWithMake returns the BACKENDS_DIR and BUILD_DIR of the root
+// Makefile's build of the backends (`make backends`, which `make test`
+// runs first, brought up to date under testenv's lock): the libraries the
+// rest of the suite loads. Building them once more here, from scratch,
+// would double the package's compiling for nothing the checks read;
+// TestMakeBuildsAloneIntoOtherDirectories covers mk/backends.mk run alone.
 func builtWithMake(t *testing.T) (backendsDir, buildDir string) {
 	t.Helper()
 	requireTools(t, "make", "gcc", "g++")
-	root := testenv.RepoRoot(t)
-	makeBuild.once.Do(func() {
-		dir, err := os.MkdirTemp("", "tritonhost-backends-")
-		if err != nil {
-			makeBuild.err = err.Error()
-			return
-		}
-		makeBuild.dir = dir
-		cmd := exec.Command("make", "-j", strconv.Itoa(runtime.NumCPU()), "-f", "mk/backends.mk",
-			"BACKENDS_DIR="+filepath.Join(dir, "backends"),
-			"BUILD_DIR="+filepath.Join(dir, "build"))
-		cmd.Dir = root
-		out, err := cmd.CombinedOutput()
-		makeBuild.output = string(out)
-		if err != nil {
-			makeBuild.err = err.Error()
-		}
-	})
-	if makeBuild.err != "" {
-		t.Fatalf("make -f mk/backends.mk: %s\n%s", makeBuild.err, makeBuild.output)
-	}
-	return filepath.Join(makeBuild.dir, "backends"), filepath.Join(makeBuild.dir, "build")
+	return testenv.BackendDir(t), filepath.Join(testenv.RepoRoot(t), "build")
 }
 
 // declaredFunctions lists the TRITONSERVER_*/TRITONBACKEND_* functions the
@@ -207,17 +179,44 @@ func TestMakeBuildsEachBackendWithOnlyEntryPointsExported(t *testing.T) {
 	}
 }
 
-func TestMakeIsIncremental(t *testing.T) {
-	backendsDir, buildDir := builtWithMake(t)
+// TestMakeBuildsAloneIntoOtherDirectories: mk/backends.mk run alone, from
+// outside the repository (sources named by absolute paths), builds into
+// the BACKENDS_DIR and BUILD_DIR it is given. The C backends are built
+// here, one linked against the libtritonserver.so stub and one without,
+// with cJSON; the root Makefile's build, which the other tests check, has
+// the C++ ones from the same rules.
+func TestMakeBuildsAloneIntoOtherDirectories(t *testing.T) {
+	requireTools(t, "make", "gcc")
 	root := testenv.RepoRoot(t)
-
-	// Nothing to do right after a build: `make -q` exits 0 when up to date.
-	cmd := exec.Command("make", "-q", "-f", "mk/backends.mk",
-		"BACKENDS_DIR="+backendsDir, "BUILD_DIR="+buildDir)
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Errorf("make -q after a build: %v (something would be rebuilt)\n%s", err, out)
+	dir := t.TempDir()
+	backendsDir, buildDir := filepath.Join(dir, "backends"), filepath.Join(dir, "build")
+	args := []string{"-j", strconv.Itoa(runtime.NumCPU()), "-f", filepath.Join(root, "mk", "backends.mk"),
+		"BACKENDS_DIR=" + backendsDir, "BUILD_DIR=" + buildDir}
+	alone := []string{"identity", "modelcontrol"}
+	for _, name := range alone {
+		args = append(args, filepath.Join(backendsDir, name, "libtriton_"+name+".so"))
 	}
+	run(t, dir, nil, "make", args...)
+	declared := declaredFunctions(t)
+	for _, lib := range backendLibs {
+		if slices.Contains(alone, lib.name) {
+			t.Run(lib.name, func(t *testing.T) {
+				checkLibrary(t, filepath.Join(backendsDir, lib.name, "libtriton_"+lib.name+".so"), lib.exports, lib.needsStub, declared)
+			})
+		}
+	}
+	if _, err := os.Stat(filepath.Join(buildDir, "stub", stubName)); err != nil {
+		t.Errorf("the stub is not in BUILD_DIR: %v", err)
+	}
+}
+
+func TestMakeIsIncremental(t *testing.T) {
+	_, buildDir := builtWithMake(t)
+
+	// Nothing to do right after a build: `make -q` exits 0 when up to date
+	// (run under testenv's lock, so that no other test process builds
+	// meanwhile; it fails the test otherwise, something would be rebuilt).
+	testenv.Make(t, "-q", "backends")
 
 	// Objects record the headers they include, so a header edit rebuilds them.
 	tests := []struct {

@@ -3,7 +3,9 @@ package backendtest
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 
 	"tritonhost/internal/testenv"
@@ -15,8 +17,11 @@ func TestCMakeBuildsTheSameBackends(t *testing.T) {
 	build := filepath.Join(t.TempDir(), "build")
 	prefix := filepath.Join(t.TempDir(), "prefix")
 
+	// A bare --parallel runs make -j, with no bound: dozens of compilers
+	// at once on a machine of two cores.
+	jobs := strconv.Itoa(runtime.NumCPU())
 	run(t, root, nil, "cmake", "-S", root, "-B", build)
-	run(t, root, nil, "cmake", "--build", build, "--parallel")
+	run(t, root, nil, "cmake", "--build", build, "--parallel", jobs)
 	declared := declaredFunctions(t)
 	for _, lib := range backendLibs {
 		t.Run(lib.name, func(t *testing.T) {
@@ -50,7 +55,7 @@ func TestCMakeBuildsTheSameBackends(t *testing.T) {
 	consumer := filepath.Join(t.TempDir(), "consumer")
 	src := filepath.Join(root, "backendtest", "testdata", "cmake_consumer")
 	run(t, root, nil, "cmake", "-S", src, "-B", consumer, "-DCMAKE_PREFIX_PATH="+prefix)
-	run(t, root, nil, "cmake", "--build", consumer)
+	run(t, root, nil, "cmake", "--build", consumer, "--parallel", jobs)
 	echoExports, _, needed := dynamicSymbols(t, filepath.Join(consumer, "libtriton_echo.so"))
 	if !slices.Contains(needed, stubName) {
 		t.Errorf("consumer backend linked with TritonCore::triton-core-serverstub lacks DT_NEEDED %s: %v", stubName, needed)

@@ -1,51 +1,23 @@
 package core
 
 import (
-	"math"
-	"time"
-
-	"golang.org/x/sys/unix"
+	_ "unsafe" // for go:linkname
 )
 
-// Backends stamp statistics with std::chrono::steady_clock, which on Linux is
-// CLOCK_MONOTONIC in nanoseconds. Go's monotonic clock reads the same source,
-// so one reading of both at start-up lets every later time.Now be expressed
-// on the backends' scale without a system call.
-var clockBase, clockBaseMono = calibrateClock()
-
-// calibrateClock pairs a time.Now with a CLOCK_MONOTONIC reading taken at
-// the same instant: the reading is bracketed by two time.Now calls and
-// paired with their midpoint, keeping the tightest of a few tries, so a
-// thread preempted between the two reads (a loaded machine at start-up)
-// does not shift every later timestamp by the length of the pause.
-func calibrateClock() (time.Time, uint64) {
-	var (
-		base  time.Time
-		mono  uint64
-		width = time.Duration(math.MaxInt64)
-	)
-	for range 8 {
-		before := time.Now()
-		m := readMonotonic()
-		w := time.Since(before)
-		if w < width {
-			base, mono, width = before.Add(w/2), m, w
-		}
-		if width < 20*time.Microsecond {
-			break
-		}
-	}
-	return base, mono
-}
-
-func readMonotonic() uint64 {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		return 0
-	}
-	return uint64(ts.Nano())
-}
+// Backends stamp statistics and trace activities with
+// std::chrono::steady_clock or clock_gettime(CLOCK_MONOTONIC), which on
+// Linux are CLOCK_MONOTONIC in nanoseconds. The Go runtime's clock,
+// runtime.nanotime, reads that same clock (through the vDSO), so the
+// server's timestamps are the backends' to the nanosecond, without a
+// system call. An offset from time.Now paired with one CLOCK_MONOTONIC
+// reading at start-up is not: the pairing is off by up to half the time
+// between the reads around it, which a loaded machine stretches to 100 µs
+// and more, and a trace orders the server's activities (REQUEST_END) among
+// a backend's (COMPUTE_END) by timestamp.
+//
+//go:linkname runtimeNanotime runtime.nanotime
+func runtimeNanotime() int64
 
 // Nanotime returns CLOCK_MONOTONIC in nanoseconds, comparable with the
-// timestamps backends pass to the statistics functions.
-func Nanotime() uint64 { return clockBaseMono + uint64(time.Since(clockBase)) }
+// timestamps backends pass to the statistics and trace functions.
+func Nanotime() uint64 { return uint64(runtimeNanotime()) }

@@ -40,9 +40,21 @@
 // configurations (ensemble_check.go) and unloads it with them
 // (ensemble_deps.go).
 //
+// A model whose configuration enables response_cache, on a server given a
+// ResponseCache (Options.ResponseCache: a Triton cache library through
+// packages loader and abi, or a Go-native one), answers a request whose key
+// the cache holds without running it, and inserts the responses of those it
+// runs (cache_submit.go); the calls into the cache are bounded in time, in
+// number and in bytes, and a cache that fails or hangs costs a request no
+// more than a miss (cache_path.go). Repository agents a configuration
+// names (model_repository_agents, started by Options.RepoAgents) see each
+// load and unload of the model, and may refuse a load or give the model
+// other files (repoagent_load.go).
+//
 // What a client or a model configuration can make the server hold is
 // bounded: tensors by Options.MaxTensorBytes, the calls into a backend that
 // load and unload by Options.BackendCallTimeout, statistics by
-// ResponseStatsCap, and the files a configuration names by the model's
-// directory.
+// ResponseStatsCap, the files a configuration names by the model's
+// directory, and the files of load requests by Options.LoadFiles (never
+// shared libraries, unless allowed, and a disk budget).
 package core

@@ -126,7 +126,7 @@ func (s *Server) prepareEnsemble(e *modelEntry, cfg *configpb.ModelConfig) (bool
 }
 
 func (s *Server) checkEnsemble(cfg *configpb.ModelConfig) error {
-	dirs, dupes, err := scanRepositories(s.opts.ModelRepositories)
+	dirs, dupes, err := s.scanRepositories()
 	if err != nil {
 		return Errorf(CodeInternal, "ensemble %s: %w", cfg.GetName(), err)
 	}
@@ -144,6 +144,9 @@ func (s *Server) checkEnsemble(cfg *configpb.ModelConfig) error {
 	}
 	decoupled, err := checkEnsembleGraph(cfg, func(i int) *configpb.ModelConfig { return configs[i] })
 	if err != nil {
+		return err
+	}
+	if err := checkEnsembleCache(cfg, decoupled); err != nil {
 		return err
 	}
 	if declared := cfg.GetModelTransactionPolicy().GetDecoupled(); declared != decoupled {

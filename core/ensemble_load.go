@@ -99,7 +99,7 @@ func inCycle(n string, deps map[string][]string) bool {
 // e; then the ensembles that run e's model, which are loaded again so that
 // they check it anew (and come back if its unload had taken them away).
 func (s *Server) loadWithDependencies(e *modelEntry) error {
-	dirs, _, err := scanRepositories(s.opts.ModelRepositories)
+	dirs, _, err := s.scanRepositories()
 	if err != nil {
 		s.removeFiles(e)
 		return pollFailure(e.name, err)

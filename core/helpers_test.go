@@ -96,3 +96,12 @@ func shapes(resp *core.Response) []string {
 	slices.Sort(out)
 	return out
 }
+
+// vectorModels returns vector models (vectorConfig) with the given names.
+func vectorModels(names ...string) []coretest.ModelDir {
+	var out []coretest.ModelDir
+	for _, n := range names {
+		out = append(out, coretest.ModelDir{Name: n, Config: vectorConfig()})
+	}
+	return out
+}

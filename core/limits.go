@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"tritonhost/core/configpb"
 )
 
 // DefaultMaxTensorBytes is Options.MaxTensorBytes when it is left 0: 256 MiB.
@@ -59,4 +61,45 @@ func (l tensorLimit) tooLarge(size int64) string {
 		return fmt.Sprintf("more bytes than an int64 counts, and the largest tensor the server holds is %d bytes (%s)", l.bytes, l.setting)
 	}
 	return fmt.Sprintf("%d bytes, more than the largest tensor the server holds, %d bytes (%s)", size, l.bytes, l.setting)
+}
+
+// checkTensorSizes refuses a configuration with an input or output that
+// is larger than the server holds even at its smallest (a batch of one,
+// each variable dimension 1): no request to it could be served, and a
+// backend that sizes buffers by the dims would be told to allocate that
+// much. It runs whatever the configuration's source (config.pbtxt, a load
+// request's override, a backend's completion).
+func (m *Model) checkTensorSizes(cfg *configpb.ModelConfig) error {
+	check := func(kind, name string, dtype DataType, dims []int64) error {
+		shape := make([]int64, 0, len(dims)+1)
+		if cfg.GetMaxBatchSize() > 0 {
+			shape = append(shape, 1)
+		}
+		for _, d := range dims {
+			shape = append(shape, max(d, 1))
+		}
+		count := ElementCount(shape)
+		if count < 0 {
+			return Errorf(CodeInvalidArg, "model %q: %s %q: dims %s have more elements than an int64 counts", m.name, kind, name, dimsString(dims))
+		}
+		size, ok := fixedByteSize(dtype, count)
+		if !ok {
+			size = -1
+		}
+		if !ok || size > m.maxTensor.bytes {
+			return Errorf(CodeInvalidArg, "model %q: %s %q: shape %s of %s is %s", m.name, kind, name, dimsString(shape), dtype, m.maxTensor.tooLarge(size))
+		}
+		return nil
+	}
+	for _, in := range cfg.GetInput() {
+		if err := check("input", in.GetName(), DataType(in.GetDataType()), in.GetDims()); err != nil {
+			return err
+		}
+	}
+	for _, out := range cfg.GetOutput() {
+		if err := check("output", out.GetName(), DataType(out.GetDataType()), out.GetDims()); err != nil {
+			return err
+		}
+	}
+	return nil
 }

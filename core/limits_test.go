@@ -61,6 +61,16 @@ func TestOversizedModelsDoNotLoad(t *testing.T) {
 			`initial_state: { data_type: TYPE_STRING dims: [ 1 ] data_file: "text" name: "from file" }`)),
 			files: map[string][]byte{"initial_state/text": core.EncodeBytes(make([]byte, 2000))}, limit: 1000,
 			parts: []string{`"STATE_IN"`, "initial_state", "2004 bytes", "1000 bytes (MaxTensorBytes)"}},
+		{name: "input dims past 64 bits", config: `backend: "go"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 4611686018427387904 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]`,
+			parts: []string{`input "INPUT0"`, "[4611686018427387904]", "more bytes than an int64 counts", "MaxTensorBytes"}},
+		{name: "output dims past the limit", config: `backend: "go"
+max_batch_size: 4
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1, 1000, 100000 ] } ]`,
+			parts: []string{`output "OUTPUT0"`, "[1,1,1000,100000]", "400000000 bytes", "MaxTensorBytes"}},
 		{name: "too many sequence slots", config: stateModel(100000, state("TYPE_INT32", "[ 1 ]", "")),
 			parts: []string{"100000 sequence slots", "65536"}},
 		{name: "too many instances", config: vectorConfig(`instance_group [ { count: 2147483647 kind: KIND_CPU } ]`),
@@ -147,4 +157,44 @@ func TestOversizedModelFailsAnExplicitLoad(t *testing.T) {
 	coretest.Track(t, func() { err = srv.LoadModel("big") })
 	coretest.WantError(t, "LoadModel(big)", err, core.CodeInvalidArg, `model "big"`, `"STATE_IN"`, "MaxTensorBytes")
 	coretest.Succeeded(t, coretest.Infer(t, srv, vector("r", 1)))
+}
+
+// TestOversizedTensorsFailWhateverTheConfigSource: a configuration whose
+// input is larger than MaxTensorBytes fails to load with the same error
+// whether it is the directory's config.pbtxt, the override of a load
+// request, or the override that comes with the request's files; the
+// model loaded before goes on serving.
+func TestOversizedTensorsFailWhateverTheConfigSource(t *testing.T) {
+	const huge = `backend: "go"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 4611686018427387904 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]`
+	const hugeJSON = `{"backend":"go","max_batch_size":0,
+		"input":[{"name":"INPUT0","data_type":"TYPE_INT32","dims":[4611686018427387904]}],
+		"output":[{"name":"OUTPUT0","data_type":"TYPE_INT32","dims":[-1]}]}`
+	p := coretest.NewProvider()
+	srv := explicitServer(t, p, coretest.ModelDir{Name: "m", Config: vectorConfig()},
+		coretest.ModelDir{Name: "fine", Config: vectorConfig()}, coretest.ModelDir{Name: "big", Config: huge})
+	if err := loadWith(t, srv, "m", core.LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		source, model string
+		opts          core.LoadOptions
+	}{
+		{"config.pbtxt", "big", core.LoadOptions{}},
+		{"config override", "fine", core.LoadOptions{Config: []byte(hugeJSON)}},
+		{"config override with files", "uploaded", core.LoadOptions{Config: []byte(hugeJSON), Files: map[string][]byte{"1/weights": []byte("w")}}},
+	} {
+		err := loadWith(t, srv, tc.model, tc.opts)
+		coretest.WantError(t, tc.source, err, core.CodeInvalidArg, fmt.Sprintf("load failed for model '%s'", tc.model),
+			`input "INPUT0"`, "[4611686018427387904]", "more bytes than an int64 counts", "MaxTensorBytes")
+	}
+	coretest.Succeeded(t, coretest.Infer(t, srv, vector("r", 1)))
+	if err := srv.UnloadModel(t.Context(), "m"); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(p.Events(), "load fine") || slices.Contains(p.Events(), "load uploaded") {
+		t.Errorf("events %v: the backend was asked to load a refused configuration", p.Events())
+	}
 }

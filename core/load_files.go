@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -30,8 +31,120 @@ type LoadOptions struct {
 	// when the model is unloaded, reloaded or the server stops. A path must
 	// stay inside the model directory once cleaned ("../x" is refused; a
 	// leading "/" is taken as the model directory, as Triton takes it).
-	// The caller bounds how many files and bytes a request may send.
+	// The caller bounds how many files and bytes a request may send; the
+	// server bounds what they may be and the disk they take together
+	// (Options.LoadFiles).
 	Files map[string][]byte
+}
+
+// DefaultMaxLoadFilesBytes is LoadFilesLimits.MaxBytes unless told
+// otherwise: 1 GiB.
+const DefaultMaxLoadFilesBytes = 1 << 30
+
+// LoadFilesLimits bound the model files that load requests send
+// (LoadOptions.Files): what they may be, and how much disk they may take.
+type LoadFilesLimits struct {
+	// AllowLibraries lets a file be a shared library: an ELF object, a
+	// name ending in ".so" (or ".so.<version>"), or the file the loader
+	// would open as the model's backend library (the configuration's
+	// runtime, else libtriton_<backend>.so, which it looks for in the
+	// version and model directories before the backend directory). Off,
+	// a load request that sends one is refused: the files of a request
+	// are never run as code unless the operator says so.
+	AllowLibraries bool
+	// AllowLibrariesSetting names the setting that sets AllowLibraries,
+	// for the refusal (default "LoadFilesLimits.AllowLibraries").
+	AllowLibrariesSetting string
+	// MaxBytes bounds the bytes of the files that the loaded models'
+	// load requests sent, all models together, which stay in temporary
+	// directories while their models are loaded (default
+	// DefaultMaxLoadFilesBytes). A load request that would go past it is
+	// refused (CodeUnavailable) until models loaded from files are
+	// unloaded.
+	MaxBytes int64
+	// MaxBytesSetting names the setting that sets MaxBytes, for the
+	// refusal (default "LoadFilesLimits.MaxBytes").
+	MaxBytesSetting string
+}
+
+func (l *LoadFilesLimits) setDefaults() {
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultMaxLoadFilesBytes
+	}
+	if l.AllowLibrariesSetting == "" {
+		l.AllowLibrariesSetting = "LoadFilesLimits.AllowLibraries"
+	}
+	if l.MaxBytesSetting == "" {
+		l.MaxBytesSetting = "LoadFilesLimits.MaxBytes"
+	}
+}
+
+// elfMagic starts every ELF object: shared libraries, executables.
+var elfMagic = []byte("\x7fELF")
+
+// checkNoLibraries refuses the files of a load request of model name,
+// configured by cfg, when one is a shared library (see
+// LoadFilesLimits.AllowLibraries).
+func checkNoLibraries(name string, cfg *configpb.ModelConfig, files map[string][]byte, lim LoadFilesLimits) error {
+	if lim.AllowLibraries {
+		return nil
+	}
+	backendFile := cfg.GetRuntime()
+	if backendFile == "" && cfg.GetBackend() != "" {
+		backendFile = "libtriton_" + cfg.GetBackend() + ".so"
+	}
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		base := filepath.Base(p)
+		why := ""
+		switch {
+		case bytes.HasPrefix(files[p], elfMagic):
+			why = "is an ELF object (a shared library or a program)"
+		case base == backendFile:
+			why = "is named as the model's backend library, which the server looks for in the model's directory first"
+		case strings.HasSuffix(base, ".so") || strings.Contains(base, ".so."):
+			why = "is named as a shared library"
+		default:
+			continue
+		}
+		return Errorf(CodeInvalidArg, "load model '%s': the file parameter 'file:%s' %s; files sent with a load request are never loaded as code unless the server runs with %s",
+			name, p, why, lim.AllowLibrariesSetting)
+	}
+	return nil
+}
+
+// filesSize is what the files of a load request take on disk, in bytes.
+func filesSize(files map[string][]byte) int64 {
+	var n int64
+	for _, data := range files {
+		n += int64(len(data))
+	}
+	return n
+}
+
+// reserveFiles counts n more bytes of model files against
+// LoadFilesLimits.MaxBytes, or refuses them.
+func (s *Server) reserveFiles(name string, n int64) error {
+	lim := s.opts.LoadFiles
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n > lim.MaxBytes-s.filesBytes {
+		return Errorf(CodeUnavailable, "load model '%s': its files are %d bytes, and the models loaded from files already hold %d of the %d bytes the server keeps for them (%s); unload one first",
+			name, n, s.filesBytes, lim.MaxBytes, lim.MaxBytesSetting)
+	}
+	s.filesBytes += n
+	return nil
+}
+
+// releaseFiles gives back n bytes that reserveFiles counted.
+func (s *Server) releaseFiles(n int64) {
+	s.mu.Lock()
+	s.filesBytes -= n
+	s.mu.Unlock()
 }
 
 // parseConfigOverride parses the JSON configuration of a load request.

@@ -175,6 +175,105 @@ func TestLoadWithRefusesWhatItCannotUse(t *testing.T) {
 		core.CodeNotFound, "Request for unknown model: 'm' has no available versions")
 }
 
+// filesServer is explicitServer with limits on the files of load
+// requests.
+func filesServer(t *testing.T, p *coretest.Provider, lim core.LoadFilesLimits) *core.Server {
+	t.Helper()
+	t.Setenv("TMPDIR", t.TempDir())
+	return coretest.Serve(t, core.Options{Backends: p, ExplicitModelControl: true, LoadFiles: lim})
+}
+
+// TestLoadWithFilesRefusesSharedLibraries: a file of a load request that
+// the loader or a backend could open as a shared library (ELF contents
+// under any name, the backend library's name, the runtime's, a .so name)
+// is refused with an error naming the file and the setting that allows
+// it; nothing is written and the backend is not asked to load. With
+// AllowLibraries they load.
+func TestLoadWithFilesRefusesSharedLibraries(t *testing.T) {
+	elf := append([]byte("\x7fELF\x02\x01\x01"), make([]byte, 57)...)
+	config := func(runtime string) []byte {
+		return []byte(`{"backend":"go","runtime":"` + runtime + `","input":[{"name":"INPUT0","data_type":"TYPE_INT32","dims":[-1]}],
+			"output":[{"name":"OUTPUT0","data_type":"TYPE_INT32","dims":[-1]}]}`)
+	}
+	cases := []struct {
+		name    string
+		runtime string
+		files   map[string][]byte
+		why     string
+	}{
+		{"an ELF object under any name", "", map[string][]byte{"1/weights.bin": []byte("w"), "1/model.bin": elf}, "'file:1/model.bin' is an ELF object"},
+		{"the backend library's name", "", map[string][]byte{"1/libtriton_go.so": []byte("not ELF")}, "'file:1/libtriton_go.so' is named as the model's backend library"},
+		{"the runtime's name", "model.plan", map[string][]byte{"1/model.plan": []byte("not ELF")}, "'file:1/model.plan' is named as the model's backend library"},
+		{"a versioned library name", "", map[string][]byte{"1/libplugin.so.2": []byte("not ELF")}, "'file:1/libplugin.so.2' is named as a shared library"},
+	}
+	t.Run("refused", func(t *testing.T) {
+		p := coretest.NewProvider()
+		srv := filesServer(t, p, core.LoadFilesLimits{AllowLibrariesSetting: "--allow-model-file-libraries"})
+		for _, tc := range cases {
+			err := loadWith(t, srv, "m", core.LoadOptions{Config: config(tc.runtime), Files: tc.files})
+			coretest.WantError(t, tc.name, err, core.CodeInvalidArg, "load model 'm'", tc.why, "never loaded as code", "--allow-model-file-libraries")
+		}
+		if dirs := filesDirs(t); len(dirs) != 0 {
+			t.Errorf("left behind: %v", dirs)
+		}
+		if events := p.Events(); len(events) != 0 {
+			t.Errorf("the backend was asked to %v", events)
+		}
+	})
+	t.Run("allowed", func(t *testing.T) {
+		srv := filesServer(t, coretest.NewProvider(), core.LoadFilesLimits{AllowLibraries: true})
+		for _, tc := range cases {
+			if err := loadWith(t, srv, "m", core.LoadOptions{Config: config(tc.runtime), Files: tc.files}); err != nil {
+				t.Errorf("%s, allowed: %v", tc.name, err)
+			}
+		}
+		if err := srv.UnloadModel(t.Context(), "m"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestLoadFilesAreBoundedOnDisk: the files the loaded models' load
+// requests sent may take LoadFiles.MaxBytes together; a load past it is
+// refused (CodeUnavailable, naming the setting) and writes nothing; an
+// unload, or a load that fails, gives its bytes back.
+func TestLoadFilesAreBoundedOnDisk(t *testing.T) {
+	srv := filesServer(t, coretest.NewProvider(), core.LoadFilesLimits{MaxBytes: 100, MaxBytesSetting: "--model-files-max-size"})
+	cfg := []byte(`{"backend":"go","input":[{"name":"INPUT0","data_type":"TYPE_INT32","dims":[-1]}],
+		"output":[{"name":"OUTPUT0","data_type":"TYPE_INT32","dims":[-1]}]}`)
+	files := func(n int) map[string][]byte { return map[string][]byte{"1/weights": make([]byte, n)} }
+	if err := loadWith(t, srv, "a", core.LoadOptions{Config: cfg, Files: files(60)}); err != nil {
+		t.Fatal(err)
+	}
+	err := loadWith(t, srv, "b", core.LoadOptions{Config: cfg, Files: files(60)})
+	coretest.WantError(t, "60 bytes more", err, core.CodeUnavailable, "load model 'b'", "60 bytes", "60 of the 100 bytes", "--model-files-max-size")
+	if dirs := filesDirs(t); len(dirs) != 1 {
+		t.Errorf("directories of load requests: %v, want a's alone", dirs)
+	}
+	if err := srv.UnloadModel(t.Context(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := loadWith(t, srv, "b", core.LoadOptions{Config: cfg, Files: files(60)}); err != nil {
+		t.Fatalf("load b after a was unloaded: %v", err)
+	}
+	bad := files(30)
+	bad["../outside"] = nil
+	if err := loadWith(t, srv, "c", core.LoadOptions{Config: cfg, Files: bad}); err == nil {
+		t.Fatal("a load with a file outside the model directory succeeded")
+	}
+	if err := loadWith(t, srv, "d", core.LoadOptions{Config: cfg, Files: files(40)}); err != nil {
+		t.Fatalf("load d with the 40 bytes left: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), coretest.Patience)
+	defer cancel()
+	if err := srv.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if dirs := filesDirs(t); len(dirs) != 0 {
+		t.Errorf("after Stop: %v", dirs)
+	}
+}
+
 // TestModelLookupErrorsAreTritons: the errors of Server.Model for a version
 // the server has a record of but cannot serve, and one it has none of.
 func TestModelLookupErrorsAreTritons(t *testing.T) {

@@ -67,6 +67,12 @@ type ModelCounters struct {
 	// Pending is how many requests wait in the model's queues, received but
 	// not yet handed to the backend.
 	Pending int64
+	// CacheHit and CacheMiss count the response cache's hits and misses
+	// and sum their durations (ns: a hit's lookup; a miss's lookup and its
+	// response's insert); CacheInsertFailures counts responses the cache
+	// did not store (it failed, or Options.CacheMaxBytes was reached).
+	CacheHit, CacheMiss Duration
+	CacheInsertFailures uint64
 }
 
 // Counters returns the version's counters now.
@@ -76,7 +82,8 @@ func (m *Model) Counters() ModelCounters {
 	inf := &st.s.Inference
 	c := ModelCounters{Success: inf.Success, Fail: inf.Fail, Failures: st.failures,
 		Queue: inf.Queue, ComputeInput: inf.ComputeInput, ComputeInfer: inf.ComputeInfer, ComputeOutput: inf.ComputeOutput,
-		InferenceCount: st.s.InferenceCount, ExecutionCount: st.s.ExecutionCount}
+		InferenceCount: st.s.InferenceCount, ExecutionCount: st.s.ExecutionCount,
+		CacheHit: inf.CacheHit, CacheMiss: inf.CacheMiss, CacheInsertFailures: st.insertFailures}
 	st.mu.Unlock()
 	c.Pending = m.pending.Load()
 	return c

@@ -67,6 +67,10 @@ type Model struct {
 	firstResp *metrics.Histogram // decoupled models: ms to the first response
 	memory    memoryUsage
 	readiness atomic.Int32
+
+	// droppedResponses counts the responses past the first that the
+	// backend sent to requests of this version while it is not decoupled.
+	droppedResponses atomic.Uint64
 }
 
 // modelEnv is what a model version takes from its server's options.
@@ -154,6 +158,11 @@ func (m *Model) Instances() []*Instance { return m.instances }
 // Readiness returns whether the version is loading, ready, unloading or unavailable.
 func (m *Model) Readiness() ModelReadiness { return ModelReadiness(m.readiness.Load()) }
 
+// DroppedResponses returns how many responses past a request's first the
+// backend sent while the model is not decoupled: the server dropped them
+// (see Responder.Send).
+func (m *Model) DroppedResponses() uint64 { return m.droppedResponses.Load() }
+
 // Statistics returns a snapshot of the version's statistics.
 func (m *Model) Statistics() ModelStatistics {
 	s := m.stats.snapshot(m.name, m.version)
@@ -207,6 +216,9 @@ func (m *Model) Ready() error {
 }
 
 func (m *Model) applyConfig(cfg *configpb.ModelConfig) error {
+	if err := m.checkTensorSizes(cfg); err != nil {
+		return err
+	}
 	js, err := modelconfig.ToJSON(cfg)
 	if err != nil {
 		return Errorf(CodeInternal, "model %q: render config: %w", m.name, err)

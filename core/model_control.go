@@ -24,9 +24,17 @@ type modelEntry struct {
 	// request sent (dir is then the same directory), removed when the
 	// entry is replaced, unloaded or stopped; "" for a repository model.
 	filesDir string
-	steps    []string // an ensemble's step models (nil for other models)
-	invalid  bool     // its configuration, or an ensemble's graph, was refused
-	orphaned bool     // an ensemble unloaded with a model it runs; it loads with it again
+	// filesBytes is what the files in filesDir count against
+	// Options.LoadFiles.MaxBytes, given back when they are removed.
+	filesBytes int64
+	steps      []string // an ensemble's step models (nil for other models)
+	invalid    bool     // its configuration, or an ensemble's graph, was refused
+	orphaned   bool     // an ensemble unloaded with a model it runs; it loads with it again
+	stamp      string   // under model control POLL: the directory as it was when loaded (dirStamp)
+
+	// agents are the repository agents of its loaded versions (nil: none),
+	// told of their unload (repoagent_load.go).
+	agents *agentChain
 }
 
 // loadEntry loads every selected version of the model e describes and
@@ -35,6 +43,9 @@ type modelEntry struct {
 // new versions are not installed: they, and the ones loaded before, are
 // unloaded again.
 func (s *Server) loadEntry(e *modelEntry) error {
+	if s.opts.PollModelControl && e.filesDir == "" {
+		e.stamp = dirStamp(e.dir)
+	}
 	e.versions = map[int64]*Model{}
 	err := s.loadVersions(e)
 	if err != nil {
@@ -71,7 +82,13 @@ func (s *Server) loadVersions(e *modelEntry) error {
 		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
 		return err
 	}
-	versions, err := modelVersions(e.name, e.dir, cfg)
+	agents, dir, raw, cfg, err := s.startAgents(e, raw, cfg)
+	if err != nil {
+		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
+		return err
+	}
+	defer s.settleAgents(e, agents)
+	versions, err := modelVersions(e.name, dir, cfg)
 	if err != nil {
 		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
 		return err
@@ -83,7 +100,7 @@ func (s *Server) loadVersions(e *modelEntry) error {
 	var errs []error
 	for _, v := range versions {
 		st := VersionStatus{Name: e.name, Version: strconv.FormatInt(v, 10)}
-		m, err := newModel(e.name, v, e.dir, raw, cloneConfig(cfg), s.modelEnv())
+		m, err := newModel(e.name, v, dir, raw, cloneConfig(cfg), s.modelEnv())
 		if err == nil {
 			s.log.Infof("loading: %s:%d", e.name, v)
 			err = s.loadVersion(m, ensemble)
@@ -96,6 +113,7 @@ func (s *Server) loadVersions(e *modelEntry) error {
 			e.versions[v] = m
 			st.Readiness = ModelReady
 			s.log.Infof("successfully loaded '%s' version %d", e.name, v)
+			s.warnUnusedCache(m)
 		}
 		e.status = append(e.status, st)
 	}
@@ -125,6 +143,11 @@ func (s *Server) entryConfig(e *modelEntry) (raw, cfg *configpb.ModelConfig, err
 // unloadVersions unloads the versions of e, each with Model.unload, and
 // logs the outcome.
 func (s *Server) unloadVersions(ctx context.Context, e *modelEntry) []error {
+	if c := e.agents; c != nil {
+		e.agents = nil
+		c.unloading()
+		defer c.unloaded()
+	}
 	var errs []error
 	for _, m := range e.versions {
 		if err := m.unload(ctx); err != nil {
@@ -196,15 +219,23 @@ func (s *Server) loadSource(name string, opts LoadOptions) (*modelEntry, error) 
 		if e.override == nil {
 			return nil, pollFailure(name, errors.New("Load parameter 'config' must be specified for model file override"))
 		}
+		if err := checkNoLibraries(name, e.override, opts.Files, s.opts.LoadFiles); err != nil {
+			return nil, err
+		}
+		size := filesSize(opts.Files)
+		if err := s.reserveFiles(name, size); err != nil {
+			return nil, err
+		}
 		dir, err := writeModelFiles(name, e.override, opts.Files)
 		if err != nil {
+			s.releaseFiles(size)
 			return nil, pollFailure(name, err)
 		}
 		s.log.Infof("model %q: the files of the load request are in %s until the model is unloaded", name, dir)
-		e.dir, e.filesDir = dir, dir
+		e.dir, e.filesDir, e.filesBytes = dir, dir, size
 		return e, nil
 	}
-	dirs, _, err := scanRepositories(s.opts.ModelRepositories)
+	dirs, _, err := s.scanRepositories()
 	if err != nil {
 		return nil, pollFailure(name, err)
 	}
@@ -231,7 +262,8 @@ func (s *Server) removeFiles(e *modelEntry) {
 	} else {
 		s.log.Infof("model %q: removed %s, the files of its load request", e.name, e.filesDir)
 	}
-	e.filesDir = ""
+	s.releaseFiles(e.filesBytes)
+	e.filesDir, e.filesBytes = "", 0
 }
 
 // UnloadModel unloads every version of a model under explicit model
@@ -243,6 +275,12 @@ func (s *Server) removeFiles(e *modelEntry) {
 // removed once its versions are unloaded. The ensembles that run the model
 // are unloaded with it (see orphanDependents).
 func (s *Server) UnloadModel(ctx context.Context, name string) error {
+	return s.unloadModel(ctx, name, nil)
+}
+
+// unloadModel is UnloadModel; detached, if set, is called once the model
+// takes no more requests, before its versions are unloaded.
+func (s *Server) unloadModel(ctx context.Context, name string, detached func()) error {
 	if !s.opts.ExplicitModelControl {
 		return Errorf(CodeUnavailable, "explicit model load / unload is not allowed if polling is enabled (the server does not run with explicit model control)")
 	}
@@ -269,6 +307,9 @@ func (s *Server) UnloadModel(ctx context.Context, name string) error {
 		s.models[name] = &modelEntry{name: name, dir: e.dir, status: unloadedStatus(e)}
 	}
 	s.mu.Unlock()
+	if detached != nil {
+		detached()
+	}
 	errs := s.retire(ctx, e)
 	return errors.Join(append(errs, s.orphanDependents(ctx, name, nil)...)...)
 }

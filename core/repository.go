@@ -55,6 +55,9 @@ func readModelConfig(name, dir string, gpus []int) (raw, cfg *configpb.ModelConf
 	if err != nil {
 		return nil, nil, Errorf(CodeInvalidArg, "model %q: %w", name, err)
 	}
+	if filepath.Base(dir) != name { // a registered repository's model served under a mapped name
+		raw.Name = name
+	}
 	cfg, err = normalizedConfig(raw, modelDefaults(name, gpus))
 	if err != nil {
 		return nil, nil, Errorf(CodeInvalidArg, "model %q: %s: %w", name, path, err)

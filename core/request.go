@@ -43,8 +43,7 @@ type Request struct {
 	stopCancel func() bool
 	backend    any        // data the backend layer attaches (SetBackendData)
 	stepOf     *StepTimes // an ensemble step's request: where its compute times add up
-	trace      *Trace     // nil unless the Tracer sampled the request
-	tracer     Tracer
+	trace      *Trace     // nil unless the request is traced
 }
 
 // Model returns the model version the request runs on.
@@ -213,7 +212,7 @@ func (r *Request) finish() {
 	}
 	if r.trace != nil {
 		r.traceEvent(TraceRequestEnd)
-		r.tracer.Finish(r.trace)
+		r.trace.end()
 	}
 	if r.stopCancel != nil {
 		r.stopCancel()

@@ -8,6 +8,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
+	"tritonhost/core/serverlog"
 )
 
 // TestResponderEnforcesTheTransactionPolicy checks what the client gets
@@ -29,10 +30,9 @@ func TestResponderEnforcesTheTransactionPolicy(t *testing.T) {
 	}{
 		{name: "a non-decoupled model answers once", backend: coretest.Echo(),
 			indices: []int64{-1}, calls: []string{"Send(final) ok", "Release ok"}},
-		{name: "a second response of a non-decoupled model fails the request",
-			backend: coretest.Answering(coretest.Times(2)),
-			indices: []int64{-1}, errCode: core.CodeInvalidArg, errText: []string{`model "m" is not decoupled`, `request "r"`},
-			calls: []string{"Send ok", "Send(final) Invalid argument", "Release ok"}},
+		{name: "a non-decoupled model's first response is delivered, a second dropped",
+			backend: coretest.Answering(coretest.Times(2)), indices: []int64{0},
+			calls: []string{"Send ok", "Send(final) ok", "Release ok"}},
 		{name: "a decoupled model's responses arrive in order, then a flags-only final", decoupled: true,
 			backend: coretest.Answering(coretest.Stream(4)), indices: []int64{0, 1, 2, 3}, flagsOnly: true,
 			calls: []string{"Send ok", "Send ok", "Send ok", "Send ok", "SendFinal ok", "Release ok"}},
@@ -253,5 +253,41 @@ func TestExecuteErrorFailsEveryUnreleasedRequestOnce(t *testing.T) {
 	st := coretest.Statistics(t, srv, "m")
 	if st.Inference.Fail.Count != 2 {
 		t.Errorf("%d failures recorded, want 2", st.Inference.Fail.Count)
+	}
+}
+
+// TestNonDecoupledModelDeliversItsFirstResponseAndDropsTheRest: a model
+// that is not decoupled but streams (Triton's repeat backend without
+// model_transaction_policy) has its first response delivered, final, as
+// Triton's gRPC state-cleanup test expects; the others are dropped,
+// counted, and logged once for the request at verbose level 1.
+func TestNonDecoupledModelDeliversItsFirstResponseAndDropsTheRest(t *testing.T) {
+	t.Parallel()
+	logs := &coretest.LogBuffer{}
+	logger := serverlog.New(logs)
+	logger.SetVerbose(1)
+	p := coretest.NewProvider().Set("m", coretest.Async(coretest.Stream(4)))
+	srv := coretest.Serve(t, core.Options{Backends: p, Logger: logger}, coretest.ModelDir{Name: "m", Config: vectorConfig()})
+	for _, id := range []string{"r1", "r2"} {
+		got := coretest.Infer(t, srv, vector(id, 1, 2, 3)).Wait(t)
+		if !slices.Equal(indices(got.Responses), []int64{0}) || got.FlagsOnlyFinal {
+			t.Errorf("%s: client got responses %v (flags-only final %v), want the first alone, final", id, indices(got.Responses), got.FlagsOnlyFinal)
+		}
+		checkLast(t, got, 0, nil)
+		p.WaitCalls(t, id, "Drop", 1)
+		if calls := callLog(p.Calls(id)); !slices.Equal(calls, []string{"Hold ok", "Release ok", "Send ok", "Send ok", "Send ok", "Send ok", "SendFinal ok", "Drop ok"}) {
+			t.Errorf("%s: backend calls returned %q; every send should succeed", id, calls)
+		}
+		line := fmt.Sprintf("[request id: %s] model 'm' is not decoupled but sent 4 responses; the first was delivered and the other 3 dropped", id)
+		if n := logs.Count(line); n != 1 {
+			t.Errorf("the log has %d lines %q, want 1:\n%s", n, line, logs)
+		}
+	}
+	m, err := srv.Model("m", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := m.DroppedResponses(); n != 6 {
+		t.Errorf("DroppedResponses() = %d, want 6", n)
 	}
 }

@@ -76,10 +76,12 @@ type Responder struct {
 	requested map[string]bool // nil: every output
 	frees     bool            // the ResponseFunc frees responses (FreesResponses)
 	held      *Response       // non-decoupled: first response, waiting for FINAL
+	dropped   int             // non-decoupled: further responses dropped
 	sent      int
 	done      bool
 	start     uint64 // Nanotime the request was accepted, for the first-response time
 	onFinal   func()
+	trace     *Trace // the request's trace, nil when it is not traced
 
 	cancelled  atomic.Bool
 	hookMu     sync.Mutex
@@ -118,13 +120,14 @@ func (p *Responder) Requested(name string) bool { return p.requested == nil || p
 // Outputs the client did not ask for are dropped, outputs with a reshape in
 // the model configuration get their configured shape back, and an output the
 // model does not declare, or one larger than MaxTensorBytes, turns the
-// response into an error. For a model that
-// is not decoupled, a second response fails the request: the client gets an
-// error and Send returns one. After the final response, Send fails with
-// CodeNotFound.
+// response into an error. A model that is not decoupled answers once, as
+// Triton's: its first response is held until the final flag and delivered
+// then; any further response is dropped (Send returns nil), counted in
+// Model.DroppedResponses and, once the request is complete, logged at
+// verbose level 1. After the final response, Send fails with CodeNotFound.
 //
 // Send takes resp whatever the outcome: a response it does not deliver
-// (refused, or turned into an error) has its lent memory freed here.
+// (dropped, refused, or turned into an error) has its lent memory freed here.
 func (p *Responder) Send(resp *Response, final bool) error {
 	var sendErr error
 	if resp.Err == nil {
@@ -141,19 +144,21 @@ func (p *Responder) Send(resp *Response, final bool) error {
 		resp.Free()
 		return p.closedError()
 	}
-	if !p.model.decoupled {
-		if p.held != nil || p.sent > 0 {
-			resp.Free()
-			p.held.Free()
+	if !p.model.decoupled && p.held != nil {
+		resp.Free()
+		p.dropped++
+		p.model.droppedResponses.Add(1)
+		if final {
+			held := p.held
 			p.held = nil
-			err := Errorf(CodeInvalidArg, "model %q is not decoupled but sent more than one response for request %q; use model_transaction_policy { decoupled: true } to send several", p.model.name, p.id)
-			p.deliverLocked(p.errorResponse(err), true)
-			return err
+			p.deliverLocked(held, true)
 		}
-		if !final {
-			p.held = resp
-			return sendErr
-		}
+		return nil
+	}
+	p.traceOutputs(resp)
+	if !p.model.decoupled && !final {
+		p.held = resp
+		return sendErr
 	}
 	p.deliverLocked(resp, final)
 	return sendErr
@@ -313,6 +318,10 @@ func (p *Responder) deliverLocked(resp *Response, final bool) {
 	}
 	if final {
 		p.done = true
+		if p.dropped > 0 {
+			p.model.log.Verbosef(1, "%smodel '%s' is not decoupled but sent %d responses; the first was delivered and the other %d dropped",
+				requestPrefix(p.id), p.model.name, p.dropped+1, p.dropped)
+		}
 	}
 	p.fn(resp, final)
 	if final && p.onFinal != nil {

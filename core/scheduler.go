@@ -82,11 +82,13 @@ func UnloadedBeforeRerunError(m *Model, r *Request) error {
 // MarkQueued records that r entered its scheduler's queue: its queue time
 // (ModelStatistics' Queue) starts now, and a traced request records
 // QUEUE_START. It returns the time, a Nanotime value. Enqueue calls it
-// once it accepts r.
+// once it accepts r. At the TENSORS level the trace records the inputs
+// too.
 func (r *Request) MarkQueued() uint64 {
 	r.queueStart = Nanotime()
 	if r.trace != nil {
 		r.trace.Report(TraceQueueStart, r.queueStart)
+		r.traceInputs()
 	}
 	return r.queueStart
 }

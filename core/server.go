@@ -38,6 +38,16 @@ type Options struct {
 	// start and the set is fixed.
 	ExplicitModelControl bool
 	StartupModels        []string
+	// PollModelControl, as --model-control-mode=poll: every model loads at
+	// start, as without explicit control, and Poll loads, reloads and
+	// unloads models as the repositories changed since (see Server.Poll).
+	// It excludes ExplicitModelControl.
+	PollModelControl bool
+	// RepositoryPollInterval, under PollModelControl, has the server poll
+	// its repositories this often (--repository-poll-secs); 0 polls only
+	// when Poll is called, as an application embedding Triton polls with
+	// TRITONSERVER_ServerPollModelRepository.
+	RepositoryPollInterval time.Duration
 	// LoadConcurrency bounds how many models load at once (default 4).
 	LoadConcurrency int
 	// Tracer, if set, picks requests to trace and receives their traces.
@@ -82,6 +92,30 @@ type Options struct {
 	// EnsembleStepWait, for the message of a wait that ran out (default
 	// "EnsembleStepWait").
 	EnsembleStepWaitSetting string
+	// LoadFiles bounds the model files that load requests send.
+	LoadFiles LoadFilesLimits
+
+	// ResponseCache, if set, is the server's response cache, which the
+	// models whose configuration enables response_cache use (see
+	// cache_submit.go). Stop closes it.
+	ResponseCache ResponseCache
+	// CacheCallTimeout bounds how long a request waits for its lookup; a
+	// lookup that takes longer is a miss (default
+	// DefaultCacheCallTimeout).
+	CacheCallTimeout time.Duration
+	// CacheMaxCalls bounds the cache calls (lookups and inserts) running at
+	// once; a lookup that finds none free is a miss (default
+	// DefaultCacheMaxCalls).
+	CacheMaxCalls int
+	// CacheMaxBytes bounds the bytes of the responses the cache path
+	// holds: waiting to be inserted, being inserted, or being copied out of
+	// the cache. An insert past it is dropped (and counted), a lookup past
+	// it is a miss (default DefaultCacheMaxBytes).
+	CacheMaxBytes int64
+	// RepoAgents, if set, starts the repository agents that model
+	// configurations name (model_repository_agents); without it, such a
+	// model fails to load.
+	RepoAgents RepoAgentProvider
 }
 
 // Server hosts the models of a repository and runs inference on them. All
@@ -93,10 +127,17 @@ type Server struct {
 	mu     sync.RWMutex
 	models map[string]*modelEntry
 	locks  map[string]*modelLock // by model name, while held or awaited (guarded by mu)
+	// filesBytes counts the model files that load requests sent and
+	// models hold, against Options.LoadFiles.MaxBytes (guarded by mu).
+	filesBytes int64
 
 	lifecycles lifecycleSet // loads and unloads whose steps have not finished
 	stopping   atomic.Bool
 	inflight   inflightCounter
+	cache      *cachePath // nil without Options.ResponseCache
+
+	repos repositorySet // the repositories, which explicit control may change (repository_set.go)
+	poll  *poller       // model control POLL; nil otherwise
 }
 
 // VersionStatus is one line of the repository index.
@@ -117,6 +158,9 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	if opts.Schedulers == nil {
 		return nil, errors.New("core: Options.Schedulers is required")
+	}
+	if opts.ExplicitModelControl && opts.PollModelControl {
+		return nil, errors.New("core: Options.ExplicitModelControl and PollModelControl exclude each other")
 	}
 	if opts.Logger == nil {
 		opts.Logger = serverlog.Discard()
@@ -142,12 +186,21 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.EnsembleStepWaitSetting == "" {
 		opts.EnsembleStepWaitSetting = "EnsembleStepWait"
 	}
+	opts.LoadFiles.setDefaults()
 	if opts.GPUs == nil && opts.Devices != nil {
 		opts.GPUs = opts.Devices.IDs()
 	}
+	opts.cacheDefaults()
 	s := &Server{opts: opts, log: opts.Logger, models: map[string]*modelEntry{}, locks: map[string]*modelLock{}}
-	dirs, dupes, err := scanRepositories(opts.ModelRepositories)
+	if opts.ResponseCache != nil {
+		s.cache = newCachePath(opts.ResponseCache, &opts, opts.Logger)
+	}
+	s.repos.paths = slices.Clone(opts.ModelRepositories)
+	dirs, dupes, err := s.scanRepositories()
 	if err != nil {
+		if s.cache != nil {
+			_ = s.cache.close(context.Background())
+		}
 		return nil, err
 	}
 	for name, err := range dupes {
@@ -168,6 +221,9 @@ func NewServer(opts Options) (*Server, error) {
 		}
 	}
 	s.loadInOrder(names, dirs)
+	if opts.PollModelControl {
+		s.startPolling()
+	}
 	return s, nil
 }
 
@@ -244,13 +300,33 @@ func (s *Server) SubmitStep(ctx context.Context, m *Model, req *Submission, fn R
 // submit is Submit without the shutdown check; times and finished are
 // SubmitStep's.
 func (s *Server) submit(ctx context.Context, m *Model, req *Submission, fn ResponseFunc, times *StepTimes, finished func()) error {
+	if m.Readiness() != ModelReady {
+		if next := s.successor(m); next != nil {
+			m = next // m was reloaded since the caller looked it up
+		}
+	}
+	cs, fn := s.cacheFor(m, fn)
 	r, err := m.newRequest(req, fn)
 	if err != nil {
 		return err
 	}
 	r.responder.start = r.requestStart
-	if t := s.opts.Tracer; t != nil && t.Sample(m.name, m.version) {
-		r.tracer, r.trace = t, newTrace(m, req.ID)
+	switch t := s.opts.Tracer; {
+	case req.Trace != nil:
+		// The submitter's own trace: an application's, or the child a
+		// backend spawned from the trace of the request it serves.
+		r.trace = req.Trace
+		r.trace.bind(m, req.ID)
+		if t != nil {
+			adoptTrace(t, m, req)
+		}
+	case t != nil:
+		if r.trace = startTrace(t, m, req); r.trace != nil && r.trace.finish == nil {
+			r.trace.finish = t.Finish
+		}
+	}
+	if r.trace != nil {
+		r.responder.trace = r.trace
 		r.trace.Report(TraceRequestStart, r.requestStart)
 	}
 	s.inflight.add()
@@ -265,6 +341,9 @@ func (s *Server) submit(ctx context.Context, m *Model, req *Submission, fn Respo
 			return Errorf(CodeCancelled, "request %q to model %q: %w", req.ID, m.name, ctx.Err())
 		}
 		r.stopCancel = context.AfterFunc(ctx, r.responder.cancel)
+	}
+	if cs != nil && s.answerFromCache(r, cs) {
+		return nil
 	}
 	if err := m.enqueue(r); err != nil {
 		if r.stopCancel != nil {

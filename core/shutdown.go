@@ -13,7 +13,8 @@ import (
 // shutdown is done or when ctx ends, whichever comes first. In order:
 //
 //  1. New requests, loads and unloads are refused; Live and Ready turn
-//     false.
+//     false; under model control POLL the poller stops (a poll in
+//     progress loads nothing more).
 //  2. Requests in flight may finish, until ctx ends.
 //  3. Every model is unloaded, all at once: queued requests still run
 //     (once ctx has ended they fail with CodeUnavailable instead), running
@@ -23,7 +24,9 @@ import (
 //     finishes after Stop began is unloaded at once. Stop also waits
 //     for the steps of a load or unload given up on earlier, which go on
 //     in the background, each call bounded as above.
-//  4. Once every model is unloaded, the backends are closed.
+//  4. Once every model is unloaded, the response cache is closed (once the
+//     calls into it running have returned; queued inserts are dropped),
+//     then the backends.
 //
 // If ctx ends first (or a Finalize call outlasts BackendCallTimeout), Stop
 // does not wait: it returns an error (CodeUnavailable) that names what it
@@ -37,6 +40,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	if s.stopping.Swap(true) {
 		return nil
 	}
+	s.stopPolling(ctx)
 	if err := s.inflight.wait(ctx); err != nil {
 		s.log.Warnf("stopping with %d request(s) still in flight: %v", s.inflight.count(), err)
 	}
@@ -62,6 +66,9 @@ func (s *Server) Stop(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
+	if err := s.closeCache(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	s.lifecycles.settle(ctx, s.opts.BackendCallTimeout)
 	left := s.lifecycles.reports()
 	for _, name := range blocked {

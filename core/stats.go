@@ -74,6 +74,8 @@ type statsRecorder struct {
 	failures  [numFailureReasons]uint64 // failed requests by reason
 	batches   map[uint64]*BatchStatistics
 	responses []ResponseStatistics // by response index (dense from 0), at most ResponseStatsCap+1
+	// insertFailures counts responses the response cache did not store.
+	insertFailures uint64
 }
 
 // span returns end-start, or 0 when the timestamps are out of order.

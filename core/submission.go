@@ -47,6 +47,13 @@ type Submission struct {
 	// back into the request. It is not called when Infer or Submit returns
 	// an error: the request was never accepted.
 	Finished func()
+	// ParentTrace, when set, is the trace of the request this one is part
+	// of (an ensemble's step, a backend's request to another model): the
+	// request is traced as its child (see TraceStarter).
+	ParentTrace *Trace
+	// TraceContext is the W3C trace context the client sent, for a tracer
+	// that continues the client's trace (zero: none).
+	TraceContext TraceContext
 	// FreesResponses says that the ResponseFunc frees every response it
 	// is handed (Response.Free) once it no longer reads the outputs. A
 	// backend layer may then lend the buffers the backend wrote its outputs
@@ -61,9 +68,18 @@ type Submission struct {
 	// their rules so (a dynamic batcher that waits to fill a batch, the
 	// sequence batcher) queue the request as usual. Set it only on a
 	// goroutine that holds no lock and may wait as long as an execution
-	// takes: a frontend's request handler, not a backend thread or a
-	// response function.
+	// takes, and that need not answer anything else meanwhile: not a
+	// backend thread or a response function, nor a frontend's request
+	// handler that must answer its client when the server gives up its
+	// requests (an Execute that does not return keeps the submitter).
 	Inline bool
+	// Trace, if set, traces the request, whatever the server's Tracer
+	// samples: the server gives it the request's model, version and id,
+	// and records the request's activities in it. A trace is for one
+	// request at a time. Its end goes where the trace says (see
+	// Trace.SpawnChild); a trace from NewTrace goes nowhere, and its
+	// creator reads it once Finished is called.
+	Trace *Trace
 }
 
 // ParameterType is the type of a Parameter's value, numbered as

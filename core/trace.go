@@ -33,22 +33,34 @@ type TraceActivity struct {
 	Timestamp uint64
 }
 
-// Trace records the life of one request. Safe for concurrent use.
+// Trace records the life of one request. Safe for concurrent use. Model,
+// Version and RequestID are set when the trace's request is submitted, and
+// read-only from then on.
 type Trace struct {
 	ID        uint64
-	ParentID  uint64
+	ParentID  uint64 // 0: none
 	Model     string
 	Version   int64
 	RequestID string
 
+	// finish receives the trace once its request has finished (nil:
+	// nothing does): the Tracer's Finish for a trace the Tracer sampled,
+	// inherited by the traces spawned from it.
+	finish func(*Trace)
+
 	mu         sync.Mutex
 	activities []TraceActivity
+	context    string
+	spawnedOf  *Trace    // the trace SpawnChild made it from (nil: none)
+	ext        *traceExt // level, tracer data and tensors (trace_start.go); nil: timestamps only
 }
 
+// traceIDs numbers traces from 1, unique in the process: 0 means "no
+// parent", as in Triton.
 var traceIDs atomic.Uint64
 
-func newTrace(m *Model, requestID string) *Trace {
-	return &Trace{ID: traceIDs.Add(1), Model: m.name, Version: m.version, RequestID: requestID}
+func newTrace(m *Model, requestID string, finish func(*Trace)) *Trace {
+	return &Trace{ID: traceIDs.Add(1), Model: m.name, Version: m.version, RequestID: requestID, finish: finish}
 }
 
 // Report records an activity.
@@ -63,6 +75,18 @@ func (t *Trace) Activities() []TraceActivity {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return append([]TraceActivity(nil), t.activities...)
+}
+
+// bind gives a trace its request, when the request is submitted with it.
+func (t *Trace) bind(m *Model, requestID string) {
+	t.Model, t.Version, t.RequestID = m.name, m.version, requestID
+}
+
+// end hands the trace of a finished request to whoever receives it.
+func (t *Trace) end() {
+	if t.finish != nil {
+		t.finish(t)
+	}
 }
 
 // Trace returns the request's trace, or nil when it is not traced.

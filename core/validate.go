@@ -58,6 +58,13 @@ func (m *Model) newRequest(req *Submission, fn ResponseFunc) (*Request, error) {
 	return r, nil
 }
 
+// InputExistsError is Triton's error for an input that a request of id
+// requestID gives twice. A frontend that adds inputs one at a time, as
+// Triton's do, refuses the second with it there.
+func InputExistsError(requestID, name string) error {
+	return Errorf(CodeInvalidArg, "%sinput '%s' already exists in request", requestPrefix(requestID), name)
+}
+
 // checkInputNames refuses an input given twice (Triton refuses it when the
 // input is added) and an input the sequence batcher provides.
 func (m *Model) checkInputNames(req *Submission) error {
@@ -65,7 +72,7 @@ func (m *Model) checkInputNames(req *Submission) error {
 		name := req.Inputs[i].Name
 		for j := 0; j < i; j++ {
 			if req.Inputs[j].Name == name {
-				return Errorf(CodeInvalidArg, "%sinput '%s' already exists in request", requestPrefix(req.ID), name)
+				return InputExistsError(req.ID, name)
 			}
 		}
 		if m.sequenceInput(name) {

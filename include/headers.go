@@ -1,13 +1,16 @@
 // Package include holds tritonhost's C ABI headers, triton/core/tritonserver.h
-// and triton/core/tritonbackend.h, and reads the function declarations out of
-// them, so that tests elsewhere can compare what the headers promise with what
+// and triton/core/tritonbackend.h, and those of the two other plugin kinds,
+// triton/core/tritoncache.h (response caches) and
+// triton/core/tritonrepoagent.h (repository agents), and reads the function
+// declarations out of them, so that tests elsewhere can compare what the headers promise with what
 // the host binary exports and what backends import, without a second list
 // that could drift.
 //
 // The parser understands the headers' own layout, not C in general: every
 // function declaration starts with one of the export macros
-// TRITONSERVER_DECLSPEC, TRITONBACKEND_DECLSPEC or TRITONBACKEND_ISPEC and
-// ends at the next semicolon.
+// TRITONSERVER_DECLSPEC, TRITONBACKEND_DECLSPEC or TRITONBACKEND_ISPEC (or
+// the TRITONCACHE_ and TRITONREPOAGENT_ pairs) and ends at the next
+// semicolon.
 package include
 
 import (
@@ -20,6 +23,7 @@ import (
 )
 
 //go:embed triton/core/tritonserver.h triton/core/tritonbackend.h
+//go:embed triton/core/tritoncache.h triton/core/tritonrepoagent.h
 var headers embed.FS
 
 // headerFiles lists the headers in the order Functions reports them:
@@ -27,6 +31,8 @@ var headers embed.FS
 var headerFiles = []string{
 	"triton/core/tritonserver.h",
 	"triton/core/tritonbackend.h",
+	"triton/core/tritoncache.h",
+	"triton/core/tritonrepoagent.h",
 }
 
 // The export macros that open a declaration.
@@ -36,20 +42,36 @@ const (
 	macroEntryPoint = "TRITONBACKEND_ISPEC"
 )
 
+// The export macros of the cache and repository agent headers: a DECLSPEC
+// opens a host function, an ISPEC an entry point the plugin implements.
+const (
+	macroCache           = "TRITONCACHE_DECLSPEC"
+	macroCacheEntryPoint = "TRITONCACHE_ISPEC"
+	macroAgent           = "TRITONREPOAGENT_DECLSPEC"
+	macroAgentEntryPoint = "TRITONREPOAGENT_ISPEC"
+)
+
+// declarationMacros are every macro that opens a declaration.
+var declarationMacros = []string{macroServer, macroBackend, macroEntryPoint,
+	macroCache, macroCacheEntryPoint, macroAgent, macroAgentEntryPoint}
+
+// entryPointMacros are the macros that open a plugin-implemented function.
+var entryPointMacros = map[string]bool{macroEntryPoint: true, macroCacheEntryPoint: true, macroAgentEntryPoint: true}
+
 // Function is one function declared by the ABI headers.
 type Function struct {
 	Name       string // e.g. "TRITONBACKEND_RequestInput"
-	Header     string // "tritonserver.h" or "tritonbackend.h"
-	EntryPoint bool   // true for TRITONBACKEND_ISPEC functions, which backends implement and the host looks up with dlsym
+	Header     string // "tritonserver.h", "tritonbackend.h", "tritoncache.h" or "tritonrepoagent.h"
+	EntryPoint bool   // true for *_ISPEC functions, which plugins (backends, caches, agents) implement and the host looks up with dlsym
 	// Decl is the declaration without its export macro and without the
 	// trailing semicolon, on one line with single spaces, e.g.
 	// "TRITONSERVER_Error* TRITONBACKEND_RequestId(TRITONBACKEND_Request* request, const char** id)".
 	Decl string
 }
 
-// Functions returns every function both headers declare, in header order:
-// first tritonserver.h, then tritonbackend.h. The slice is a fresh copy the
-// caller may modify.
+// Functions returns every function the headers declare, in header order:
+// tritonserver.h, tritonbackend.h, tritoncache.h, tritonrepoagent.h. The
+// slice is a fresh copy the caller may modify.
 func Functions() ([]Function, error) {
 	fns, err := parsedFunctions()
 	if err != nil {
@@ -75,8 +97,9 @@ func HostFunctions() ([]Function, error) {
 }
 
 // Source returns the embedded text of a header by base name,
-// "tritonserver.h" or "tritonbackend.h". A path ending in one of those names,
-// such as "triton/core/tritonbackend.h", is accepted too.
+// "tritonserver.h", "tritonbackend.h", "tritoncache.h" or "tritonrepoagent.h".
+// A path ending in one of those names, such as "triton/core/tritonbackend.h",
+// is accepted too.
 func Source(name string) (string, error) {
 	base := path.Base(name)
 	for _, file := range headerFiles {
@@ -88,7 +111,7 @@ func Source(name string) (string, error) {
 			return string(b), nil
 		}
 	}
-	return "", fmt.Errorf("no ABI header named %q (want tritonserver.h or tritonbackend.h)", name)
+	return "", fmt.Errorf("no ABI header named %q (want tritonserver.h, tritonbackend.h, tritoncache.h or tritonrepoagent.h)", name)
 }
 
 // parsedFunctions parses the embedded headers once; they cannot change while
@@ -112,7 +135,7 @@ var parsedFunctions = sync.OnceValues(func() ([]Function, error) {
 var (
 	blockComment = regexp.MustCompile(`(?s)/\*.*?\*/`)
 	lineComment  = regexp.MustCompile(`//[^\n]*`)
-	macroToken   = regexp.MustCompile(`\b(` + macroServer + `|` + macroBackend + `|` + macroEntryPoint + `)\b`)
+	macroToken   = regexp.MustCompile(`\b(` + strings.Join(declarationMacros, "|") + `)\b`)
 	spaceRun     = regexp.MustCompile(`\s+`)
 	// declShape matches a normalised declaration: return type, name, parameters.
 	declShape = regexp.MustCompile(`^(.+?[\s*])([A-Za-z_][A-Za-z0-9_]*)\((.*)\)$`)
@@ -141,7 +164,7 @@ func parseHeader(header, src string) ([]Function, error) {
 		fns = append(fns, Function{
 			Name:       name,
 			Header:     header,
-			EntryPoint: macro == macroEntryPoint,
+			EntryPoint: entryPointMacros[macro],
 			Decl:       decl,
 		})
 	}

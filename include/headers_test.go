@@ -150,6 +150,11 @@ var versionMacros = map[string]map[string]int{
 	},
 }
 
+// hostDefines are the defines the host compiles its implementation of the
+// headers with: each header's DECLSPEC then exports.
+var hostDefines = []string{"-D_COMPILING_TRITONSERVER", "-D_COMPILING_TRITONBACKEND",
+	"-D_COMPILING_TRITONCACHE", "-D_COMPILING_TRITONREPOAGENT"}
+
 func mustFunctions(t *testing.T) []Function {
 	t.Helper()
 	fns, err := Functions()
@@ -166,12 +171,20 @@ func TestFunctionCountsPerHeaderAndKind(t *testing.T) {
 		entryPoint bool
 		want       int
 	}{
-		{"tritonserver.h", false, 104},
+		{"tritonserver.h", false, 172},
 		{"tritonserver.h", true, 0},
 		{"tritonbackend.h", false, 91},
 		{"tritonbackend.h", true, 14},
+		{"tritoncache.h", false, 6},
+		{"tritoncache.h", true, 4},
+		{"tritonrepoagent.h", false, 12},
+		{"tritonrepoagent.h", true, 5},
 	}
+	wantHost := 0
 	for _, tt := range tests {
+		if !tt.entryPoint {
+			wantHost += tt.want
+		}
 		t.Run(fmt.Sprintf("%s/entrypoint=%v", tt.header, tt.entryPoint), func(t *testing.T) {
 			got := 0
 			for _, f := range fns {
@@ -188,8 +201,8 @@ func TestFunctionCountsPerHeaderAndKind(t *testing.T) {
 	if err != nil {
 		t.Fatalf("HostFunctions: %v", err)
 	}
-	if len(host) != 104+91 {
-		t.Errorf("HostFunctions returned %d functions, want %d", len(host), 104+91)
+	if len(host) != wantHost {
+		t.Errorf("HostFunctions returned %d functions, want %d", len(host), wantHost)
 	}
 	for _, f := range host {
 		if f.EntryPoint {
@@ -236,26 +249,21 @@ func TestKnownFunctionsAreDeclaredWhereExpected(t *testing.T) {
 			}
 		})
 	}
-	// The in-process server API is declared as far as backends use it:
-	// requests, responses, allocators, ServerInferAsync and model queries.
-	// Creating, configuring or stopping a server is not offered.
+	// The whole in-process server API is declared, for backends and for
+	// applications that embed a server: requests, responses, allocators,
+	// model queries and control, server options and the server object.
 	for _, name := range []string{
 		"TRITONSERVER_InferenceRequestNew", "TRITONSERVER_InferenceRequestSetResponseCallback",
 		"TRITONSERVER_InferenceResponseOutput", "TRITONSERVER_ResponseAllocatorNew",
 		"TRITONSERVER_ServerInferAsync", "TRITONSERVER_ServerModelIsReady",
 		"TRITONSERVER_ServerModelConfig", "TRITONSERVER_ServerModelMetadata",
-	} {
-		if f, ok := byName[name]; !ok || f.Header != "tritonserver.h" || f.EntryPoint {
-			t.Errorf("%s: want a host function of tritonserver.h, got %+v (declared %v)", name, f, ok)
-		}
-	}
-	for _, name := range []string{
 		"TRITONSERVER_ServerNew", "TRITONSERVER_ServerOptionsNew", "TRITONSERVER_ServerStop",
 		"TRITONSERVER_MetricsFormatted", "TRITONSERVER_InferenceTraceNew",
 		"TRITONSERVER_ServerLoadModel", "TRITONSERVER_ServerModelStatistics",
+		"TRITONSERVER_ServerOptionsSetEnablePeerAccess", "TRITONSERVER_ServerPollModelRepository",
 	} {
-		if _, ok := byName[name]; ok {
-			t.Errorf("%s is declared, but tritonhost does not offer server creation, control or server metrics", name)
+		if f, ok := byName[name]; !ok || f.Header != "tritonserver.h" || f.EntryPoint {
+			t.Errorf("%s: want a host function of tritonserver.h, got %+v (declared %v)", name, f, ok)
 		}
 	}
 }
@@ -277,16 +285,23 @@ func TestEntryPointsAreExactlyTheBackendImplementedSet(t *testing.T) {
 		"TRITONBACKEND_ModelInstanceInitialize",
 		"TRITONBACKEND_ModelInstanceReady",
 	}
+	if got := entryPointsOf(t, "tritonbackend.h"); !slices.Equal(got, want) {
+		t.Errorf("entry points:\n got %q\nwant %q", got, want)
+	}
+}
+
+// entryPointsOf returns the sorted names of the entry points header
+// declares.
+func entryPointsOf(t *testing.T, header string) []string {
+	t.Helper()
 	var got []string
 	for _, f := range mustFunctions(t) {
-		if f.EntryPoint {
+		if f.EntryPoint && f.Header == header {
 			got = append(got, f.Name)
 		}
 	}
 	sort.Strings(got)
-	if !slices.Equal(got, want) {
-		t.Errorf("entry points:\n got %q\nwant %q", got, want)
-	}
+	return got
 }
 
 func TestReturnTypeIsErrorExceptForKnownHelpers(t *testing.T) {
@@ -417,7 +432,7 @@ func TestHeadersCompileAndHoldUpstreamValues(t *testing.T) {
 	dir := t.TempDir()
 	defines := map[string][]string{
 		"plain": nil,
-		"host":  {"-D_COMPILING_TRITONSERVER", "-D_COMPILING_TRITONBACKEND"},
+		"host":  hostDefines,
 	}
 	languages := []struct {
 		name string
@@ -433,6 +448,9 @@ func TestHeadersCompileAndHoldUpstreamValues(t *testing.T) {
 		{"tritonbackend.h"},
 		{"tritonserver.h", "tritonbackend.h"},
 		{"tritonbackend.h", "tritonserver.h"},
+		{"tritoncache.h"},
+		{"tritonrepoagent.h"},
+		{"tritonrepoagent.h", "tritoncache.h", "tritonbackend.h", "tritonserver.h"},
 	} {
 		src := checkSource(t, includes, fns)
 		for _, lang := range languages {
@@ -502,7 +520,10 @@ func TestExportMacrosExportExactlyTheHostFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var src strings.Builder
-	src.WriteString("#include \"triton/core/tritonbackend.h\"\n\n")
+	for _, h := range headerFiles {
+		fmt.Fprintf(&src, "#include %q\n", h)
+	}
+	src.WriteString("\n")
 	for _, f := range fns {
 		ret, _, _, err := splitDecl(f.Decl)
 		if err != nil {
@@ -521,9 +542,8 @@ func TestExportMacrosExportExactlyTheHostFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := append(append([]string{}, cc[1:]...), "-std=c11", "-Wall", "-Werror",
-		"-fPIC", "-shared", "-fvisibility=hidden",
-		"-D_COMPILING_TRITONSERVER", "-D_COMPILING_TRITONBACKEND",
-		"-I", incDir, file, "-o", lib)
+		"-fPIC", "-shared", "-fvisibility=hidden")
+	args = append(append(args, hostDefines...), "-I", incDir, file, "-o", lib)
 	runCompiler(t, cc[0], args)
 
 	ef, err := elf.Open(lib)
@@ -563,7 +583,7 @@ func TestSourceReturnsEmbeddedHeaders(t *testing.T) {
 		{"tritonserver.h", "#define TRITONSERVER_API_VERSION_MINOR 34", false},
 		{"tritonbackend.h", "#define TRITONBACKEND_API_VERSION_MINOR 19", false},
 		{"triton/core/tritonbackend.h", `#include "triton/core/tritonserver.h"`, false},
-		{"tritoncache.h", "", true},
+		{"tritonfoo.h", "", true},
 		{"", "", true},
 	}
 	for _, tt := range tests {
@@ -766,11 +786,11 @@ func parseEnums(src string) []enumDecl {
 // order and checks everything those headers must provide.
 func checkSource(t *testing.T, includes []string, fns []Function) string {
 	t.Helper()
-	// Including tritonbackend.h also brings in tritonserver.h.
+	// Every other header includes tritonserver.h.
 	covered := map[string]bool{}
 	for _, h := range includes {
 		covered[h] = true
-		if h == "tritonbackend.h" {
+		if h != "tritonserver.h" {
 			covered["tritonserver.h"] = true
 		}
 	}

@@ -47,4 +47,13 @@
 // own: a model that waits for a library another model is opening (step 1
 // and 2 run under the library's lock) waits as long as that, within core's
 // bound, and is finalized as usual if core gave up on it meanwhile.
+//
+// The two other plugin kinds Triton loads are found the same way, in their
+// own directories: the server's response cache,
+// <cache-directory>/<name>/libtritoncache_<name>.so (OpenCache, opened
+// through a CacheOpener), and repository agents,
+// <repoagent-directory>/<name>/libtritonrepoagent_<name>.so (RepoAgents,
+// which implements core.RepoAgentProvider through a RepoAgentOpener: an
+// agent opens for the first model whose configuration names it and closes
+// after its last agent model is finalized).
 package loader

@@ -7,6 +7,8 @@
 #   $(BACKENDS_DIR)/identity/libtriton_identity.so  C11,   backends_c/identity/
 #   $(BACKENDS_DIR)/conformance/libtriton_conformance.so
 #                                                   C11,   backends_c/conformance/
+#   $(BACKENDS_DIR)/modelcontrol/libtriton_modelcontrol.so
+#                                                   C11,   backends_c/modelcontrol/
 #
 # The C++ backends are linked with the C++ backend layer, backends_cpp/layer/
 # (a static archive; RapidJSON's headers from third_party/rapidjson), the C
@@ -25,9 +27,10 @@
 # TRITONBACKEND_* (linker version script). The C++ backends are linked as
 # Triton links its backends, against an empty stub
 # $(BUILD_DIR)/stub/libtritonserver.so, so they carry DT_NEEDED
-# libtritonserver.so; identity and conformance are linked without it and
-# leave the host functions as plain undefined symbols. Both resolve against
-# the host process at dlopen time.
+# libtritonserver.so, as is modelcontrol (a C test backend that uses the
+# server as Triton's python backend does); identity and conformance are
+# linked without it and leave the host functions as plain undefined
+# symbols. Both resolve against the host process at dlopen time.
 
 # This file's path; taken before any include can change MAKEFILE_LIST.
 THOST_BACKENDS_MK := $(lastword $(MAKEFILE_LIST))
@@ -63,7 +66,8 @@ BACKEND_LIBS := \
 	$(BACKENDS_DIR)/addsub/libtriton_addsub.so \
 	$(BACKENDS_DIR)/bls/libtriton_bls.so \
 	$(BACKENDS_DIR)/identity/libtriton_identity.so \
-	$(BACKENDS_DIR)/conformance/libtriton_conformance.so
+	$(BACKENDS_DIR)/conformance/libtriton_conformance.so \
+	$(BACKENDS_DIR)/modelcontrol/libtriton_modelcontrol.so
 
 THOST_OBJ := $(BUILD_DIR)/backends
 THOST_STUB := $(BUILD_DIR)/stub/libtritonserver.so
@@ -112,9 +116,12 @@ THOST_CONFORMANCE_OBJS := $(call THOST_OBJS_OF,backends_c/conformance,conformanc
 	kinds kind_main kind_thread kind_reschedule kind_cancel report checks_server \
 	checks_objects checks_backend checks_model checks_instance checks_config \
 	checks_request checks_input checks_response checks_statistics checks_inprocess \
-	checks_inprocess_tensors inprocess_callbacks kind_inprocess kind_peer) $(THOST_CJSON_OBJ)
+	checks_inprocess_tensors checks_model_control inprocess_callbacks kind_inprocess kind_peer) $(THOST_CJSON_OBJ)
+THOST_MODELCONTROL_OBJS := $(call THOST_OBJS_OF,backends_c/modelcontrol,modelcontrol \
+	modelcontrol_bls) $(THOST_CJSON_OBJ)
 THOST_ALL_OBJS := $(sort $(THOST_LAYER_OBJS) $(THOST_REPEAT_OBJS) $(THOST_SQUARE_OBJS) \
-	$(THOST_ADDSUB_OBJS) $(THOST_BLS_OBJS) $(THOST_IDENTITY_OBJS) $(THOST_CONFORMANCE_OBJS))
+	$(THOST_ADDSUB_OBJS) $(THOST_BLS_OBJS) $(THOST_IDENTITY_OBJS) $(THOST_CONFORMANCE_OBJS) \
+	$(THOST_MODELCONTROL_OBJS))
 
 # -MMD leaves out system headers, so the vendored ones are named here.
 THOST_CJSON_HEADER := $(THOST_SRC)third_party/cjson/cJSON.h
@@ -153,6 +160,11 @@ $(BACKENDS_DIR)/identity/libtriton_identity.so: $(THOST_IDENTITY_OBJS) $(THOST_E
 $(BACKENDS_DIR)/conformance/libtriton_conformance.so: $(THOST_CONFORMANCE_OBJS) $(THOST_EXPORTS_MAP)
 	@mkdir -p $(@D)
 	$(CC) $(THOST_LDFLAGS) -o $@ $(filter %.o,$^)
+
+# Linked against the stub, as python backend is.
+$(BACKENDS_DIR)/modelcontrol/libtriton_modelcontrol.so: $(THOST_MODELCONTROL_OBJS) $(THOST_STUB) $(THOST_EXPORTS_MAP)
+	@mkdir -p $(@D)
+	$(CC) $(THOST_LDFLAGS) -o $@ $(filter %.o,$^) $(THOST_STUB_LIBS)
 
 $(THOST_STUB): $(THOST_SRC)backend_link/tritonserver_stub.c $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)

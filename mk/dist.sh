@@ -6,6 +6,8 @@
 #       tritonhost-$VERSION-linux-<arch>/
 #         bin/tritonhost
 #         backends/<name>/libtriton_<name>.so     (finds them by itself)
+#         caches/local/libtritoncache_local.so, repoagents/checksum/
+#           libtritonrepoagent_checksum.so        (the same)
 #         include/triton/core/, include/tritonhost/
 #         lib/cmake/{tritonhost,TritonCore}/, lib/stubs/libtritonserver.so,
 #         lib/libtritonhost-backend-utils.a         (CMake's install)
@@ -19,7 +21,8 @@
 # unpacked tarball (CMAKE_PREFIX_PATH=<dir>) and on the installed package.
 #
 # Environment (mk/release.mk sets it): VERSION, BIN, BACKENDS_DIR,
-# DIST_BACKENDS, BUILD_DIR, DIST_DIR, NFPM, GO. Needs cmake, tar, gzip.
+# DIST_BACKENDS, CACHES_DIR, REPOAGENTS_DIR, BUILD_DIR, DIST_DIR, NFPM, GO.
+# Needs cmake, tar, gzip.
 set -euo pipefail
 
 : "${VERSION:?}" "${BIN:?}" "${BACKENDS_DIR:?}" "${DIST_BACKENDS:?}"
@@ -68,6 +71,10 @@ install -m 0755 "$BIN" "$stage/bin/tritonhost"
 for b in $DIST_BACKENDS; do
   install -D -m 0644 "$BACKENDS_DIR/$b/libtriton_$b.so" "$stage/backends/$b/libtriton_$b.so"
 done
+install -D -m 0644 "${CACHES_DIR:-caches}/local/libtritoncache_local.so" \
+  "$stage/caches/local/libtritoncache_local.so"
+install -D -m 0644 "${REPOAGENTS_DIR:-repoagents}/checksum/libtritonrepoagent_checksum.so" \
+  "$stage/repoagents/checksum/libtritonrepoagent_checksum.so"
 # Tracked files only: no build outputs from the examples' directories.
 git ls-files -z examples | xargs -0 cp --parents -t "$stage"
 install -m 0644 LICENSE README.md CHANGELOG.md "$stage/"

@@ -84,7 +84,8 @@ DIST_BACKENDS := repeat square addsub bls identity
 DIST_BACKEND_LIBS := $(foreach b,$(DIST_BACKENDS),$(BACKENDS_DIR)/$(b)/libtriton_$(b).so)
 
 .PHONY: dist
-dist: $(TRITONHOST) $(DIST_BACKEND_LIBS) $(NFPM) ## the release tarball and Debian package, into dist/
+dist: $(TRITONHOST) $(DIST_BACKEND_LIBS) $(PLUGIN_LIBS) $(NFPM) ## the release tarball and Debian package, into dist/
+	CACHES_DIR='$(CACHES_DIR)' REPOAGENTS_DIR='$(REPOAGENTS_DIR)' \
 	GO=$(GO) NFPM=$(NFPM) VERSION='$(VERSION)' BIN='$(TRITONHOST)' \
 		BACKENDS_DIR='$(BACKENDS_DIR)' DIST_BACKENDS='$(DIST_BACKENDS)' \
 		BUILD_DIR='$(BUILD_DIR)' DIST_DIR='$(DIST_DIR)' bash mk/dist.sh

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -70,9 +71,44 @@ func unaryIdentity(c pb.GRPCInferenceServiceClient) func(context.Context) error 
 	}
 }
 
-// cutOffCode reads what is left of a stream and returns the status it
-// ended with.
-func cutOffCode(st *client.Stream) (codes.Code, int) {
+// cutOffLogged is what the server logs when it cuts off a stream whose
+// client does not read (grpcserver's inferStream.cutOff).
+const cutOffLogged = "its stream is cut off"
+
+// cutOffWait bounds the waits for a cut-off: filling a stream, then the
+// stall timeout, then reading what the client had buffered, on a machine
+// under load.
+const cutOffWait = 2 * time.Minute
+
+// bystanderWindow is the least time a bystander is measured for beside a
+// client that does not read: the stream fills, stalls for stallTimeout and
+// is cut off, and the bystander goes on after that.
+const bystanderWindow = 3*stallTimeout + time.Second
+
+// waitCutOff waits until the server has cut off a stream, at most
+// cutOffWait, and until window (nil: none) has fired. Only then may the
+// test read the non-reading stream: reading it earlier would drain the
+// very buffers whose filling the cut-off needs.
+func waitCutOff(t *testing.T, srv *testenv.Server, window <-chan time.Time) {
+	t.Helper()
+	for deadline := time.Now().Add(cutOffWait); !strings.Contains(srv.Log(), cutOffLogged); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not cut off the non-reading stream within %v:\n%s", cutOffWait, srv.Log())
+		}
+	}
+	if window != nil {
+		<-window
+	}
+}
+
+// cutOffCode reads what is left of a stream that the server has cut off
+// and returns the status it ended with and how many messages came before.
+// It reads for at most cutOffWait: then it ends the stream with end (its
+// context's cancel), so that a stream that goes on fails the test with
+// Canceled rather than hanging it.
+func cutOffCode(st *client.Stream, end context.CancelFunc) (codes.Code, int) {
+	timer := time.AfterFunc(cutOffWait, end)
+	defer timer.Stop()
 	n := 0
 	for {
 		_, err := st.Recv()
@@ -108,7 +144,10 @@ func peakThreads(t *testing.T, srv *testenv.Server, stop <-chan struct{}) <-chan
 // Execute, so once the stream's buffers are full the model's one instance
 // waits, but never longer than the stall timeout: then the stream ends
 // with RESOURCE_EXHAUSTED, its requests are cancelled, and a bystander's
-// unary calls to the same model go on.
+// unary calls to the same model go on. The client sends until the server
+// ends the stream, however long filling its buffers takes (some 380
+// requests of 256 KiB: the stream's 64 MiB bound, what the server has read
+// and what HTTP/2 flow control and the sockets hold).
 func TestNonReadingClientIsCutOffAndOthersAreServed(t *testing.T) {
 	srv := start(t, "", "--grpc-stream-stall-timeout", fmt.Sprint(stallTimeout.Milliseconds()))
 	_, hostile := srv.Dial(t)
@@ -122,11 +161,13 @@ func TestNonReadingClientIsCutOffAndOthersAreServed(t *testing.T) {
 	}
 	payload := make([]int32, 64<<10) // 256 KiB a request
 	var sent atomic.Int64
+	sendDone := make(chan struct{})
 	go func() {
-		for i := 0; ctx.Err() == nil; i++ {
+		defer close(sendDone)
+		for i := 0; ; i++ {
 			req := client.Request{Model: "identity_int32", ID: fmt.Sprint(i), Inputs: []client.Tensor{client.Int32s("INPUT0", []int64{int64(len(payload))}, payload...)}}
 			if st.Send(req) != nil {
-				return
+				return // the stream ended
 			}
 			sent.Add(1)
 		}
@@ -135,12 +176,15 @@ func TestNonReadingClientIsCutOffAndOthersAreServed(t *testing.T) {
 	stop := make(chan struct{})
 	var by bystander
 	done := make(chan struct{})
+	window := time.After(bystanderWindow)
 	go func() { by.run(ctx, unaryIdentity(polite), 10*time.Millisecond, stop); close(done) }()
-	time.Sleep(3*stallTimeout + time.Second)
+	waitCutOff(t, srv, window)
 	close(stop)
 	<-done
 
-	code, buffered := cutOffCode(st)
+	code, buffered := cutOffCode(st, cancel)
+	cancel()
+	<-sendDone
 	if code != codes.ResourceExhausted {
 		t.Errorf("the non-reading stream ended with %v, want ResourceExhausted", code)
 	}
@@ -173,9 +217,13 @@ func squareRequest(id string, n int32) client.Request {
 // starts a thread per request; the stream stops reading at its pending
 // limit, so the threads stay bounded by it, and after the stall timeout
 // the stream is cut off and they end. A bystander streaming square on
-// another connection keeps being answered.
+// another connection keeps being answered. Its requests queue for square's
+// one instance behind those of the pipeline the server has read, each a
+// thread start: the pending limit is 256 in `make test` (a 2-core machine
+// under load starts 1024 in more than the bystander's bound), and the
+// default, 1024, under -soak.
 func TestPipelinedRequestsWithoutReadingHoldBoundedThreads(t *testing.T) {
-	const pendingLimit = 1024
+	pendingLimit := int64(scale(256, 1024))
 	srv := start(t, "", "--grpc-stream-stall-timeout", fmt.Sprint(stallTimeout.Milliseconds()),
 		"--grpc-max-stream-pending-requests", fmt.Sprint(pendingLimit))
 	_, hostile := srv.Dial(t)
@@ -185,6 +233,7 @@ func TestPipelinedRequestsWithoutReadingHoldBoundedThreads(t *testing.T) {
 	before := srv.ProcStatus(t, "Threads")
 
 	stop := make(chan struct{})
+	window := time.After(bystanderWindow)
 	peak := peakThreads(t, srv, stop)
 	st, err := client.OpenStream(ctx, hostile)
 	if err != nil {
@@ -231,12 +280,12 @@ func TestPipelinedRequestsWithoutReadingHoldBoundedThreads(t *testing.T) {
 		}, 10*time.Millisecond, stop)
 		close(byDone)
 	}()
-	time.Sleep(3*stallTimeout + time.Second)
+	waitCutOff(t, srv, window)
 	close(stop)
 	<-byDone
 	maxThreads := <-peak
 
-	code, buffered := cutOffCode(st)
+	code, buffered := cutOffCode(st, cancel)
 	if code != codes.ResourceExhausted {
 		t.Errorf("the non-reading stream ended with %v, want ResourceExhausted", code)
 	}

@@ -2,13 +2,19 @@ package reliability
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
+	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -156,4 +162,129 @@ func TestPingFloodIsDisconnected(t *testing.T) {
 		t.Fatalf("a ping flood got GOAWAY=%v with %v; want GOAWAY ENHANCE_YOUR_CALM", goaway, code)
 	}
 	t.Logf("a client pinging every 5 ms with no call open was sent GOAWAY %v", code)
+}
+
+// hugeHeaderBlock encodes the headers of a ServerLive call with one more
+// header of size bytes, never indexed (the same bytes on any connection).
+func hugeHeaderBlock(size int) []byte {
+	var buf bytes.Buffer
+	enc := hpack.NewEncoder(&buf)
+	for _, f := range []hpack.HeaderField{
+		{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: "http"},
+		{Name: ":path", Value: "/inference.GRPCInferenceService/ServerLive"}, {Name: ":authority", Value: "test"},
+		{Name: "content-type", Value: "application/grpc"}, {Name: "te", Value: "trailers"},
+		{Name: "x-huge", Value: strings.Repeat("h", size)},
+	} {
+		f.Sensitive = true
+		_ = enc.WriteField(f)
+	}
+	return buf.Bytes()
+}
+
+// holdHeaders sends block as the headers of stream 1, in a HEADERS frame
+// and CONTINUATION frames of 16 KiB, all but the end (the call never
+// starts), and returns how many bytes the server took before it closed the
+// connection, and whether it did (a read ends within wait).
+func holdHeaders(addr string, block []byte, wait time.Duration) (int64, bool) {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		return 0, false
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(wait))
+	w := &countingConn{Conn: conn}
+	if _, err := io.WriteString(w, http2.ClientPreface); err != nil {
+		return w.n, true
+	}
+	fr := http2.NewFramer(w, conn)
+	if fr.WriteSettings() != nil {
+		return w.n, true
+	}
+	const frame = 16 << 10
+	if fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block[:frame]}) != nil {
+		return w.n, true
+	}
+	for rest := block[frame : len(block)-1]; len(rest) > 0; rest = rest[min(len(rest), frame):] {
+		if fr.WriteContinuation(1, false, rest[:min(len(rest), frame)]) != nil {
+			return w.n, true
+		}
+	}
+	// Everything but the last byte was taken: the connection ends only if
+	// the server ends it.
+	_, err = io.Copy(io.Discard, conn)
+	return w.n, !errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+type countingConn struct {
+	net.Conn
+	n int64
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// TestHugeHeadersHoldNoMemory: clients that each send the headers of a
+// call, megabytes of them across CONTINUATION frames, and never end them,
+// are disconnected once past --grpc-max-header-list-size; the server's
+// memory does not grow by what they sent, and a bystander keeps being
+// served.
+func TestHugeHeadersHoldNoMemory(t *testing.T) {
+	conns, size := scale(50, 200), scale(4<<20, 15<<20)
+	srv := start(t, "")
+	_, c := srv.Dial(t)
+	if err := unaryIdentity(c)(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before := srv.ProcStatus(t, "VmHWM")
+	block := hugeHeaderBlock(size)
+
+	stop := make(chan struct{})
+	var by bystander
+	done := make(chan struct{})
+	go func() { defer close(done); by.run(context.Background(), unaryIdentity(c), 10*time.Millisecond, stop) }()
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		taken  int64
+		closed int
+	)
+	// Each client sends again as soon as it is disconnected, for a while.
+	until := time.Now().Add(time.Duration(scale(2, 10)) * time.Second)
+	attempts := 0
+	for range conns {
+		wg.Go(func() {
+			for first := true; first || time.Now().Before(until); first = false {
+				n, ok := holdHeaders(srv.Addr, block, 60*time.Second)
+				mu.Lock()
+				taken += n
+				attempts++
+				if ok {
+					closed++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-done
+	peak := srv.ProcStatus(t, "VmHWM")
+	calls, median, worst := by.summary()
+	for _, err := range by.errs {
+		t.Errorf("bystander call failed: %v", err)
+	}
+	if closed != attempts {
+		t.Errorf("the server closed %d of %d connections that sent %d bytes of headers", closed, attempts, size)
+	}
+	if worst > 5*time.Second {
+		t.Errorf("a bystander call waited %v", worst)
+	}
+	if grew := peak - before; grew > 64<<20 {
+		t.Errorf("the server's peak RSS grew by %d MiB while %d clients sent %d MiB of headers each", grew>>20, conns, size>>20)
+	}
+	t.Logf("%d clients sending %d MiB headers, again when disconnected: the server closed %d of %d connections, having taken %d KiB of each on average (with the kernel's buffers); peak RSS %d MiB (was %d MiB); bystander: %d calls, median %v, max %v",
+		conns, size>>20, closed, attempts, taken/int64(max(attempts, 1))>>10, peak>>20, before>>20, calls, median, worst)
 }

@@ -14,9 +14,14 @@
 //     the model directory, log files over the API) are refused alone;
 //   - decoupled statistics stay bounded whatever a request's response count;
 //   - shutdown ends within --exit-timeout-secs, with exit status 1 when work
-//     was abandoned, and a hung backend blocks neither start-up signals nor
-//     other models' loads;
-//   - idle connections and too many streams per connection are refused.
+//     was abandoned and a final error for every call still in flight, and a
+//     hung backend blocks neither start-up signals nor other models' loads;
+//   - idle connections and too many streams per connection are refused;
+//     request bodies that never arrive, and headers that never end, are
+//     cut off, and bystanders keep being served meanwhile;
+//   - files sent with a load request are never run as code and stay within
+//     their disk budget; shared memory shrunk under a request fails that
+//     request alone.
 //
 // Each test logs the figures it measured (latency, threads, RSS, exit
 // time). `make test` runs them at a small scale; `make soak` (go test

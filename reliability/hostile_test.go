@@ -92,6 +92,27 @@ func TestConfigurationsAskingForTooMuchFailAlone(t *testing.T) {
 		}
 		t.Logf("after both loads were refused the server serves; peak RSS %d MiB", srv.ProcStatus(t, "VmHWM")>>20)
 	})
+	t.Run("a config override", func(t *testing.T) {
+		// The same check as for config.pbtxt: an input of 2^62 elements
+		// fails the load (it used to load from an override).
+		srv := start(t, repo, "--model-control-mode", "explicit", "--load-model", "good")
+		_, c := srv.Dial(t)
+		override := `{"name":"good","backend":"identity","max_batch_size":0,
+			"input":[{"name":"INPUT0","data_type":"TYPE_INT32","dims":[4611686018427387904]}],
+			"output":[{"name":"OUTPUT0","data_type":"TYPE_INT32","dims":[4611686018427387904]}]}`
+		for _, name := range []string{"escaping_state", "huge_state"} {
+			_, err := c.RepositoryModelLoad(context.Background(), &pb.RepositoryModelLoadRequest{ModelName: name,
+				Parameters: map[string]*pb.ModelRepositoryParameter{"config": {ParameterChoice: &pb.ModelRepositoryParameter_StringParam{
+					StringParam: strings.Replace(override, `"good"`, fmt.Sprintf("%q", name), 1)}}}})
+			if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), `input "INPUT0"`) || !strings.Contains(err.Error(), "--grpc-max-message-size") {
+				t.Errorf("load %s with an input of 2^62 elements: %v; want INVALID_ARGUMENT naming the input and --grpc-max-message-size", name, err)
+			}
+			t.Logf("load %s with an override of input dims [4611686018427387904]: %v", name, err)
+		}
+		if err := unaryIdentityOn(c, "good")(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func unaryIdentityOn(c pb.GRPCInferenceServiceClient, model string) func(context.Context) error {

@@ -1,5 +1,5 @@
 // A backend that answers each request twice; in a model that is not
-// decoupled the second response must fail the request.
+// decoupled the host delivers the first response and drops the second.
 #include <stdint.h>
 
 #include "triton/core/tritonbackend.h"
@@ -41,8 +41,8 @@ TRITONBACKEND_ModelInstanceExecute(
     TRITONSERVER_Error* first = respond(requests[i], 0);
     TRITONSERVER_Error* second =
         respond(requests[i], TRITONSERVER_RESPONSE_COMPLETE_FINAL);
-    // The host refuses the second response of a non-decoupled model; report
-    // what it said through the log so the test can see it.
+    // The host takes the second response of a non-decoupled model (and
+    // drops it); report any error through the log so the test can see it.
     if (second != NULL) {
       TRITONSERVER_LogMessage(
           TRITONSERVER_LOG_ERROR, __FILE__, __LINE__,

@@ -210,6 +210,7 @@ void
 conf_check_inprocess_api(conf_report* r, TRITONSERVER_Server* server)
 {
   check_model_queries(r, server);
+  conf_check_model_control(r, server);
   check_allocators(r);
   TRITONSERVER_InferenceRequest* q = NULL;
   CONF_CHECK(

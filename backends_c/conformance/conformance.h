@@ -191,6 +191,8 @@ void conf_check_response_statistics(
 /* checks_inprocess.c, checks_inprocess_tensors.c: model queries,
  * allocators, and a request built and never submitted. */
 void conf_check_inprocess_api(conf_report* report, TRITONSERVER_Server* server);
+/* checks_model_control.c: transaction properties, loading and unloading. */
+void conf_check_model_control(conf_report* r, TRITONSERVER_Server* server);
 void conf_check_inprocess_tensors(
     conf_report* report, TRITONSERVER_InferenceRequest* request);
 

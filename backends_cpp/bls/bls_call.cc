@@ -72,7 +72,23 @@ Call::Start(
   TRITONSERVER_Error* err = call->Build();
   if (err == nullptr) {
     call->self_ = call;  // the callbacks' reference, dropped by OnRelease
-    err = TRITONSERVER_ServerInferAsync(target.server, call->inner_, nullptr);
+    // A traced request has the call traced as its child, as python backend
+    // does for a BLS call: a child spawned from the request's trace, which
+    // the server owns once the call is submitted.
+    TRITONSERVER_InferenceTrace* trace = nullptr;
+    TRITONSERVER_InferenceTrace* child = nullptr;
+    err = TRITONBACKEND_RequestTrace(request, &trace);
+    if (err == nullptr && trace != nullptr) {
+      err = TRITONSERVER_InferenceTraceSpawnChildTrace(trace, &child);
+    }
+    if (err == nullptr) {
+      err = TRITONSERVER_ServerInferAsync(target.server, call->inner_, child);
+      if (err != nullptr && child != nullptr) {
+        THOST_LOG_IF_ERROR(
+            TRITONSERVER_InferenceTraceDelete(child),
+            target.message_prefix + "failed to delete a trace");
+      }
+    }
     if (err != nullptr) {
       call->self_.reset();
     }

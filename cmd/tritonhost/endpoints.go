@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -26,31 +27,32 @@ type endpoint struct {
 	name  string
 	serve func() error                   // blocks until the endpoint stops
 	drain func()                         // refuse new work, report not ready
+	abort func(reason error)             // answer the work still in flight with reason
 	stop  func(deadline context.Context) // graceful until deadline, then forced
 }
 
 // endpoints listens on every port serve was asked for (gRPC always; HTTP
 // and metrics unless turned off). Both protocols share the log control and
 // the shared-memory regions shm; the metrics endpoint reports the GPUs'
-// figures too when gpus has them. If one cannot listen, those already
-// listening are closed.
-func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *abi.Host, shm *sharedmem.Registry, gpus *serverGPUs) ([]endpoint, error) {
+// figures too when gpus has them, and is returned (nil when off). If one
+// cannot listen, those already listening are closed.
+func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *abi.Host, shm *sharedmem.Registry, gpus *serverGPUs) ([]endpoint, *metricsserver.Server, error) {
 	logs := protocol.NewLogControl(log, o.GRPC.AllowLogFileSetting)
 	var eps []endpoint
-	fail := func(err error) ([]endpoint, error) {
+	fail := func(err error) ([]endpoint, *metricsserver.Server, error) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		for _, ep := range eps {
 			ep.stop(ctx)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 
 	reload := ms(o.SSLReloadMs) // how often the TLS files are checked
 	streams, conns := o.GRPC.options()
 	svc := grpcserver.New(srv, grpcserver.Options{ServerName: o.ID, ServerVersion: buildVersion(), MaxMessageBytes: o.MaxMessageBytes,
 		StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, LogControl: logs, SharedMemory: shm,
-		Restricted: &o.GRPC.restricted})
+		Restricted: &o.GRPC.restricted, Trace: o.tracer})
 	creds, err := o.GRPC.SSL.grpcOptions(log, reload)
 	if err != nil {
 		return fail(err)
@@ -65,7 +67,7 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 	if o.HTTP.Allow {
 		opts := o.HTTP.options()
 		opts.ServerName, opts.ServerVersion, opts.StrictReadiness = o.ID, buildVersion(), o.StrictReadiness
-		opts.LogControl, opts.SharedMemory = logs, shm
+		opts.LogControl, opts.SharedMemory, opts.Trace = logs, shm, o.tracer
 		hs := httpserver.New(srv, opts)
 		lis, err := listen(o.HTTP.Address, o.HTTP.Port)
 		if err != nil {
@@ -76,7 +78,9 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 			return fail(err)
 		}
 		log.Infof("Started HTTPService at %s", lis.Addr())
-		eps = append(eps, httpEndpoint("HTTP", hs.NewHTTPServer(), lis, hs.Drain, nil))
+		ep := httpEndpoint("HTTP", hs.NewHTTPServer(), hs.Listen(lis), hs.Drain, nil)
+		ep.abort = hs.Abort
+		eps = append(eps, ep)
 	}
 
 	if o.Metrics.Allow {
@@ -84,6 +88,10 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 			Interval: ms(o.Metrics.IntervalMs)})
 		if err != nil {
 			return fail(err)
+		}
+		if err := ms.Register(o.tracer.Collector()); err != nil {
+			ms.Close()
+			return fail(fmt.Errorf("metrics: tracing: %w", err))
 		}
 		if c := gpus.metricsCollector(); c != nil {
 			if err := ms.Register(c); err != nil {
@@ -103,8 +111,9 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 		}
 		log.Infof("Started Metrics Service at %s", lis.Addr())
 		eps = append(eps, httpEndpoint("metrics", ms.NewHTTPServer(), lis, nil, ms.Close))
+		return eps, ms, nil
 	}
-	return eps, nil
+	return eps, nil, nil
 }
 
 func listen(address string, port int) (net.Listener, error) {
@@ -117,6 +126,7 @@ func grpcEndpoint(log *serverlog.Logger, svc *grpcserver.Service, lis net.Listen
 		name:  "gRPC",
 		serve: func() error { return g.Serve(lis) },
 		drain: svc.Drain,
+		abort: svc.Abort,
 		stop: func(deadline context.Context) {
 			stopped := make(chan struct{})
 			go func() { g.GracefulStop(); close(stopped) }()
@@ -171,13 +181,23 @@ func serveAll(ctx context.Context, eps []endpoint) error {
 }
 
 // stopAll drains every endpoint, then stops them together within deadline:
-// in-flight requests and streams finish, or are cut at the deadline.
-func stopAll(deadline context.Context, eps []endpoint) {
+// in-flight requests and streams finish, or, still running at abortAt,
+// are answered with reason (each endpoint's abort), and the connections
+// that are left are cut at the deadline.
+func stopAll(deadline context.Context, eps []endpoint, abortAt time.Time, reason error) {
 	for _, ep := range eps {
 		if ep.drain != nil {
 			ep.drain()
 		}
 	}
+	abort := time.AfterFunc(time.Until(abortAt), func() {
+		for _, ep := range eps {
+			if ep.abort != nil {
+				ep.abort(reason)
+			}
+		}
+	})
+	defer abort.Stop()
 	var wg sync.WaitGroup
 	for _, ep := range eps {
 		wg.Go(func() { ep.stop(deadline) })

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -23,6 +24,7 @@ type grpcFlags struct {
 	MinRecvPingIntervalMs    int
 	MaxPingStrikes           int
 	MaxConcurrentStreams     int
+	MaxHeaderListSize        int
 	MaxConnectionIdleMs      int
 	MaxStreamPendingRequests int
 	MaxResponsePoolSize      int
@@ -49,6 +51,7 @@ func (g *grpcFlags) bind(f *pflag.FlagSet) {
 	f.IntVar(&g.MinRecvPingIntervalMs, "grpc-http2-min-recv-ping-interval-without-data", msOf(grpcserver.DefaultMinPingInterval), "shortest interval, in ms, at which a client may ping; faster pings count as strikes")
 	f.IntVar(&g.MaxPingStrikes, "grpc-http2-max-ping-strikes", grpcFixedMaxPingStrikes, "accepted for Triton compatibility; a client is disconnected after 2 strikes")
 	f.IntVar(&g.MaxConcurrentStreams, "grpc-max-concurrent-streams", grpcserver.DefaultMaxConcurrentStreams, "calls (streams) one connection may have open at once")
+	f.IntVar(&g.MaxHeaderListSize, "grpc-max-header-list-size", grpcserver.DefaultMaxHeaderListBytes, "largest header list (metadata) of one call, in bytes as HTTP/2 counts them; a call past it is reset")
 	f.IntVar(&g.MaxConnectionIdleMs, "grpc-max-connection-idle", msOf(grpcserver.DefaultMaxConnectionIdle), "ms after which a connection with no call open is closed (clients reconnect when they need to)")
 	f.IntVar(&g.MaxStreamPendingRequests, "grpc-max-stream-pending-requests", grpcserver.DefaultMaxPendingRequests, "requests one ModelStreamInfer stream may have unanswered; then the server stops reading it")
 	f.IntVar(&g.MaxResponsePoolSize, "grpc-max-response-pool-size", protocol.DefaultStreamMaxResponses, "responses one stream may hold for a client that reads slowly")
@@ -66,13 +69,17 @@ func (g *grpcFlags) validate() error {
 	}{
 		{"grpc-keepalive-time", g.KeepaliveTimeMs}, {"grpc-keepalive-timeout", g.KeepaliveTimeoutMs},
 		{"grpc-http2-min-recv-ping-interval-without-data", g.MinRecvPingIntervalMs},
-		{"grpc-max-concurrent-streams", g.MaxConcurrentStreams}, {"grpc-max-connection-idle", g.MaxConnectionIdleMs},
+		{"grpc-max-concurrent-streams", g.MaxConcurrentStreams}, {"grpc-max-header-list-size", g.MaxHeaderListSize},
+		{"grpc-max-connection-idle", g.MaxConnectionIdleMs},
 		{"grpc-max-stream-pending-requests", g.MaxStreamPendingRequests}, {"grpc-max-response-pool-size", g.MaxResponsePoolSize},
 		{"grpc-max-stream-response-bytes", g.MaxStreamResponseBytes}, {"grpc-stream-stall-timeout", g.StreamStallTimeoutMs},
 	} {
 		if c.v <= 0 {
 			return fmt.Errorf("--%s must be positive, not %d", c.name, c.v)
 		}
+	}
+	if g.MaxHeaderListSize > math.MaxUint32 {
+		return fmt.Errorf("--grpc-max-header-list-size %d is more than HTTP/2 can announce (%d)", g.MaxHeaderListSize, uint32(math.MaxUint32))
 	}
 	if err := g.SSL.validate(); err != nil {
 		return err
@@ -110,5 +117,6 @@ func (g *grpcFlags) options() (grpcserver.StreamLimits, grpcserver.ConnectionLim
 			KeepaliveTimeout:        ms(g.KeepaliveTimeoutMs),
 			MinPingInterval:         ms(g.MinRecvPingIntervalMs),
 			PermitPingsWithoutCalls: g.KeepalivePermitWithout,
+			MaxHeaderListBytes:      uint32(g.MaxHeaderListSize),
 		}
 }

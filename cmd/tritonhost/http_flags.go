@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"tritonhost/core/serverlog"
 
 	"tritonhost/frontend/httpserver"
 	"tritonhost/frontend/metricsserver"
@@ -24,6 +27,9 @@ type httpFlags struct {
 	ReadHeaderTimeoutMs    int
 	IdleTimeoutMs          int
 	WriteTimeoutMs         int
+	ReadBodyTimeoutMs      int
+	ReadBodyMinRate        int64
+	MaxConnections         int
 	StreamStallTimeoutMs   int
 	MaxStreamResponses     int
 	MaxStreamResponseBytes int
@@ -40,6 +46,9 @@ func (h *httpFlags) bind(f *pflag.FlagSet) {
 	f.Int64Var(&h.MaxInputSize, "http-max-input-size", httpserver.DefaultMaxInputBytes, "largest HTTP request body, in bytes, as sent and once decompressed")
 	f.IntVar(&h.MaxHeaderBytes, "http-max-header-bytes", httpserver.DefaultMaxHeaderBytes, "largest HTTP request header, in bytes")
 	f.IntVar(&h.ReadHeaderTimeoutMs, "http-read-header-timeout", msOf(httpserver.DefaultReadHeaderTimeout), "ms a client may take to send a request's header")
+	f.IntVar(&h.ReadBodyTimeoutMs, "http-read-body-timeout", msOf(httpserver.DefaultReadBodyTimeout), "ms a client may take to send a request's body, beyond 1 s for every --http-read-body-min-rate bytes of it")
+	f.Int64Var(&h.ReadBodyMinRate, "http-read-body-min-rate", httpserver.DefaultReadBodyMinRate, "bytes a second a request body must arrive at, on average (a slower client is answered 408 and disconnected)")
+	f.IntVar(&h.MaxConnections, "http-max-connections", httpserver.DefaultMaxConnections, "HTTP connections open at once; past it new ones wait for one to close, idle ones being closed first")
 	f.IntVar(&h.IdleTimeoutMs, "http-idle-timeout", msOf(httpserver.DefaultIdleTimeout), "ms after which a kept-alive connection with no request is closed")
 	f.IntVar(&h.WriteTimeoutMs, "http-write-timeout", msOf(httpserver.DefaultWriteTimeout), "ms writing one response may take (event streams: see --http-stream-stall-timeout)")
 	f.IntVar(&h.StreamStallTimeoutMs, "http-stream-stall-timeout", msOf(protocol.DefaultStreamStallTimeout), "ms an event of a generate_stream may wait for a client that does not read; then the stream is cut off and its request cancelled")
@@ -56,6 +65,9 @@ func (h *httpFlags) validate() error {
 	if h.MaxInputSize <= 0 {
 		return fmt.Errorf("--http-max-input-size must be positive, not %d", h.MaxInputSize)
 	}
+	if h.ReadBodyMinRate <= 0 {
+		return fmt.Errorf("--http-read-body-min-rate must be positive, not %d", h.ReadBodyMinRate)
+	}
 	for _, c := range []struct {
 		name string
 		v    int
@@ -63,7 +75,8 @@ func (h *httpFlags) validate() error {
 		{"http-max-header-bytes", h.MaxHeaderBytes}, {"http-read-header-timeout", h.ReadHeaderTimeoutMs},
 		{"http-idle-timeout", h.IdleTimeoutMs}, {"http-write-timeout", h.WriteTimeoutMs},
 		{"http-stream-stall-timeout", h.StreamStallTimeoutMs}, {"http-max-stream-responses", h.MaxStreamResponses},
-		{"http-max-stream-response-bytes", h.MaxStreamResponseBytes},
+		{"http-max-stream-response-bytes", h.MaxStreamResponseBytes}, {"http-read-body-timeout", h.ReadBodyTimeoutMs},
+		{"http-max-connections", h.MaxConnections},
 	} {
 		if c.v <= 0 {
 			return fmt.Errorf("--%s must be positive, not %d", c.name, c.v)
@@ -76,6 +89,18 @@ func (h *httpFlags) validate() error {
 	return restrictedFlag(&h.restricted, "http-restricted-api", "api", "", false, h.RestrictedAPI)
 }
 
+// warn says when --http-max-connections leaves the process's other
+// endpoints too few file descriptors to go on under a flood.
+func (h *httpFlags) warn(log *serverlog.Logger) {
+	var lim syscall.Rlimit
+	if !h.Allow || syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) != nil {
+		return
+	}
+	if uint64(h.MaxConnections) > lim.Cur/2 {
+		log.Warnf("--http-max-connections=%d is more than half the open-file limit (%d): a flood of HTTP connections could leave gRPC and the models none", h.MaxConnections, lim.Cur)
+	}
+}
+
 // options returns the HTTP server's options (without the parts serve
 // shares with gRPC).
 func (h *httpFlags) options() httpserver.Options {
@@ -85,6 +110,9 @@ func (h *httpFlags) options() httpserver.Options {
 		ReadHeaderTimeout: ms(h.ReadHeaderTimeoutMs),
 		IdleTimeout:       ms(h.IdleTimeoutMs),
 		WriteTimeout:      ms(h.WriteTimeoutMs),
+		ReadBodyTimeout:   ms(h.ReadBodyTimeoutMs),
+		ReadBodyMinRate:   h.ReadBodyMinRate,
+		MaxConnections:    h.MaxConnections,
 		Stream: httpserver.StreamLimits{MaxResponses: h.MaxStreamResponses, MaxResponseBytes: h.MaxStreamResponseBytes,
 			StallTimeout: ms(h.StreamStallTimeoutMs)},
 		Restricted: &h.restricted,

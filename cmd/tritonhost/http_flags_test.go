@@ -19,7 +19,7 @@ func TestHTTPFlagsBecomeTheServerLimits(t *testing.T) {
 	m.bind(f)
 	err := f.Parse([]string{"--http-max-input-size=1", "--http-max-header-bytes=2", "--http-read-header-timeout=3", "--http-idle-timeout=4",
 		"--http-write-timeout=5", "--http-stream-stall-timeout=6", "--http-max-stream-responses=7", "--http-max-stream-response-bytes=8",
-		"--http-address=127.0.0.2", "--metrics-interval-ms=9"})
+		"--http-address=127.0.0.2", "--metrics-interval-ms=9", "--http-read-body-timeout=10", "--http-read-body-min-rate=11", "--http-max-connections=12"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,8 @@ func TestHTTPFlagsBecomeTheServerLimits(t *testing.T) {
 	}
 	o := h.options()
 	if o.MaxInputBytes != 1 || o.MaxHeaderBytes != 2 || o.ReadHeaderTimeout != 3*time.Millisecond || o.IdleTimeout != 4*time.Millisecond ||
-		o.WriteTimeout != 5*time.Millisecond || o.Stream.StallTimeout != 6*time.Millisecond || o.Stream.MaxResponses != 7 || o.Stream.MaxResponseBytes != 8 {
+		o.WriteTimeout != 5*time.Millisecond || o.Stream.StallTimeout != 6*time.Millisecond || o.Stream.MaxResponses != 7 || o.Stream.MaxResponseBytes != 8 ||
+		o.ReadBodyTimeout != 10*time.Millisecond || o.ReadBodyMinRate != 11 || o.MaxConnections != 12 {
 		t.Errorf("HTTP options %+v", o)
 	}
 	// Metrics follow the HTTP address, as in Triton, unless told otherwise.
@@ -52,7 +53,8 @@ func TestHTTPAndMetricsFlagsRefuseBadValues(t *testing.T) {
 	t.Parallel()
 	for _, arg := range []string{"--http-port=70000", "--http-max-input-size=0", "--http-max-header-bytes=0", "--http-read-header-timeout=0",
 		"--http-idle-timeout=0", "--http-write-timeout=0", "--http-stream-stall-timeout=0", "--http-max-stream-responses=0",
-		"--http-max-stream-response-bytes=0", "--metrics-port=-1", "--metrics-interval-ms=0"} {
+		"--http-max-stream-response-bytes=0", "--metrics-port=-1", "--metrics-interval-ms=0", "--http-read-body-timeout=0",
+		"--http-read-body-min-rate=0", "--http-max-connections=0"} {
 		var h httpFlags
 		var m metricsFlags
 		f := pflag.NewFlagSet("serve", pflag.ContinueOnError)

@@ -5,9 +5,12 @@ package main
 import (
 	"fmt"
 	"os"
+
+	"tritonhost/embedded" // TRITONSERVER_ServerNew for the backends
 )
 
 func main() {
+	embedded.Version = buildVersion()
 	if err := newRootCommand().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "tritonhost:", err)
 		os.Exit(1)

@@ -19,15 +19,16 @@ import (
 var readmeDefaultRE = regexp.MustCompile("`--([a-z0-9-]+)` (?:\\[([^\\]]+)\\]|\\(default ([^)]+)\\))")
 
 // readmeValue turns a default as the README writes it ("256 MiB", "5000
-// ms", "1024", "false") into the flag's own spelling.
+// ms", "16384 bytes/s", "1024", "false") into the flag's own spelling.
 func readmeValue(s string) string {
-	for unit, shift := range map[string]int{" MiB": 20, " KiB": 10} {
+	for unit, shift := range map[string]int{" GiB": 30, " MiB": 20, " KiB": 10} {
 		if n, ok := strings.CutSuffix(s, unit); ok {
 			if v, err := strconv.ParseInt(n, 10, 64); err == nil {
 				return strconv.FormatInt(v<<shift, 10)
 			}
 		}
 	}
+	s = strings.TrimSuffix(s, " bytes/s")
 	return strings.TrimSuffix(s, " ms")
 }
 

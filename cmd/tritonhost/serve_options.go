@@ -18,6 +18,7 @@ import (
 	"tritonhost/frontend/grpcserver"
 	"tritonhost/frontend/sharedmem"
 	"tritonhost/frontend/tlsfiles"
+	"tritonhost/trace"
 )
 
 // Backend API versions, as the headers in include/ define them.
@@ -43,7 +44,10 @@ type serveOptions struct {
 	LogError            bool
 	LogFormat           string
 	ModelControlMode    string
+	RepositoryPollSecs  int
 	LoadModels          []string
+	AllowFileLibraries  bool
+	ModelFilesMaxSize   int64
 	ExitTimeoutSecs     int
 	ExitOnError         bool
 	StrictReadiness     bool
@@ -60,9 +64,12 @@ type serveOptions struct {
 	GPU                 gpuFlags
 	InProcess           inprocessFlags
 	GC                  gcFlags
+	Trace               traceFlags
+	Plugins             pluginFlags
 
 	backendConfig map[string]map[string]string
-	devices       core.Devices // the GPUs instances may be placed on (Run)
+	devices       core.Devices   // the GPUs instances may be placed on (Run)
+	tracer        *trace.Manager // the server's tracer (Run)
 }
 
 func newServeCommand() *cobra.Command {
@@ -100,8 +107,12 @@ func newServeCommand() *cobra.Command {
 	f.BoolVar(&o.LogWarning, "log-warning", true, "log warnings")
 	f.BoolVar(&o.LogError, "log-error", true, "log errors")
 	f.StringVar(&o.LogFormat, "log-format", "default", `log line format: "default" or "ISO8601"`)
-	f.StringVar(&o.ModelControlMode, "model-control-mode", "none", `"none": load every model at start; "explicit": load --load-model models, then on request`)
+	f.StringVar(&o.ModelControlMode, "model-control-mode", "none",
+		`"none": load every model at start; "explicit": load --load-model models, then on request; "poll": load every model, then follow the repository's changes`)
+	f.IntVar(&o.RepositoryPollSecs, "repository-poll-secs", 15, "with --model-control-mode=poll, seconds between two scans of the model repositories")
 	f.StringArrayVar(&o.LoadModels, "load-model", nil, `model to load at start under explicit control ("*" for all; repeatable)`)
+	f.BoolVar(&o.AllowFileLibraries, "allow-model-file-libraries", false, "let load requests send shared libraries among their model files (file:...), which the server would then run as code")
+	f.Int64Var(&o.ModelFilesMaxSize, "model-files-max-size", core.DefaultMaxLoadFilesBytes, "bytes of model files that load requests sent which the loaded models may keep on disk, all together")
 	f.IntVar(&o.ExitTimeoutSecs, "exit-timeout-secs", 30, "on SIGINT/SIGTERM, seconds the whole shutdown may take; work still running then is abandoned and the exit status is 1")
 	f.BoolVar(&o.ExitOnError, "exit-on-error", true, "exit if a model fails to load")
 	f.BoolVar(&o.StrictReadiness, "strict-readiness", true, "report ready only when every model loaded")
@@ -119,6 +130,8 @@ func newServeCommand() *cobra.Command {
 	o.GPU.bind(f)
 	o.InProcess.bind(f)
 	o.GC.bind(f)
+	o.Trace.bind(f)
+	o.Plugins.bind(f)
 	return cmd
 }
 
@@ -141,6 +154,12 @@ func (o *serveOptions) Complete() error {
 			o.backendConfig[backend] = map[string]string{}
 		}
 		o.backendConfig[backend][k] = v
+	}
+	if err := o.Trace.complete(); err != nil {
+		return err
+	}
+	if err := o.Plugins.complete(); err != nil {
+		return err
 	}
 	return o.GPU.complete()
 }
@@ -174,15 +193,18 @@ func (o *serveOptions) Validate() error {
 			return fmt.Errorf("--model-repository %q is not a directory", r)
 		}
 	}
+	o.ModelControlMode = strings.ToLower(o.ModelControlMode)
 	switch o.ModelControlMode {
 	case "none", "explicit":
 	case "poll":
-		return errors.New("--model-control-mode=poll is not supported; use none or explicit")
+		if o.RepositoryPollSecs <= 0 {
+			return fmt.Errorf("--repository-poll-secs must be positive with --model-control-mode=poll, not %d", o.RepositoryPollSecs)
+		}
 	default:
-		return fmt.Errorf("--model-control-mode %q: want none or explicit", o.ModelControlMode)
+		return fmt.Errorf("--model-control-mode %q: want none, explicit or poll", o.ModelControlMode)
 	}
 	if len(o.LoadModels) > 0 && o.ModelControlMode != "explicit" {
-		return errors.New("--load-model needs --model-control-mode=explicit")
+		return errors.New("Error: Use of '--load-model' requires setting '--model-control-mode=explicit' as well.")
 	}
 	if o.GRPCPort < 0 || o.GRPCPort > 65535 {
 		return fmt.Errorf("--grpc-port %d is out of range", o.GRPCPort)
@@ -192,6 +214,9 @@ func (o *serveOptions) Validate() error {
 	}
 	if o.LogFormat != string(serverlog.FormatDefault) && o.LogFormat != string(serverlog.FormatISO8601) {
 		return fmt.Errorf("--log-format %q: want default or ISO8601", o.LogFormat)
+	}
+	if o.ModelFilesMaxSize <= 0 {
+		return fmt.Errorf("--model-files-max-size must be positive, not %d", o.ModelFilesMaxSize)
 	}
 	if o.ExitTimeoutSecs < 0 {
 		return errors.New("--exit-timeout-secs must not be negative")
@@ -221,6 +246,9 @@ func (o *serveOptions) Validate() error {
 		return err
 	}
 	if err := o.GC.validate(); err != nil {
+		return err
+	}
+	if err := o.Plugins.validate(); err != nil {
 		return err
 	}
 	return o.GRPC.validate()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"tritonhost/abi"
+	"tritonhost/core"
 )
 
 func TestOutputBufferCacheFlag(t *testing.T) {
@@ -28,5 +29,18 @@ func TestOutputBufferCacheFlag(t *testing.T) {
 	cmd.SetErr(io.Discard)
 	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--output-buffer-cache-byte-size must not be negative") {
 		t.Errorf("a negative size: %v, want it refused", err)
+	}
+}
+
+func TestModelFilesMaxSizeMustBePositive(t *testing.T) {
+	cmd := newServeCommand()
+	if flag := cmd.Flags().Lookup("model-files-max-size"); flag == nil || flag.DefValue != strconv.Itoa(core.DefaultMaxLoadFilesBytes) {
+		t.Fatalf("--model-files-max-size: %+v, want default %d", flag, core.DefaultMaxLoadFilesBytes)
+	}
+	cmd.SetArgs([]string{"--model-repository", t.TempDir(), "--model-files-max-size", "0"})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--model-files-max-size must be positive") {
+		t.Errorf("--model-files-max-size 0: %v, want it refused", err)
 	}
 }

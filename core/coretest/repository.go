@@ -42,32 +42,7 @@ func WriteRepository(t testing.TB, models ...ModelDir) string {
 	t.Helper()
 	repo := t.TempDir()
 	for _, m := range models {
-		dir := filepath.Join(repo, m.Name)
-		files := map[string][]byte{core.ConfigFileName: []byte(m.Config)}
-		for name, data := range m.Files {
-			files[name] = data
-		}
-		versions := m.Versions
-		if len(versions) == 0 {
-			versions = []int64{1}
-		}
-		for _, v := range versions {
-			mkdir(t, filepath.Join(dir, strconv.FormatInt(v, 10)))
-		}
-		for name, data := range files {
-			path := filepath.Join(dir, name)
-			mkdir(t, filepath.Dir(path))
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for name, target := range m.Symlinks {
-			path := filepath.Join(dir, name)
-			mkdir(t, filepath.Dir(path))
-			if err := os.Symlink(target, path); err != nil {
-				t.Fatal(err)
-			}
-		}
+		WriteModel(t, repo, m)
 	}
 	return repo
 }
@@ -76,5 +51,38 @@ func mkdir(t testing.TB, dir string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// WriteModel writes one model directory into repository repo (a model
+// added to a repository a server already serves, for a poll or a load to
+// find).
+func WriteModel(t testing.TB, repo string, m ModelDir) {
+	t.Helper()
+	dir := filepath.Join(repo, m.Name)
+	files := map[string][]byte{core.ConfigFileName: []byte(m.Config)}
+	for name, data := range m.Files {
+		files[name] = data
+	}
+	versions := m.Versions
+	if len(versions) == 0 {
+		versions = []int64{1}
+	}
+	for _, v := range versions {
+		mkdir(t, filepath.Join(dir, strconv.FormatInt(v, 10)))
+	}
+	for name, data := range files {
+		path := filepath.Join(dir, name)
+		mkdir(t, filepath.Dir(path))
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, target := range m.Symlinks {
+		path := filepath.Join(dir, name)
+		mkdir(t, filepath.Dir(path))
+		if err := os.Symlink(target, path); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

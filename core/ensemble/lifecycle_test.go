@@ -194,3 +194,44 @@ func TestReloadingAStepModelKeepsRequestsInFlight(t *testing.T) {
 		t.Errorf("after the reload, post and pipe are %v, want ready", got)
 	}
 }
+
+// TestUnloadWithDependentsUnloadsTheStepsNoOtherEnsembleRuns: unloading an
+// ensemble with its dependents unloads the models its steps run, except
+// those another loaded ensemble still runs.
+func TestUnloadWithDependentsUnloadsTheStepsNoOtherEnsembleRuns(t *testing.T) {
+	t.Parallel()
+	p := coretest.NewProvider()
+	other := coretest.ModelDir{Name: "other", Config: ensembleConfig([]string{"IN"}, []string{"OUT"},
+		[]string{step("post", "INPUT0:IN", "OUTPUT0:OUT")})}
+	models := append(vectorModels("pre", "post"), pipeline(), other)
+	srv := coretest.Serve(t, core.Options{Backends: p, ExplicitModelControl: true}, models...)
+	for _, m := range []string{"pipe", "other"} {
+		if err := srv.LoadModel(m); err != nil {
+			t.Fatalf("load %s: %v", m, err)
+		}
+	}
+	if err := srv.UnloadModelAndDependents(t.Context(), "pipe"); err != nil {
+		t.Fatal(err)
+	}
+	if got := readyModels(srv); !slices.Equal(got, []string{"other", "post"}) {
+		t.Errorf("ready after unloading pipe with its dependents: %v, want other and post", got)
+	}
+
+	// StartUnload returns once the model takes no new requests.
+	if err := srv.StartUnload(t.Context(), "other", true); err != nil {
+		t.Fatal(err)
+	}
+	coretest.WaitUntil(t, "other and post to unload", func() bool { return len(readyModels(srv)) == 0 })
+	coretest.WantError(t, "StartUnload of a model no repository has", srv.StartUnload(t.Context(), "nope", false), core.CodeNotFound, "no such model")
+}
+
+// readyModels lists the models with a ready version, from the index.
+func readyModels(srv *core.Server) []string {
+	var out []string
+	for _, st := range srv.RepositoryIndex() {
+		if st.Readiness == core.ModelReady {
+			out = append(out, st.Name)
+		}
+	}
+	return out
+}

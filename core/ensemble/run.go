@@ -205,7 +205,8 @@ func (run *requestRun) callLocked(step *planStep, key uint64) *stepCall {
 	m := run.models[step.index]
 	r := run.req
 	req := &core.Submission{Model: m.Name(), Version: m.Version(), ID: r.ID(), CorrelationID: r.CorrelationID(), Flags: r.Flags(),
-		Priority: r.Priority(), Timeout: r.Timeout(), Parameters: r.Parameters(), Outputs: step.outputNames()}
+		Priority: r.Priority(), Timeout: r.Timeout(), Parameters: r.Parameters(), Outputs: step.outputNames(),
+		ParentTrace: r.Trace()} // a traced ensemble request traces its steps as its children
 	for _, in := range step.inputs {
 		v := run.takeLocked(in.Tensor, key)
 		if v.in == nil {

@@ -75,7 +75,7 @@ func validateModel(cfg *configpb.ModelConfig) error {
 		return invalidf(name, "version_policy", "must be set (Normalize sets the default)")
 	}
 	if cfg.GetModelTransactionPolicy().GetDecoupled() && cfg.GetResponseCache().GetEnable() {
-		return invalidf(name, "response_cache", "cannot be enabled for a model with a decoupled transaction policy")
+		return invalidf(name, "response_cache", "is enabled, but the response cache does not currently support models with a 'decoupled' transaction policy; disable it")
 	}
 	return nil
 }

@@ -37,8 +37,9 @@ type harness struct {
 	svc    *grpcserver.Service
 	client pb.GRPCInferenceServiceClient
 	conn   *grpc.ClientConn
-	sent   atomic.Int64 // messages stream handlers have passed to SendMsg
-	log    *logBuffer   // what the server logged
+	lis    *bufconn.Listener // the server's listener, for clients of a test's own
+	sent   atomic.Int64      // messages stream handlers have passed to SendMsg
+	log    *logBuffer        // what the server logged
 }
 
 // logBuffer collects a server's log; safe for concurrent use.
@@ -64,6 +65,8 @@ func (l *logBuffer) has(s string) bool {
 type setup struct {
 	service  grpcserver.Options
 	explicit bool              // explicit model control, no model loaded at start
+	verbose  int               // the log's verbose level
+	tracer   core.Tracer       // the core server's
 	dial     []grpc.DialOption // extra client options
 }
 
@@ -73,12 +76,15 @@ type setup struct {
 func newHarness(t *testing.T, cfg setup, models ...coretest.ModelDir) *harness {
 	t.Helper()
 	h := &harness{p: coretest.NewProvider(), log: &logBuffer{}}
-	h.srv = coretest.Serve(t, core.Options{Backends: h.p, ExplicitModelControl: cfg.explicit, Logger: serverlog.New(h.log)}, models...)
+	logger := serverlog.New(h.log)
+	logger.SetVerbose(cfg.verbose)
+	h.srv = coretest.Serve(t, core.Options{Backends: h.p, ExplicitModelControl: cfg.explicit, Logger: logger, Tracer: cfg.tracer}, models...)
 	if !h.srv.Ready() {
 		t.Fatalf("a model did not load: %+v", h.srv.RepositoryIndex())
 	}
 	h.svc = grpcserver.New(h.srv, cfg.service)
 	lis := bufconn.Listen(1 << 20)
+	h.lis = lis
 	g := h.svc.NewGRPCServer(grpc.StreamInterceptor(h.countSends))
 	coretest.Track(t, func() { go g.Serve(lis) })
 	t.Cleanup(func() {

@@ -64,18 +64,23 @@ func loadOptions(params map[string]*pb.ModelRepositoryParameter) (core.LoadOptio
 }
 
 // RepositoryModelUnload unloads a model (explicit model control). Its
-// parameter "unload_dependents" is accepted: no model depends on another
-// here (there are no ensembles), so it changes nothing.
+// parameter "unload_dependents" unloads with it the models its steps run
+// that no other loaded ensemble runs (core.UnloadModelAndDependents).
 func (s *Service) RepositoryModelUnload(ctx context.Context, req *pb.RepositoryModelUnloadRequest) (*pb.RepositoryModelUnloadResponse, error) {
 	if req.GetRepositoryName() != "" {
 		return nil, toStatus(protocol.NoRepositoryName())
 	}
+	unload := s.core.UnloadModel
 	if p, ok := req.GetParameters()["unload_dependents"]; ok {
-		if _, ok := p.GetParameterChoice().(*pb.ModelRepositoryParameter_BoolParam); !ok {
+		v, ok := p.GetParameterChoice().(*pb.ModelRepositoryParameter_BoolParam)
+		if !ok {
 			return nil, toStatus(core.Errorf(core.CodeInvalidArg, "invalid value type for 'unload_dependents' parameter, expected bool_param."))
 		}
+		if v.BoolParam {
+			unload = s.core.UnloadModelAndDependents
+		}
 	}
-	if err := s.core.UnloadModel(ctx, req.GetModelName()); err != nil {
+	if err := unload(ctx, req.GetModelName()); err != nil {
 		return nil, toStatus(err)
 	}
 	return &pb.RepositoryModelUnloadResponse{}, nil

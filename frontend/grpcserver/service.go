@@ -21,6 +21,7 @@ import (
 	pb "tritonhost/frontend/inferencepb"
 	"tritonhost/frontend/protocol"
 	"tritonhost/frontend/sharedmem"
+	"tritonhost/trace"
 )
 
 // DefaultServerName is the server id ServerMetadata reports by default:
@@ -80,6 +81,10 @@ type Options struct {
 	// with a value (Triton's --grpc-restricted-protocol); nil restricts
 	// nothing.
 	Restricted *protocol.Restrictions
+	// Trace, if set, is the server's tracer, whose settings TraceSetting
+	// reads and changes (nil: TraceSetting answers that the server does
+	// not trace).
+	Trace *trace.Manager
 }
 
 // StreamLimits bound one ModelStreamInfer stream, so that no client holds
@@ -126,7 +131,18 @@ type ConnectionLimits struct {
 	// DefaultMinPingInterval and false, Triton's).
 	MinPingInterval         time.Duration
 	PermitPingsWithoutCalls bool
+	// MaxHeaderListBytes bounds the header list (metadata) of one call, as
+	// HTTP/2 counts it: names, values and 32 bytes a field (default
+	// DefaultMaxHeaderListBytes). The server announces it; a call whose
+	// headers go past it is reset (FRAME_SIZE_ERROR), and a header string
+	// longer than it ends the connection, so that no client makes the
+	// server hold more than this for a call it has not started.
+	MaxHeaderListBytes uint32
 }
+
+// DefaultMaxHeaderListBytes is the default ConnectionLimits.MaxHeaderListBytes:
+// 16 KiB, the hard limit gRPC's C++ core (Triton's) applies by default.
+const DefaultMaxHeaderListBytes = 16 << 10
 
 // Service implements inference.GRPCInferenceService over a core.Server.
 type Service struct {
@@ -137,6 +153,9 @@ type Service struct {
 
 	drainOnce sync.Once
 	draining  chan struct{} // closed when the server starts shutting down
+	abortOnce sync.Once
+	aborting  chan struct{} // closed when the requests still in flight are given up
+	abortErr  error         // what they are told (set before aborting is closed)
 
 	logs *protocol.LogControl
 }
@@ -164,11 +183,12 @@ func New(srv *core.Server, opts Options) *Service {
 	setDefault(&opts.Connection.KeepaliveTime, DefaultKeepaliveTime)
 	setDefault(&opts.Connection.KeepaliveTimeout, DefaultKeepaliveTimeout)
 	setDefault(&opts.Connection.MinPingInterval, DefaultMinPingInterval)
+	setDefault(&opts.Connection.MaxHeaderListBytes, DefaultMaxHeaderListBytes)
 	logs := opts.LogControl
 	if logs == nil {
 		logs = protocol.NewLogControl(srv.Logger(), opts.AllowLogFile)
 	}
-	return &Service{core: srv, opts: opts, health: health.NewServer(), draining: make(chan struct{}), logs: logs}
+	return &Service{core: srv, opts: opts, health: health.NewServer(), draining: make(chan struct{}), aborting: make(chan struct{}), logs: logs}
 }
 
 func setDefault[T int | uint32 | time.Duration](v *T, def T) {
@@ -200,6 +220,7 @@ func (s *Service) NewGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 		grpc.ForceServerCodecV2(newWireCodec(lim)),
 		grpc.NumStreamWorkers(streamWorkers()),
 		grpc.MaxConcurrentStreams(c.MaxConcurrentStreams),
+		grpc.MaxHeaderListSize(c.MaxHeaderListBytes),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: c.MaxIdle, Time: c.KeepaliveTime, Timeout: c.KeepaliveTimeout}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: c.MinPingInterval, PermitWithoutStream: c.PermitPingsWithoutCalls}),
 	}, restrictedOptions(s.opts.Restricted)...)
@@ -217,6 +238,22 @@ func (s *Service) Drain() {
 	s.drainOnce.Do(func() {
 		s.health.Shutdown()
 		close(s.draining)
+	})
+}
+
+// ShuttingDown is Triton's answer to work sent to a server that is
+// shutting down.
+const ShuttingDown = "GRPC server is shutting down and has stopped accepting new requests."
+
+// Abort ends the calls still in flight, at the end of a shutdown (after
+// Drain): a ModelInfer call returns err (its code and message), and a
+// ModelStreamInfer stream sends each request it has not finished an error
+// response with err's message, then ends with err. Whatever their models
+// send later is dropped. Later calls do nothing.
+func (s *Service) Abort(err error) {
+	s.abortOnce.Do(func() {
+		s.abortErr = err
+		close(s.aborting)
 	})
 }
 
@@ -274,9 +311,9 @@ func (s *Service) ModelMetadata(_ context.Context, req *pb.ModelMetadataRequest)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	md := protocol.Metadata(s.core, m)
+	md := s.core.Metadata(m, 0)
 	resp := &pb.ModelMetadataResponse{Name: md.Name, Platform: md.Platform, Versions: md.Versions}
-	tensors := func(ts []protocol.TensorMetadata) []*pb.ModelMetadataResponse_TensorMetadata {
+	tensors := func(ts []core.TensorMetadata) []*pb.ModelMetadataResponse_TensorMetadata {
 		var out []*pb.ModelMetadataResponse_TensorMetadata
 		for _, t := range ts {
 			out = append(out, &pb.ModelMetadataResponse_TensorMetadata{Name: t.Name, Datatype: t.Datatype, Shape: t.Shape})

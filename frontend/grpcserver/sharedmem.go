@@ -3,9 +3,6 @@ package grpcserver
 import (
 	"context"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	pb "tritonhost/frontend/inferencepb"
 )
 
@@ -39,13 +36,4 @@ func (s *Service) SystemSharedMemoryUnregister(_ context.Context, req *pb.System
 		return nil, toStatus(err)
 	}
 	return &pb.SystemSharedMemoryUnregisterResponse{}, nil
-}
-
-func unimplemented(rpc, why string) error {
-	return status.Errorf(codes.Unimplemented, "%s is not supported by this server yet: %s", rpc, why)
-}
-
-// TraceSetting is not supported yet.
-func (s *Service) TraceSetting(context.Context, *pb.TraceSettingRequest) (*pb.TraceSettingResponse, error) {
-	return nil, unimplemented("TraceSetting", "request tracing is not available")
 }

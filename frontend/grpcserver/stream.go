@@ -27,6 +27,7 @@ type streamRequest struct {
 type streamEvent struct {
 	msg  *encodedMessage
 	last bool
+	sr   *streamRequest // the request it answers
 }
 
 // size is what the event holds in memory, for the stream's byte bound.
@@ -77,7 +78,9 @@ type inferStream struct {
 	// (StreamLimits.MaxPendingRequests): the reader waits for a free one.
 	slots      chan struct{}
 	readerDone chan struct{}
-	pending    atomic.Int64 // requests read whose last event is not sent yet
+	pending    atomic.Int64      // requests read whose last event is not sent yet
+	submitted  liveRequests      // requests submitted whose final response has not come: their cancellations are logged
+	traceCtx   core.TraceContext // the client's W3C trace context, for every request of the stream
 
 	sendMu     sync.Mutex            // held by whoever calls SendMsg, and by the sender while it takes a batch
 	sendClosed bool                  // under sendMu: the sender returned, nothing more goes out
@@ -86,6 +89,13 @@ type inferStream struct {
 
 	cutOnce sync.Once
 	cut     chan struct{} // closed when the stream is cut off for not reading
+
+	// live holds the requests whose last event is not sent yet, for Abort
+	// to answer (guarded by mu; taken once per request, not per response);
+	// after an abort it is nil, aborted is set, and events are dropped.
+	mu      sync.Mutex
+	live    map[*streamRequest]struct{}
+	aborted atomic.Bool
 }
 
 // ModelStreamInfer serves a bidirectional stream of requests and responses,
@@ -110,6 +120,8 @@ func (s *Service) newInferStream(stream grpc.ServerStream) *inferStream {
 		readerDone: make(chan struct{}),
 		settled:    make(chan struct{}, 1),
 		cut:        make(chan struct{}),
+		live:       map[*streamRequest]struct{}{},
+		traceCtx:   traceContext(stream.Context()),
 	}
 }
 
@@ -118,6 +130,15 @@ func (s *Service) modelStreamInferWire(stream grpc.ServerStream) error {
 	st := s.newInferStream(stream)
 	defer st.cancel()
 	lim := s.opts.Stream
+	// The client's end of the call: cancelled, past its deadline or
+	// disconnected. (A normal end stops this first: the handler returns
+	// before gRPC ends the call's context.)
+	stopWatch := context.AfterFunc(stream.Context(), func() {
+		for _, id := range st.submitted.take() {
+			s.logCancellation(streamHandlerName, id)
+		}
+	})
+	defer stopWatch()
 	go st.read()
 	sent := make(chan error, 1)
 	go func() { sent <- st.write() }()
@@ -157,12 +178,17 @@ func (st *inferStream) read() {
 func (st *inferStream) submit(in *inboundRequest) {
 	req := in.msg
 	sr := &streamRequest{header: responseHeader{model: req.GetModelName(), version: req.GetModelVersion(), id: req.GetId()}}
+	st.mu.Lock()
+	if st.live != nil {
+		st.live[sr] = struct{}{}
+	}
+	st.mu.Unlock()
 	if in.refused != nil {
 		st.refuse(sr, in.refused)
 		return
 	}
 	if st.svc.isDraining() {
-		st.refuse(sr, core.Errorf(core.CodeUnavailable, "server is shutting down"))
+		st.refuse(sr, core.Errorf(core.CodeUnavailable, ShuttingDown))
 		return
 	}
 	r, err := st.svc.resolve(in, false)
@@ -174,8 +200,11 @@ func (st *inferStream) submit(in *inboundRequest) {
 	sr.header.version = versionString(r.m.Version())
 	sr.header = sr.header.withFields() // encoded once for all the request's responses
 	r.ir.FreesResponses = true         // respond hands each response on to the wire, which frees it
+	r.ir.TraceContext = st.traceCtx
+	st.submitted.add(sr)
 	err = st.svc.core.Submit(st.ctx, r.m, r.ir, func(resp *core.Response, final bool) { st.respond(sr, r.mem.Place(resp), final) })
 	if err != nil {
+		st.submitted.remove(sr)
 		r.mem.Release()
 		st.refuse(sr, err)
 	}
@@ -190,6 +219,11 @@ func (st *inferStream) respond(sr *streamRequest, resp *core.Response, last bool
 	fin := notFinal
 	if last {
 		fin = isFinal
+		if st.submitted.remove(sr) && st.stream.Context().Err() != nil {
+			// The client's cancellation completed the request before
+			// the notification was logged.
+			st.svc.logCancellation(streamHandlerName, sr.header.id)
+		}
 	}
 	var msg *encodedMessage
 	switch {
@@ -200,13 +234,13 @@ func (st *inferStream) respond(sr *streamRequest, resp *core.Response, last bool
 	case sr.emptyFinal:
 		msg = encodeIn(&st.arena, sr.header, nil, isFinal, true, "")
 	}
-	st.push(streamEvent{msg: msg, last: last})
+	st.push(streamEvent{msg: msg, last: last, sr: sr})
 }
 
 // refuse reports a request that could not start: its error is its last
 // message.
 func (st *inferStream) refuse(sr *streamRequest, err error) {
-	st.push(streamEvent{msg: encodeIn(&st.arena, sr.header, nil, isFinal, true, err.Error()), last: true})
+	st.push(streamEvent{msg: encodeIn(&st.arena, sr.header, nil, isFinal, true, err.Error()), last: true, sr: sr})
 }
 
 // push sends an event to the client from where it was produced when it
@@ -214,6 +248,10 @@ func (st *inferStream) refuse(sr *streamRequest, err error) {
 // the stream's queue is full, at most the stall timeout: then the stream
 // is cut off. After the stream ended, events are freed.
 func (st *inferStream) push(ev streamEvent) {
+	if st.aborted.Load() { // the request was answered by abort
+		ev.free()
+		return
+	}
 	if st.sendHere(ev) {
 		return
 	}
@@ -240,6 +278,11 @@ func (st *inferStream) sendHere(ev streamEvent) bool {
 	if st.sendClosed || st.ctx.Err() != nil || st.queue.Len() > 0 || st.arena.inFlight.Load() > weight {
 		st.sendMu.Unlock()
 		return false
+	}
+	if ev.last && !st.settle(ev.sr) {
+		st.sendMu.Unlock()
+		ev.free() // abort answered the request
+		return true
 	}
 	var err error
 	if ev.msg != nil {
@@ -297,7 +340,7 @@ func (st *inferStream) write() error {
 				return nil
 			}
 			if draining == nil {
-				return status.Error(codes.Unavailable, "server is shutting down")
+				return status.Error(codes.Unavailable, ShuttingDown)
 			}
 		}
 		st.sendMu.Lock()
@@ -318,6 +361,8 @@ func (st *inferStream) write() error {
 			readerDone = nil
 		case <-draining:
 			draining = nil
+		case <-st.svc.aborting:
+			return st.abort()
 		case <-st.ctx.Done():
 			if err := st.sendErr.Load(); err != nil {
 				return *err
@@ -334,6 +379,7 @@ func (st *inferStream) sendBatch(batch []streamEvent) error {
 		if ev.last {
 			st.pending.Add(-1)
 			<-st.slots
+			st.settle(ev.sr)
 		}
 		if ev.msg != nil {
 			// gRPC frees the message, sent or not.
@@ -344,4 +390,42 @@ func (st *inferStream) sendBatch(batch []streamEvent) error {
 		}
 	}
 	return nil
+}
+
+// settle removes a request whose last event is about to be sent from
+// those abort answers; it reports false if abort has answered it already
+// (the event is then dropped).
+func (st *inferStream) settle(sr *streamRequest) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.live == nil {
+		return false
+	}
+	delete(st.live, sr)
+	return true
+}
+
+// abort answers every request whose last event is not sent yet with the
+// service's abort error, as its final response, and returns the status
+// the stream ends with. Events queued and not sent are dropped with the
+// queue; those pushed later are freed at once.
+func (st *inferStream) abort() error {
+	st.mu.Lock()
+	live := st.live
+	st.live = nil
+	st.aborted.Store(true)
+	st.mu.Unlock()
+	// Nothing goes out from where it is produced from now on; a producer
+	// sending now finishes first.
+	st.sendMu.Lock()
+	st.sendClosed = true
+	st.sendMu.Unlock()
+	err := st.svc.abortErr
+	for sr := range live {
+		// gRPC frees the message, sent or not.
+		if st.stream.SendMsg(encodeResponse(sr.header, nil, isFinal, true, err.Error())) != nil {
+			break
+		}
+	}
+	return toStatus(err)
 }

@@ -135,10 +135,11 @@ func TestStreamErrorForOneRequestKeepsTheStreamOpen(t *testing.T) {
 // stream, the backends of its running requests see the cancellation, so
 // does a queued request's if it runs at all, every request completes and
 // nothing is left behind (the harness checks the handler returned and no
-// goroutine outlived it).
+// goroutine outlived it). The server logs the notification for each
+// running request the client left waiting, at verbose level 1.
 func TestStreamCancelCancelsPendingRequests(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, setup{}, coretest.ModelDir{Name: "wait", Config: vector(decoupled)},
+	h := newHarness(t, setup{verbose: 1}, coretest.ModelDir{Name: "wait", Config: vector(decoupled)},
 		coretest.ModelDir{Name: "gated", Config: vector("")})
 	gate := coretest.NewGate(t)
 	h.p.Set("wait", coretest.Async(coretest.AwaitCancel()))
@@ -160,6 +161,10 @@ func TestStreamCancelCancelsPendingRequests(t *testing.T) {
 	// core's tests pin the queued case down.
 	if h.p.Executed("queued") && h.p.Count("queued", "Cancelled") != 1 {
 		t.Error("the queued request ran without seeing the cancellation")
+	}
+	for _, id := range []string{"w1", "w2", "busy"} { // "queued" may not have been read yet
+		line := "Cancellation notification received for ModelStreamInferHandler, request id: " + id + "\n"
+		coretest.WaitUntil(t, "the log line "+line, func() bool { return h.log.has(line) })
 	}
 }
 
@@ -237,4 +242,74 @@ func TestStreamBackPressureIsBounded(t *testing.T) {
 	st.cancel()
 	h.p.WaitCalls(t, "flood", "SendFinal", 1)
 	coretest.WaitUntil(t, "the request to complete", func() bool { return h.srv.LiveRequests() == 0 })
+}
+
+// TestAbortAnswersWhatIsInFlight: after Drain, Abort gives every request
+// still in flight its error: a stream sends each of its unfinished
+// requests an error response, final, and ends with the error's code; a
+// unary call returns it. What the backend sends afterwards is dropped.
+func TestAbortAnswersWhatIsInFlight(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{service: grpcserver.Options{Stream: grpcserver.StreamLimits{MaxResponses: 1}}},
+		coretest.ModelDir{Name: "gated", Config: vector(`instance_group [ { count: 2 kind: KIND_CPU } ]`)},
+		coretest.ModelDir{Name: "dec", Config: vector(decoupled)})
+	gate := coretest.NewGate(t)
+	h.p.Set("gated", coretest.Gated(gate, coretest.Echo()))
+	h.p.Set("dec", coretest.Answering(coretest.Then(coretest.Send(false), coretest.After(gate, coretest.SendFinal()))))
+	st := h.open(t, true)
+	st.send(request("gated", "a", 1), request("dec", "b", 2))
+	if m := st.recv(); describe(m) != "b - false" {
+		t.Fatalf("first message %s, want b's first response", describe(m))
+	}
+	unary := make(chan error, 1)
+	go func() {
+		_, err := h.client.ModelInfer(t.Context(), request("gated", "u", 3))
+		unary <- err
+	}()
+	h.p.Reached(t, "a", "u")
+	h.svc.Drain()
+	reason := core.Errorf(core.CodeUnavailable, "given up at the exit timeout")
+	h.svc.Abort(reason)
+	got := map[string]string{}
+	for range 2 {
+		m := st.recv()
+		got[m.GetInferResponse().GetId()] = describe(m)
+	}
+	for _, id := range []string{"a", "b"} {
+		if want := id + " error: given up at the exit timeout (final=true)"; got[id] != want {
+			t.Errorf("request %s: %q, want %q", id, got[id], want)
+		}
+	}
+	if err := st.ended(); status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "given up at the exit timeout") {
+		t.Errorf("the stream ended with %v, want UNAVAILABLE with the reason", err)
+	}
+	if err := <-unary; status.Code(err) != codes.Unavailable || status.Convert(err).Message() != "given up at the exit timeout" {
+		t.Errorf("the unary call: %v, want UNAVAILABLE with the reason", err)
+	}
+	gate.Open() // the backend answers now: nothing is sent, and the cleanup finds nothing left
+}
+
+// TestStreamNonDecoupledModelSendsItsFirstResponseOnly: a model that is
+// not decoupled but streams (Triton's repeat backend without
+// model_transaction_policy, as Triton's gRPC state-cleanup test runs it)
+// gets exactly one message on ModelStreamInfer, its first response, final;
+// the others are dropped. ModelInfer answers with the same first response.
+func TestStreamNonDecoupledModelSendsItsFirstResponseOnly(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{}, coretest.ModelDir{Name: "chatty", Config: vector("")})
+	h.p.Set("chatty", coretest.Async(coretest.Stream(4)))
+	st := h.open(t, true)
+	st.send(request("chatty", "0", 100, 101, 102, 103))
+	if got := describe(st.recv()); got != "0 0 true" {
+		t.Errorf("message %q, want the first response (index 0), final", got)
+	}
+	h.p.WaitCalls(t, "0", "Drop", 1)
+	st.s.CloseSend()
+	if err := st.ended(); err != io.EOF {
+		t.Errorf("stream ended with %v, want EOF after one message", err)
+	}
+	resp, err := h.client.ModelInfer(t.Context(), request("chatty", "1", 5))
+	if err != nil || resp.GetParameters()[coretest.IndexParam].GetInt64Param() != 0 {
+		t.Errorf("ModelInfer: %v, %v; want the first response", resp, err)
+	}
 }

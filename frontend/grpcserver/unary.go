@@ -45,16 +45,18 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 		return nil, h, toStatus(in.refused)
 	}
 	if s.isDraining() {
-		return nil, h, status.Error(codes.Unavailable, "server is shutting down")
+		return nil, h, status.Error(codes.Unavailable, ShuttingDown)
 	}
 	r, err := s.resolve(in, true)
 	if err != nil {
 		return nil, h, toStatus(err)
 	}
 	m, ir := r.m, r.ir
+	ir.TraceContext = traceContext(ctx)
 	h = responseHeader{model: m.Name(), version: versionString(m.Version()), id: ir.ID}
 	ir.FreesResponses = true // the handler or the wire frees the response
-	ir.Inline = true         // an idle instance executes it on this goroutine: no hand-off there and back
+	// Not Submission.Inline: a handler executing its request could not
+	// answer the client at the server's abort time while the backend runs.
 	res := &unaryResult{done: make(chan *core.Response, 1)}
 	err = s.core.Submit(ctx, m, ir, func(resp *core.Response, final bool) {
 		if final {
@@ -78,7 +80,11 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 		return resp, h, nil
 	case <-ctx.Done():
 		res.abandon()
+		s.logCancellation(unaryHandlerName, ir.ID)
 		return nil, h, status.FromContextError(ctx.Err()).Err()
+	case <-s.aborting:
+		res.abandon()
+		return nil, h, toStatus(s.abortErr)
 	}
 }
 

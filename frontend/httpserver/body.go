@@ -59,11 +59,15 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 }
 
 // bodyError turns a failed read into the answer: 413 when the body was
-// over the bound, 400 otherwise.
+// over the bound, 408 when it came too slowly, 400 otherwise.
 func bodyError(err error, max int64, what string) error {
 	var mb *http.MaxBytesError
 	if errors.As(err, &mb) {
 		return tooLarge("request body", -1, max)
+	}
+	var he *httpError
+	if errors.As(err, &he) { // the body came too slowly (bodytime.go)
+		return he
 	}
 	return &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("%s: %v", what, err)}
 }

@@ -1,40 +1,40 @@
 package httpserver
 
 import (
-	"bytes"
+	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 
 	"tritonhost/core"
-	"tritonhost/frontend/protocol"
 )
 
-// The generate extension: a JSON object whose members name the model's
-// inputs (name -> value or array of values) or, when they name none,
-// request parameters; the object "parameters" holds more of either. The
-// response is a JSON object of model_name, model_version and the outputs,
-// each a value (one element) or a flat array.
+// The generate extension: the request is read as generate_request.go says;
+// each response is a JSON object of model_name, model_version, the request
+// id when there is one, the response parameters and the outputs, each a
+// value (one element) or a flat array. /generate serves any model, decoupled
+// or not, but answers only a request that got exactly one response, as
+// Triton's; /generate_stream sends every response as an event.
 
-// generate serves POST .../generate: one response, on a model that is not
-// decoupled.
+// errGenerateNotOne is Triton's error for a /generate request that got no
+// response, or several.
+func errGenerateNotOne() error {
+	return core.Errorf(core.CodeInternal, "generate expects model to produce exactly 1 response, use generate stream for model that generates various number of responses")
+}
+
+// generate serves POST .../generate: one response, from any model.
 func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 	m, req, err := s.generateRequest(w, r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	if m.Decoupled() {
-		writeError(w, errDecoupled())
-		return
-	}
-	resp, err := s.runOnce(r, m, req, nil)
+	resp, err := s.runGenerate(r, m, req)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	render := func(j *jsonWriter) error { return renderGenerateJSON(j, m, resp) }
+	render := func(j *jsonWriter) error { return renderGenerateJSON(j, m, req.ID, resp) }
 	event, size, err := renderJSON(render)
 	if err != nil {
 		writeError(w, err)
@@ -51,117 +51,77 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 	_ = streamJSON(w, render)
 }
 
-// generateRequest resolves the model and decodes the generate body.
+// runGenerate submits req to m and waits for the request to end (or the
+// client to go away). It returns the request's one response, or Triton's
+// error when there was none or more than one; those after the first are
+// dropped as they come.
+func (s *Server) runGenerate(r *http.Request, m *core.Model, req *core.Submission) (*core.Response, error) {
+	type outcome struct {
+		first *core.Response
+		n     int
+	}
+	var got outcome // written by the response calls, which never overlap
+	done := make(chan outcome, 1)
+	err := s.core.Submit(r.Context(), m, req, func(resp *core.Response, final bool) {
+		if resp != nil {
+			if got.n++; got.n == 1 {
+				got.first = resp
+			}
+		}
+		if final {
+			done <- got
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case res := <-done:
+		switch {
+		case res.n != 1:
+			return nil, errGenerateNotOne()
+		case res.first.Err != nil:
+			return nil, res.first.Err
+		}
+		return res.first, nil
+	case <-r.Context().Done():
+		return nil, core.Errorf(core.CodeCancelled, "request %q to model %q: the client went away", req.ID, m.Name())
+	}
+}
+
+// generateRequest resolves the model and decodes the generate body, in
+// Triton's order: the model version, the model, the body's encoding (the
+// generate routes take none), then the JSON.
 func (s *Server) generateRequest(w http.ResponseWriter, r *http.Request) (*core.Model, *core.Submission, error) {
-	m, body, err := s.inferenceBody(w, r)
+	if s.isDraining() {
+		return nil, nil, core.Errorf(core.CodeUnavailable, "server is shutting down")
+	}
+	m, err := s.model(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if enc := r.Header.Get("Content-Encoding"); enc != "" && enc != "identity" {
+		return nil, nil, core.Errorf(core.CodeInvalidArg, "Unsupported content-encoding, only 'identity' is supported.")
+	}
+	body, err := readBody(w, r, s.opts.MaxInputBytes)
 	if err != nil {
 		return nil, nil, err
 	}
 	req, err := decodeGenerate(m, body)
-	return m, req, err
-}
-
-// decodeGenerate turns a generate body into a request of m.
-func decodeGenerate(m *core.Model, body []byte) (*core.Submission, error) {
-	bad := func(format string, args ...any) error {
-		return core.Errorf(core.CodeInvalidArg, "model %q: %s", m.Name(), fmt.Sprintf(format, args...))
-	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(body, &members); err != nil || members == nil {
-		return nil, bad("the generate request must be a JSON object (%v)", err)
-	}
-	var params map[string]json.RawMessage
-	if raw, ok := members["parameters"]; ok {
-		if err := json.Unmarshal(raw, &params); err != nil {
-			return nil, bad("\"parameters\" must be a JSON object (%v)", err)
-		}
-		delete(members, "parameters")
-	}
-	if err := checkGenerateCounts(m, members, params); err != nil {
-		return nil, fmt.Errorf("model %q: %w", m.Name(), err)
-	}
-	req := &core.Submission{Model: m.Name(), Version: m.Version()}
-	var opts protocol.Options
-	for _, group := range []map[string]json.RawMessage{members, params} {
-		for _, name := range sortedKeys(group) {
-			raw := group[name]
-			if dt, ok := protocol.InputType(m, name); ok {
-				in, err := generateInput(m, name, dt, raw)
-				if err != nil {
-					return nil, err
-				}
-				req.Inputs = append(req.Inputs, in)
-				continue
-			}
-			v, err := parameterValue(raw)
-			if err == nil {
-				err = protocol.ApplyParameter(req, &opts, name, v)
-			}
-			if err != nil {
-				return nil, bad("%q is neither an input of the model nor a valid parameter: %v", name, err)
-			}
-		}
-	}
-	return req, nil
-}
-
-// checkGenerateCounts refuses a generate request past the protocols'
-// bounds: the members naming inputs of m are its inputs, every other
-// member and everything under "parameters" its parameters.
-func checkGenerateCounts(m *core.Model, members, params map[string]json.RawMessage) error {
-	inputs := 0
-	for name := range members {
-		if _, ok := protocol.InputType(m, name); ok {
-			inputs++
-		}
-	}
-	for name := range params {
-		if _, ok := protocol.InputType(m, name); ok {
-			inputs++
-		}
-	}
-	if inputs > protocol.MaxRequestTensors {
-		return protocol.TooMany("the request", inputs, "inputs", protocol.MaxRequestTensors)
-	}
-	if n := len(members) + len(params) - inputs; n > protocol.MaxRequestParameters {
-		return protocol.TooMany("the request", n, "parameters", protocol.MaxRequestParameters)
-	}
-	return nil
-}
-
-// generateInput decodes one input's values; its shape is the nesting of
-// the arrays ([1] for a lone value), with a batch dimension of 1 in front
-// when the model batches and the configuration's dims call for it.
-func generateInput(m *core.Model, name string, dt core.DataType, raw json.RawMessage) (core.Input, error) {
-	max := m.MaxTensorBytes() / 4
-	if size := int64(dt.ByteSize()); size > 0 {
-		max = m.MaxTensorBytes() / size
-	}
-	t, err := decodeValues(dt, bytes.TrimSpace(raw), max)
 	if err != nil {
-		return core.Input{}, core.Errorf(core.CodeInvalidArg, "model %q: input %q: %v", m.Name(), name, err)
+		return nil, nil, err
 	}
-	shape := t.shape
-	if shape == nil {
-		shape = []int64{1}
-	}
-	if m.MaxBatchSize() > 0 {
-		for _, in := range m.Config().GetInput() {
-			if in.GetName() == name && len(in.GetDims()) == len(shape) {
-				shape = append([]int64{1}, shape...)
-			}
-		}
-	}
-	return core.NewInput(name, dt, shape, t.data), nil
+	req.TraceContext = traceContext(r)
+	return m, req, nil
 }
 
 // generateEvent renders one response as a Server-Sent Event whose data is
 // the generate extension's JSON object, whole in memory, in a buffer of
 // its exact size.
-func generateEvent(m *core.Model, resp *core.Response) ([]byte, error) {
+func generateEvent(m *core.Model, id string, resp *core.Response) ([]byte, error) {
 	render := func(j *jsonWriter) error {
 		j.buf = append(j.buf, "data: "...)
-		if err := renderGenerateJSON(j, m, resp); err != nil {
+		if err := renderGenerateJSON(j, m, id, resp); err != nil {
 			return err
 		}
 		j.buf = append(j.buf, "\n\n"...)
@@ -177,31 +137,88 @@ func generateEvent(m *core.Model, resp *core.Response) ([]byte, error) {
 }
 
 // renderGenerateJSON renders one response as the generate extension's
-// JSON object.
-func renderGenerateJSON(j *jsonWriter, m *core.Model, resp *core.Response) error {
+// JSON object; what JSON cannot carry is refused with Triton's words.
+func renderGenerateJSON(j *jsonWriter, m *core.Model, id string, resp *core.Response) error {
 	b := append(j.buf, `{"model_name":`...)
 	b = appendJSONString(b, m.Name())
 	b = append(b, `,"model_version":`...)
 	b = appendJSONString(b, strconv.FormatInt(m.Version(), 10))
-	for _, o := range resp.Outputs {
+	if id != "" {
+		b = append(b, `,"id":`...)
+		b = appendJSONString(b, id)
+	}
+	for _, p := range resp.Parameters {
 		b = append(b, ',')
-		b = appendJSONString(b, o.Name)
+		b = appendJSONString(b, p.Name)
 		b = append(b, ':')
-		one := core.ElementCount(o.Shape) == 1
-		if !one {
-			b = append(b, '[')
-		}
-		j.buf = b
-		if err := writeValues(j, o.DataType, o.Data); err != nil {
-			return core.Errorf(core.CodeInvalidArg, "model %q: output %q: %v", m.Name(), o.Name, err)
-		}
-		b = j.buf
-		if !one {
-			b = append(b, ']')
+		switch p.Type {
+		case core.ParamBool:
+			b = strconv.AppendBool(b, p.Bool)
+		case core.ParamInt:
+			b = strconv.AppendInt(b, p.Int, 10)
+		case core.ParamDouble:
+			b = appendFloat(b, p.Double, 64)
+		case core.ParamString:
+			b = appendJSONString(b, p.String)
+		default:
+			return core.Errorf(core.CodeUnsupported, "Response parameter '%s' has type 'TRITONSERVER_PARAMETER_BYTES' which is not currently supported", p.Name)
 		}
 	}
-	j.buf = append(b, '}')
+	j.buf = b
+	for _, o := range resp.Outputs {
+		if err := writeGenerateOutput(j, o); err != nil {
+			return err
+		}
+	}
+	j.buf = append(j.buf, '}')
 	return nil
+}
+
+// writeGenerateOutput writes one output as a member: its value when it has
+// one element, else a flat array of its values.
+func writeGenerateOutput(j *jsonWriter, o core.Output) error {
+	switch o.DataType {
+	case core.TypeFP16, core.TypeBF16:
+		return core.Errorf(core.CodeInvalidArg, "sending %s data via JSON is not supported. Please use the binary data format for output", o.DataType)
+	case core.TypeInvalid:
+		return core.Errorf(core.CodeInvalidArg, "Invalid data type for output tensor")
+	}
+	count := core.ElementCount(o.Shape)
+	if !outputFillsShape(o, count) {
+		return core.Errorf(core.CodeInternal, "output tensor shape does not match size of output for '%s'", o.Name)
+	}
+	j.buf = append(j.buf, ',')
+	j.buf = appendJSONString(j.buf, o.Name)
+	j.buf = append(j.buf, ':')
+	one := count == 1
+	if !one {
+		j.buf = append(j.buf, '[')
+	}
+	if err := writeValues(j, o.DataType, o.Data); err != nil {
+		return core.Errorf(core.CodeInternal, "output tensor shape does not match size of output for '%s'", o.Name)
+	}
+	if !one {
+		j.buf = append(j.buf, ']')
+	}
+	return nil
+}
+
+// outputFillsShape reports whether an output's data holds exactly count
+// elements of its type.
+func outputFillsShape(o core.Output, count int64) bool {
+	if o.DataType != core.TypeBytes {
+		return int64(len(o.Data)) == count*int64(o.DataType.ByteSize())
+	}
+	n, data := int64(0), o.Data
+	for len(data) >= 4 {
+		l := int64(binary.LittleEndian.Uint32(data))
+		if int64(len(data)-4) < l {
+			return false
+		}
+		data = data[4+l:]
+		n++
+	}
+	return len(data) == 0 && n == count
 }
 
 func appendJSONString(b []byte, s string) []byte {

@@ -43,9 +43,11 @@ func TestGenerateStreamSendsOneEventPerResponseAndEnds(t *testing.T) {
 	h := newHarness(t, setup{}, coretest.ModelDir{Name: "stream", Config: vector(decoupled)})
 	h.p.Set("stream", coretest.Answering(coretest.Stream(3)))
 	status, ctype, got := events(t, h, "/v2/models/stream/generate_stream", `{"INPUT0":[4,2],"parameters":{"temperature":0.5}}`)
-	want := `{"model_name":"stream","model_version":"1","OUTPUT0":[4,2]}`
-	if status != 200 || ctype != "text/event-stream; charset=utf-8" || len(got) != 3 || got[0] != want || got[2] != want {
-		t.Fatalf("stream: %d %q %q, want three events %s", status, ctype, got, want)
+	want := func(i int) string {
+		return `{"model_name":"stream","model_version":"1","index":` + strconv.Itoa(i) + `,"OUTPUT0":[4,2]}`
+	}
+	if status != 200 || ctype != "text/event-stream; charset=utf-8" || len(got) != 3 || got[0] != want(0) || got[2] != want(2) {
+		t.Fatalf("stream: %d %q %q, want three events %s ...", status, ctype, got, want(0))
 	}
 }
 
@@ -72,10 +74,11 @@ func TestGenerateStreamErrorEventsAndRefusals(t *testing.T) {
 		words      []string
 	}{
 		{"/v2/models/nope/generate_stream", `{}`, 404, []string{"nope"}},
-		{"/v2/models/echo/generate_stream", `[1]`, 400, []string{"JSON object"}},
-		{"/v2/models/echo/generate_stream", `{"INPUT0":["x"]}`, 400, []string{"INPUT0", "not a number"}},
-		{"/v2/models/echo/generate_stream", `{"other":{"a":1}}`, 400, []string{"other", "neither an input"}},
-		{"/v2/models/fails/generate", `{"INPUT0":[1]}`, 501, []string{"HTTP end point doesn't support models with decoupled transaction policy"}},
+		{"/v2/models/echo/generate_stream", `[1]`, 500, []string{"attempt to get members for non-object"}},
+		{"/v2/models/echo/generate_stream", `{"INPUT0":["x"]}`, 500, []string{"Unable to parse 'data': attempt to access JSON non-signed-integer as signed-integer"}},
+		{"/v2/models/echo/generate_stream", `{"other":{"a":1}}`, 400, []string{"parameter 'other' has invalid type"}},
+		// A decoupled model that sent more than one response.
+		{"/v2/models/fails/generate", `{"INPUT0":[1]}`, 500, []string{"generate expects model to produce exactly 1 response"}},
 	} {
 		status, _, body := h.call(t, "POST", tt.path, []byte(tt.body))
 		wantError(t, tt.path+" "+tt.body, status, body, tt.status, tt.words...)

@@ -36,6 +36,7 @@ type harness struct {
 
 type setup struct {
 	opts      httpserver.Options
+	tracer    core.Tracer // the core server's
 	explicit  bool
 	connState func(net.Conn, http.ConnState) // observes the server's connections
 }
@@ -47,11 +48,15 @@ func newHarness(t *testing.T, cfg setup, models ...coretest.ModelDir) *harness {
 	t.Helper()
 	h := &harness{p: coretest.NewProvider(), log: &syncLog{}}
 	logger := serverlog.New(h.log)
-	h.srv = coretest.Serve(t, core.Options{Backends: h.p, ExplicitModelControl: cfg.explicit, Logger: logger}, models...)
+	h.srv = coretest.Serve(t, core.Options{Backends: h.p, ExplicitModelControl: cfg.explicit, Logger: logger, Tracer: cfg.tracer}, models...)
 	h.http = httpserver.New(h.srv, cfg.opts)
 	h.ts = httptest.NewUnstartedServer(nil)
 	h.ts.Config = h.http.NewHTTPServer()
-	h.ts.Config.ConnState = cfg.connState
+	if hook := cfg.connState; hook != nil {
+		track := h.ts.Config.ConnState
+		h.ts.Config.ConnState = func(c net.Conn, st http.ConnState) { track(c, st); hook(c, st) }
+	}
+	h.ts.Listener = h.http.Listen(h.ts.Listener)
 	coretest.Track(t, h.ts.Start)
 	t.Cleanup(func() {
 		h.http.Drain()

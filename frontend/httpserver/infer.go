@@ -58,6 +58,7 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	call.req.TraceContext = traceContext(r)
 	resp, err := s.runOnce(r, m, call.req, call.mem)
 	if err != nil {
 		writeError(w, err)
@@ -95,7 +96,8 @@ func (s *Server) runOnce(r *http.Request, m *core.Model, req *core.Submission, m
 	if mem.Used() {
 		req.Finished = mem.Release
 	}
-	req.Inline = true // an idle instance executes it on this goroutine: no hand-off there and back
+	// Not Submission.Inline: a handler executing its request could not
+	// answer the client at the server's abort time while the backend runs.
 	done := make(chan *core.Response, 1)
 	err := s.core.Submit(r.Context(), m, req, func(resp *core.Response, final bool) {
 		if final {
@@ -117,6 +119,8 @@ func (s *Server) runOnce(r *http.Request, m *core.Model, req *core.Submission, m
 		return resp, nil
 	case <-r.Context().Done():
 		return nil, core.Errorf(core.CodeCancelled, "request %q to model %q: the client went away", req.ID, m.Name())
+	case <-s.aborting:
+		return nil, s.abortErr
 	}
 }
 

@@ -53,7 +53,7 @@ func (s *Server) modelMetadata(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, protocol.Metadata(s.core, m))
+	writeJSON(w, http.StatusOK, s.core.Metadata(m, 0))
 }
 
 // modelReady answers 200 when the model version can take requests;
@@ -92,7 +92,7 @@ func (s *Server) statistics(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, encodeStatistics(stats))
+	writeJSON(w, http.StatusOK, core.NewStatisticsReport(stats))
 }
 
 // logging answers the log settings (GET), or changes them first (POST, a

@@ -92,23 +92,27 @@ func loadOptions(params map[string]json.RawMessage) (core.LoadOptions, error) {
 }
 
 // unload unloads a model (explicit model control). Its parameter
-// "unload_dependents", a bool, is accepted: no model depends on another
-// here (there are no ensembles), so it changes nothing. Other parameters
-// are ignored, as Triton ignores them.
+// "unload_dependents", a bool, unloads with it the models its steps run
+// that no other loaded ensemble runs (core.UnloadModelAndDependents).
+// Other parameters are ignored, as Triton ignores them.
 func (s *Server) unload(w http.ResponseWriter, r *http.Request) {
 	var req repositoryRequest
 	if err := s.readJSON(w, r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
+	var dependents bool
 	if raw, ok := req.Parameters["unload_dependents"]; ok {
-		var v bool
-		if err := json.Unmarshal(raw, &v); err != nil {
+		if err := json.Unmarshal(raw, &dependents); err != nil {
 			writeError(w, core.Errorf(core.CodeInvalidArg, "Unable to parse 'unload_dependents': expected a bool"))
 			return
 		}
 	}
-	if err := s.core.UnloadModel(r.Context(), r.PathValue("model")); err != nil {
+	unload := s.core.UnloadModel
+	if dependents {
+		unload = s.core.UnloadModelAndDependents
+	}
+	if err := unload(r.Context(), r.PathValue("model")); err != nil {
 		writeError(w, err)
 		return
 	}

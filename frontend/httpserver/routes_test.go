@@ -266,7 +266,7 @@ func TestUnknownAndUnsupportedRoutes(t *testing.T) {
 	wantError(t, "unknown route", status, body, 404, "/v2/nothing/here")
 	for _, path := range []string{"/v2/trace/setting", "/v2/models/m/trace/setting"} {
 		status, _, body := h.call(t, "POST", path, nil)
-		wantError(t, path, status, body, 501, "not supported")
+		wantError(t, path+" on a server without a tracer", status, body, 503, "the server does not support tracing")
 	}
 	status, _, body = h.call(t, "DELETE", "/v2/health/live", nil)
 	wantError(t, "DELETE /v2/health/live", status, body, 404, "DELETE")

@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"tritonhost/core"
 	"tritonhost/frontend/protocol"
 	"tritonhost/frontend/sharedmem"
+	"tritonhost/trace"
 )
 
 // Defaults of Options.
@@ -17,6 +19,9 @@ const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout       = 5 * time.Minute
 	DefaultWriteTimeout      = 5 * time.Minute
+	DefaultReadBodyTimeout   = 10 * time.Second
+	DefaultReadBodyMinRate   = 16 << 10
+	DefaultMaxConnections    = 4096
 )
 
 // Options configure a Server. Zero fields take the defaults named.
@@ -52,11 +57,31 @@ type Options struct {
 	// WriteTimeout is how long writing one response (not an event stream)
 	// may take (default DefaultWriteTimeout); then the connection is closed.
 	WriteTimeout time.Duration
+	// ReadBodyTimeout and ReadBodyMinRate bound the reading of a request
+	// body (bodytime.go): it must have arrived ReadBodyTimeout after the
+	// header (default 10s), plus 1s for every ReadBodyMinRate bytes of it
+	// (default 16 KiB: 128 kbit/s, slower than any link a client of an
+	// inference server uploads over). A client that sends slower, or stops,
+	// is answered 408 and disconnected: a chunked body without an end, or
+	// one trickled a byte at a time, holds a connection no longer.
+	ReadBodyTimeout time.Duration
+	ReadBodyMinRate int64
+	// MaxConnections bounds the connections the server holds at once
+	// (default DefaultMaxConnections), far below the process's open-file
+	// limit so that a flood of connections cannot starve the other
+	// endpoints of descriptors. Past it, new connections wait in the
+	// kernel's queue for one to close, and idle kept-alive connections are
+	// closed to make room (Listen).
+	MaxConnections int
 	// Stream bounds one /generate_stream event stream.
 	Stream StreamLimits
 	// Restricted limits categories of routes to clients that send a header
 	// with a value (Triton's --http-restricted-api); nil restricts nothing.
 	Restricted *protocol.Restrictions
+	// Trace, if set, is the server's tracer, whose settings the trace
+	// routes read and change (nil: they answer that the server does not
+	// trace).
+	Trace *trace.Manager
 }
 
 // StreamLimits bound one Server-Sent Events stream, as the gRPC frontend's
@@ -83,10 +108,14 @@ type Server struct {
 	opts    Options
 	logs    *protocol.LogControl
 	mux     *http.ServeMux
-	handler http.Handler // mux behind the restricted-API check
+	handler http.Handler // mux behind the restricted-API check, with request bodies timed
+	conns   *connLimiter
 
 	drainOnce sync.Once
 	draining  chan struct{} // closed when the server starts shutting down
+	abortOnce sync.Once
+	aborting  chan struct{} // closed when the requests still in flight are given up
+	abortErr  error         // what they are told (set before aborting is closed)
 }
 
 // New returns a server over srv.
@@ -99,6 +128,9 @@ func New(srv *core.Server, opts Options) *Server {
 	setDefault(&opts.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	setDefault(&opts.IdleTimeout, DefaultIdleTimeout)
 	setDefault(&opts.WriteTimeout, DefaultWriteTimeout)
+	setDefault(&opts.ReadBodyTimeout, DefaultReadBodyTimeout)
+	setDefault(&opts.ReadBodyMinRate, DefaultReadBodyMinRate)
+	setDefault(&opts.MaxConnections, DefaultMaxConnections)
 	setDefault(&opts.Stream.MaxResponses, protocol.DefaultStreamMaxResponses)
 	setDefault(&opts.Stream.MaxResponseBytes, protocol.DefaultStreamMaxResponseBytes)
 	setDefault(&opts.Stream.StallTimeout, protocol.DefaultStreamStallTimeout)
@@ -109,9 +141,10 @@ func New(srv *core.Server, opts Options) *Server {
 	if logs == nil {
 		logs = protocol.NewLogControl(srv.Logger(), false)
 	}
-	s := &Server{core: srv, opts: opts, logs: logs, draining: make(chan struct{})}
+	s := &Server{core: srv, opts: opts, logs: logs, draining: make(chan struct{}), aborting: make(chan struct{})}
 	s.mux = s.routes()
-	s.handler = restricted(s.mux, opts.Restricted)
+	s.handler = s.timeBodies(restricted(s.mux, opts.Restricted))
+	s.conns = newConnLimiter(opts.MaxConnections)
 	return s
 }
 
@@ -125,22 +158,40 @@ func setDefault[T int | int64 | time.Duration](v *T, def T) {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // NewHTTPServer returns an http.Server for the handler, with the header,
-// idle and size bounds of the options applied. (Bodies and responses are
-// bounded by the handlers themselves, as an event stream may rightly last
-// long.)
+// idle and size bounds of the options applied, and the connection
+// tracking that Listen needs. (Responses are bounded by the handlers
+// themselves, as an event stream may rightly last long.) Serve it on the
+// listener Listen returns.
 func (s *Server) NewHTTPServer() *http.Server {
 	return &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    s.opts.MaxHeaderBytes,
+		ConnState:         s.conns.track,
 	}
 }
+
+// Listen returns lis bounded to MaxConnections open connections (see
+// Options.MaxConnections), for the http.Server of NewHTTPServer.
+func (s *Server) Listen(lis net.Listener) net.Listener { return s.conns.wrap(lis) }
 
 // Drain starts a graceful shutdown: health and readiness fail, and new
 // inference requests are refused with 503; event streams in progress end
 // once their requests complete.
 func (s *Server) Drain() { s.drainOnce.Do(func() { close(s.draining) }) }
+
+// Abort ends the requests still in flight, at the end of a shutdown
+// (after Drain): an infer or generate request is answered with err
+// (Triton's error object, with err's status), and a generate_stream sends
+// err as its last event, {"error": "..."}. Whatever their models send
+// later is dropped. Later calls do nothing.
+func (s *Server) Abort(err error) {
+	s.abortOnce.Do(func() {
+		s.abortErr = err
+		close(s.aborting)
+	})
+}
 
 func (s *Server) isDraining() bool {
 	select {
@@ -166,7 +217,8 @@ func (s *Server) routes() *http.ServeMux {
 		mux.HandleFunc("POST "+base+"/infer", s.infer)
 		mux.HandleFunc("POST "+base+"/generate", s.generate)
 		mux.HandleFunc("POST "+base+"/generate_stream", s.generateStream)
-		mux.HandleFunc(base+"/trace/setting", s.unsupported("trace settings", "request tracing is not available"))
+		// Trace settings are per model; Triton accepts and ignores a version.
+		mux.HandleFunc(base+"/trace/setting", s.traceSetting)
 	}
 	mux.HandleFunc("POST /v2/repository/index", s.repositoryIndex)
 	mux.HandleFunc("POST /v2/repository/models/{model}/load", s.load)
@@ -175,18 +227,12 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /v2/repository/{repository}/models/{model}/{action}", s.namedRepository)
 	mux.HandleFunc("GET /v2/logging", s.logging)
 	mux.HandleFunc("POST /v2/logging", s.logging)
-	mux.HandleFunc("/v2/trace/setting", s.unsupported("trace settings", "request tracing is not available"))
+	mux.HandleFunc("/v2/trace/setting", s.traceSetting)
 	s.sharedMemoryRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, core.Errorf(core.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})
 	return mux
-}
-
-func (s *Server) unsupported(what, why string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, core.Errorf(core.CodeUnsupported, "%s are not supported by this server: %s", what, why))
-	}
 }
 
 // setWriteDeadline bounds the writing of the response from now on.

@@ -12,10 +12,12 @@ import (
 )
 
 // sseEvent is one Server-Sent Event, encoded ("data: {...}\n\n"; nil when
-// the response sends nothing), and whether it is the request's last.
+// the response sends nothing), whether it is the request's last, and the
+// HTTP status it calls for when it is the stream's first (0: 200).
 type sseEvent struct {
-	data []byte
-	last bool
+	data   []byte
+	last   bool
+	status int
 }
 
 func (ev sseEvent) size() int { return len(ev.data) }
@@ -27,6 +29,7 @@ func (ev sseEvent) size() int { return len(ev.data) }
 type eventStream struct {
 	s      *Server
 	m      *core.Model
+	id     string // the request's id
 	queue  *sendqueue.Queue[sseEvent]
 	ctx    context.Context // ends when the handler returns: cancels the request
 	cancel context.CancelFunc
@@ -37,9 +40,12 @@ type eventStream struct {
 
 // generateStream serves POST .../generate_stream: every response of the
 // request as an event, for any model, decoupled or not. A request refused
-// before it runs is answered with a JSON error and its status, as Triton;
-// once the stream started, an error is an event {"error": "..."}, and the
-// stream ends after the request's last response.
+// before it runs is answered with a JSON error and its status, as Triton.
+// As Triton's, the stream starts with the first response, and takes its
+// status from it: an error response gets the status of its code (its
+// event {"error": "..."} in the body); a later error is an event of the
+// same kind in a stream already answered 200. The stream ends after the
+// request's last response.
 func (s *Server) generateStream(w http.ResponseWriter, r *http.Request) {
 	m, req, err := s.generateRequest(w, r)
 	if err != nil {
@@ -49,34 +55,43 @@ func (s *Server) generateStream(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	lim := s.opts.Stream
-	st := &eventStream{s: s, m: m, ctx: ctx, cancel: cancel, cut: make(chan struct{}),
+	st := &eventStream{s: s, m: m, id: req.ID, ctx: ctx, cancel: cancel, cut: make(chan struct{}),
 		queue: sendqueue.New(lim.MaxResponses, lim.MaxResponseBytes, lim.StallTimeout, sseEvent.size, nil)}
 	if err := s.core.Submit(ctx, m, req, st.respond); err != nil {
 		writeError(w, err)
 		return
 	}
+	st.write(w)
+}
+
+// start sends the stream's header with the first event's status.
+func (st *eventStream) start(w http.ResponseWriter, first sseEvent) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	st.write(w)
+	status := first.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.WriteHeader(status)
 }
 
 // respond encodes a response on the thread that produced it and queues it.
 // A flags-only final sends nothing.
 func (st *eventStream) respond(resp *core.Response, last bool) {
-	var data []byte
-	switch {
-	case resp != nil && resp.Err != nil:
-		data = sseData(appendJSONString([]byte(`{"error":`), resp.Err.Error()), '}')
-	case resp != nil:
-		var err error
-		if data, err = generateEvent(st.m, resp); err != nil {
-			data = sseData(appendJSONString([]byte(`{"error":`), err.Error()), '}')
+	ev := sseEvent{last: last}
+	if resp != nil {
+		err := resp.Err
+		if err == nil {
+			ev.data, err = generateEvent(st.m, st.id, resp)
+		}
+		if err != nil {
+			ev.data = sseData(appendJSONString([]byte(`{"error":`), err.Error()), '}')
+			ev.status = StatusOf(err)
 		}
 	}
-	if err := st.queue.Push(sseEvent{data: data, last: last}, st.ctx.Done()); errors.Is(err, sendqueue.ErrStalled) {
+	if err := st.queue.Push(ev, st.ctx.Done()); errors.Is(err, sendqueue.ErrStalled) {
 		st.cutOff()
 	}
 }
@@ -117,10 +132,14 @@ func (st *eventStream) writeFailed(err error) {
 // within the stall timeout.
 func (st *eventStream) write(w http.ResponseWriter) {
 	rc := http.NewResponseController(w)
-	_ = rc.Flush()
+	started := false
 	for {
 		batch := st.queue.Take()
 		if len(batch) > 0 {
+			if !started {
+				st.start(w, batch[0])
+				started = true
+			}
 			st.s.setWriteDeadline(w, st.s.opts.Stream.StallTimeout)
 			last := false
 			for _, ev := range batch {
@@ -148,6 +167,12 @@ func (st *eventStream) write(w http.ResponseWriter) {
 		case <-st.cut:
 			return
 		case <-st.ctx.Done():
+			return
+		case <-st.s.aborting:
+			st.s.setWriteDeadline(w, st.s.opts.Stream.StallTimeout)
+			if _, err := w.Write(sseData(appendJSONString([]byte(`{"error":`), st.s.abortErr.Error()), '}')); err == nil {
+				_ = rc.Flush()
+			}
 			return
 		}
 	}

@@ -3,6 +3,7 @@ package metricsserver
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
 
 	"tritonhost/core"
 	"tritonhost/core/metrics"
@@ -57,7 +59,7 @@ func New(opts Options) (*Server, error) {
 		opts.ProcRoot = "/proc"
 	}
 	s := &Server{reg: prometheus.NewRegistry()}
-	collectors := []prometheus.Collector{newModelCollector(opts.Core)}
+	collectors := []prometheus.Collector{newModelCollector(opts.Core), &cacheCollector{core: opts.Core}}
 	if opts.Custom != nil {
 		collectors = append(collectors, newCustomCollector(opts.Custom, opts.Core.Logger()))
 	}
@@ -97,7 +99,9 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) NewHTTPServer() *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", s.Handler())
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute,
+	// ReadTimeout: a scrape has no body, and one that comes with a body
+	// that never ends holds its connection no longer.
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: time.Minute,
 		IdleTimeout: 5 * time.Minute, MaxHeaderBytes: 64 << 10}
 }
 
@@ -121,4 +125,19 @@ func NamingConvention(problem string) bool {
 		}
 	}
 	return false
+}
+
+// WriteText writes what the endpoint serves, in Prometheus' text format,
+// to w: the text TRITONSERVER_MetricsFormatted hands an application. A
+// collector that fails leaves its families out, as the endpoint does; its
+// error is returned after the rest is written.
+func (s *Server) WriteText(w io.Writer) error {
+	families, gatherErr := s.reg.Gather()
+	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, f := range families {
+		if err := enc.Encode(f); err != nil {
+			return fmt.Errorf("metrics: encode %s: %w", f.GetName(), err)
+		}
+	}
+	return gatherErr
 }

@@ -22,9 +22,8 @@ type RequestMemory struct {
 }
 
 // Input leases byteSize bytes from offset of region for an input and
-// returns them: the input's data, without a copy for a system region,
-// copied to the host for a CUDA region. Errors are the registry's, in
-// Triton's words.
+// returns the input's data, copied into host memory of the server's own
+// (Lease.Read). Errors are the registry's, in Triton's words.
 func (rm *RequestMemory) Input(reg *sharedmem.Registry, region string, offset, byteSize uint64) ([]byte, error) {
 	l, err := reg.Acquire(region, offset, byteSize)
 	if err != nil {

@@ -44,8 +44,8 @@ func TestCUDARegionsCarryTensorsBothWays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := in.Read(); err != nil || string(got) != "input" || in.Bytes() != nil {
-		t.Errorf("Read: %q %v (Bytes %v): want a host copy of the input", got, err, in.Bytes())
+	if got, err := in.Read(); err != nil || string(got) != "input" {
+		t.Errorf("Read: %q %v: want a host copy of the input", got, err)
 	}
 	out, err := reg.Acquire("g", 100, 100)
 	if err != nil {

@@ -25,8 +25,9 @@
 // src/shared_memory_manager.cc), so each frontend maps them as it maps the
 // core's.
 //
-// A client that shrinks the object under a registered region (ftruncate)
-// while a request reads or writes it makes that access fault, as it does in
-// Triton; the size check of each lease narrows that window to the request
-// itself.
+// The server copies an input out of a system region when it decodes the
+// request and an output into it when the response comes, checking the
+// object's size first and turning a fault on the mapping into an error
+// (fault.go): a client that shrinks the object under a region in use
+// (ftruncate) fails the requests using it, and the server goes on.
 package sharedmem

@@ -13,11 +13,18 @@ import (
 // told otherwise.
 const DefaultMaxRegions = 1024
 
+// DefaultMaxReadBytes is Options.MaxReadBytes unless told otherwise.
+const DefaultMaxReadBytes = 256 << 20
+
 // Options configure a Registry.
 type Options struct {
 	// MaxRegions bounds the regions registered at once (default
 	// DefaultMaxRegions): each holds a mapping and a file descriptor.
 	MaxRegions int
+	// MaxReadBytes bounds the span of a system region that one input may
+	// copy into host memory (default DefaultMaxReadBytes); the server sets
+	// it to the largest tensor it holds.
+	MaxReadBytes uint64
 	// CUDA enables CUDA regions (cuda.go); without a driver they are
 	// refused as Triton built without GPU support refuses them.
 	CUDA CUDAOptions
@@ -26,8 +33,9 @@ type Options struct {
 // Registry is the set of registered shared-memory regions, system and
 // CUDA (cuda.go), by name. It is safe for concurrent use.
 type Registry struct {
-	max  int
-	cuda CUDAOptions
+	max     int
+	maxRead uint64
+	cuda    CUDAOptions
 
 	mu      sync.Mutex
 	regions map[string]*region
@@ -40,7 +48,10 @@ func New(opts Options) *Registry {
 	if opts.MaxRegions <= 0 {
 		opts.MaxRegions = DefaultMaxRegions
 	}
-	return &Registry{max: opts.MaxRegions, cuda: opts.CUDA.withDefaults(), regions: map[string]*region{}}
+	if opts.MaxReadBytes == 0 {
+		opts.MaxReadBytes = DefaultMaxReadBytes
+	}
+	return &Registry{max: opts.MaxRegions, maxRead: opts.MaxReadBytes, cuda: opts.CUDA.withDefaults(), regions: map[string]*region{}}
 }
 
 // RegionStatus describes a registered region, as
@@ -233,11 +244,6 @@ func (r *Registry) Acquire(name string, offset, byteSize uint64) (*Lease, error)
 	}
 	return l, nil
 }
-
-// Bytes returns the leased memory of a system region, nil for a CUDA
-// region (see Read and Write, which serve both). It is valid until
-// Release.
-func (l *Lease) Bytes() []byte { return l.data }
 
 // Release ends the lease; a second call does nothing. The last release of
 // an unregistered region unmaps it.

@@ -86,7 +86,9 @@ func TestRegionsShareMemoryWithTheClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	copy(out.Bytes(), "abcd")
+	if err := out.Write([]byte("abcd")); err != nil {
+		t.Fatal(err)
+	}
 	out.Release()
 	data, err := os.ReadFile(path)
 	if err != nil || string(data[5010:5014]) != "abcd" || bytes.Count(data, []byte{0}) != len(data)-4 {
@@ -105,8 +107,8 @@ func TestRegionsShareMemoryWithTheClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(in.Bytes()); got != "clie" {
-		t.Errorf("the lease reads %q where the client wrote \"clie\"", got)
+	if got, err := in.Read(); err != nil || string(got) != "clie" {
+		t.Errorf("the lease reads %q (%v) where the client wrote \"clie\"", got, err)
 	}
 	in.Release()
 	in.Release() // a second release does nothing
@@ -224,7 +226,9 @@ func TestUnregisterKeepsALeasedRegionMapped(t *testing.T) {
 	if err := reg.Register("r", key, 0, 4096); err != nil {
 		t.Errorf("the name is not free after Unregister: %v", err)
 	}
-	copy(l.Bytes(), "still here")
+	if err := l.Write([]byte("still here")); err != nil {
+		t.Fatal(err)
+	}
 	if data, _ := os.ReadFile(path); !bytes.HasPrefix(data, []byte("still here")) {
 		t.Error("a write through the lease did not reach the object")
 	}
@@ -308,7 +312,9 @@ func TestLeasesAndUnregistersRace(t *testing.T) {
 				if err != nil {
 					continue // unregistered at that moment
 				}
-				l.Bytes()[0] = byte(i)
+				if err := l.Write([]byte{byte(i)}); err != nil {
+					t.Error(err)
+				}
 				l.Release()
 			}
 		})
@@ -326,4 +332,59 @@ func TestLeasesAndUnregistersRace(t *testing.T) {
 	if n, maps := reg.Mapped(), mappings(t, path); n != 0 || maps != 0 {
 		t.Errorf("after Close: Mapped = %d, %d mapping(s)", n, maps)
 	}
+}
+
+// TestAShrunkObjectFailsItsLeases: once the client shrank the object under
+// a region, reading an input from a lease taken before, or writing an
+// output to it, fails with an error naming the object; a lease in what is
+// left of the object still works.
+func TestAShrunkObjectFailsItsLeases(t *testing.T) {
+	t.Parallel()
+	key, path := object(t, 8192)
+	reg := sharedmem.New(sharedmem.Options{})
+	defer reg.Close()
+	if err := reg.Register("r", key, 0, 8192); err != nil {
+		t.Fatal(err)
+	}
+	in, err := reg.Acquire("r", 4096, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Release()
+	out, err := reg.Acquire("r", 6000, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	if err := os.Truncate(path, 4096); err != nil {
+		t.Fatal(err)
+	}
+	_, err = in.Read()
+	wantError(t, "Read after the object shrank", err, core.CodeInternal, "Invalid shared memory region: '"+key+"' (the object is now 4096 bytes")
+	wantError(t, "Write after the object shrank", out.Write([]byte("x")), core.CodeInternal, "Invalid shared memory region: '"+key+"'")
+	if err := os.Truncate(path, 8192); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := in.Read(); err != nil || len(data) != 4096 {
+		t.Errorf("Read once the object has its size again: %d bytes, %v", len(data), err)
+	}
+}
+
+// TestReadIsBounded: a span larger than MaxReadBytes is refused before
+// anything is copied.
+func TestReadIsBounded(t *testing.T) {
+	t.Parallel()
+	key, _ := object(t, 8192)
+	reg := sharedmem.New(sharedmem.Options{MaxReadBytes: 100})
+	defer reg.Close()
+	if err := reg.Register("r", key, 0, 8192); err != nil {
+		t.Fatal(err)
+	}
+	l, err := reg.Acquire("r", 0, 101)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	_, err = l.Read()
+	wantError(t, "Read of 101 bytes", err, core.CodeInvalidArg, "shared memory region 'r': 101 bytes of memory to copy to the host, more than the largest tensor the server holds, 100 bytes")
 }

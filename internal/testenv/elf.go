@@ -16,6 +16,8 @@ type DynamicSymbols struct {
 	Undefined []string
 	// Needed lists the file's DT_NEEDED libraries.
 	Needed []string
+	// Soname is the file's DT_SONAME ("" when it has none).
+	Soname string
 }
 
 // ReadDynamicSymbols reads the dynamic symbol table of the ELF file at path.
@@ -43,6 +45,9 @@ func ReadDynamicSymbols(t testing.TB, path string) DynamicSymbols {
 	sort.Strings(out.Undefined)
 	if out.Needed, err = f.ImportedLibraries(); err != nil {
 		t.Fatal(err)
+	}
+	if sonames, err := f.DynString(elf.DT_SONAME); err == nil && len(sonames) > 0 {
+		out.Soname = sonames[0]
 	}
 	return out
 }

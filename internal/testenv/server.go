@@ -49,6 +49,7 @@ type Server struct {
 	t         testing.TB
 	cmd       *exec.Cmd
 	Addr      string // gRPC address
+	httpAddr  chan string
 	DebugAddr string // pprof address, when started with WithDiagnostics
 	log       *LogBuffer
 	exited    chan struct{}
@@ -77,6 +78,7 @@ func (l *LogBuffer) String() string {
 
 var (
 	grpcStartedRE  = regexp.MustCompile(`Started GRPCInferenceService at (\S+)`)
+	httpStartedRE  = regexp.MustCompile(`Started HTTPService at (\S+)`)
 	debugStartedRE = regexp.MustCompile(`Started diagnostics \(pprof\) at (\S+)`)
 )
 
@@ -121,12 +123,15 @@ func StartServer(t testing.TB, c ServerConfig) *Server {
 		pw.Close()
 		close(s.exited)
 	}()
-	grpcAddr, debugAddr := make(chan string, 1), make(chan string, 1)
+	grpcAddr, debugAddr, httpAddr := make(chan string, 1), make(chan string, 1), make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			if m := grpcStartedRE.FindStringSubmatch(sc.Text()); m != nil {
 				grpcAddr <- m[1]
+			}
+			if m := httpStartedRE.FindStringSubmatch(sc.Text()); m != nil {
+				httpAddr <- m[1]
 			}
 			if m := debugStartedRE.FindStringSubmatch(sc.Text()); m != nil {
 				debugAddr <- m[1]
@@ -159,7 +164,22 @@ func StartServer(t testing.TB, c ServerConfig) *Server {
 	case <-time.After(120 * time.Second):
 		t.Fatalf("tritonhost did not start:\n%s", s.log.String())
 	}
+	s.httpAddr = httpAddr
 	return s
+}
+
+// HTTPAddr returns the address the server serves HTTP on, once it says so
+// (the test fails if it does not within a minute: HTTP is off).
+func (s *Server) HTTPAddr(t testing.TB) string {
+	t.Helper()
+	select {
+	case addr := <-s.httpAddr:
+		s.httpAddr <- addr // for the next call
+		return addr
+	case <-time.After(60 * time.Second):
+		t.Fatalf("tritonhost did not say where it serves HTTP:\n%s", s.log.String())
+	}
+	return ""
 }
 
 // Log returns the process's output so far.

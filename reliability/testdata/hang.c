@@ -1,7 +1,8 @@
 // A backend that never returns from one of its calls, chosen by the
 // model's name: a model named "hang_init..." hangs in
 // TRITONBACKEND_ModelInitialize, one named "hang_fini..." in
-// TRITONBACKEND_ModelFinalize. Any other model answers each request with
+// TRITONBACKEND_ModelFinalize, one named "hang_exec..." in
+// TRITONBACKEND_ModelInstanceExecute. Any other model answers each request with
 // an empty response. It stands for a backend stuck on a device or a lock.
 // Before it hangs it logs "<model> hangs in <call>", for a test to wait on.
 #define _POSIX_C_SOURCE 200809L
@@ -51,7 +52,10 @@ TRITONBACKEND_ModelInstanceExecute(
     TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request** requests,
     const uint32_t request_count)
 {
-  (void)instance;
+  TRITONBACKEND_Model* model = NULL;
+  if (TRITONBACKEND_ModelInstanceModel(instance, &model) == NULL) {
+    hang_if(model, "hang_exec", "TRITONBACKEND_ModelInstanceExecute");
+  }
   for (uint32_t i = 0; i < request_count; i++) {
     TRITONBACKEND_Response* response = NULL;
     if (TRITONBACKEND_ResponseNew(&response, requests[i]) == NULL) {

@@ -1,20 +1,21 @@
-// tritonserver.h: the TRITONSERVER part of the C ABI that tritonhost offers
-// to backends.
+// tritonserver.h: the TRITONSERVER part of the C ABI that tritonhost
+// offers: to backends, and to applications that embed a server.
 //
 // This header is written for tritonhost. It follows the names, signatures,
 // type tags and numeric values of NVIDIA Triton's tritonserver.h (API version
-// 1.34) so that a backend written for Triton compiles against it unchanged,
-// but it declares only the functions a backend may call from inside a
-// server: the helpers for data types, errors, messages, parameters, logging,
-// buffer attributes, tracing and custom metrics, and the part of Triton's
-// in-process server API that lets a backend run inference on other models
-// of its server from its own threads (Triton's business-logic-scripting
-// pattern): inference requests, response allocators, inference responses,
-// TRITONSERVER_ServerInferAsync and the model queries. Creating, configuring
-// or stopping a server (server options, TRITONSERVER_ServerNew, server
-// metrics) is not offered: a backend gets its server from
-// TRITONBACKEND_ModelServer. Those types and enums are declared so code that
-// merely names them still compiles.
+// 1.34) and declares every function of it, so that a backend or an
+// application written for Triton compiles against it unchanged: the
+// helpers for data types, errors, messages, parameters, logging, buffer
+// attributes, tracing and custom metrics; and Triton's in-process server
+// API, which backends use to run inference on other models of their server
+// from their own threads (Triton's business-logic-scripting pattern) and
+// to load and unload models, and applications use to create a server in
+// their own process (server options, TRITONSERVER_ServerNew), run inference
+// on it (inference requests, response allocators, inference responses,
+// TRITONSERVER_ServerInferAsync), query and control its models and read its
+// metrics. The server process (`tritonhost serve`) exports these functions
+// to its backends; libtritonserver.so (`make lib`) exports them to an
+// application and to the backends its server loads.
 //
 // Conventions that hold for every function below unless its comment says
 // otherwise:
@@ -494,22 +495,62 @@ TRITONSERVER_MessageSerializeToJson(
 // ---------------------------------------------------------------------------
 // Server metrics (in-process server API)
 //
-// The format enum below names the text format of the server's metrics
-// endpoint. The functions that read server metrics belong to the in-process
-// API and are not offered; custom metrics for backends are further down.
+// A snapshot of the server's metrics (TRITONSERVER_ServerMetrics), in the
+// text format its metrics endpoint serves. Custom metrics for backends are
+// further down.
 // ---------------------------------------------------------------------------
 
+// The formats a metrics snapshot can be read in.
 typedef enum tritonserver_metricformat_enum {
   TRITONSERVER_METRIC_PROMETHEUS
 } TRITONSERVER_MetricFormat;
 
+// Releases a metrics snapshot the caller owns.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_MetricsDelete(
+    struct TRITONSERVER_Metrics* metrics);
+
+// Stores in *base and *byte_size the snapshot in 'format': for
+// TRITONSERVER_METRIC_PROMETHEUS, Prometheus' text exposition format, the
+// families the server's /metrics endpoint serves (NUL-terminated; *byte_size
+// does not count the NUL). The text belongs to 'metrics' and stays valid
+// until it is deleted. Another format is TRITONSERVER_ERROR_INVALID_ARG.
+// Calls on one snapshot must not race; different snapshots are
+// independent.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_MetricsFormatted(
+    struct TRITONSERVER_Metrics* metrics, TRITONSERVER_MetricFormat format,
+    const char** base, size_t* byte_size);
+
 // ---------------------------------------------------------------------------
 // Tracing
 //
-// A trace follows one inference request through the server. A backend gets
-// the trace of a request from TRITONBACKEND_RequestTrace (NULL when the
-// request is not traced), may read its identity, and may add custom
-// activities to it. The trace belongs to the host; never delete it.
+// A trace follows one inference request through the server. There are two
+// kinds of trace object:
+//
+//   * The trace of a request a backend serves, from
+//     TRITONBACKEND_RequestTrace (NULL when the request is not traced). It
+//     belongs to the host and lives until the backend releases the request;
+//     never delete it.
+//   * A trace the caller owns: made with TRITONSERVER_InferenceTraceNew or
+//     TRITONSERVER_InferenceTraceTensorNew, or spawned from any trace with
+//     TRITONSERVER_InferenceTraceSpawnChildTrace. The caller deletes it with
+//     TRITONSERVER_InferenceTraceDelete, or gives it to
+//     TRITONSERVER_ServerInferAsync, which traces that request with it.
+//
+// Traces form trees: a child records its parent's id, and a backend that
+// passes on a request it serves to another model (business-logic
+// scripting) spawns a child of its request's trace for the new request. A
+// child inherits its parent's callbacks: the activities of a request traced
+// with a child of a caller's trace reach that caller's activity function,
+// and the child reaches its release function; a child of a trace the
+// server made is the server's, which releases it itself.
+//
+// The callbacks of a trace are called on a thread of the server, one at a
+// time per request, with no lock of the server held, once the request has
+// finished (its final response delivered and the serving backend done with
+// it): the tensor activities of its inputs, then its timeline activities in
+// the order they happened, then the release function. The tensor
+// activities of each response's outputs come just before the response
+// reaches the response callback.
 // ---------------------------------------------------------------------------
 
 // What a trace records. The values are bit flags that may be combined.
@@ -546,13 +587,24 @@ typedef enum tritonserver_traceactivity_enum {
 TRITONSERVER_DECLSPEC const char* TRITONSERVER_InferenceTraceActivityString(
     TRITONSERVER_InferenceTraceActivity activity);
 
-// Callback types of the in-process tracing API (not offered by tritonhost):
-// a timeline event, a tensor event, and the release of a finished trace.
+// A timeline event of a trace the caller made: 'activity' happened at
+// 'timestamp_ns' (nanoseconds of the monotonic clock). 'trace' is the trace
+// passed to TRITONSERVER_ServerInferAsync, or a child of it that a backend
+// spawned; read what is needed of it before returning. 'userp' is the
+// trace's user pointer. Activities the server does not name are reported as
+// TRITONSERVER_TRACE_CUSTOM_ACTIVITY; the trace's context (a JSON object)
+// then maps the decimal timestamp to the activity's name, as Triton's does.
 typedef void (*TRITONSERVER_InferenceTraceActivityFn_t)(
     struct TRITONSERVER_InferenceTrace* trace,
     TRITONSERVER_InferenceTraceActivity activity, uint64_t timestamp_ns,
     void* userp);
 
+// A tensor event of a trace made with TRITONSERVER_InferenceTraceTensorNew
+// at level TRITONSERVER_TRACE_LEVEL_TENSORS:
+// TRITONSERVER_TRACE_TENSOR_QUEUE_INPUT for each input of the request (the
+// caller's own buffers) and TRITONSERVER_TRACE_TENSOR_BACKEND_OUTPUT for each
+// output of each response (the buffers the response allocator gave).
+// 'name', 'base' and 'shape' are valid during the call only.
 typedef void (*TRITONSERVER_InferenceTraceTensorActivityFn_t)(
     struct TRITONSERVER_InferenceTrace* trace,
     TRITONSERVER_InferenceTraceActivity activity, const char* name,
@@ -560,8 +612,44 @@ typedef void (*TRITONSERVER_InferenceTraceTensorActivityFn_t)(
     const int64_t* shape, uint64_t dim_count,
     TRITONSERVER_MemoryType memory_type, int64_t memory_type_id, void* userp);
 
+// The end of a trace the caller made, or of a child of it: the server is
+// done with 'trace' and hands it back; the callee owns it and deletes it
+// with TRITONSERVER_InferenceTraceDelete (from this callback or later).
+// Called once per request traced with it, after its last activity.
 typedef void (*TRITONSERVER_InferenceTraceReleaseFn_t)(
     struct TRITONSERVER_InferenceTrace* trace, void* userp);
+
+// Creates a trace owned by the caller, to trace a request submitted with
+// TRITONSERVER_ServerInferAsync. 'level' says what is reported:
+// TRITONSERVER_TRACE_LEVEL_TIMESTAMPS reports the timeline to 'activity_fn'
+// (the obsolete MIN and MAX count as TIMESTAMPS), DISABLED reports nothing.
+// 'parent_id' is recorded as the parent's id (0: none). 'activity_fn' (may
+// be NULL) and 'release_fn' (required) are called as the section above
+// says, with 'trace_userp'. The trace gets an id unique in the process.
+// Release it with TRITONSERVER_InferenceTraceDelete.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_InferenceTraceNew(
+    struct TRITONSERVER_InferenceTrace** trace,
+    TRITONSERVER_InferenceTraceLevel level, uint64_t parent_id,
+    TRITONSERVER_InferenceTraceActivityFn_t activity_fn,
+    TRITONSERVER_InferenceTraceReleaseFn_t release_fn, void* trace_userp);
+
+// As TRITONSERVER_InferenceTraceNew, with 'tensor_activity_fn' (may be
+// NULL) receiving the tensors when 'level' includes
+// TRITONSERVER_TRACE_LEVEL_TENSORS.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceTraceTensorNew(
+    struct TRITONSERVER_InferenceTrace** trace,
+    TRITONSERVER_InferenceTraceLevel level, uint64_t parent_id,
+    TRITONSERVER_InferenceTraceActivityFn_t activity_fn,
+    TRITONSERVER_InferenceTraceTensorActivityFn_t tensor_activity_fn,
+    TRITONSERVER_InferenceTraceReleaseFn_t release_fn, void* trace_userp);
+
+// Deletes a trace the caller owns (made or spawned, and not in flight: a
+// trace given to TRITONSERVER_ServerInferAsync is the caller's again only
+// in or after its release function). The trace of a request a backend
+// serves belongs to the host: TRITONSERVER_ERROR_INVALID_ARG.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceTraceDelete(struct TRITONSERVER_InferenceTrace* trace);
 
 // Records a custom activity called 'activity_name' at 'timestamp'
 // (nanoseconds of the monotonic clock, as from std::chrono::steady_clock) in
@@ -601,6 +689,34 @@ TRITONSERVER_InferenceTraceModelVersion(
 TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
 TRITONSERVER_InferenceTraceRequestId(
     struct TRITONSERVER_InferenceTrace* trace, const char** request_id);
+
+// Stores in *child_trace a new trace owned by the caller whose parent is
+// 'trace': a new id, 'trace''s id as its parent id, 'trace''s level and
+// callbacks, and an empty context. Pass it to TRITONSERVER_ServerInferAsync
+// for the request made on behalf of the one 'trace' follows, or delete it.
+// A child of the trace of a request the server traced is finished by the
+// server like any of its traces. A NULL 'trace' gives a NULL child, and
+// success (a request that is not traced has no child trace). May be called
+// from any thread while 'trace' lives.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceTraceSpawnChildTrace(
+    struct TRITONSERVER_InferenceTrace* trace,
+    struct TRITONSERVER_InferenceTrace** child_trace);
+
+// Replaces the context of 'trace' with a copy of 'trace_context' (a string
+// the caller chooses, for instance an OpenTelemetry context as JSON). The
+// request the trace follows and the backend serving it see the new
+// context.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceTraceSetContext(
+    struct TRITONSERVER_InferenceTrace* trace, const char* trace_context);
+
+// Stores in *trace_context the context of 'trace' ("" when none was set).
+// The string belongs to the trace: it stays valid until the trace is
+// released or its context set again.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_InferenceTraceContext(
+    struct TRITONSERVER_InferenceTrace* trace, const char** trace_context);
 
 // ---------------------------------------------------------------------------
 // Request and response flags and callbacks
@@ -1093,11 +1209,21 @@ TRITONSERVER_BufferAttributesByteSize(
     struct TRITONSERVER_BufferAttributes* buffer_attributes, size_t* byte_size);
 
 // ---------------------------------------------------------------------------
-// Server configuration and model properties (in-process server API)
+// Server options (in-process server API)
 //
-// Enums used by Triton's server options and model queries. tritonhost does
-// not offer the functions that take them; the enums are declared for source
-// compatibility.
+// An application that embeds a server (linked with libtritonserver.so)
+// creates one from options: TRITONSERVER_ServerOptionsNew, setters, then
+// TRITONSERVER_ServerNew. An options object is owned by its creator, who
+// deletes it with TRITONSERVER_ServerOptionsDelete (ServerNew copies what
+// it needs); one thread at a time may use it. Strings are copied.
+//
+// Each setter that matches a `tritonhost serve` flag sets the same thing
+// (the flag is named in its comment), with Triton's defaults for an
+// embedded server where they differ from serve's. A setting the host
+// cannot honour fails when it is set, with TRITONSERVER_ERROR_UNSUPPORTED
+// (for instance a response cache, rate limiting, model namespacing), as
+// Triton answers for a feature its build leaves out; setting it back to
+// its default (off, 0 or empty) succeeds.
 // ---------------------------------------------------------------------------
 
 // How the model repository is managed: loaded once, polled for changes, or
@@ -1132,12 +1258,364 @@ typedef enum tritonserver_txn_property_flag_enum {
   TRITONSERVER_TXN_DECOUPLED = 2
 } TRITONSERVER_ModelTxnPropertyFlag;
 
+// Stores in *options new server options with Triton's defaults: server id
+// "triton", no model repository, TRITONSERVER_MODEL_CONTROL_POLL, strict
+// model configuration (no auto-complete), exit on error, strict
+// readiness, exit timeout 30 s, metrics (GPU and CPU too) polled every
+// 2000 ms, pinned memory pool 256 MiB, minimum compute capability 6.0,
+// info, warning and error logging, backends in /opt/tritonserver/backends.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ServerOptionsNew(
+    struct TRITONSERVER_ServerOptions** options);
+
+// Releases options the caller owns.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsDelete(struct TRITONSERVER_ServerOptions* options);
+
+// The name TRITONSERVER_ServerMetadata reports (--id).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetServerId(
+    struct TRITONSERVER_ServerOptions* options, const char* server_id);
+
+// Adds a model repository directory (--model-repository); call once per
+// repository. A model name in two repositories is unavailable.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetModelRepositoryPath(
+    struct TRITONSERVER_ServerOptions* options,
+    const char* model_repository_path);
+
+// How models load (--model-control-mode): NONE, every model at start;
+// POLL, every model at start, then TRITONSERVER_ServerPollModelRepository
+// loads, reloads and unloads models as the repositories changed; EXPLICIT,
+// the startup models, then the model-control calls. Another value is
+// TRITONSERVER_ERROR_INVALID_ARG.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetModelControlMode(
+    struct TRITONSERVER_ServerOptions* options,
+    TRITONSERVER_ModelControlMode mode);
+
+// Adds a model to load at start under explicit control (--load-model; "*"
+// for every model).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetStartupModel(
+    struct TRITONSERVER_ServerOptions* options, const char* model_name);
+
+// Strict model configuration: true leaves configurations as written, false
+// lets backends complete them (--disable-auto-complete-config is true).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetStrictModelConfig(
+    struct TRITONSERVER_ServerOptions* options, bool strict);
+
+// A configuration file name to read instead of config.pbtxt: not supported
+// (TRITONSERVER_ERROR_UNSUPPORTED); "" (config.pbtxt) is accepted.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetModelConfigName(
+    struct TRITONSERVER_ServerOptions* options, const char* model_config_name);
+
+// Rate limiting: TRITONSERVER_RATE_LIMIT_OFF is accepted,
+// TRITONSERVER_RATE_LIMIT_EXEC_COUNT is TRITONSERVER_ERROR_UNSUPPORTED,
+// another value TRITONSERVER_ERROR_INVALID_ARG.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetRateLimiterMode(
+    struct TRITONSERVER_ServerOptions* options,
+    TRITONSERVER_RateLimitMode mode);
+
+// A resource for rate limiting: TRITONSERVER_ERROR_UNSUPPORTED (no rate
+// limiter).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsAddRateLimiterResource(
+    struct TRITONSERVER_ServerOptions* options, const char* resource_name,
+    const size_t resource_count, const int device);
+
+// Size of the pinned host memory pool backends allocate from
+// (--pinned-memory-pool-byte-size).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetPinnedMemoryPoolByteSize(
+    struct TRITONSERVER_ServerOptions* options, uint64_t size);
+
+// Size of the device memory pool of GPU 'gpu_device'
+// (--cuda-memory-pool-byte-size <gpu>:<bytes>); a negative device is
+// TRITONSERVER_ERROR_INVALID_ARG.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetCudaMemoryPoolByteSize(
+    struct TRITONSERVER_ServerOptions* options, int gpu_device, uint64_t size);
+
+// Virtual address space for growable implicit state on a GPU:
+// TRITONSERVER_ERROR_UNSUPPORTED for a size above 0.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetCudaVirtualAddressSize(
+    struct TRITONSERVER_ServerOptions* options, int gpu_device,
+    size_t cuda_virtual_address_size);
+
+// Response cache size: 0 is accepted (no cache), more is
+// TRITONSERVER_ERROR_UNSUPPORTED (no response cache).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetResponseCacheByteSize(
+    struct TRITONSERVER_ServerOptions* options, uint64_t size);
+
+// A response cache configuration: TRITONSERVER_ERROR_UNSUPPORTED.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetCacheConfig(
+    struct TRITONSERVER_ServerOptions* options, const char* cache_name,
+    const char* config_json);
+
+// Where response cache libraries are looked for. Accepted; no cache is ever
+// loaded (see TRITONSERVER_ServerOptionsSetCacheConfig).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetCacheDirectory(
+    struct TRITONSERVER_ServerOptions* options, const char* cache_dir);
+
+// GPUs of a lower CUDA compute capability are not used
+// (--min-supported-compute-capability).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetMinSupportedComputeCapability(
+    struct TRITONSERVER_ServerOptions* options, double cc);
+
+// Whether TRITONSERVER_ServerNew fails when a model fails to load
+// (--exit-on-error); otherwise the server serves the others.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetExitOnError(
+    struct TRITONSERVER_ServerOptions* options, bool exit);
+
+// Whether TRITONSERVER_ServerIsReady requires every model to have loaded
+// (--strict-readiness).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetStrictReadiness(
+    struct TRITONSERVER_ServerOptions* options, bool strict);
+
+// Seconds TRITONSERVER_ServerStop waits for requests in flight and for
+// models to unload (--exit-timeout-secs).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetExitTimeout(
+    struct TRITONSERVER_ServerOptions* options, unsigned int timeout);
+
+// Threads copying tensors for a buffer manager: 0 is accepted (tensors are
+// copied by the threads that use them), more is
+// TRITONSERVER_ERROR_UNSUPPORTED.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetBufferManagerThreadCount(
+    struct TRITONSERVER_ServerOptions* options, unsigned int thread_count);
+
+// How many models load at once (0: the default, 4).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetModelLoadThreadCount(
+    struct TRITONSERVER_ServerOptions* options, unsigned int thread_count);
+
+// Retries of a model load that failed: 0 is accepted, more is
+// TRITONSERVER_ERROR_UNSUPPORTED.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetModelLoadRetryCount(
+    struct TRITONSERVER_ServerOptions* options, unsigned int retry_count);
+
+// Model namespacing: false is accepted, true is
+// TRITONSERVER_ERROR_UNSUPPORTED.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetModelNamespacing(
+    struct TRITONSERVER_ServerOptions* options, bool enable_namespace);
+
+// Whether to try to enable peer access between GPUs. Accepted either way:
+// tritonhost never enables it (Triton only tries, too), so data between
+// GPUs goes through host memory.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetEnablePeerAccess(
+    struct TRITONSERVER_ServerOptions* options, bool enable_peer_access);
+
+// Writes the server's log to 'file' (appended), "" for standard error. The
+// file is opened by TRITONSERVER_ServerNew, which fails
+// (TRITONSERVER_ERROR_INTERNAL) if it cannot be.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetLogFile(
+    struct TRITONSERVER_ServerOptions* options, const char* file);
+
+// Whether the server logs informational messages (--log-info).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetLogInfo(
+    struct TRITONSERVER_ServerOptions* options, bool log);
+
+// Whether the server logs warnings (--log-warning).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetLogWarn(
+    struct TRITONSERVER_ServerOptions* options, bool log);
+
+// Whether the server logs errors (--log-error).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetLogError(
+    struct TRITONSERVER_ServerOptions* options, bool log);
+
+// The log line format (--log-format): TRITONSERVER_LOG_DEFAULT or
+// TRITONSERVER_LOG_ISO8601; another value is TRITONSERVER_ERROR_INVALID_ARG.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetLogFormat(
+    struct TRITONSERVER_ServerOptions* options,
+    const TRITONSERVER_LogFormat format);
+
+// The verbose logging level, 0 for none (--log-verbose).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetLogVerbose(
+    struct TRITONSERVER_ServerOptions* options, int level);
+
+// Whether the server keeps metrics (--allow-metrics); without them
+// TRITONSERVER_MetricsFormatted gives an empty text.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetMetrics(
+    struct TRITONSERVER_ServerOptions* options, bool metrics);
+
+// Whether the metrics include the GPUs' figures (--allow-gpu-metrics).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetGpuMetrics(
+    struct TRITONSERVER_ServerOptions* options, bool gpu_metrics);
+
+// Whether the metrics include the host's CPU utilization and memory
+// (--allow-cpu-metrics).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetCpuMetrics(
+    struct TRITONSERVER_ServerOptions* options, bool cpu_metrics);
+
+// Milliseconds between polls of the CPU figures (--metrics-interval-ms); 0
+// is TRITONSERVER_ERROR_INVALID_ARG.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetMetricsInterval(
+    struct TRITONSERVER_ServerOptions* options, uint64_t metrics_interval_ms);
+
+// Where backends are looked for, as <dir>/<name>/libtriton_<name>.so
+// (--backend-directory).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetBackendDirectory(
+    struct TRITONSERVER_ServerOptions* options, const char* backend_dir);
+
+// Where repository agents are looked for. Accepted; a model that names a
+// repository agent fails to load (no agents are hosted).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetRepoAgentDirectory(
+    struct TRITONSERVER_ServerOptions* options, const char* repoagent_dir);
+
+// A limit on the memory of a device that loading models may use: checked
+// as Triton checks it (a GPU, a device id >= 0, a fraction within [0, 1],
+// else TRITONSERVER_ERROR_INVALID_ARG), then
+// TRITONSERVER_ERROR_UNSUPPORTED (loads are not limited by device memory).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
+    struct TRITONSERVER_ServerOptions* options,
+    const TRITONSERVER_InstanceGroupKind kind, const int device_id,
+    const double fraction);
+
+// A setting for the backend named 'backend_name', or for every backend
+// when it is "" (--backend-config <backend>,<setting>=<value>); the
+// backend reads it from TRITONBACKEND_BackendConfig.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetBackendConfig(
+    struct TRITONSERVER_ServerOptions* options, const char* backend_name,
+    const char* setting, const char* value);
+
+// A host policy setting: TRITONSERVER_ERROR_UNSUPPORTED (Triton's message
+// for a setting other than "numa-node" and "cpu-cores"; host policies are
+// not applied).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetHostPolicy(
+    struct TRITONSERVER_ServerOptions* options, const char* policy_name,
+    const char* setting, const char* value);
+
+// A metrics setting: TRITONSERVER_ERROR_UNSUPPORTED (the metrics families
+// are fixed).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetMetricsConfig(
+    struct TRITONSERVER_ServerOptions* options, const char* name,
+    const char* setting, const char* value);
+
+// ---------------------------------------------------------------------------
+// The server object (in-process server API)
+//
+// TRITONSERVER_ServerNew creates a server inside the calling process: its
+// models load from the repositories with their backends, and it answers
+// the in-process API (inference requests, model queries, model control)
+// but listens on no port. A server made by ServerNew belongs to its
+// creator, who deletes it with TRITONSERVER_ServerDelete once nothing uses
+// it; the server a backend gets from TRITONBACKEND_ModelServer belongs to
+// the host and cannot be stopped or deleted through the API
+// (TRITONSERVER_ERROR_INVALID_ARG). Several servers may live in one
+// process. Any thread may call these.
+// ---------------------------------------------------------------------------
+
+// Creates a server from 'options' (read during the call; the caller keeps
+// them) and returns once the models to load at start have loaded or
+// failed. With exit-on-error set (the default), a model that fails to load
+// makes the call fail: the server is stopped and *server left alone;
+// otherwise the server serves the others. On success *server is owned by
+// the caller.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ServerNew(
+    struct TRITONSERVER_Server** server,
+    struct TRITONSERVER_ServerOptions* options);
+
+// Stops the server if it has not stopped (TRITONSERVER_ServerStop) and
+// releases it; the handle is invalid from then on. An error from the stop
+// is returned, and the server is released all the same.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ServerDelete(
+    struct TRITONSERVER_Server* server);
+
+// Stops the server: new requests are refused, requests in flight finish,
+// then every model unloads, all within the exit timeout; what is still
+// running then is abandoned and the call fails with
+// TRITONSERVER_ERROR_UNAVAILABLE naming it. Stopping again does nothing.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ServerStop(
+    struct TRITONSERVER_Server* server);
+
+// Replaces the exit timeout of a running server, in seconds.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerSetExitTimeout(
+    struct TRITONSERVER_Server* server, unsigned int timeout);
+
+// Registers a model repository under explicit model control: its models
+// can then be loaded by name. 'name_mapping' (may be NULL when
+// 'mapping_count' is 0; read during the call only) maps model names to
+// subdirectories of the repository: each a TRITONSERVER_PARAMETER_STRING
+// parameter named by the subdirectory whose value is the model's name.
+// Triton's errors: TRITONSERVER_ERROR_UNSUPPORTED without explicit model
+// control, TRITONSERVER_ERROR_INVALID_ARG for a path that is no directory
+// or a mapping that is not a string or names a model twice,
+// TRITONSERVER_ERROR_ALREADY_EXISTS for a repository or mapped name
+// already registered.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerRegisterModelRepository(
+    struct TRITONSERVER_Server* server, const char* repository_path,
+    const struct TRITONSERVER_Parameter** name_mapping,
+    const uint32_t mapping_count);
+
+// Unregisters a model repository and its mappings, under explicit model
+// control; its loaded models stay loaded until unloaded.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerUnregisterModelRepository(
+    struct TRITONSERVER_Server* server, const char* repository_path);
+
+// Under TRITONSERVER_MODEL_CONTROL_POLL, brings the models in line with the
+// repositories and returns once that is done: a new model directory loads,
+// one changed since its model loaded (a file in it newer) loads again, one
+// removed unloads. Otherwise TRITONSERVER_ERROR_UNAVAILABLE "polling is
+// disabled", as Triton answers.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerPollModelRepository(struct TRITONSERVER_Server* server);
+
+// Stores in *live whether the server takes requests (until it stops).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ServerIsLive(
+    struct TRITONSERVER_Server* server, bool* live);
+
+// Stores in *ready whether the server is ready: live and, under strict
+// readiness, every model it tried to load loaded.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ServerIsReady(
+    struct TRITONSERVER_Server* server, bool* ready);
+
+// Stores in *server_metadata a new message, owned by the caller, holding
+// {"name" (the server id), "version" (tritonhost's), "extensions" (the
+// protocol extensions the server implements)}.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ServerMetadata(
+    struct TRITONSERVER_Server* server,
+    struct TRITONSERVER_Message** server_metadata);
+
 // ---------------------------------------------------------------------------
 // The server: model queries and inference (in-process server API)
 //
-// 'server' is the handle TRITONBACKEND_ModelServer returns; it stays valid
-// while the server runs. Any thread may call these. Errors are the server's
-// own, code and message as a client of the server would see them (an
+// 'server' is the handle TRITONBACKEND_ModelServer returns, which stays
+// valid while the server runs, or one TRITONSERVER_ServerNew made, valid
+// until TRITONSERVER_ServerDelete. Any thread may call these. Errors are the
+// server's own, code and message as a client of the server would see them (an
 // unknown model: TRITONSERVER_ERROR_NOT_FOUND "Request for unknown model:
 // '<name>' is not found"). A server that has not started serving yet (while
 // its models load) answers every one with TRITONSERVER_ERROR_UNAVAILABLE
@@ -1174,13 +1652,119 @@ TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ServerModelConfig(
     const int64_t model_version, const uint32_t config_version,
     struct TRITONSERVER_Message** model_config);
 
+// Stores in *flags the batching of version 'model_version' of 'model_name'
+// (-1: the newest ready one): TRITONSERVER_BATCH_FIRST_DIM when its
+// configuration's max_batch_size is above 0, TRITONSERVER_BATCH_UNKNOWN
+// otherwise; and NULL in *voidp when 'voidp' is not NULL. Fails with the
+// model's error when it is not loaded.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerModelBatchProperties(
+    struct TRITONSERVER_Server* server, const char* model_name,
+    const int64_t model_version, uint32_t* flags, void** voidp);
+
+// Stores in *model_stats a new message, owned by the caller, holding the
+// statistics of the ready versions of 'model_name' ("" for every model,
+// -1 for every version) as Triton's JSON: {"model_stats": [{"name",
+// "version", "last_inference", "inference_count", "execution_count",
+// "inference_stats", "response_stats", "batch_stats", "memory_usage"}]},
+// the statistics the server's endpoints report. A model with no ready
+// version, or a version not ready, is TRITONSERVER_ERROR_INVALID_ARG, as in
+// Triton.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerModelStatistics(
+    struct TRITONSERVER_Server* server, const char* model_name,
+    const int64_t model_version, struct TRITONSERVER_Message** model_stats);
+
+// Stores in *model_index a new message, owned by the caller, listing the
+// models of the repositories as Triton's JSON: [{"name", "version", "state"
+// (READY, UNAVAILABLE, ...), "reason" (when not empty)}], sorted by name and
+// version; with TRITONSERVER_INDEX_FLAG_READY in 'flags', only the ready
+// ones.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ServerModelIndex(
+    struct TRITONSERVER_Server* server, uint32_t flags,
+    struct TRITONSERVER_Message** model_index);
+
+// Stores in *txn_flags the transaction policy of version 'model_version' of
+// 'model_name' (-1: the newest ready one): TRITONSERVER_TXN_DECOUPLED for a
+// decoupled model, TRITONSERVER_TXN_ONE_TO_ONE otherwise; and NULL in
+// *voidp when 'voidp' is not NULL. Fails with the model's error when it is
+// not loaded.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerModelTransactionProperties(
+    struct TRITONSERVER_Server* server, const char* model_name,
+    const int64_t model_version, uint32_t* txn_flags, void** voidp);
+
+// ---------------------------------------------------------------------------
+// Model control (in-process server API)
+//
+// Loading and unloading models by name, under explicit model control
+// (TRITONSERVER_MODEL_CONTROL_EXPLICIT, or `tritonhost serve
+// --model-control-mode=explicit`); otherwise these fail with
+// TRITONSERVER_ERROR_UNAVAILABLE "explicit model load / unload is not
+// allowed if polling is enabled", as Triton's do. Any thread may call
+// them, a backend's Execute included, except that a backend must not load
+// again the model it is executing for (the load waits for the requests of
+// the version it replaces).
+// ---------------------------------------------------------------------------
+
+// Loads 'model_name' from the model repositories, or loads it again if it
+// is loaded, and returns once it loaded or failed to (with the reason, as
+// TRITONSERVER_ERROR_INTERNAL "failed to load '<name>', ..." or the load's
+// own error). 'parameters' (may be NULL when 'parameter_count' is 0) are
+// the caller's and are read during the call only; they are the load
+// request's parameters as the repository RPCs take them: "config", a
+// TRITONSERVER_PARAMETER_STRING holding a model configuration in JSON used
+// instead of the repository's config.pbtxt, and "file:<path>", a
+// TRITONSERVER_PARAMETER_BYTES holding a model file (such as
+// "file:1/model.onnx"), which needs "config": the model then loads from a
+// new directory holding those files, removed when it unloads. Loading an
+// ensemble loads the models it runs.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerLoadModelWithParameters(
+    struct TRITONSERVER_Server* server, const char* model_name,
+    const struct TRITONSERVER_Parameter** parameters,
+    const uint64_t parameter_count);
+
+// TRITONSERVER_ServerLoadModelWithParameters without parameters.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ServerLoadModel(
+    struct TRITONSERVER_Server* server, const char* model_name);
+
+// Unloads every version of 'model_name'. Returns once the model takes no
+// new requests, without waiting for its versions to finish the requests
+// they hold and to unload (so a backend may unload the model it serves);
+// the ensembles that run the model become unavailable with it. A model of
+// the repositories that is not loaded is no error; a name no repository
+// has is TRITONSERVER_ERROR_NOT_FOUND.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ServerUnloadModel(
+    struct TRITONSERVER_Server* server, const char* model_name);
+
+// As TRITONSERVER_ServerUnloadModel, and then unloads the models the
+// model's steps run (an ensemble's composing models, and theirs in turn)
+// that no other loaded ensemble runs.
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
+TRITONSERVER_ServerUnloadModelAndDependents(
+    struct TRITONSERVER_Server* server, const char* model_name);
+
+// Stores in *metrics a new snapshot, owned by the caller (release it with
+// TRITONSERVER_MetricsDelete), of the server's metrics: what its /metrics
+// endpoint serves (see TRITONSERVER_MetricsFormatted).
+TRITONSERVER_DECLSPEC struct TRITONSERVER_Error* TRITONSERVER_ServerMetrics(
+    struct TRITONSERVER_Server* server, struct TRITONSERVER_Metrics** metrics);
+
 // Submits 'inference_request' (see "Inference requests" above). The request
 // is checked against the model's configuration first: on error nothing was
 // submitted, no callback will come, and the caller still owns the request.
 // On success the request is in flight until its release callback, and its
-// responses reach its response callback. 'trace' must be NULL or a trace of
-// the caller's own request (TRITONBACKEND_RequestTrace); the server traces
-// the new request by its own settings and never takes the trace.
+// responses reach its response callback.
+//
+// 'trace' is NULL, or a trace the caller owns (made, or spawned from the
+// trace of the request it serves), which the call takes whatever it
+// returns: the request is traced with it (see "Tracing" above), and the
+// trace goes back through its release function (or, a child of a trace the
+// server made, is finished by the server) once the request has finished,
+// or before this call returns an error. The trace of a request the caller
+// serves is refused (TRITONSERVER_ERROR_INVALID_ARG, nothing submitted):
+// spawn a child of it.
 //
 // Responses wait for the response callback in a queue of the request,
 // bounded by the server's --inprocess-max-pending-responses setting: when

@@ -1,0 +1,316 @@
+package abi
+
+/*
+#include "server_options.h"
+*/
+import "C"
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"tritonhost/core"
+	"tritonhost/core/serverlog"
+)
+
+// ModelControl is how a server made by TRITONSERVER_ServerNew loads its
+// models, numbered as TRITONSERVER_ModelControlMode.
+type ModelControl int
+
+// Model control modes.
+const (
+	ModelControlNone     ModelControl = 0 // every model at start
+	ModelControlPoll     ModelControl = 1 // every model at start, then TRITONSERVER_ServerPollModelRepository
+	ModelControlExplicit ModelControl = 2 // the startup models, then load and unload requests
+)
+
+// ServerOptions are the settings of a TRITONSERVER_ServerOptions object,
+// which TRITONSERVER_ServerNew hands to the server factory (SetServerFactory).
+// The setters refuse, when they are set, the settings the host cannot
+// honour, so a factory finds only settings it applies. Each field names the
+// `tritonhost serve` flag that sets the same thing, where there is one.
+type ServerOptions struct {
+	ID                   string           // --id
+	ModelRepositories    []string         // --model-repository
+	ModelControl         ModelControl     // --model-control-mode
+	StartupModels        []string         // --load-model
+	StrictModelConfig    bool             // --disable-auto-complete-config
+	PinnedPoolBytes      uint64           // --pinned-memory-pool-byte-size
+	CUDAPoolBytes        map[int]uint64   // --cuda-memory-pool-byte-size
+	MinComputeCapability float64          // --min-supported-compute-capability
+	ExitOnError          bool             // --exit-on-error
+	StrictReadiness      bool             // --strict-readiness
+	ExitTimeout          time.Duration    // --exit-timeout-secs
+	LoadConcurrency      int              // models loading at once
+	PeerAccess           bool             // accepted either way; never enabled
+	LogFile              string           // "": standard error
+	LogInfo              bool             // --log-info
+	LogWarning           bool             // --log-warning
+	LogError             bool             // --log-error
+	LogFormat            serverlog.Format // --log-format
+	LogVerbose           int              // --log-verbose
+	Metrics              bool             // --allow-metrics
+	GPUMetrics           bool             // --allow-gpu-metrics
+	CPUMetrics           bool             // --allow-cpu-metrics
+	MetricsInterval      time.Duration    // --metrics-interval-ms
+	BackendDirectory     string           // --backend-directory
+	RepoAgentDirectory   string           // accepted; no repository agent is hosted
+	CacheDirectory       string           // accepted; no response cache is hosted
+	// BackendConfig holds --backend-config settings, by backend ("" for
+	// every backend).
+	BackendConfig map[string]map[string]string
+}
+
+// NewServerOptions returns Triton's defaults for an embedded server (see
+// TRITONSERVER_ServerOptionsNew in tritonserver.h).
+func NewServerOptions() ServerOptions {
+	return ServerOptions{
+		ID:                   "triton",
+		ModelControl:         ModelControlPoll,
+		StrictModelConfig:    true,
+		PinnedPoolBytes:      256 << 20,
+		MinComputeCapability: 6.0, // Triton's TRITON_MIN_COMPUTE_CAPABILITY
+		ExitOnError:          true,
+		StrictReadiness:      true,
+		ExitTimeout:          30 * time.Second,
+		LoadConcurrency:      4,
+		PeerAccess:           true,
+		LogInfo:              true,
+		LogWarning:           true,
+		LogError:             true,
+		LogFormat:            serverlog.FormatDefault,
+		Metrics:              true,
+		GPUMetrics:           true,
+		CPUMetrics:           true,
+		MetricsInterval:      2 * time.Second,
+		BackendDirectory:     "/opt/tritonserver/backends",
+		RepoAgentDirectory:   "/opt/tritonserver/repoagents",
+		CacheDirectory:       "/opt/tritonserver/caches",
+	}
+}
+
+// clone returns a copy that shares nothing with o.
+func (o ServerOptions) clone() ServerOptions {
+	o.ModelRepositories = slices.Clone(o.ModelRepositories)
+	o.StartupModels = slices.Clone(o.StartupModels)
+	o.CUDAPoolBytes = maps.Clone(o.CUDAPoolBytes)
+	cfg := make(map[string]map[string]string, len(o.BackendConfig))
+	for b, kv := range o.BackendConfig {
+		cfg[b] = maps.Clone(kv)
+	}
+	o.BackendConfig = cfg
+	return o
+}
+
+// serverOptions holds the settings of every live TRITONSERVER_ServerOptions
+// object, in the whole process (options name no server).
+var serverOptions table[*ServerOptions]
+
+//export thostOptionsNew
+func thostOptionsNew() (key C.uint64_t) {
+	defer recoverLog("TRITONSERVER_ServerOptionsNew") // key 0: every setter refuses the options
+	o := NewServerOptions()
+	return C.uint64_t(serverOptions.add(&o))
+}
+
+//export thostOptionsDelete
+func thostOptionsDelete(key C.uint64_t) {
+	defer recoverLog("TRITONSERVER_ServerOptionsDelete")
+	serverOptions.take(uint64(key))
+}
+
+//export thostOptionsSet
+func thostOptionsSet(key C.uint64_t, which C.int, v *C.struct_thost_option_value, fn *C.char) (ret *C.TRITONSERVER_Error) {
+	defer recoverError(C.GoString(fn), &ret)
+	o, ok := serverOptions.get(uint64(key))
+	if !ok {
+		return cErrorf(core.CodeInvalidArg, "%s: invalid server options", C.GoString(fn))
+	}
+	return cError(o.set(int(which), optionValue{s1: goString(v.s1), s2: goString(v.s2), s3: goString(v.s3),
+		i: int64(v.i), u: uint64(v.u), d: float64(v.d), b: bool(v.b)}))
+}
+
+func goString(s *C.char) string {
+	if s == nil {
+		return ""
+	}
+	return C.GoString(s)
+}
+
+// optionValue is one setter's value (struct thost_option_value).
+type optionValue struct {
+	s1, s2, s3 string
+	i          int64
+	u          uint64
+	d          float64
+	b          bool
+}
+
+// unsupported is the error of a setting the host cannot honour: Triton's
+// code for a feature its build leaves out.
+func unsupported(format string, args ...any) error {
+	return core.Errorf(core.CodeUnsupported, format, args...)
+}
+
+// set applies one setter to o, or refuses it.
+func (o *ServerOptions) set(which int, v optionValue) error {
+	switch which {
+	case C.THOST_OPT_SERVER_ID:
+		o.ID = v.s1
+	case C.THOST_OPT_REPOSITORY:
+		if !slices.Contains(o.ModelRepositories, v.s1) {
+			o.ModelRepositories = append(o.ModelRepositories, v.s1)
+		}
+	case C.THOST_OPT_CONTROL_MODE:
+		if v.i < int64(ModelControlNone) || v.i > int64(ModelControlExplicit) {
+			return core.Errorf(core.CodeInvalidArg, "unknown control mode '%d'", v.i)
+		}
+		o.ModelControl = ModelControl(v.i)
+	case C.THOST_OPT_STARTUP_MODEL:
+		if !slices.Contains(o.StartupModels, v.s1) {
+			o.StartupModels = append(o.StartupModels, v.s1)
+		}
+	case C.THOST_OPT_STRICT_CONFIG:
+		o.StrictModelConfig = v.b
+	case C.THOST_OPT_PINNED_POOL:
+		o.PinnedPoolBytes = v.u
+	case C.THOST_OPT_CUDA_POOL:
+		if v.i < 0 {
+			return core.Errorf(core.CodeInvalidArg, "expects device ID >= 0, got %d", v.i)
+		}
+		if o.CUDAPoolBytes == nil {
+			o.CUDAPoolBytes = map[int]uint64{}
+		}
+		o.CUDAPoolBytes[int(v.i)] = v.u
+	case C.THOST_OPT_MIN_COMPUTE_CAPABILITY:
+		if v.d < 0 {
+			return core.Errorf(core.CodeInvalidArg, "minimum compute capability %g is negative", v.d)
+		}
+		o.MinComputeCapability = v.d
+	case C.THOST_OPT_EXIT_ON_ERROR:
+		o.ExitOnError = v.b
+	case C.THOST_OPT_STRICT_READINESS:
+		o.StrictReadiness = v.b
+	case C.THOST_OPT_EXIT_TIMEOUT:
+		o.ExitTimeout = time.Duration(v.u) * time.Second
+	case C.THOST_OPT_LOAD_THREADS:
+		o.LoadConcurrency = int(min(v.u, 1<<10))
+		if v.u == 0 {
+			o.LoadConcurrency = 4
+		}
+	case C.THOST_OPT_PEER_ACCESS:
+		o.PeerAccess = v.b
+	case C.THOST_OPT_LOG_FILE:
+		o.LogFile = v.s1
+	case C.THOST_OPT_LOG_INFO:
+		o.LogInfo = v.b
+	case C.THOST_OPT_LOG_WARN:
+		o.LogWarning = v.b
+	case C.THOST_OPT_LOG_ERROR:
+		o.LogError = v.b
+	case C.THOST_OPT_LOG_FORMAT:
+		switch v.i {
+		case C.TRITONSERVER_LOG_DEFAULT:
+			o.LogFormat = serverlog.FormatDefault
+		case C.TRITONSERVER_LOG_ISO8601:
+			o.LogFormat = serverlog.FormatISO8601
+		default:
+			return core.Errorf(core.CodeInvalidArg, "unknown log format '%d'", v.i)
+		}
+	case C.THOST_OPT_LOG_VERBOSE:
+		o.LogVerbose = int(max(v.i, 0))
+	case C.THOST_OPT_METRICS:
+		o.Metrics = v.b
+	case C.THOST_OPT_GPU_METRICS:
+		o.GPUMetrics = v.b
+	case C.THOST_OPT_CPU_METRICS:
+		o.CPUMetrics = v.b
+	case C.THOST_OPT_METRICS_INTERVAL:
+		if v.u == 0 {
+			return core.Errorf(core.CodeInvalidArg, "metrics interval must be positive")
+		}
+		o.MetricsInterval = time.Duration(min(v.u, uint64(time.Hour/time.Millisecond))) * time.Millisecond
+	case C.THOST_OPT_BACKEND_DIRECTORY:
+		o.BackendDirectory = v.s1
+	case C.THOST_OPT_REPOAGENT_DIRECTORY:
+		o.RepoAgentDirectory = v.s1
+	case C.THOST_OPT_CACHE_DIRECTORY:
+		o.CacheDirectory = v.s1
+	case C.THOST_OPT_BACKEND_CONFIG:
+		if o.BackendConfig == nil {
+			o.BackendConfig = map[string]map[string]string{}
+		}
+		if o.BackendConfig[v.s1] == nil {
+			o.BackendConfig[v.s1] = map[string]string{}
+		}
+		o.BackendConfig[v.s1][v.s2] = v.s3
+	default:
+		return o.setUnsupported(which, v)
+	}
+	return nil
+}
+
+// setUnsupported answers the settings of features the host does not have:
+// their default (off, 0, empty) is accepted, anything else refused.
+func (o *ServerOptions) setUnsupported(which int, v optionValue) error {
+	switch which {
+	case C.THOST_OPT_CONFIG_NAME:
+		if v.s1 != "" {
+			return unsupported("model configuration name %q: only config.pbtxt is read", v.s1)
+		}
+	case C.THOST_OPT_RATE_LIMITER:
+		switch v.i {
+		case C.TRITONSERVER_RATE_LIMIT_OFF:
+		case C.TRITONSERVER_RATE_LIMIT_EXEC_COUNT:
+			return unsupported("rate limiting is not supported")
+		default:
+			return core.Errorf(core.CodeInvalidArg, "unknown rate limit mode '%d'", v.i)
+		}
+	case C.THOST_OPT_RATE_LIMITER_RESOURCE:
+		return unsupported("rate limiter resources are not supported (resource %q)", v.s1)
+	case C.THOST_OPT_CUDA_VIRTUAL_ADDRESS:
+		if v.u != 0 {
+			return unsupported("growable CUDA virtual address space is not supported")
+		}
+	case C.THOST_OPT_RESPONSE_CACHE_SIZE:
+		if v.u != 0 {
+			return unsupported("response cache is not supported")
+		}
+	case C.THOST_OPT_CACHE_CONFIG:
+		return unsupported("response cache is not supported (cache %q)", v.s1)
+	case C.THOST_OPT_BUFFER_MANAGER_THREADS:
+		if v.u != 0 {
+			return unsupported("buffer manager threads are not supported")
+		}
+	case C.THOST_OPT_LOAD_RETRIES:
+		if v.u != 0 {
+			return unsupported("retrying model loads is not supported")
+		}
+	case C.THOST_OPT_NAMESPACING:
+		if v.b {
+			return unsupported("model namespacing is not supported")
+		}
+	case C.THOST_OPT_LOAD_DEVICE_LIMIT:
+		switch {
+		case v.i < 0:
+			return core.Errorf(core.CodeInvalidArg, "expects device ID >= 0, got %d", v.i)
+		case v.d < 0 || v.d > 1:
+			return core.Errorf(core.CodeInvalidArg, "expects limit fraction to be in range [0.0, 1.0], got %f", v.d)
+		case v.u != C.TRITONSERVER_INSTANCEGROUPKIND_GPU:
+			return core.Errorf(core.CodeInvalidArg, "given device kind is not supported, got: %s",
+				C.GoString(C.TRITONSERVER_InstanceGroupKindString(C.TRITONSERVER_InstanceGroupKind(v.u))))
+		}
+		return unsupported("limiting model loads by device memory is not supported")
+	case C.THOST_OPT_HOST_POLICY:
+		if v.s2 != "numa-node" && v.s2 != "cpu-cores" {
+			return unsupported("Unsupported host policy setting '%s' is specified, supported settings are 'numa-node', 'cpu-cores'", v.s2)
+		}
+		return unsupported("host policies are not supported (policy %q)", v.s1)
+	case C.THOST_OPT_METRICS_CONFIG:
+		return unsupported("metrics settings are not supported (%q %q)", v.s1, v.s2)
+	default:
+		return core.Errorf(core.CodeInternal, "unknown server option %d", which)
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package httpserver
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+)
+
+// A request body must arrive at a minimum rate: by ReadBodyTimeout after
+// its header, plus the time its bytes so far take at ReadBodyMinRate. An
+// idle timeout alone would let a client hold a connection for ever by
+// sending a byte now and then; a deadline for the whole body alone would
+// cut large uploads over slow links. The bound is the connection's read
+// deadline, moved forward as bytes arrive, so a client that stops sending
+// is cut by the kernel's timer, whatever the handler does.
+
+// deadlineSlack is how far the deadline must move before it is set again:
+// setting it costs a timer update, and a body arrives in many reads.
+const deadlineSlack = 100 * time.Millisecond
+
+// timeBodies bounds the reading of every request body of h.
+func (s *Server) timeBodies(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			b := &timedBody{src: r.Body, w: w, rc: http.NewResponseController(w), start: time.Now(),
+				timeout: s.opts.ReadBodyTimeout, rate: s.opts.ReadBodyMinRate}
+			b.setDeadline(b.start.Add(b.timeout))
+			r.Body = b
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// timedBody is a request body read under the rate bound. Only the
+// handler's goroutine reads it.
+type timedBody struct {
+	src      io.ReadCloser
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	start    time.Time
+	timeout  time.Duration
+	rate     int64 // bytes a second
+	n        int64 // bytes read
+	deadline time.Time
+}
+
+func (b *timedBody) Read(p []byte) (int, error) {
+	n, err := b.src.Read(p)
+	b.n += int64(n)
+	switch {
+	case errors.Is(err, io.EOF):
+		// The body is in: what the server reads next (a client going
+		// away, the next request) is bounded by its own timeouts.
+		b.setDeadline(time.Time{})
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// What is left of the body would be read as the next request: the
+		// connection ends with the answer.
+		b.w.Header().Set("Connection", "close")
+		return n, &httpError{status: http.StatusRequestTimeout, msg: fmt.Sprintf(
+			"the request body did not arrive in time: %d bytes in %v, and the server waits %v plus 1 s for every %d bytes (--http-read-body-timeout, --http-read-body-min-rate)",
+			b.n, time.Since(b.start).Round(time.Millisecond), b.timeout, b.rate)}
+	case err == nil:
+		due := b.start.Add(b.timeout + time.Duration(b.n/b.rate)*time.Second + time.Duration(b.n%b.rate)*time.Second/time.Duration(b.rate))
+		if due.Sub(b.deadline) > deadlineSlack {
+			b.setDeadline(due)
+		}
+	}
+	return n, err
+}
+
+func (b *timedBody) Close() error { return b.src.Close() }
+
+// setDeadline sets the connection's read deadline (the zero time: none).
+// A ResponseWriter that cannot (a test's recorder) is left unbounded.
+func (b *timedBody) setDeadline(t time.Time) {
+	b.deadline = t
+	_ = b.rc.SetReadDeadline(t)
+}

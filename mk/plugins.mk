@@ -1,0 +1,57 @@
+# mk/plugins.mk: builds the two other plugin kinds shipped with tritonhost,
+# laid out where the server looks for them (Triton's layout):
+#
+#   $(CACHES_DIR)/local/libtritoncache_local.so           C11, caches_c/local/
+#   $(REPOAGENTS_DIR)/checksum/libtritonrepoagent_checksum.so
+#                                                         C11, repoagents_c/checksum/
+#
+# The local cache is linked with cJSON (third_party/cjson), which it reads
+# its configuration with. Each library exports only its entry points
+# (caches_c/exports.map, repoagents_c/exports.map) and leaves the host
+# functions as undefined symbols, which resolve against the host process
+# at dlopen time.
+#
+# Included by the root Makefile after mk/backends.mk, whose compiler flags,
+# object directory and cJSON object it shares. Targets: plugins (both),
+# caches, repoagents, clean-plugins.
+
+CACHES_DIR ?= caches
+REPOAGENTS_DIR ?= repoagents
+
+PLUGIN_LIBS := \
+	$(CACHES_DIR)/local/libtritoncache_local.so \
+	$(REPOAGENTS_DIR)/checksum/libtritonrepoagent_checksum.so
+
+THOST_PLUGINS_MK := $(lastword $(MAKEFILE_LIST))
+THOST_PLUGIN_CPPFLAGS := -I$(THOST_SRC)include -isystem $(THOST_SRC)third_party/cjson -MMD -MP
+THOST_PLUGIN_LDFLAGS = -shared -pthread -Wl,--version-script=$(1) $(BACKEND_EXTRA_LDFLAGS)
+
+THOST_LOCAL_CACHE_OBJS := $(call THOST_OBJS_OF,caches_c/local,local_cache lru) $(THOST_CJSON_OBJ)
+THOST_CHECKSUM_OBJS := $(call THOST_OBJS_OF,repoagents_c/checksum,checksum md5)
+
+.PHONY: plugins caches repoagents clean-plugins
+plugins: caches repoagents ## build the local response cache into caches/ and the checksum agent into repoagents/
+caches: $(CACHES_DIR)/local/libtritoncache_local.so
+repoagents: $(REPOAGENTS_DIR)/checksum/libtritonrepoagent_checksum.so
+
+$(CACHES_DIR)/local/libtritoncache_local.so: $(THOST_LOCAL_CACHE_OBJS) $(THOST_SRC)caches_c/exports.map
+	@mkdir -p $(@D)
+	$(CC) $(call THOST_PLUGIN_LDFLAGS,$(THOST_SRC)caches_c/exports.map) -o $@ $(filter %.o,$^)
+
+$(REPOAGENTS_DIR)/checksum/libtritonrepoagent_checksum.so: $(THOST_CHECKSUM_OBJS) $(THOST_SRC)repoagents_c/exports.map
+	@mkdir -p $(@D)
+	$(CC) $(call THOST_PLUGIN_LDFLAGS,$(THOST_SRC)repoagents_c/exports.map) -o $@ $(filter %.o,$^)
+
+$(THOST_OBJ)/caches_c/%.o: $(THOST_SRC)caches_c/%.c $(THOST_CJSON_HEADER) $(THOST_PLUGINS_MK)
+	@mkdir -p $(@D)
+	$(CC) $(THOST_PLUGIN_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
+
+$(THOST_OBJ)/repoagents_c/%.o: $(THOST_SRC)repoagents_c/%.c $(THOST_PLUGINS_MK)
+	@mkdir -p $(@D)
+	$(CC) $(THOST_PLUGIN_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
+
+-include $(THOST_LOCAL_CACHE_OBJS:.o=.d) $(THOST_CHECKSUM_OBJS:.o=.d)
+
+clean-plugins: ## remove the built caches and repository agents and their objects
+	rm -f $(PLUGIN_LIBS)
+	rm -rf $(THOST_OBJ)/caches_c $(THOST_OBJ)/repoagents_c
