@@ -127,16 +127,15 @@ func benchServer(b *testing.B, native bool, models ...string) *core.Server {
 // BenchmarkIdentityRequest is the host's cost of one request through the
 // in-process API: Infer, schedule, Execute, response, release. One op is
 // one request of 16 INT32 elements, or of a 64 MiB tensor (-64MiB), waited
-// for before the next; -inline submits as the gRPC and HTTP handlers do
-// (core.Submission.Inline), so that the request runs on the benchmark's
-// goroutine. The caller frees each response, as the gRPC
+// for before the next; -inline submits with core.Submission.Inline, so
+// that the request runs on the benchmark's goroutine. The caller frees each response, as the gRPC
 // frontend does, so the shared library's outputs are lent, not copied.
 func BenchmarkIdentityRequest(b *testing.B) {
 	for _, bc := range []struct {
 		name   string
 		native bool
 		elems  int
-		inline bool // Submission.Inline, as the gRPC and HTTP handlers submit
+		inline bool // Submission.Inline: the request runs on the benchmark's goroutine
 	}{{"go-native", true, 16, false}, {"shared-library", false, 16, false},
 		{"go-native-inline", true, 16, true}, {"shared-library-inline", false, 16, true},
 		{"go-native-64MiB", true, 16 << 20, false}, {"shared-library-64MiB", false, 16 << 20, false}} {
