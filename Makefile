@@ -98,10 +98,16 @@ test: all ## run every test: pure-Go packages without cgo, everything with the r
 soak: all ## run the reliability suite at full scale (1000 streams x 100 requests, 35,000 pipelined requests, ...; several minutes)
 	$(GO) test -count=1 -timeout 60m -v ./reliability -soak
 
+# make bench writes its run to BENCH_OUT and compares it with BENCH_BASE,
+# the results kept in the repository (benchstat); copy BENCH_OUT over
+# BENCH_BASE to keep a run.
+BENCH_OUT ?= $(BUILD_DIR)/bench/results.txt
+BENCH_BASE ?= bench/results.txt
+
 .PHONY: bench
-bench: all ## run the benchmarks (BENCH_COUNT times each, default 5), then `tritonhost perf` against a served examples/models (bench/perf.sh)
-	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -timeout 60m ./...
-	bench/perf.sh $(TRITONHOST)
+bench: all $(BENCHSTAT) ## run the benchmarks (BENCH_COUNT times each, default 5) and `tritonhost perf` (bench/perf.sh) into build/bench/results.txt, then compare with bench/results.txt (benchstat)
+	GO=$(GO) bench/run.sh $(BENCH_OUT) $(BENCH_COUNT) $(TRITONHOST)
+	$(BENCHSTAT) $(BENCH_BASE) $(BENCH_OUT)
 
 # Each .proto file's go_package option names the package its code goes to.
 .PHONY: proto

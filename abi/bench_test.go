@@ -3,6 +3,7 @@ package abi_test
 import (
 	"context"
 	"encoding/binary"
+	"runtime/metrics"
 	"sync"
 	"syscall"
 	"testing"
@@ -78,6 +79,31 @@ func reportCPU(b *testing.B, start time.Duration) {
 	b.ReportMetric(float64(processCPU(b)-start)/float64(b.N), "cpu-ns/op")
 }
 
+// schedWakes estimates how many times the Go scheduler has started running
+// a goroutine that was waiting: each hand-off between goroutines costs one.
+// Reported per op beside the CPU time (wakes/op), it counts the hand-offs
+// a request or response crosses. The runtime times one scheduling in
+// schedSampling in its histogram /sched/latencies:seconds, whose count is
+// scaled up accordingly.
+func schedWakes() uint64 {
+	s := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	metrics.Read(s)
+	var n uint64
+	for _, c := range s[0].Value.Float64Histogram().Counts {
+		n += c
+	}
+	return n * schedSampling
+}
+
+// schedSampling is the runtime's gTrackingPeriod: it records the latency
+// of one scheduling of a goroutine in 8.
+const schedSampling = 8
+
+// reportWakes reports the scheduler's wake-ups per op since start.
+func reportWakes(b *testing.B, start uint64) {
+	b.ReportMetric(float64(schedWakes()-start)/float64(b.N), "wakes/op")
+}
+
 func benchServer(b *testing.B, native bool, models ...string) *core.Server {
 	b.Helper()
 	var provider core.BackendProvider = goBackends{}
@@ -101,14 +127,18 @@ func benchServer(b *testing.B, native bool, models ...string) *core.Server {
 // BenchmarkIdentityRequest is the host's cost of one request through the
 // in-process API: Infer, schedule, Execute, response, release. One op is
 // one request of 16 INT32 elements, or of a 64 MiB tensor (-64MiB), waited
-// for before the next. The caller frees each response, as the gRPC
+// for before the next; -inline submits with core.Submission.Inline, so
+// that the request runs on the benchmark's goroutine. The caller frees each response, as the gRPC
 // frontend does, so the shared library's outputs are lent, not copied.
 func BenchmarkIdentityRequest(b *testing.B) {
 	for _, bc := range []struct {
 		name   string
 		native bool
 		elems  int
-	}{{"go-native", true, 16}, {"shared-library", false, 16}, {"go-native-64MiB", true, 16 << 20}, {"shared-library-64MiB", false, 16 << 20}} {
+		inline bool // Submission.Inline: the request runs on the benchmark's goroutine
+	}{{"go-native", true, 16, false}, {"shared-library", false, 16, false},
+		{"go-native-inline", true, 16, true}, {"shared-library-inline", false, 16, true},
+		{"go-native-64MiB", true, 16 << 20, false}, {"shared-library-64MiB", false, 16 << 20, false}} {
 		b.Run(bc.name, func(b *testing.B) {
 			srv := benchServer(b, bc.native, "identity_int32")
 			data := make([]byte, 4*bc.elems)
@@ -125,9 +155,9 @@ func BenchmarkIdentityRequest(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(data)))
 			b.ResetTimer()
-			cpu := processCPU(b)
+			cpu, wakes := processCPU(b), schedWakes()
 			for b.Loop() {
-				req := &core.Submission{Model: "identity_int32", FreesResponses: true,
+				req := &core.Submission{Model: "identity_int32", FreesResponses: true, Inline: bc.inline,
 					Inputs: []core.Input{core.NewInput("INPUT0", core.TypeInt32, []int64{int64(bc.elems)}, data)}}
 				if err := srv.Infer(context.Background(), req, fn); err != nil {
 					b.Fatal(err)
@@ -135,6 +165,7 @@ func BenchmarkIdentityRequest(b *testing.B) {
 				<-done
 			}
 			reportCPU(b, cpu)
+			reportWakes(b, wakes)
 		})
 	}
 }
@@ -164,7 +195,7 @@ func BenchmarkSquareResponse(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu := processCPU(b)
+			cpu, wakes := processCPU(b), schedWakes()
 			for n := 0; n < b.N; n += k {
 				wg.Add(1)
 				req := &core.Submission{Model: "square_int32", FreesResponses: true,
@@ -176,6 +207,7 @@ func BenchmarkSquareResponse(b *testing.B) {
 			}
 			b.StopTimer()
 			reportCPU(b, cpu)
+			reportWakes(b, wakes)
 			if count < b.N {
 				b.Fatalf("received %d responses, want at least %d", count, b.N)
 			}

@@ -143,7 +143,8 @@ func (st *heldRequest) recordStats(recs *C.struct_thost_rstat, n C.uint32_t) {
 
 // Execute implements loader.Instance: it builds a block for each request
 // and calls TRITONBACKEND_ModelInstanceExecute with their handles. It is
-// called from the instance's goroutine only. If the backend returns an
+// never called concurrently for one instance (the scratch space is the
+// instance's), from any goroutine. If the backend returns an
 // error, the blocks it did not release are freed and the error is returned:
 // the caller then owns (fails and releases) the requests, as
 // core.BackendInstance.Execute documents.

@@ -117,7 +117,9 @@ func echoRound(b *testing.B, conn *grpc.ClientConn, frame []byte, n int) time.Du
 // responses and an empty final), in the same run as two ceilings on one
 // plain grpc-go stream with frames of the same size: an echo stream (the
 // client sends 10001 frames and the server sends each back) and a fanout
-// (the server alone sends 10001 frames). One op is one round of each.
+// (the server alone sends 10001 frames). One op is one round of each. It
+// also reports the CPU time per response of tritonhost and of the fanout
+// server (cpuMeter).
 func BenchmarkStreamResponses(b *testing.B) {
 	triton, echo := startTritonhost(b, false), startEcho(b)
 	tritonReq, fanReq := squareRequests(b, squareK)
@@ -128,11 +130,16 @@ func BenchmarkStreamResponses(b *testing.B) {
 	streamRound(b, echo.conn, "/bench.Echo/Fanout", fanReq, squareK+1)
 	echoRound(b, echo.conn, frame, squareK+1)
 	var ours, echoed, fanned time.Duration
+	oursCPU, fanCPU := &cpuMeter{p: triton}, &cpuMeter{p: echo}
 	b.ResetTimer()
 	for b.Loop() {
+		oursCPU.begin(b)
 		ours += streamRound(b, triton.conn, "/inference.GRPCInferenceService/ModelStreamInfer", tritonReq, squareK+1)
+		oursCPU.end(b)
 		echoed += echoRound(b, echo.conn, frame, squareK+1)
+		fanCPU.begin(b)
 		fanned += streamRound(b, echo.conn, "/bench.Echo/Fanout", fanReq, squareK+1)
+		fanCPU.end(b)
 	}
 	n := float64(b.N) * (squareK + 1)
 	rate := n / ours.Seconds()
@@ -140,6 +147,7 @@ func BenchmarkStreamResponses(b *testing.B) {
 	b.ReportMetric(rate/(n/fanned.Seconds()), "ratio-vs-fanout")
 	fmt.Printf("square k=10000 on one stream vs server-push fanout: tritonhost %.0f responses/s, fanout %.0f responses/s, ratio %.2f\n",
 		rate, n/fanned.Seconds(), rate/(n/fanned.Seconds()))
+	reportCPU(b, "resp", oursCPU, n, fanCPU, n)
 }
 
 // streamsK is what each of the concurrent streams asks of square.
@@ -170,7 +178,8 @@ func concurrentRounds(b *testing.B, n int, conn *grpc.ClientConn, method string,
 // BenchmarkConcurrentStreams: 16 streams on one connection, each asking
 // square for k = 2500 responses (and an empty final) at once, in the same
 // run as 16 concurrent fanout streams of the plain grpc-go server pushing
-// the same frames. One op is one round of each.
+// the same frames. One op is one round of each. It also reports both
+// servers' CPU time per response (cpuMeter).
 func BenchmarkConcurrentStreams(b *testing.B) {
 	triton, echo := startTritonhost(b, false), startEcho(b)
 	tritonReq, fanReq := squareRequests(b, streamsK)
@@ -183,12 +192,18 @@ func BenchmarkConcurrentStreams(b *testing.B) {
 	ours() // warm-up
 	fanout()
 	var oursTook, fanTook time.Duration
+	oursCPU, fanCPU := &cpuMeter{p: triton}, &cpuMeter{p: echo}
 	b.ResetTimer()
 	for b.Loop() {
+		oursCPU.begin(b)
 		oursTook += ours()
+		oursCPU.end(b)
+		fanCPU.begin(b)
 		fanTook += fanout()
+		fanCPU.end(b)
 	}
 	n := float64(b.N) * streams * (streamsK + 1)
 	report(b, fmt.Sprintf("square k=%d on %d concurrent streams vs server-push fanout", streamsK, streams), "responses/s",
 		n/oursTook.Seconds(), n/fanTook.Seconds())
+	reportCPU(b, "resp", oursCPU, n, fanCPU, n)
 }

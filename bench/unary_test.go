@@ -22,10 +22,19 @@ const (
 func wrapBytes(b []byte) *wrapperspb.BytesValue { return &wrapperspb.BytesValue{Value: b} }
 
 // unaryRate runs concurrency clients calling method with req for the
-// window and returns the completed calls per second.
-func unaryRate(b *testing.B, conn *grpc.ClientConn, method string, req []byte) float64 {
-	calls, took := unaryRun(b, conn, method, req, concurrency)
-	return float64(calls) / took.Seconds()
+// window and returns the completed calls per second. With a meter, the
+// server's CPU time over the window is added to it, and the calls to
+// *calls.
+func unaryRate(b *testing.B, conn *grpc.ClientConn, method string, req []byte, cpu *cpuMeter, calls *int64) float64 {
+	if cpu != nil {
+		cpu.begin(b)
+	}
+	n, took := unaryRun(b, conn, method, req, concurrency)
+	if cpu != nil {
+		cpu.end(b)
+		*calls += n
+	}
+	return float64(n) / took.Seconds()
 }
 
 // unaryRun runs clients calling method with req for the window and
@@ -54,7 +63,8 @@ func unaryRun(b *testing.B, conn *grpc.ClientConn, method string, req []byte, cl
 
 // BenchmarkUnaryRequests: identity_int32 (16 INT32 elements) through
 // ModelInfer from 16 concurrent clients, against a plain unary echo of a
-// message of the same size. One op is a 2-second window of each.
+// message of the same size. One op is a 2-second window of each. It also
+// reports each server's CPU time per request (cpuMeter).
 func BenchmarkUnaryRequests(b *testing.B) {
 	triton, echo := startTritonhost(b, false), startEcho(b)
 	vals := make([]int32, 16)
@@ -65,12 +75,15 @@ func BenchmarkUnaryRequests(b *testing.B) {
 	tritonReq, _ := proto.Marshal(msg)
 	echoReq, _ := proto.Marshal(wrapBytes(make([]byte, len(tritonReq)-2)))
 
-	unaryRate(b, triton.conn, "/inference.GRPCInferenceService/ModelInfer", tritonReq)
+	unaryRate(b, triton.conn, "/inference.GRPCInferenceService/ModelInfer", tritonReq, nil, nil)
 	var ours, ceiling float64
+	oursCPU, echoCPU := &cpuMeter{p: triton}, &cpuMeter{p: echo}
+	var oursCalls, echoCalls int64
 	b.ResetTimer()
 	for b.Loop() {
-		ours += unaryRate(b, triton.conn, "/inference.GRPCInferenceService/ModelInfer", tritonReq)
-		ceiling += unaryRate(b, echo.conn, "/bench.Echo/Echo", echoReq)
+		ours += unaryRate(b, triton.conn, "/inference.GRPCInferenceService/ModelInfer", tritonReq, oursCPU, &oursCalls)
+		ceiling += unaryRate(b, echo.conn, "/bench.Echo/Echo", echoReq, echoCPU, &echoCalls)
 	}
 	report(b, "identity unary at concurrency 16", "requests/s", ours/float64(b.N), ceiling/float64(b.N))
+	reportCPU(b, "req", oursCPU, float64(oursCalls), echoCPU, float64(echoCalls))
 }

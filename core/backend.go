@@ -43,8 +43,9 @@ type BackendModel interface {
 
 // BackendInstance is one execution context of a model.
 type BackendInstance interface {
-	// Execute runs a batch of requests. It is called from the instance's own
-	// goroutine only. Returning nil passes ownership of every request to the
+	// Execute runs a batch of requests. It is never called concurrently for
+	// one instance, but not always from the same goroutine (a request may
+	// run on its submitter's, Submission.Inline). Returning nil passes ownership of every request to the
 	// backend, which must release each one (Request.Release) and complete it
 	// through its Responder. Returning an error keeps ownership with the
 	// caller, which completes every request not yet released with that error.

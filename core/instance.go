@@ -49,7 +49,7 @@ func kindFromConfig(k configpb.ModelInstanceGroup_Kind) InstanceKind {
 }
 
 // Instance is one execution context of a model version: an instance_group
-// entry expanded by count and device. One goroutine runs its executions.
+// entry expanded by count and device. It runs one execution at a time.
 type Instance struct {
 	model      *Model
 	name       string

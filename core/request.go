@@ -71,6 +71,10 @@ func (r *Request) Parameters() []Parameter { return r.sub.Parameters }
 // the backend layer.
 func (r *Request) Origin() any { return r.sub.Origin }
 
+// Inline reports whether the submitter let the scheduler run r on its own
+// goroutine (Submission.Inline).
+func (r *Request) Inline() bool { return r.sub.Inline }
+
 // Inputs returns the inputs with backend-visible shapes. The slice and its
 // buffers must not be modified.
 func (r *Request) Inputs() []Input { return r.inputs }

@@ -16,8 +16,10 @@ import (
 // batcher (core/dynbatch), the sequence batcher (core/seqbatch) and the
 // ensemble scheduler (core/ensemble); core/scheduling's New picks one from
 // the configuration. A scheduler runs a batch on an instance with
-// Instance.Execute, from one goroutine per instance, never concurrently for
-// one instance.
+// Instance.Execute, never concurrently for one instance: from the
+// instance's goroutine, or from any goroutine that holds the instance for
+// the call (the dynamic batcher runs an idle instance's request on its
+// submitter's goroutine, Submission.Inline).
 type Scheduler interface {
 	// Enqueue accepts r or returns why not. Accepting, it marks r queued
 	// (Request.MarkQueued). It refuses with CodeUnavailable when it stops,
@@ -152,8 +154,8 @@ func (r *Request) SetSchedulerData(d *SchedulerData) { r.sched.Store(d) }
 // Execute runs batch on the instance's backend, holding the device lock
 // when the backend asked for one (ShareDeviceLocks); the requests leave
 // their version's pending count first. When the backend returns an error,
-// every request it did not release fails with it. A scheduler calls
-// Execute from one goroutine per instance.
+// every request it did not release fails with it. A scheduler never calls
+// Execute concurrently for one instance.
 func (i *Instance) Execute(batch []*Request) { i.execute(batch) }
 
 // ShareDeviceLocks gives the instances of one device a common lock when

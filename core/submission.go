@@ -60,6 +60,19 @@ type Submission struct {
 	// to, rather than copy them into Go memory; the lent memory stays
 	// valid until Free. Without it, responses hold Go memory only.
 	FreesResponses bool
+	// Inline lets the scheduler run the request on the submitting
+	// goroutine, inside Submit, when one of the version's instances is idle
+	// and nothing is queued ahead of it: the request then skips two
+	// hand-offs between goroutines (to the instance's and back). Submit
+	// returns once the backend's Execute has. Schedulers that cannot keep
+	// their rules so (a dynamic batcher that waits to fill a batch, the
+	// sequence batcher) queue the request as usual. Set it only on a
+	// goroutine that holds no lock and may wait as long as an execution
+	// takes, and that need not answer anything else meanwhile: not a
+	// backend thread or a response function, nor a frontend's request
+	// handler that must answer its client when the server gives up its
+	// requests (an Execute that does not return keeps the submitter).
+	Inline bool
 	// Trace, if set, traces the request, whatever the server's Tracer
 	// samples: the server gives it the request's model, version and id,
 	// and records the request's activities in it. A trace is for one

@@ -27,7 +27,8 @@
 //     configuration meanwhile. Per instance: Model.NewInstance, then
 //     Instance.Initialize. A failure retires what was created (the backend
 //     can no longer reach it) and the model does not load.
-//  4. Executions: Instance.Execute from the instance's goroutine only.
+//  4. Executions: Instance.Execute, one at a time per instance, from any
+//     goroutine.
 //  5. On unload: Instance.Finalize and Instance.Retire per instance, then
 //     Model.Finalize and Model.Retire. Backends may still send responses
 //     from their own threads.

@@ -11,8 +11,9 @@
 #   dist      mk/dist.sh: $(DIST_DIR)/tritonhost-$(VERSION)-linux-<arch>.tar.gz
 #             and $(DIST_DIR)/tritonhost_<deb version>_<arch>.deb (nfpm,
 #             packaging/nfpm.yaml).
-#   tools     the pinned staticcheck and nfpm, go-installed into
-#             $(TOOLS_DIR); lint and dist install the one they need.
+#   tools     the pinned staticcheck, nfpm and benchstat, go-installed
+#             into $(TOOLS_DIR); lint, dist and bench install the one they
+#             need.
 
 ifeq ($(origin VERSION),undefined)
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null)
@@ -36,12 +37,14 @@ $(VERSION_STAMP): FORCE
 .PHONY: FORCE
 FORCE:
 
-# Pinned tool versions (go install); both build with Go 1.26.
+# Pinned tool versions (go install); all build with Go 1.26.
 STATICCHECK_VERSION := v0.8.2
 NFPM_VERSION := v2.45.2
+BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 TOOLS_DIR ?= $(BUILD_DIR)/tools
 STATICCHECK := $(TOOLS_DIR)/staticcheck-$(STATICCHECK_VERSION)
 NFPM := $(TOOLS_DIR)/nfpm-$(NFPM_VERSION)
+BENCHSTAT := $(TOOLS_DIR)/benchstat-$(BENCHSTAT_VERSION)
 
 # go install writes <name> into GOBIN; the version goes into the file name
 # so that a new pin installs anew.
@@ -55,8 +58,13 @@ $(NFPM):
 	GOBIN=$(abspath $(@D)) $(GO) install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION)
 	mv $(@D)/nfpm $@
 
+$(BENCHSTAT):
+	@mkdir -p $(@D)
+	GOBIN=$(abspath $(@D)) $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
+	mv $(@D)/benchstat $@
+
 .PHONY: tools lint-tools
-tools: lint-tools $(NFPM) ## install the pinned staticcheck and nfpm into build/tools
+tools: lint-tools $(NFPM) $(BENCHSTAT) ## install the pinned staticcheck, nfpm and benchstat into build/tools
 lint-tools: $(STATICCHECK)
 
 .PHONY: version

@@ -309,8 +309,11 @@ ModelInstanceState::ResponseThread(
 {
   const std::vector<int64_t> shape(dims_count, 1);  // every response's
   bool failed = false;  // a response failed or the request was cancelled
+  // One clock read per response unless a delay is configured: a response
+  // starts when the one before it ended (its send included), and computes
+  // its output from its start when no delay comes between.
+  uint64_t response_start_ns = NowNs();
   for (uint32_t e = 0; e < n; ++e) {
-    const uint64_t response_start_ns = NowNs();
     bool cancelled = false;
     TRITONSERVER_Error* err =
         TRITONBACKEND_ResponseFactoryIsCancelled(factory.get(), &cancelled);
@@ -318,13 +321,15 @@ ModelInstanceState::ResponseThread(
       end.Done(false);
       return SendFinalError(factory.get(), nullptr, err);
     }
-    SleepNs(cancelled ? params_.cancel_delay_ns : params_.infer_delay_ns);
+    const uint64_t delay_ns =
+        cancelled ? params_.cancel_delay_ns : params_.infer_delay_ns;
+    SleepNs(delay_ns);
 
     const Result result = ResultFor(params_, e, n);
     uint64_t compute_output_start_ns = 0;
     TRITONBACKEND_Response* response = nullptr;
     if (!cancelled && result != Result::kEmpty) {
-      compute_output_start_ns = NowNs();
+      compute_output_start_ns = delay_ns > 0 ? NowNs() : response_start_ns;
       err = BuildResponse(
           factory.get(), static_cast<int32_t>(n), shape, &response);
       if (err != nullptr) {
@@ -333,7 +338,6 @@ ModelInstanceState::ResponseThread(
       }
       SleepNs(params_.output_delay_ns);
     }
-    const uint64_t response_end_ns = NowNs();
 
     ErrorPtr error;
     failed = failed || cancelled || result == Result::kFail;
@@ -347,9 +351,11 @@ ModelInstanceState::ResponseThread(
           TRITONBACKEND_ResponseSend(response, 0 /* flags */, error.get()),
           "failed to send response");
     }
+    const uint64_t response_end_ns = NowNs();
     err = ReportResponseStatistics(
         factory.get(), response_start_ns, compute_output_start_ns,
         response_end_ns, error.get());
+    response_start_ns = response_end_ns;
     if (err != nullptr) {
       end.Done(false);
       return SendFinalError(factory.get(), nullptr, err);

@@ -63,6 +63,7 @@ type serveOptions struct {
 	Metrics             metricsFlags
 	GPU                 gpuFlags
 	InProcess           inprocessFlags
+	GC                  gcFlags
 	Trace               traceFlags
 	Plugins             pluginFlags
 
@@ -128,6 +129,7 @@ func newServeCommand() *cobra.Command {
 	f.IntVar(&o.SSLReloadMs, "ssl-reload-interval", int(tlsfiles.DefaultCheckInterval/time.Millisecond), "ms between checks of the TLS certificate files for changes (made by a new connection, at most this often)")
 	o.GPU.bind(f)
 	o.InProcess.bind(f)
+	o.GC.bind(f)
 	o.Trace.bind(f)
 	o.Plugins.bind(f)
 	return cmd
@@ -241,6 +243,9 @@ func (o *serveOptions) Validate() error {
 		return errors.New("--ssl-reload-interval must be positive")
 	}
 	if err := o.InProcess.validate(); err != nil {
+		return err
+	}
+	if err := o.GC.validate(); err != nil {
 		return err
 	}
 	if err := o.Plugins.validate(); err != nil {

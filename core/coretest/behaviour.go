@@ -8,7 +8,7 @@ import (
 )
 
 // Behaviour is what a model of the fake backend does with one execution. It
-// runs on the instance's goroutine, as BackendInstance.Execute does, and its
+// runs where BackendInstance.Execute does, and its
 // return value is Execute's: nil passes ownership of every request to the
 // backend, an error leaves it with the server.
 //

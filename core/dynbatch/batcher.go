@@ -4,16 +4,26 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"tritonhost/core"
 )
 
 // Batcher queues the requests of one model version and hands them to the
-// version's instances, each of which runs in its own goroutine, so Execute
-// is never called concurrently for one instance. One worker at a time (the
-// one holding token) waits for and forms the next batch, as Triton's
-// dynamic batcher does; without dynamic batching a batch is one request.
+// version's instances. It runs one worker goroutine per active instance;
+// one worker at a time (the one holding token) waits for and forms the
+// next batch, as Triton's dynamic batcher does, then takes an idle
+// instance and executes the batch on it. Without dynamic batching a batch
+// is one request.
+//
+// An instance executes one batch at a time: whoever executes on it (a
+// worker, or a submitter running its request inline) has taken it from
+// idle and gives it back after Execute returns. A request submitted with
+// Submission.Inline runs on its submitter's goroutine when it would
+// otherwise start at once: nothing is queued or being placed ahead of it,
+// an instance is idle, and the batcher would not wait to fill a batch
+// (no dynamic batching, or no max_queue_delay_microseconds).
 type Batcher struct {
 	model   *core.Model
 	workers []*core.Instance
@@ -23,11 +33,16 @@ type Batcher struct {
 	head    int
 	closed  bool // no new requests
 	drained bool // the workers have finished: nothing more runs
+	// placing counts batches taken off the queue and not yet on an
+	// instance; it rises under mu, so that an inline request, which looks
+	// under mu, never overtakes one.
+	placing atomic.Int32
 
-	wake    chan struct{} // capacity 1: a request arrived or the queue closed
-	token   chan struct{} // capacity 1: held by the worker forming a batch
-	aborted chan struct{} // closed when Stop gives up waiting
-	wg      sync.WaitGroup
+	wake    chan struct{}       // capacity 1: a request arrived or the queue closed
+	token   chan struct{}       // capacity 1: held by the worker forming a batch
+	idle    chan *core.Instance // the instances executing nothing (capacity: one per worker)
+	aborted chan struct{}       // closed when Stop gives up waiting
+	wg      sync.WaitGroup      // the workers and the inline executions
 
 	maxQueue  int
 	batching  bool
@@ -54,6 +69,7 @@ func New(m *core.Model) *Batcher {
 			s.workers = append(s.workers, inst)
 		}
 	}
+	s.idle = make(chan *core.Instance, len(s.workers))
 	m.ShareDeviceLocks()
 	if db := m.Config().GetDynamicBatching(); db != nil && m.MaxBatchSize() > 0 {
 		s.batching = true
@@ -68,24 +84,68 @@ func New(m *core.Model) *Batcher {
 	return s
 }
 
-// Start launches one goroutine per active instance.
+// Start launches one worker goroutine per active instance, and makes the
+// instances idle.
 func (s *Batcher) Start() {
 	for _, inst := range s.workers {
-		s.wg.Go(func() {
-			for {
-				batch := s.nextBatch()
-				if batch == nil {
-					return
-				}
-				inst.Execute(batch)
-			}
-		})
+		s.idle <- inst
 	}
+	for range s.workers {
+		s.wg.Go(s.work)
+	}
+}
+
+// work forms batches and executes each on an idle instance, until the
+// batcher is closed and drained, or aborted.
+func (s *Batcher) work() {
+	for {
+		batch := s.nextBatch()
+		if batch == nil {
+			return
+		}
+		var inst *core.Instance
+		select {
+		case inst = <-s.idle: // the wait ends with an execution: no instance is held for long without one
+		case <-s.aborted:
+			s.placing.Add(-1)
+			s.failUnloaded(batch)
+			return
+		}
+		s.placing.Add(-1)
+		inst.Execute(batch)
+		s.idle <- inst
+	}
+}
+
+// runInline executes r on inst, which the caller took from idle, on the
+// calling goroutine.
+func (s *Batcher) runInline(inst *core.Instance, r *core.Request) {
+	defer s.wg.Done()
+	batch := [1]*core.Request{r}
+	inst.Execute(batch[:])
+	s.idle <- inst
+}
+
+// startsAtOnce reports whether r, with nothing queued ahead of it, would
+// go into a batch of its own without waiting: the batcher does not batch,
+// or does not wait to fill a batch, or r alone fills one.
+func (s *Batcher) startsAtOnce(r *core.Request) bool {
+	if !s.batching || s.delay == 0 {
+		return true
+	}
+	limit := s.maxBatch // as gatherLocked's before the delay expires
+	if len(s.preferred) > 0 {
+		limit = min(limit, slices.Max(s.preferred))
+	}
+	size := r.BatchSize()
+	return size >= limit || s.preferredSize(size)
 }
 
 // Enqueue queues r, or refuses it (CodeUnavailable) once the batcher
 // stops, when every instance is passive, or when the queue holds
-// max_queue_size requests already.
+// max_queue_size requests already. A request submitted inline that can
+// start at once runs on the calling goroutine: Enqueue returns once its
+// execution has.
 func (s *Batcher) Enqueue(r *core.Request) error {
 	m := s.model
 	s.mu.Lock()
@@ -101,6 +161,16 @@ func (s *Batcher) Enqueue(r *core.Request) error {
 		return core.Errorf(core.CodeUnavailable, "model %q version %d: queue is full (max_queue_size %d)", m.Name(), m.Version(), s.maxQueue)
 	}
 	r.MarkQueued()
+	if r.Inline() && s.head == len(s.queue) && s.placing.Load() == 0 && s.startsAtOnce(r) && !r.Cancelled() && !r.Expired() {
+		select {
+		case inst := <-s.idle:
+			s.wg.Add(1) // before closed is set (mu held): Stop waits for it
+			s.mu.Unlock()
+			s.runInline(inst, r)
+			return nil
+		default:
+		}
+	}
 	s.queue = append(s.queue, r)
 	s.mu.Unlock()
 	s.signal()
@@ -130,7 +200,8 @@ func (s *Batcher) signal() {
 }
 
 // nextBatch waits for work and returns the next batch, or nil once the
-// scheduler is closed and drained, or aborted.
+// scheduler is closed and drained, or aborted. A batch it returns counts
+// in placing until its worker has an instance for it.
 //
 // With dynamic batching, requests join the oldest one in queue order while
 // they are compatible with it (see batchable) and fit in max_batch_size.
@@ -181,6 +252,7 @@ func (s *Batcher) nextBatch() []*core.Request {
 		case <-s.wake:
 		case <-timer.C:
 		case <-s.aborted:
+			s.placing.Add(-1)
 			s.failUnloaded([]*core.Request{first})
 			return nil
 		}
@@ -250,11 +322,13 @@ func (s *Batcher) waitFirst() *core.Request {
 		var r *core.Request
 		if s.head < len(s.queue) {
 			r = s.popLocked()
+			s.placing.Add(1) // the batch r heads, until a worker places it or it fails
 		}
 		closed := s.closed
 		s.mu.Unlock()
 		if r != nil {
 			if r.Cancelled() || r.Expired() {
+				s.placing.Add(-1)
 				s.failDead([]*core.Request{r})
 				continue
 			}

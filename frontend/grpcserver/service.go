@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -196,6 +197,15 @@ func setDefault[T int | uint32 | time.Duration](v *T, def T) {
 	}
 }
 
+// streamWorkers is how many goroutines gRPC keeps to run RPC handlers
+// (grpc.NumStreamWorkers; an RPC arriving while all are busy gets a
+// goroutine of its own, as without them). A fresh goroutine per RPC grows
+// its stack, by copying, on every request that runs a model on it (the
+// handler executes it when an instance is idle); a kept one has grown
+// already. Measured on the 2-core machine, identity unary from 16 clients:
+// stack growth went from 8-11% of the server's CPU to nothing.
+func streamWorkers() uint32 { return uint32(max(16, 4*runtime.GOMAXPROCS(0))) }
+
 // NewGRPCServer returns a grpc.Server with the service, gRPC health checking
 // and server reflection registered, and the message, stream and connection
 // limits and the restricted categories applied.
@@ -208,6 +218,7 @@ func (s *Service) NewGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 		grpc.MaxRecvMsgSize(int(min(int64(s.opts.MaxMessageBytes)*3/2, math.MaxInt32))),
 		grpc.MaxSendMsgSize(s.opts.MaxMessageBytes),
 		grpc.ForceServerCodecV2(newWireCodec(lim)),
+		grpc.NumStreamWorkers(streamWorkers()),
 		grpc.MaxConcurrentStreams(c.MaxConcurrentStreams),
 		grpc.MaxHeaderListSize(c.MaxHeaderListBytes),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: c.MaxIdle, Time: c.KeepaliveTime, Timeout: c.KeepaliveTimeout}),

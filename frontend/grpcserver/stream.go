@@ -49,15 +49,31 @@ func freeEvents(evs []streamEvent) {
 }
 
 // inferStream is the state of one ModelStreamInfer call. Three goroutines
-// serve it: the reader (receive, decode, submit), the sender (the only one
-// that calls SendMsg) and the handler, which waits for the sender to finish
-// or for the stream to be cut off, and returns its status.
+// serve it: the reader (receive, decode, submit), the sender and the
+// handler, which waits for the sender to finish or for the stream to be cut
+// off, and returns its status.
+//
+// An event goes out from where it was produced (a backend thread, the
+// reader) when the stream is idle: nothing is queued, no one else is
+// sending, and gRPC holds nothing else of the stream (the arena counts
+// what it holds), so SendMsg finds its write quota free and returns
+// without blocking. That spares the hand-off to the sender where it costs
+// most, on a stream that is not busy. A busy stream's events go through
+// the queue, so that the sender hands gRPC many at once and its transport
+// writes them together (letting each producer send whenever gRPC's quota
+// had room doubled the stream's write calls for as many responses, and
+// gained nothing measurable: see the commit that made this). The sender
+// may block in SendMsg on a client that reads slowly; a producer then
+// waits only for room in the queue, at most the stall timeout (push).
+// sendMu makes the senders take turns: gRPC streams are not safe for
+// concurrent SendMsg.
 type inferStream struct {
 	svc    *Service
 	stream grpc.ServerStream
 	ctx    context.Context // ends when the handler returns: cancels pending requests
 	cancel context.CancelFunc
 	queue  *sendqueue.Queue[streamEvent]
+	arena  streamArena // the memory of the stream's messages
 	// slots holds one token per request read and not yet answered
 	// (StreamLimits.MaxPendingRequests): the reader waits for a free one.
 	slots      chan struct{}
@@ -65,6 +81,11 @@ type inferStream struct {
 	pending    atomic.Int64      // requests read whose last event is not sent yet
 	submitted  liveRequests      // requests submitted whose final response has not come: their cancellations are logged
 	traceCtx   core.TraceContext // the client's W3C trace context, for every request of the stream
+
+	sendMu     sync.Mutex            // held by whoever calls SendMsg, and by the sender while it takes a batch
+	sendClosed bool                  // under sendMu: the sender returned, nothing more goes out
+	sendErr    atomic.Pointer[error] // the error of a SendMsg made where an event was produced
+	settled    chan struct{}         // capacity 1: an event sent where it was produced ended a request, or its send failed
 
 	cutOnce sync.Once
 	cut     chan struct{} // closed when the stream is cut off for not reading
@@ -84,12 +105,12 @@ func (s *Service) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelInfer
 	return s.modelStreamInferWire(stream)
 }
 
-// modelStreamInferWire is the ModelStreamInfer RPC handler.
-func (s *Service) modelStreamInferWire(stream grpc.ServerStream) error {
+// newInferStream returns the state of a ModelStreamInfer call on stream;
+// its context ends with stream's, or with cancel.
+func (s *Service) newInferStream(stream grpc.ServerStream) *inferStream {
 	ctx, cancel := context.WithCancel(stream.Context())
-	defer cancel()
 	lim := s.opts.Stream
-	st := &inferStream{
+	return &inferStream{
 		svc:        s,
 		stream:     stream,
 		ctx:        ctx,
@@ -97,10 +118,18 @@ func (s *Service) modelStreamInferWire(stream grpc.ServerStream) error {
 		queue:      sendqueue.New(lim.MaxResponses, lim.MaxResponseBytes, lim.StallTimeout, streamEvent.size, streamEvent.free),
 		slots:      make(chan struct{}, lim.MaxPendingRequests),
 		readerDone: make(chan struct{}),
+		settled:    make(chan struct{}, 1),
 		cut:        make(chan struct{}),
 		live:       map[*streamRequest]struct{}{},
 		traceCtx:   traceContext(stream.Context()),
 	}
+}
+
+// modelStreamInferWire is the ModelStreamInfer RPC handler.
+func (s *Service) modelStreamInferWire(stream grpc.ServerStream) error {
+	st := s.newInferStream(stream)
+	defer st.cancel()
+	lim := s.opts.Stream
 	// The client's end of the call: cancelled, past its deadline or
 	// disconnected. (A normal end stops this first: the handler returns
 	// before gRPC ends the call's context.)
@@ -199,11 +228,11 @@ func (st *inferStream) respond(sr *streamRequest, resp *core.Response, last bool
 	var msg *encodedMessage
 	switch {
 	case resp != nil && resp.Err != nil:
-		msg = encodeResponse(sr.header, nil, fin, true, resp.Err.Error())
+		msg = encodeIn(&st.arena, sr.header, nil, fin, true, resp.Err.Error())
 	case resp != nil:
-		msg = encodeResponse(sr.header, resp, fin, true, "")
+		msg = encodeIn(&st.arena, sr.header, resp, fin, true, "")
 	case sr.emptyFinal:
-		msg = encodeResponse(sr.header, nil, isFinal, true, "")
+		msg = encodeIn(&st.arena, sr.header, nil, isFinal, true, "")
 	}
 	st.push(streamEvent{msg: msg, last: last, sr: sr})
 }
@@ -211,20 +240,70 @@ func (st *inferStream) respond(sr *streamRequest, resp *core.Response, last bool
 // refuse reports a request that could not start: its error is its last
 // message.
 func (st *inferStream) refuse(sr *streamRequest, err error) {
-	st.push(streamEvent{msg: encodeResponse(sr.header, nil, isFinal, true, err.Error()), last: true, sr: sr})
+	st.push(streamEvent{msg: encodeIn(&st.arena, sr.header, nil, isFinal, true, err.Error()), last: true, sr: sr})
 }
 
-// push queues an event for the client. It waits while the stream's queue
-// is full, at most the stall timeout: then the stream is cut off. After the
-// stream ended, events are freed.
+// push sends an event to the client from where it was produced when it
+// can (sendHere), and otherwise queues it for the sender, waiting while
+// the stream's queue is full, at most the stall timeout: then the stream
+// is cut off. After the stream ended, events are freed.
 func (st *inferStream) push(ev streamEvent) {
 	if st.aborted.Load() { // the request was answered by abort
 		ev.free()
 		return
 	}
+	if st.sendHere(ev) {
+		return
+	}
 	if err := st.queue.Push(ev, st.ctx.Done()); errors.Is(err, sendqueue.ErrStalled) {
 		st.cutOff()
 	}
+}
+
+// sendHere sends ev on the calling goroutine or thread if the stream is
+// idle: no one else sends, nothing is queued (events keep their order),
+// and gRPC holds nothing of the stream but ev itself, so that its write
+// quota is free and SendMsg does not wait. It reports whether it took ev.
+func (st *inferStream) sendHere(ev streamEvent) bool {
+	var weight int64 // what ev counts in the arena's inFlight
+	if ev.msg != nil {
+		if !ev.msg.tracked {
+			return false // gRPC's quota cannot be known with it in flight
+		}
+		weight = int64(ev.msg.bufs.Len() + messageHeaderBytes)
+	}
+	if !st.sendMu.TryLock() {
+		return false
+	}
+	if st.sendClosed || st.ctx.Err() != nil || st.queue.Len() > 0 || st.arena.inFlight.Load() > weight {
+		st.sendMu.Unlock()
+		return false
+	}
+	if ev.last && !st.settle(ev.sr) {
+		st.sendMu.Unlock()
+		ev.free() // abort answered the request
+		return true
+	}
+	var err error
+	if ev.msg != nil {
+		err = st.stream.SendMsg(ev.msg) // gRPC frees the message, sent or not
+	}
+	if ev.last { // after the send: the sender ends the stream once nothing is pending
+		st.pending.Add(-1)
+		<-st.slots
+	}
+	st.sendMu.Unlock()
+	if err != nil {
+		st.sendErr.CompareAndSwap(nil, &err)
+		st.cancel() // the stream is broken: its requests are cancelled
+	}
+	if err != nil || ev.last {
+		select {
+		case st.settled <- struct{}{}:
+		default:
+		}
+	}
+	return true
 }
 
 // cutOff ends a stream whose client does not read: its requests are
@@ -238,15 +317,24 @@ func (st *inferStream) cutOff() {
 	})
 }
 
-// write is the stream's only sender. It ends when the client has sent
-// everything and every request completed, when the server drains and
-// nothing is pending, or when the stream breaks; then it closes the queue,
-// which frees what is left.
+// write is the stream's sender: it sends what is queued. It ends when the
+// client has sent everything and every request completed, when the server
+// drains and nothing is pending, or when the stream breaks; then nothing
+// more is sent, and it closes the queue, which frees what is left.
 func (st *inferStream) write() error {
-	defer st.queue.Close()
+	defer func() {
+		st.sendMu.Lock()
+		st.sendClosed = true
+		st.sendMu.Unlock()
+		st.queue.Close()
+		st.arena.close()
+	}()
 	readerDone := st.readerDone
 	draining := st.svc.draining
 	for {
+		if err := st.sendErr.Load(); err != nil {
+			return *err
+		}
 		if st.pending.Load() == 0 {
 			if readerDone == nil {
 				return nil
@@ -255,28 +343,20 @@ func (st *inferStream) write() error {
 				return status.Error(codes.Unavailable, ShuttingDown)
 			}
 		}
+		st.sendMu.Lock()
 		if batch := st.queue.Take(); len(batch) > 0 {
-			for i, ev := range batch {
-				if ev.last {
-					st.pending.Add(-1)
-					<-st.slots
-					st.mu.Lock()
-					delete(st.live, ev.sr)
-					st.mu.Unlock()
-				}
-				if ev.msg != nil {
-					// gRPC frees the message, sent or not.
-					if err := st.stream.SendMsg(ev.msg); err != nil {
-						freeEvents(batch[i+1:])
-						return err
-					}
-				}
+			err := st.sendBatch(batch)
+			st.sendMu.Unlock()
+			if err != nil {
+				return err
 			}
 			st.queue.Recycle(batch)
 			continue
 		}
+		st.sendMu.Unlock()
 		select {
 		case <-st.queue.Ready():
+		case <-st.settled:
 		case <-readerDone:
 			readerDone = nil
 		case <-draining:
@@ -284,9 +364,45 @@ func (st *inferStream) write() error {
 		case <-st.svc.aborting:
 			return st.abort()
 		case <-st.ctx.Done():
+			if err := st.sendErr.Load(); err != nil {
+				return *err
+			}
 			return status.FromContextError(st.ctx.Err()).Err()
 		}
 	}
+}
+
+// sendBatch sends a batch the sender took, holding sendMu; after an
+// error, it frees the rest.
+func (st *inferStream) sendBatch(batch []streamEvent) error {
+	for i, ev := range batch {
+		if ev.last {
+			st.pending.Add(-1)
+			<-st.slots
+			st.settle(ev.sr)
+		}
+		if ev.msg != nil {
+			// gRPC frees the message, sent or not.
+			if err := st.stream.SendMsg(ev.msg); err != nil {
+				freeEvents(batch[i+1:])
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// settle removes a request whose last event is about to be sent from
+// those abort answers; it reports false if abort has answered it already
+// (the event is then dropped).
+func (st *inferStream) settle(sr *streamRequest) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.live == nil {
+		return false
+	}
+	delete(st.live, sr)
+	return true
 }
 
 // abort answers every request whose last event is not sent yet with the
@@ -299,6 +415,11 @@ func (st *inferStream) abort() error {
 	st.live = nil
 	st.aborted.Store(true)
 	st.mu.Unlock()
+	// Nothing goes out from where it is produced from now on; a producer
+	// sending now finishes first.
+	st.sendMu.Lock()
+	st.sendClosed = true
+	st.sendMu.Unlock()
 	err := st.svc.abortErr
 	for sr := range live {
 		// gRPC frees the message, sent or not.

@@ -55,6 +55,8 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 	ir.TraceContext = traceContext(ctx)
 	h = responseHeader{model: m.Name(), version: versionString(m.Version()), id: ir.ID}
 	ir.FreesResponses = true // the handler or the wire frees the response
+	// Not Submission.Inline: a handler executing its request could not
+	// answer the client at the server's abort time while the backend runs.
 	res := &unaryResult{done: make(chan *core.Response, 1)}
 	err = s.core.Submit(ctx, m, ir, func(resp *core.Response, final bool) {
 		if final {

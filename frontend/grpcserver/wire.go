@@ -48,20 +48,28 @@ const (
 const inlineOutputBytes = 4096
 
 // encodedMessage is a message already in wire form: the codec sends its
-// buffers as they are. Small messages live entirely inside it (one
-// allocation per message).
+// buffers as they are. A stream's messages live in its arena (arena.go),
+// which tracks them until gRPC has written them (tracked); others are
+// standaloneMessages.
 type encodedMessage struct {
-	bufs  mem.BufferSlice
-	head  mem.SliceBuffer
-	one   [1]mem.Buffer
+	bufs    mem.BufferSlice
+	head    mem.SliceBuffer
+	parts   [2]mem.Buffer
+	tracked bool // its last buffer is an arena segment's: the arena counts it in flight until gRPC has written it
+}
+
+// standaloneMessage is a message with memory of its own (one allocation
+// for a small message): a unary response.
+type standaloneMessage struct {
+	encodedMessage
 	small [192]byte
 }
 
 // single makes buf the message's only buffer.
 func (m *encodedMessage) single(buf []byte) *encodedMessage {
 	m.head = buf
-	m.one[0] = &m.head
-	m.bufs = m.one[:]
+	m.parts[0] = &m.head
+	m.bufs = m.parts[:1]
 	return m
 }
 
@@ -154,7 +162,8 @@ var finalEntries = [2][]byte{
 
 // encodeResponse encodes a ModelInferResponse, or, when streamed, a
 // ModelStreamInferResponse around it (with errMsg as error_message when not
-// empty). r may be nil for a response without outputs.
+// empty), as a standaloneMessage. r may be nil for a response without
+// outputs.
 //
 // Output contents up to inlineOutputBytes are copied into the message;
 // larger ones are referenced where they are. encodeResponse takes r's lent
@@ -163,6 +172,14 @@ var finalEntries = [2][]byte{
 // until gRPC has written it (loan.go), or until free for a message that is
 // never sent.
 func encodeResponse(h responseHeader, r *core.Response, fin final, streamed bool, errMsg string) *encodedMessage {
+	return encodeIn(nil, h, r, fin, streamed, errMsg)
+}
+
+// encodeIn is encodeResponse into a stream's arena (nil: a
+// standaloneMessage). A message of the arena is tracked: its own bytes are
+// a segment of the arena when they fit one (nothing is allocated),
+// otherwise a marker segment ends it.
+func encodeIn(a *streamArena, h responseHeader, r *core.Response, fin final, streamed bool, errMsg string) *encodedMessage {
 	var params []core.Parameter
 	var outputs []core.Output
 	if r != nil {
@@ -200,10 +217,23 @@ func encodeResponse(h responseHeader, r *core.Response, fin final, streamed bool
 	}
 
 	// The message's own bytes: everything but the contents it refers to.
-	m := &encodedMessage{}
-	buf := m.small[:0]
-	if own := total - referencedBytes; own > len(m.small) {
-		buf = make([]byte, 0, own)
+	own := total - referencedBytes
+	var m *encodedMessage
+	var buf []byte
+	var seg *arenaSegment
+	switch weight := int64(total + messageHeaderBytes); {
+	case a != nil && large == 0 && own <= arenaMaxMessageBytes:
+		seg = a.segment(own, weight)
+		m, buf = &seg.msg, seg.data[:0:own]
+	case a != nil:
+		seg = a.segment(0, weight) // marks the end of the message
+		m, buf = &seg.msg, make([]byte, 0, own)
+	default:
+		sm := &standaloneMessage{}
+		m, buf = &sm.encodedMessage, sm.small[:0]
+		if own > len(sm.small) {
+			buf = make([]byte, 0, own)
+		}
 	}
 	if streamed {
 		buf = appendStr(buf, fStreamErrorMessage, errMsg)
@@ -218,28 +248,42 @@ func encodeResponse(h responseHeader, r *core.Response, fin final, streamed bool
 	for i := range outputs {
 		buf = appendTensor(buf, &outputs[i])
 	}
-	return m.withContents(buf, r, outputs, large, referenced)
+	m.withContents(buf, r, outputs, large, referenced, seg)
+	return m
 }
 
 // withContents appends the outputs' contents (raw_output_contents) to buf,
 // the message so far, and makes the message of it: one buffer when every
 // output is copied, else buffers of the message's own bytes around the
 // large outputs, referenced where they are. It takes r's lent memory (see
-// encodeResponse).
-func (m *encodedMessage) withContents(buf []byte, r *core.Response, outputs []core.Output, large int, referenced func([]byte) bool) *encodedMessage {
+// encodeResponse). seg, if not nil, is the message's arena segment: it
+// holds buf's bytes when buf is its memory, else it ends the message.
+func (m *encodedMessage) withContents(buf []byte, r *core.Response, outputs []core.Output, large int, referenced func([]byte) bool, seg *arenaSegment) {
+	m.tracked = seg != nil
 	if large == 0 {
 		for i := range outputs {
 			buf = protowire.AppendTag(buf, fRespRawOutput, protowire.BytesType)
 			buf = protowire.AppendBytes(buf, outputs[i].Data)
 		}
 		r.Free() // nothing of it is referenced
-		return m.single(buf)
+		switch {
+		case seg == nil:
+			m.single(buf)
+		case len(buf) == len(seg.data) && (len(buf) == 0 || &buf[0] == &seg.data[0]): // buf is the segment's memory
+			m.parts[0] = seg.buffer(len(buf))
+			m.bufs = m.parts[:1]
+		default: // the segment only marks the end
+			m.head = buf
+			m.parts[0], m.parts[1] = &m.head, seg.buffer(0)
+			m.bufs = m.parts[:2]
+		}
+		return
 	}
 	var loan *wireLoan
 	if r.Lent != nil {
 		loan = newWireLoan(r, large)
 	}
-	bufs := make(mem.BufferSlice, 0, 2*large+1)
+	bufs := make(mem.BufferSlice, 0, 2*large+2)
 	for i := range outputs {
 		data := outputs[i].Data
 		buf = protowire.AppendTag(buf, fRespRawOutput, protowire.BytesType)
@@ -258,8 +302,10 @@ func (m *encodedMessage) withContents(buf []byte, r *core.Response, outputs []co
 	if len(buf) > 0 {
 		bufs = append(bufs, mem.SliceBuffer(buf))
 	}
+	if seg != nil {
+		bufs = append(bufs, seg.buffer(0))
+	}
 	m.bufs = bufs
-	return m
 }
 
 func strSize(num protowire.Number, s string) int {

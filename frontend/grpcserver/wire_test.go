@@ -2,6 +2,7 @@ package grpcserver
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -54,52 +55,87 @@ func TestEncodedResponsesDecodeAsProtobuf(t *testing.T) {
 
 	tests := []struct {
 		name     string
-		msg      *encodedMessage
+		msg      func(a *streamArena) *encodedMessage
 		streamed bool
 		want     proto.Message
 	}{
-		{"unary", encodeResponse(h, withOutputs, noFinalParam, false, ""), false,
+		{"unary", func(a *streamArena) *encodedMessage { return encodeIn(a, h, withOutputs, noFinalParam, false, "") }, false,
 			func() proto.Message {
 				r := proto.Clone(full).(*pb.ModelInferResponse)
 				r.Parameters = params(nil)
 				return r
 			}()},
-		{"streamed, not final", encodeResponse(h, withOutputs, notFinal, true, ""), true,
+		{"streamed, not final", func(a *streamArena) *encodedMessage { return encodeIn(a, h, withOutputs, notFinal, true, "") }, true,
 			&pb.ModelStreamInferResponse{InferResponse: func() *pb.ModelInferResponse {
 				r := proto.Clone(full).(*pb.ModelInferResponse)
 				r.Parameters = params(map[string]*pb.InferParameter{protocol.ParamFinalResponse: boolP(false)})
 				return r
 			}()}},
-		{"streamed, header encoded once", encodeResponse(h.withFields(), withOutputs, notFinal, true, ""), true,
+		{"streamed, header encoded once", func(a *streamArena) *encodedMessage {
+			return encodeIn(a, h.withFields(), withOutputs, notFinal, true, "")
+		}, true,
 			&pb.ModelStreamInferResponse{InferResponse: func() *pb.ModelInferResponse {
 				r := proto.Clone(full).(*pb.ModelInferResponse)
 				r.Parameters = params(map[string]*pb.InferParameter{protocol.ParamFinalResponse: boolP(false)})
 				return r
 			}()}},
-		{"empty final", encodeResponse(h, nil, isFinal, true, ""), true,
+		{"streamed, small", func(a *streamArena) *encodedMessage {
+			return encodeIn(a, h.withFields(), &core.Response{Outputs: withOutputs.Outputs[:1]}, notFinal, true, "")
+		}, true,
+			&pb.ModelStreamInferResponse{InferResponse: &pb.ModelInferResponse{ModelName: "m", ModelVersion: "3", Id: "req-1",
+				Parameters: map[string]*pb.InferParameter{protocol.ParamFinalResponse: boolP(false)},
+				Outputs:    outputs[:1], RawOutputContents: [][]byte{{4, 0, 0, 0}}}}},
+		{"streamed, own bytes larger than an arena's message", func(a *streamArena) *encodedMessage {
+			return encodeIn(a, h, nil, isFinal, true, strings.Repeat("e", arenaMaxMessageBytes))
+		}, true,
+			&pb.ModelStreamInferResponse{ErrorMessage: strings.Repeat("e", arenaMaxMessageBytes), InferResponse: &pb.ModelInferResponse{ModelName: "m", ModelVersion: "3", Id: "req-1",
+				Parameters: map[string]*pb.InferParameter{protocol.ParamFinalResponse: boolP(true)}}}},
+		{"empty final", func(a *streamArena) *encodedMessage { return encodeIn(a, h, nil, isFinal, true, "") }, true,
 			&pb.ModelStreamInferResponse{InferResponse: &pb.ModelInferResponse{ModelName: "m", ModelVersion: "3", Id: "req-1",
 				Parameters: map[string]*pb.InferParameter{protocol.ParamFinalResponse: boolP(true)}}}},
-		{"error", encodeResponse(responseHeader{model: "m"}, nil, isFinal, true, "it broke"), true,
+		{"error", func(a *streamArena) *encodedMessage {
+			return encodeIn(a, responseHeader{model: "m"}, nil, isFinal, true, "it broke")
+		}, true,
 			&pb.ModelStreamInferResponse{ErrorMessage: "it broke", InferResponse: &pb.ModelInferResponse{ModelName: "m",
 				Parameters: map[string]*pb.InferParameter{protocol.ParamFinalResponse: boolP(true)}}}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			wire := tc.msg.bufs.Materialize()
-			var got proto.Message = new(pb.ModelInferResponse)
-			if tc.streamed {
-				got = new(pb.ModelStreamInferResponse)
-			}
-			if err := proto.Unmarshal(wire, got); err != nil {
-				t.Fatal(err)
-			}
-			if !proto.Equal(got, tc.want) {
-				t.Errorf("decoded\n%v\nwant\n%v", got, tc.want)
-			}
-			if size := proto.Size(tc.want); size != len(wire) {
-				t.Errorf("encoded %d bytes, protobuf encodes %d", len(wire), size)
-			}
-		})
+		for _, where := range []string{"standalone", "arena"} {
+			t.Run(tc.name+", "+where, func(t *testing.T) {
+				var a *streamArena
+				if where == "arena" {
+					a = new(streamArena)
+				}
+				msg := tc.msg(a)
+				wire := msg.bufs.Materialize()
+				var got proto.Message = new(pb.ModelInferResponse)
+				if tc.streamed {
+					got = new(pb.ModelStreamInferResponse)
+				}
+				if err := proto.Unmarshal(wire, got); err != nil {
+					t.Fatal(err)
+				}
+				if !proto.Equal(got, tc.want) {
+					t.Errorf("decoded\n%v\nwant\n%v", got, tc.want)
+				}
+				if size := proto.Size(tc.want); size != len(wire) {
+					t.Errorf("encoded %d bytes, protobuf encodes %d", len(wire), size)
+				}
+				if a == nil {
+					return
+				}
+				if !msg.tracked {
+					t.Error("a message of an arena is not tracked")
+				}
+				if n := a.inFlight.Load(); n != int64(len(wire)+messageHeaderBytes) {
+					t.Errorf("the arena counts %d bytes in flight, want %d", n, len(wire)+messageHeaderBytes)
+				}
+				msg.free()
+				if n := a.inFlight.Load(); n != 0 {
+					t.Errorf("%d bytes still in flight after the message was freed", n)
+				}
+			})
+		}
 	}
 	// Large outputs are referenced, not copied.
 	msg := encodeResponse(h, withOutputs, noFinalParam, false, "")

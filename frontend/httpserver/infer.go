@@ -96,6 +96,8 @@ func (s *Server) runOnce(r *http.Request, m *core.Model, req *core.Submission, m
 	if mem.Used() {
 		req.Finished = mem.Release
 	}
+	// Not Submission.Inline: a handler executing its request could not
+	// answer the client at the server's abort time while the backend runs.
 	done := make(chan *core.Response, 1)
 	err := s.core.Submit(r.Context(), m, req, func(resp *core.Response, final bool) {
 		if final {

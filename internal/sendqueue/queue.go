@@ -119,6 +119,13 @@ func (q *Queue[T]) Push(item T, done <-chan struct{}) error {
 	return nil
 }
 
+// Len returns how many items are queued.
+func (q *Queue[T]) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
+}
+
 // Ready is signalled when the queue becomes non-empty; the sender waits on
 // it between batches.
 func (q *Queue[T]) Ready() <-chan struct{} { return q.ready }
