@@ -21,7 +21,7 @@ const clockTicks = 100
 // requests it serves per second: the benchmarks report both.
 func (p *process) cpuTime(b *testing.B) time.Duration {
 	b.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.proc.PID()))
 	if err != nil {
 		b.Fatalf("the server's CPU time: %v", err)
 	}
@@ -49,7 +49,7 @@ func (p *process) cpuTime(b *testing.B) time.Duration {
 // in the involuntary switches instead).
 func (p *process) switches(b *testing.B) int64 {
 	b.Helper()
-	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", p.cmd.Process.Pid))
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", p.proc.PID()))
 	if err != nil || len(tasks) == 0 {
 		b.Fatalf("the server's threads: %v", err)
 	}

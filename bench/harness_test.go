@@ -35,6 +35,7 @@ var _ encoding.CodecV2 = rawCodec{}
 // process is a server started for a benchmark, and a connection to it
 // that hands frames through as bytes.
 type process struct {
+	proc  *testenv.Process
 	addr  string
 	debug string // the server's pprof address, when it serves one
 	conn  *grpc.ClientConn
@@ -54,7 +55,7 @@ func startTritonhost(b *testing.B, diagnostics bool) *process {
 	}
 	srv := testenv.StartServer(b, testenv.ServerConfig{Binary: bin, Diagnostics: diagnostics,
 		Args: []string{"--allow-http=false", "--allow-metrics=false"}})
-	return dialRaw(b, srv.Addr, srv.DebugAddr)
+	return dialRaw(b, srv.Process, srv.Addr, srv.DebugAddr)
 }
 
 // startEcho builds and starts the plain grpc-go server with args.
@@ -70,12 +71,12 @@ func startEcho(b *testing.B, args ...string) *process {
 	if m := debugStartedRE.FindStringSubmatch(p.Log()); m != nil {
 		debug = m[1]
 	}
-	return dialRaw(b, addr, debug)
+	return dialRaw(b, p, addr, debug)
 }
 
 // dialRaw connects to addr with the raw codec, closing the connection at
 // cleanup.
-func dialRaw(b *testing.B, addr, debug string) *process {
+func dialRaw(b *testing.B, proc *testenv.Process, addr, debug string) *process {
 	b.Helper()
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(rawCodec{}), grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(256<<20)))
@@ -83,7 +84,7 @@ func dialRaw(b *testing.B, addr, debug string) *process {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { conn.Close() })
-	return &process{addr: addr, debug: debug, conn: conn}
+	return &process{proc: proc, addr: addr, debug: debug, conn: conn}
 }
 
 // report prints one line that states both rates and their ratio.

@@ -9,6 +9,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
+	"tritonhost/internal/testenv"
 )
 
 // inline returns req marked to run on its submitter when it can.
@@ -164,7 +165,7 @@ func TestUnloadWaitsForAnInlineExecution(t *testing.T) {
 		}
 		unloaded <- opened.Load()
 	}()
-	coretest.WaitUntil(t, "the version unloading", func() bool { return m.Readiness() == core.ModelUnloading })
+	testenv.WaitUntil(t, "the version unloading", func() bool { return m.Readiness() == core.ModelUnloading })
 	opened.Store(true)
 	gate.Open()
 	if !<-unloaded {

@@ -16,8 +16,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tritonhost/core"
-	"tritonhost/core/coretest"
-	pb "tritonhost/frontend/inferencepb"
+	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/testenv"
 )
 
 // squareResponse is a response the size of square's.
@@ -154,7 +154,7 @@ func TestGRPCHandsBackTheArenaSegments(t *testing.T) {
 		}
 	}
 	a := <-arenas
-	coretest.WaitUntil(t, "gRPC to hand back every message the client has read", func() bool { return a.inFlight.Load() == 0 })
+	testenv.WaitUntil(t, "gRPC to hand back every message the client has read", func() bool { return a.inFlight.Load() == 0 })
 }
 
 // bytesCodec hands frames to the test as they are.
