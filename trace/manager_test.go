@@ -2,7 +2,6 @@ package trace_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,12 +9,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
 	"tritonhost/internal/testenv"
 	"tritonhost/trace"
+	"tritonhost/trace/tracetest"
 )
 
 // settings renders what the trace extension answers as "name=v1,v2" lines.
@@ -28,31 +27,7 @@ func settings(m *trace.Manager, model string) string {
 	return strings.Join(out, " ")
 }
 
-func newManager(t *testing.T, opts trace.Options) *trace.Manager {
-	t.Helper()
-	m, err := trace.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := m.Close(ctx); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return m
-}
-
 func ptr[T any](v T) *T { return &v }
-
-// unittestSetting is the start of Triton's trace endpoint tests:
-// --trace-config triton,file=global_unittest.log, level TIMESTAMPS, rate 1.
-func unittestSetting(dir string) trace.Setting {
-	s := trace.DefaultSetting()
-	s.Level, s.Rate, s.File = core.TraceLevelTimestamps, 1, filepath.Join(dir, "global_unittest.log")
-	return s
-}
 
 // TestSettingsUpdateAndClearAsTritonsTraceEndpointTest replays Triton's
 // trace_endpoint_test: a model's setting follows the server's in what it
@@ -60,7 +35,7 @@ func unittestSetting(dir string) trace.Setting {
 func TestSettingsUpdateAndClearAsTritonsTraceEndpointTest(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	m := newManager(t, trace.Options{Setting: unittestSetting(dir)})
+	m := tracetest.NewManager(t, trace.Options{Setting: tracetest.UnittestSetting(dir)})
 	file := filepath.Join(dir, "global_unittest.log")
 	initial := "trace_level=TIMESTAMPS trace_rate=1 trace_count=-1 log_frequency=0 trace_file=" + file + " trace_mode=triton"
 	for _, model := range []string{"", "simple"} {
@@ -157,27 +132,13 @@ func run(t *testing.T, srv *core.Server, n int) {
 	testenv.WaitUntil(t, "the requests to finish", func() bool { return srv.LiveRequests() == 0 })
 }
 
-// traceObjects reads a trace file as the JSON array Triton writes.
-func traceObjects(t *testing.T, path string) []map[string]any {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []map[string]any
-	if err := json.Unmarshal(data, &out); err != nil {
-		t.Fatalf("%s is not a JSON array of objects: %v\n%s", path, err, data)
-	}
-	return out
-}
-
 // TestTraceFileIsRotatedByLogFrequency: with log_frequency 2, every two
 // traces go to <file>.<n>, each a JSON array as Triton writes it; the last
 // odd trace is written when the manager closes.
 func TestTraceFileIsRotatedByLogFrequency(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := unittestSetting(dir)
+	s := tracetest.UnittestSetting(dir)
 	s.LogFrequency = 2
 	m, err := trace.New(trace.Options{Setting: s})
 	if err != nil {
@@ -195,7 +156,7 @@ func TestTraceFileIsRotatedByLogFrequency(t *testing.T) {
 	}
 	var ids []float64
 	for i, want := range []int{2, 2, 1} {
-		objs := traceObjects(t, fmt.Sprintf("%s.%d", file, i))
+		objs := tracetest.ReadFile(t, fmt.Sprintf("%s.%d", file, i))
 		traces := 0
 		for _, o := range objs {
 			if o["model_name"] == "m" {
@@ -224,7 +185,7 @@ func TestTraceFileIsRotatedByLogFrequency(t *testing.T) {
 func TestTraceFileHoldsTimestampsAndTensors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := unittestSetting(dir)
+	s := tracetest.UnittestSetting(dir)
 	s.Level = core.TraceLevelTimestamps | core.TraceLevelTensors
 	m, err := trace.New(trace.Options{Setting: s})
 	if err != nil {
@@ -234,7 +195,7 @@ func TestTraceFileHoldsTimestampsAndTensors(t *testing.T) {
 	if err := m.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	objs := traceObjects(t, filepath.Join(dir, "global_unittest.log"))
+	objs := tracetest.ReadFile(t, filepath.Join(dir, "global_unittest.log"))
 	var names []string
 	var tensors []string
 	for _, o := range objs {
@@ -260,9 +221,9 @@ func TestTraceFileHoldsTimestampsAndTensors(t *testing.T) {
 func TestRateAndCount(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := unittestSetting(dir)
+	s := tracetest.UnittestSetting(dir)
 	s.Rate, s.Count = 2, 2
-	m := newManager(t, trace.Options{Setting: s})
+	m := tracetest.NewManager(t, trace.Options{Setting: s})
 	run(t, serveTraced(t, m), 8)
 	if got := settings(m, ""); !strings.Contains(got, "trace_count=0 ") {
 		t.Errorf("settings %s, want the count used up", got)
@@ -272,7 +233,7 @@ func TestRateAndCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	traces := 0
-	for _, o := range traceObjects(t, file) {
+	for _, o := range tracetest.ReadFile(t, file) {
 		if o["model_name"] != nil {
 			traces++
 		}
@@ -311,7 +272,7 @@ func TestFullQueueDropsAndCountsWithoutBlocking(t *testing.T) {
 	exp := &blockingExporter{entered: make(chan struct{}), release: make(chan struct{})}
 	s := trace.DefaultSetting()
 	s.Level, s.Rate, s.Mode = core.TraceLevelTimestamps, 1, trace.ModeOpenTelemetry
-	m := newManager(t, trace.Options{Setting: s, Exporter: exp, QueueSize: 2})
+	m := tracetest.NewManager(t, trace.Options{Setting: s, Exporter: exp, QueueSize: 2})
 	srv := serveTraced(t, m)
 	run(t, srv, 1)
 	<-exp.entered
@@ -334,9 +295,9 @@ func TestFullQueueDropsAndCountsWithoutBlocking(t *testing.T) {
 func TestRetiredSettingWaitsForTheParentAfterItsChildren(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := unittestSetting(dir)
+	s := tracetest.UnittestSetting(dir)
 	s.LogFrequency = 2
-	m := newManager(t, trace.Options{Setting: s})
+	m := tracetest.NewManager(t, trace.Options{Setting: s})
 	parent := m.StartTrace(core.TraceStart{Model: "ens", Version: 1, RequestID: "p"})
 	if parent == nil {
 		t.Fatal("the parent was not sampled at rate 1")
@@ -357,7 +318,7 @@ func TestRetiredSettingWaitsForTheParentAfterItsChildren(t *testing.T) {
 		_, err := os.Stat(file + ".1")
 		return err == nil
 	})
-	objs := traceObjects(t, file+".1")
+	objs := tracetest.ReadFile(t, file+".1")
 	if len(objs) == 0 || objs[0]["model_name"] != "ens" {
 		t.Errorf("%s.1 = %v, want the parent's trace", file, objs)
 	}

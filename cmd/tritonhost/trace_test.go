@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,24 +21,11 @@ import (
 	"tritonhost/client"
 	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
+	"tritonhost/trace/tracetest"
 )
 
 var simpleInputs = `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1,16],"data":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]},` +
 	`{"name":"INPUT1","datatype":"INT32","shape":[1,16],"data":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]}]}`
-
-// readTraceFile reads a trace file as Triton writes it: a JSON array.
-func readTraceFile(t *testing.T, path string) []map[string]any {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []map[string]any
-	if err := json.Unmarshal(data, &out); err != nil {
-		t.Fatalf("%s is not Triton's JSON array: %v\n%s", path, err, data)
-	}
-	return out
-}
 
 // TestTraceModeTritonWritesTritonsTraceFile serves with --trace-config as
 // Triton's trace tests do (mode triton, a file, log-frequency 2): the
@@ -87,7 +73,7 @@ func TestTraceModeTritonWritesTritonsTraceFile(t *testing.T) {
 	})
 	byModel := map[string][]map[string]any{}
 	for i := range 4 {
-		objs := readTraceFile(t, fmt.Sprintf("%s.%d", file, i))
+		objs := tracetest.ReadFile(t, fmt.Sprintf("%s.%d", file, i))
 		for _, o := range objs {
 			if name, ok := o["model_name"].(string); ok {
 				byModel[name] = append(byModel[name], o)

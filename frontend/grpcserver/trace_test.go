@@ -1,10 +1,7 @@
 package grpcserver_test
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -14,6 +11,7 @@ import (
 	"tritonhost/frontend/grpcserver"
 	pb "tritonhost/internal/inferencepb"
 	"tritonhost/trace"
+	"tritonhost/trace/tracetest"
 )
 
 func settingsOf(r *pb.TraceSettingResponse) map[string][]string {
@@ -37,18 +35,9 @@ func update(settings map[string][]string) map[string]*pb.TraceSettingRequest_Set
 // Triton's texts and codes for each refusal.
 func TestTraceSettingOverGRPC(t *testing.T) {
 	t.Parallel()
-	file := filepath.Join(t.TempDir(), "global_unittest.log")
-	s := trace.DefaultSetting()
-	s.Level, s.Rate, s.File = core.TraceLevelTimestamps, 1, file
-	m, err := trace.New(trace.Options{Setting: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = m.Close(ctx)
-	})
+	s := tracetest.UnittestSetting(t.TempDir())
+	file := s.File
+	m := tracetest.NewManager(t, trace.Options{Setting: s})
 	h := newHarness(t, setup{tracer: m, service: grpcserver.Options{Trace: m}}, coretest.ModelDir{Name: "simple", Config: vector("")})
 	ctx := t.Context()
 	initial := map[string][]string{"trace_level": {"TIMESTAMPS"}, "trace_rate": {"1"}, "trace_count": {"-1"}, "log_frequency": {"0"},

@@ -1,36 +1,24 @@
 package httpserver_test
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
 	"tritonhost/frontend/httpserver"
 	"tritonhost/trace"
+	"tritonhost/trace/tracetest"
 )
 
 // newTraceHarness serves model "simple" with a trace manager set as
 // Triton's trace endpoint tests start it: file global_unittest.log, level
 // TIMESTAMPS, rate 1.
 func newTraceHarness(t *testing.T) (*harness, string) {
-	file := filepath.Join(t.TempDir(), "global_unittest.log")
-	s := trace.DefaultSetting()
-	s.Level, s.Rate, s.File = core.TraceLevelTimestamps, 1, file
-	m, err := trace.New(trace.Options{Setting: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = m.Close(ctx)
-	})
+	s := tracetest.UnittestSetting(t.TempDir())
+	m := tracetest.NewManager(t, trace.Options{Setting: s})
 	h := newHarness(t, setup{tracer: m, opts: httpserver.Options{Trace: m}}, coretest.ModelDir{Name: "simple", Config: vector("")})
 	h.p.Set("simple", coretest.Echo())
-	return h, file
+	return h, s.File
 }
 
 // TestTraceSettingsOverHTTP replays Triton's trace endpoint tests over
