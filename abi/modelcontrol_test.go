@@ -18,27 +18,6 @@ import (
 // unloading, transaction properties, and calls to other models with a
 // child of the request's trace.
 
-func controlConfig(name string) string {
-	return fmt.Sprintf(`name: "%s"
-backend: "modelcontrol"
-max_batch_size: 0
-input [ { name: "COMMAND" data_type: TYPE_STRING dims: [ 1 ] } ]
-output [ { name: "REPORT" data_type: TYPE_STRING dims: [ 1 ] } ]
-`, name)
-}
-
-// controlRepository holds the control and probe models, and those the
-// commands load, unload and describe.
-func controlRepository(t *testing.T) string {
-	return testenv.Repository(t,
-		testenv.Model{Name: "control", Config: controlConfig("control")},
-		testenv.Model{Name: "probe", Config: controlConfig("probe")},
-		testenv.Model{Name: "identity_fp32", Config: testenv.ExampleConfig(t, "identity_fp32")},
-		testenv.Model{Name: "identity_int32", Config: testenv.ExampleConfig(t, "identity_int32")},
-		testenv.Model{Name: "square_int32", Config: testenv.ExampleConfig(t, "square_int32")},
-		testenv.Model{Name: "square_pipeline", Config: testenv.ExampleConfig(t, "square_pipeline")})
-}
-
 // command runs one command on a modelcontrol model and returns its report.
 func command(t *testing.T, srv *testServer, model, id string, cmd map[string]any) map[string]any {
 	t.Helper()
@@ -96,7 +75,7 @@ var timeline = []string{"REQUEST_START", "QUEUE_START", "COMPUTE_START", "COMPUT
 func TestModelControlCallsWithAChildOfTheRequestTrace(t *testing.T) {
 	t.Parallel()
 	tracer := &sampleModel{model: "control"}
-	srv := startServer(t, controlRepository(t), func(c *core.Options, _ *loader.Options) { c.Tracer = tracer })
+	srv := startServer(t, testenv.ModelControlRepository(t), func(c *core.Options, _ *loader.Options) { c.Tracer = tracer })
 	r := command(t, srv, "control", "outer", map[string]any{"op": "trace", "model": "probe", "context": `{"traceparent":"00-1"}`})
 	if r["ok"] != true || r["request_traced"] != true || r["request_context"] != "" || r["trace_released"] != false {
 		t.Fatalf("report %v", r)
@@ -143,7 +122,7 @@ func TestModelControlCallsWithAChildOfTheRequestTrace(t *testing.T) {
 // function.
 func TestModelControlCallsWithAChildOfItsOwnTrace(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, controlRepository(t))
+	srv := startServer(t, testenv.ModelControlRepository(t))
 	r := command(t, srv, "control", "outer", map[string]any{"op": "trace", "model": "probe"})
 	if r["ok"] != true || r["request_traced"] != false || r["trace_released"] != true {
 		t.Fatalf("report %v", r)
@@ -172,7 +151,7 @@ func TestModelControlCallsWithAChildOfItsOwnTrace(t *testing.T) {
 // (the model serving the call included) and unloading with dependents.
 func TestModelControlLoadsAndUnloadsModels(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, controlRepository(t), func(c *core.Options, _ *loader.Options) {
+	srv := startServer(t, testenv.ModelControlRepository(t), func(c *core.Options, _ *loader.Options) {
 		c.ExplicitModelControl, c.StartupModels = true, []string{"control", "probe"}
 	})
 	run := func(cmd map[string]any) map[string]any { return command(t, srv, "control", "c", cmd) }

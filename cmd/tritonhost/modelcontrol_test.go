@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -21,15 +20,6 @@ import (
 // (TRITONSERVER_ServerModelTransactionProperties), and calls another model
 // with a child of its request's trace. Here the binary serves it over gRPC
 // and HTTP, under explicit model control.
-
-func controlConfig(name string) string {
-	return fmt.Sprintf(`name: "%s"
-backend: "modelcontrol"
-max_batch_size: 0
-input [ { name: "COMMAND" data_type: TYPE_STRING dims: [ 1 ] } ]
-output [ { name: "REPORT" data_type: TYPE_STRING dims: [ 1 ] } ]
-`, name)
-}
 
 // grpcCommand runs a command on the control model with ModelInfer.
 func grpcCommand(t *testing.T, srv *server, cmd map[string]any) map[string]any {
@@ -86,13 +76,7 @@ func decodeReport(t *testing.T, js []byte) map[string]any {
 }
 
 func TestModelControlBackendOverGRPCAndHTTP(t *testing.T) {
-	repo := testenv.Repository(t,
-		testenv.Model{Name: "control", Config: controlConfig("control")},
-		testenv.Model{Name: "probe", Config: controlConfig("probe")},
-		testenv.Model{Name: "identity_fp32", Config: testenv.ExampleConfig(t, "identity_fp32")},
-		testenv.Model{Name: "identity_int32", Config: testenv.ExampleConfig(t, "identity_int32")},
-		testenv.Model{Name: "square_int32", Config: testenv.ExampleConfig(t, "square_int32")},
-		testenv.Model{Name: "square_pipeline", Config: testenv.ExampleConfig(t, "square_pipeline")})
+	repo := testenv.ModelControlRepository(t)
 	srv := startServer(t, repo, "--model-control-mode", "explicit", "--load-model", "control", "--load-model", "probe")
 	override := `{"name":"identity_fp32","backend":"identity","max_batch_size":0,
 		"input":[{"name":"INPUT0","data_type":"TYPE_FP32","dims":[3]}],

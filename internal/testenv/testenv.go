@@ -193,3 +193,25 @@ func CopyFile(t testing.TB, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// ModelControlRepository lays out the repository the tests of the
+// modelcontrol backend (backends_c/modelcontrol) serve: models "control"
+// and "probe" of that backend, and the example models its commands load,
+// unload, describe and call (identity_fp32, identity_int32, square_int32,
+// square_pipeline).
+func ModelControlRepository(t testing.TB) string {
+	t.Helper()
+	control := func(name string) string {
+		return fmt.Sprintf(`name: "%s"
+backend: "modelcontrol"
+max_batch_size: 0
+input [ { name: "COMMAND" data_type: TYPE_STRING dims: [ 1 ] } ]
+output [ { name: "REPORT" data_type: TYPE_STRING dims: [ 1 ] } ]
+`, name)
+	}
+	models := []Model{{Name: "control", Config: control("control")}, {Name: "probe", Config: control("probe")}}
+	for _, name := range []string{"identity_fp32", "identity_int32", "square_int32", "square_pipeline"} {
+		models = append(models, Model{Name: name, Config: ExampleConfig(t, name)})
+	}
+	return Repository(t, models...)
+}
