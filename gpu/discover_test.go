@@ -153,7 +153,7 @@ func TestDiscoveryTableNamesEveryGPU(t *testing.T) {
 	var log bytes.Buffer
 	d.Log(serverlog.New(&log))
 	out := log.String()
-	for _, want := range []string{"1 GPUs (2 visible, NVIDIA driver 550.54.15)", uuids(s)[0], "40.0 GiB", "8.0", "used",
+	for _, want := range []string{"1 GPU (2 visible, NVIDIA driver 550.54.15)", uuids(s)[0], "40.0 GiB", "8.0", "used",
 		"Mock Tesla M40", "12.0 GiB", "hidden: compute capability 5.2"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)

@@ -12,7 +12,7 @@ import (
 // size; copies both ways reach the client's memory; closing unmaps it.
 func TestIPCHandlesOpenCopyAndClose(t *testing.T) {
 	d, path, _ := newDevices(t, MemoryOptions{CUDAPoolBytes: map[int]uint64{0: 0, 1: 0}})
-	client := testenv.NewFakeCUDAClient(t, path)
+	client := testenv.NewCUDAClient(t, path)
 	mem := client.Alloc(1, 1000)
 	client.Write(1, mem, []byte("from the client"))
 	var h [ipcHandleSize]byte
@@ -54,7 +54,7 @@ func TestIPCHandlesOpenCopyAndClose(t *testing.T) {
 // that are no handle fail with the driver's word first.
 func TestIPCHandlesRefused(t *testing.T) {
 	d, path, _ := newDevices(t, MemoryOptions{CUDAPoolBytes: map[int]uint64{0: 0, 1: 0}})
-	client := testenv.NewFakeCUDAClient(t, path)
+	client := testenv.NewCUDAClient(t, path)
 	var h [ipcHandleSize]byte
 	copy(h[:], client.IPCHandle(0, client.Alloc(0, 64)))
 	for _, tc := range []struct {

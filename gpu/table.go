@@ -39,7 +39,7 @@ func (d Discovery) Log(log *serverlog.Logger) {
 	case len(d.GPUs) == 0:
 		log.Infof("0 GPUs: NVML (driver %s) sees no visible GPU; serving CPU instances only", d.Driver)
 	default:
-		log.Infof("%d GPUs (%d visible, NVIDIA driver %s):\n%s", usable, len(d.GPUs), d.Driver, d.Table())
+		log.Infof("%d %s (%d visible, NVIDIA driver %s):\n%s", usable, plural(usable, "GPU"), len(d.GPUs), d.Driver, d.Table())
 	}
 }
 
@@ -55,4 +55,12 @@ func formatBytes(n uint64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// plural returns noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
 }

@@ -43,7 +43,7 @@ func waitForLiveIPC(t *testing.T, report string, want int64) testenv.FakeCUDASta
 // server opened is closed after the unregister, and at shutdown.
 func TestSimpleGRPCCudashmClientPasses(t *testing.T) {
 	srv, report := startFakeGPUServer(t)
-	cuda := testenv.NewFakeCUDAClient(t, testenv.FakeCUDADriver(t))
+	cuda := testenv.NewCUDAClient(t, testenv.FakeCUDADriver(t))
 	ctx := ctxFor(t)
 	if _, err := srv.Client.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{}); err != nil {
 		t.Fatalf("unregister_system_shared_memory: %v", err)
@@ -141,7 +141,7 @@ func TestSimpleGRPCCudashmClientPasses(t *testing.T) {
 // the region past it; the others stay usable.
 func TestCudaSharedMemoryRegionsAreBounded(t *testing.T) {
 	srv, _ := startFakeGPUServer(t, "--cuda-shm-max-regions", "1")
-	cuda := testenv.NewFakeCUDAClient(t, testenv.FakeCUDADriver(t))
+	cuda := testenv.NewCUDAClient(t, testenv.FakeCUDADriver(t))
 	ctx := ctxFor(t)
 	p := cuda.Alloc(1, 64)
 	for i, name := range []string{"a", "b"} {

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ebitengine/purego"
-
 	"tritonhost/client"
 	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/testenv"
@@ -150,37 +148,5 @@ func TestServeWithoutNVIDIALibrariesSaysZeroGPUsOnce(t *testing.T) {
 	s.CloseSend()
 	if rs := collect(t, s); len(rs) != 2 || rs[0].err != "" || rs[0].outs["OUT"][0] != 2 {
 		t.Errorf("square_int32 on the CPU: %+v", rs)
-	}
-}
-
-// TestGPUExamplesServeOnTheRealGPU runs the GPU examples on the machine's
-// own NVIDIA driver; skipped where there is none.
-func TestGPUExamplesServeOnTheRealGPU(t *testing.T) {
-	for _, lib := range []string{"libnvidia-ml.so.1", "libcuda.so.1"} {
-		h, err := purego.Dlopen(lib, purego.RTLD_NOW|purego.RTLD_LOCAL)
-		if err != nil {
-			t.Skipf("no NVIDIA driver here (%s: %v)", lib, err)
-		}
-		purego.Dlclose(h)
-	}
-	srv := startServer(t, "", gpuRepos(t)[:2]...)
-	if strings.Contains(srv.Log(), "0 GPUs") {
-		t.Fatalf("the driver is here but the server found no GPU:\n%s", srv.Log())
-	}
-	in := words([]uint32{1, 2, 3, 0xffffffff})
-	resp, err := srv.Client.ModelInfer(ctxFor(t), &pb.ModelInferRequest{ModelName: "identity_int32_gpu",
-		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "INPUT0", Datatype: "INT32", Shape: []int64{4}}},
-		RawInputContents: [][]byte{in}})
-	if err != nil || len(resp.GetRawOutputContents()) != 1 || !slices.Equal(resp.GetRawOutputContents()[0], in) {
-		t.Fatalf("identity_int32_gpu: %v %v", resp, err)
-	}
-	s, err := client.OpenStream(ctxFor(t), srv.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Send(client.Request{Model: "square_int32_gpu", ID: "gpu", Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, 3)}})
-	s.CloseSend()
-	if rs := collect(t, s); len(rs) != 4 {
-		t.Errorf("square_int32_gpu: %+v", rs)
 	}
 }

@@ -25,8 +25,8 @@ import (
 type cudaHarness struct {
 	*harness
 	reg    *sharedmem.Registry
-	cuda   *testenv.FakeCUDAClient // the client's side of the GPUs
-	driver string                  // the fake driver's path, for testenv.ReadFakeCUDA
+	cuda   *testenv.CUDAClient // the client's side of the GPUs
+	driver string              // the fake driver's path, for testenv.ReadFakeCUDA
 }
 
 // newCUDAHarness starts it. At cleanup, after the server stopped, the
@@ -54,7 +54,7 @@ func newCUDAHarness(t *testing.T, models ...coretest.ModelDir) *cudaHarness {
 		}
 	})
 	h := newHarness(t, setup{service: grpcserver.Options{SharedMemory: reg}}, models...)
-	return &cudaHarness{harness: h, reg: reg, cuda: testenv.NewFakeCUDAClient(t, path), driver: path}
+	return &cudaHarness{harness: h, reg: reg, cuda: testenv.NewCUDAClient(t, path), driver: path}
 }
 
 // region allocates size bytes on GPU dev, as a client does, registers them

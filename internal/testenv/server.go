@@ -22,9 +22,20 @@ import (
 	pb "tritonhost/internal/inferencepb"
 )
 
+// ServerBinaryEnv names the environment variable through which a test
+// binary is given a tritonhost built beforehand, for test binaries run on a
+// machine with no Go toolchain (a GPU machine that is lent only the built
+// files). BuildServer returns its value, unbuilt and unchecked, when it is
+// set.
+const ServerBinaryEnv = "TRITONHOST_TEST_SERVER"
+
 // BuildServer builds the tritonhost command into dir and returns the
-// binary's path. race adds the race detector to the build.
+// binary's path, or returns $TRITONHOST_TEST_SERVER when that is set
+// (ServerBinaryEnv). race adds the race detector to the build.
 func BuildServer(dir string, race bool) (string, error) {
+	if bin := os.Getenv(ServerBinaryEnv); bin != "" {
+		return bin, nil
+	}
 	return GoBuild(dir, "./cmd/tritonhost", race)
 }
 

@@ -9,13 +9,14 @@ import (
 	"github.com/ebitengine/purego"
 )
 
-// FakeCUDAClient is the client side of CUDA shared memory on the fake CUDA
-// driver: what a CUDA application such as Triton's
-// simple_grpc_cudashm_client does with the CUDA runtime (cudaMalloc,
-// cudaMemcpy, cudaIpcGetMemHandle, cudaFree), through the driver API. Its
-// memory can be opened by a server in this process or in another one. A
-// failing call fails the test. Safe for concurrent use.
-type FakeCUDAClient struct {
+// CUDAClient is the client side of CUDA shared memory: what a CUDA
+// application such as Triton's simple_grpc_cudashm_client does with the
+// CUDA runtime (cudaMalloc, cudaMemcpy, cudaIpcGetMemHandle, cudaFree),
+// through the driver API of a CUDA driver library, the fake one
+// (FakeCUDADriver) or the machine's own (libcuda.so.1). Its memory can be
+// opened by a server in this process or in another one. A failing call
+// fails the test. Safe for concurrent use.
+type CUDAClient struct {
 	t   testing.TB
 	lib uintptr
 	fn  struct {
@@ -35,16 +36,16 @@ type FakeCUDAClient struct {
 	allocs map[uintptr]int // live allocations, by address: their device
 }
 
-// NewFakeCUDAClient loads the fake driver at path (FakeCUDADriver) for the
-// test's client side. At cleanup it frees what it allocated and releases
-// its contexts.
-func NewFakeCUDAClient(t testing.TB, path string) *FakeCUDAClient {
+// NewCUDAClient loads the CUDA driver library at path (FakeCUDADriver, or
+// "libcuda.so.1" for the machine's own) for the test's client side. At
+// cleanup it frees what it allocated and releases its contexts.
+func NewCUDAClient(t testing.TB, path string) *CUDAClient {
 	t.Helper()
 	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
-		t.Fatalf("testenv: open fake CUDA driver: %v", err)
+		t.Fatalf("testenv: open CUDA driver: %v", err)
 	}
-	c := &FakeCUDAClient{t: t, lib: lib, ctx: map[int]uintptr{}, allocs: map[uintptr]int{}}
+	c := &CUDAClient{t: t, lib: lib, ctx: map[int]uintptr{}, allocs: map[uintptr]int{}}
 	f := &c.fn
 	for name, fptr := range map[string]any{
 		"cuInit": &f.init, "cuDevicePrimaryCtxRetain": &f.retain, "cuDevicePrimaryCtxRelease_v2": &f.release,
@@ -58,15 +59,15 @@ func NewFakeCUDAClient(t testing.TB, path string) *FakeCUDAClient {
 	return c
 }
 
-func (c *FakeCUDAClient) check(call string, r int32) {
+func (c *CUDAClient) check(call string, r int32) {
 	if r != 0 {
 		c.t.Helper()
-		c.t.Fatalf("testenv: fake CUDA client: %s: CUDA error %d", call, r)
+		c.t.Fatalf("testenv: CUDA client: %s: CUDA error %d", call, r)
 	}
 }
 
 // on runs f on a thread with device dev's primary context current.
-func (c *FakeCUDAClient) on(dev int, f func() int32) int32 {
+func (c *CUDAClient) on(dev int, f func() int32) int32 {
 	c.mu.Lock()
 	ctx, ok := c.ctx[dev]
 	if !ok {
@@ -87,7 +88,7 @@ func (c *FakeCUDAClient) on(dev int, f func() int32) int32 {
 }
 
 // Alloc returns size bytes of device memory on GPU dev (cudaMalloc).
-func (c *FakeCUDAClient) Alloc(dev, size int) uintptr {
+func (c *CUDAClient) Alloc(dev, size int) uintptr {
 	c.t.Helper()
 	var p uintptr
 	c.check("cuMemAlloc", c.on(dev, func() int32 { return c.fn.alloc(&p, uintptr(size)) }))
@@ -98,21 +99,21 @@ func (c *FakeCUDAClient) Alloc(dev, size int) uintptr {
 }
 
 // Free frees memory Alloc returned (cudaFree).
-func (c *FakeCUDAClient) Free(p uintptr) {
+func (c *CUDAClient) Free(p uintptr) {
 	c.t.Helper()
 	c.mu.Lock()
 	dev, ok := c.allocs[p]
 	delete(c.allocs, p)
 	c.mu.Unlock()
 	if !ok {
-		c.t.Fatalf("testenv: fake CUDA client: %#x is not an allocation of the client", p)
+		c.t.Fatalf("testenv: CUDA client: %#x is not an allocation of the client", p)
 	}
 	c.check("cuMemFree", c.on(dev, func() int32 { return c.fn.free(p) }))
 }
 
 // Write copies data to device memory at dst on GPU dev (cudaMemcpy, host
 // to device).
-func (c *FakeCUDAClient) Write(dev int, dst uintptr, data []byte) {
+func (c *CUDAClient) Write(dev int, dst uintptr, data []byte) {
 	c.t.Helper()
 	if len(data) == 0 {
 		return
@@ -122,7 +123,7 @@ func (c *FakeCUDAClient) Write(dev int, dst uintptr, data []byte) {
 
 // Read returns n bytes of device memory at src on GPU dev (cudaMemcpy,
 // device to host).
-func (c *FakeCUDAClient) Read(dev int, src uintptr, n int) []byte {
+func (c *CUDAClient) Read(dev int, src uintptr, n int) []byte {
 	c.t.Helper()
 	out := make([]byte, n)
 	if n > 0 {
@@ -133,14 +134,14 @@ func (c *FakeCUDAClient) Read(dev int, src uintptr, n int) []byte {
 
 // IPCHandle returns the CUDA IPC handle of the allocation holding p on GPU
 // dev (cudaIpcGetMemHandle), the raw_handle a client registers.
-func (c *FakeCUDAClient) IPCHandle(dev int, p uintptr) []byte {
+func (c *CUDAClient) IPCHandle(dev int, p uintptr) []byte {
 	c.t.Helper()
 	var h [64]byte
 	c.check("cuIpcGetMemHandle", c.on(dev, func() int32 { return c.fn.ipcGetHandle(&h, p) }))
 	return h[:]
 }
 
-func (c *FakeCUDAClient) close() {
+func (c *CUDAClient) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for p, dev := range c.allocs {
