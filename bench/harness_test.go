@@ -94,3 +94,21 @@ func report(b *testing.B, what, unit string, ours, ceiling float64) {
 	b.ReportMetric(ours/ceiling, "ratio")
 	fmt.Fprintf(os.Stdout, "%s: tritonhost %.0f %s, grpc-go ceiling %.0f %s, ratio %.2f\n", what, ours, unit, ceiling, unit, ours/ceiling)
 }
+
+// reportHandoff reports the plain server's rate through a model server's
+// hand-offs (echoserver's EchoHandoff and FanoutHandoff) beside the rates
+// report gave: handoff-<unit>, ratio-vs-handoff (tritonhost's rate over
+// it: what tritonhost adds to the hand-offs) and handoff-ratio (its rate
+// over the plain method's: what the hand-offs cost in grpc-go, the Go
+// runtime and the kernel), and its CPU time and voluntary context
+// switches per item.
+func reportHandoff(b *testing.B, what, unit string, ours, handoff, ceiling float64, cpu *cpuMeter, items float64) {
+	b.ReportMetric(handoff, "handoff-"+unit)
+	b.ReportMetric(ours/handoff, "ratio-vs-handoff")
+	b.ReportMetric(handoff/ceiling, "handoff-ratio")
+	us, cs := float64(cpu.total.Microseconds())/items, float64(cpu.switches)/items
+	b.ReportMetric(us, "handoff-us/"+unit)
+	b.ReportMetric(cs, "handoff-cs/"+unit)
+	fmt.Fprintf(os.Stdout, "%s: plain grpc-go through the hand-offs %.0f %s (%.2f us and %.2f context switches each), ratio to plain grpc-go %.2f; tritonhost's ratio to it %.2f\n",
+		what, handoff, unit, us, cs, handoff/ceiling, ours/handoff)
+}

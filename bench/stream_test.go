@@ -117,9 +117,10 @@ func echoRound(b *testing.B, conn *grpc.ClientConn, frame []byte, n int) time.Du
 // responses and an empty final), in the same run as two ceilings on one
 // plain grpc-go stream with frames of the same size: an echo stream (the
 // client sends 10001 frames and the server sends each back) and a fanout
-// (the server alone sends 10001 frames). One op is one round of each. It
-// also reports the CPU time per response of tritonhost and of the fanout
-// server (cpuMeter).
+// (the server alone sends 10001 frames), and a third, FanoutHandoff, that
+// pushes them through a model server's hand-offs. One op is one round of
+// each. It also reports the CPU time per response of tritonhost and of the
+// plain server's two pushing methods (cpuMeter).
 func BenchmarkStreamResponses(b *testing.B) {
 	triton, echo := startTritonhost(b, false), startEcho(b)
 	tritonReq, fanReq := squareRequests(b, squareK)
@@ -129,8 +130,9 @@ func BenchmarkStreamResponses(b *testing.B) {
 	streamRound(b, triton.conn, "/inference.GRPCInferenceService/ModelStreamInfer", tritonReq, squareK+1)
 	streamRound(b, echo.conn, "/bench.Echo/Fanout", fanReq, squareK+1)
 	echoRound(b, echo.conn, frame, squareK+1)
-	var ours, echoed, fanned time.Duration
-	oursCPU, fanCPU := &cpuMeter{p: triton}, &cpuMeter{p: echo}
+	streamRound(b, echo.conn, "/bench.Echo/FanoutHandoff", fanReq, squareK+1)
+	var ours, echoed, fanned, handed time.Duration
+	oursCPU, fanCPU, handCPU := &cpuMeter{p: triton}, &cpuMeter{p: echo}, &cpuMeter{p: echo}
 	b.ResetTimer()
 	for b.Loop() {
 		oursCPU.begin(b)
@@ -140,6 +142,9 @@ func BenchmarkStreamResponses(b *testing.B) {
 		fanCPU.begin(b)
 		fanned += streamRound(b, echo.conn, "/bench.Echo/Fanout", fanReq, squareK+1)
 		fanCPU.end(b)
+		handCPU.begin(b)
+		handed += streamRound(b, echo.conn, "/bench.Echo/FanoutHandoff", fanReq, squareK+1)
+		handCPU.end(b)
 	}
 	n := float64(b.N) * (squareK + 1)
 	rate := n / ours.Seconds()
@@ -148,6 +153,7 @@ func BenchmarkStreamResponses(b *testing.B) {
 	fmt.Printf("square k=10000 on one stream vs server-push fanout: tritonhost %.0f responses/s, fanout %.0f responses/s, ratio %.2f\n",
 		rate, n/fanned.Seconds(), rate/(n/fanned.Seconds()))
 	reportCPU(b, "resp", oursCPU, n, fanCPU, n)
+	reportHandoff(b, "square k=10000 on one stream", "responses/s", rate, n/handed.Seconds(), n/fanned.Seconds(), handCPU, n)
 }
 
 // streamsK is what each of the concurrent streams asks of square.
@@ -178,8 +184,9 @@ func concurrentRounds(b *testing.B, n int, conn *grpc.ClientConn, method string,
 // BenchmarkConcurrentStreams: 16 streams on one connection, each asking
 // square for k = 2500 responses (and an empty final) at once, in the same
 // run as 16 concurrent fanout streams of the plain grpc-go server pushing
-// the same frames. One op is one round of each. It also reports both
-// servers' CPU time per response (cpuMeter).
+// the same frames, and 16 of its FanoutHandoff streams, which push them
+// through a model server's hand-offs. One op is one round of each. It
+// also reports the servers' CPU time per response (cpuMeter).
 func BenchmarkConcurrentStreams(b *testing.B) {
 	triton, echo := startTritonhost(b, false), startEcho(b)
 	tritonReq, fanReq := squareRequests(b, streamsK)
@@ -189,10 +196,14 @@ func BenchmarkConcurrentStreams(b *testing.B) {
 	fanout := func() time.Duration {
 		return concurrentRounds(b, streams, echo.conn, "/bench.Echo/Fanout", fanReq, streamsK+1)
 	}
+	handoff := func() time.Duration {
+		return concurrentRounds(b, streams, echo.conn, "/bench.Echo/FanoutHandoff", fanReq, streamsK+1)
+	}
 	ours() // warm-up
 	fanout()
-	var oursTook, fanTook time.Duration
-	oursCPU, fanCPU := &cpuMeter{p: triton}, &cpuMeter{p: echo}
+	handoff()
+	var oursTook, fanTook, handTook time.Duration
+	oursCPU, fanCPU, handCPU := &cpuMeter{p: triton}, &cpuMeter{p: echo}, &cpuMeter{p: echo}
 	b.ResetTimer()
 	for b.Loop() {
 		oursCPU.begin(b)
@@ -201,9 +212,13 @@ func BenchmarkConcurrentStreams(b *testing.B) {
 		fanCPU.begin(b)
 		fanTook += fanout()
 		fanCPU.end(b)
+		handCPU.begin(b)
+		handTook += handoff()
+		handCPU.end(b)
 	}
 	n := float64(b.N) * streams * (streamsK + 1)
-	report(b, fmt.Sprintf("square k=%d on %d concurrent streams vs server-push fanout", streamsK, streams), "responses/s",
-		n/oursTook.Seconds(), n/fanTook.Seconds())
+	what := fmt.Sprintf("square k=%d on %d concurrent streams", streamsK, streams)
+	report(b, what+" vs server-push fanout", "responses/s", n/oursTook.Seconds(), n/fanTook.Seconds())
 	reportCPU(b, "resp", oursCPU, n, fanCPU, n)
+	reportHandoff(b, what, "responses/s", n/oursTook.Seconds(), n/handTook.Seconds(), n/fanTook.Seconds(), handCPU, n)
 }

@@ -63,7 +63,8 @@ func unaryRun(b *testing.B, conn *grpc.ClientConn, method string, req []byte, cl
 
 // BenchmarkUnaryRequests: identity_int32 (16 INT32 elements) through
 // ModelInfer from 16 concurrent clients, against a plain unary echo of a
-// message of the same size. One op is a 2-second window of each. It also
+// message of the same size, and the same echo through a model server's
+// hand-offs (EchoHandoff). One op is a 2-second window of each. It also
 // reports each server's CPU time per request (cpuMeter).
 func BenchmarkUnaryRequests(b *testing.B) {
 	triton, echo := startTritonhost(b, false), startEcho(b)
@@ -76,14 +77,17 @@ func BenchmarkUnaryRequests(b *testing.B) {
 	echoReq, _ := proto.Marshal(wrapBytes(make([]byte, len(tritonReq)-2)))
 
 	unaryRate(b, triton.conn, "/inference.GRPCInferenceService/ModelInfer", tritonReq, nil, nil)
-	var ours, ceiling float64
-	oursCPU, echoCPU := &cpuMeter{p: triton}, &cpuMeter{p: echo}
-	var oursCalls, echoCalls int64
+	var ours, ceiling, handoff float64
+	oursCPU, echoCPU, handCPU := &cpuMeter{p: triton}, &cpuMeter{p: echo}, &cpuMeter{p: echo}
+	var oursCalls, echoCalls, handCalls int64
 	b.ResetTimer()
 	for b.Loop() {
 		ours += unaryRate(b, triton.conn, "/inference.GRPCInferenceService/ModelInfer", tritonReq, oursCPU, &oursCalls)
 		ceiling += unaryRate(b, echo.conn, "/bench.Echo/Echo", echoReq, echoCPU, &echoCalls)
+		handoff += unaryRate(b, echo.conn, "/bench.Echo/EchoHandoff", echoReq, handCPU, &handCalls)
 	}
-	report(b, "identity unary at concurrency 16", "requests/s", ours/float64(b.N), ceiling/float64(b.N))
+	n := float64(b.N)
+	report(b, "identity unary at concurrency 16", "requests/s", ours/n, ceiling/n)
 	reportCPU(b, "req", oursCPU, float64(oursCalls), echoCPU, float64(echoCalls))
+	reportHandoff(b, "identity unary at concurrency 16", "requests/s", ours/n, handoff/n, ceiling/n, handCPU, float64(handCalls))
 }

@@ -7,6 +7,17 @@
 //   - Fanout (bidirectional) answers each request (payload: count and size,
 //     8 bytes each, little-endian) with count messages of size bytes: a
 //     stricter ceiling, where the server alone produces the stream.
+//   - EchoHandoff (unary) and FanoutHandoff (bidirectional) do what Echo
+//     and Fanout do through the hand-offs a model server makes, and
+//     nothing else: the handler hands each request to the server's one
+//     instance goroutine (as a model instance runs one execution at a
+//     time); for Echo the instance hands the answer back to the handler,
+//     and for Fanout it hands the request to a producer thread of its own
+//     (as a decoupled backend does), which hands each message through a
+//     bounded queue to the stream's sender. The gap between these and the plain
+//     methods is what the hand-offs cost in grpc-go, the Go runtime and
+//     the kernel; the gap between tritonhost and these, what tritonhost
+//     adds.
 //
 // With -debug-address it serves Go's pprof profiles, so the benchmarks can
 // read its allocation counters as they read tritonhost's.
@@ -24,6 +35,8 @@ import (
 	_ "net/http/pprof"
 	"os"
 	"os/signal"
+	"runtime"
+	"sync"
 	"syscall"
 
 	"google.golang.org/grpc"
@@ -32,13 +45,74 @@ import (
 
 type echoServer interface{}
 
-type server struct{}
+// handoffQueue is how many messages a FanoutHandoff stream's queue holds
+// before its producer waits (tritonhost's default stream queue).
+const handoffQueue = 256
 
-func (server) echo(_ context.Context, in *wrapperspb.BytesValue) (*wrapperspb.BytesValue, error) {
+// producerThreads is how many producer threads FanoutHandoff keeps: one
+// per stream of the benchmarks, and more.
+const producerThreads = 64
+
+// server serves the methods. instance is the goroutine the hand-off
+// methods run their requests on; producers are the threads that produce
+// FanoutHandoff's messages, each a goroutine locked to its OS thread for
+// good (a decoupled backend starts a thread per request; threads kept
+// alive keep the process's context-switch count, summed over its threads,
+// whole).
+type server struct {
+	instance  chan func()
+	producers chan func()
+}
+
+func newServer() *server {
+	s := &server{instance: make(chan func(), 1024), producers: make(chan func(), 1024)}
+	go serve(s.instance)
+	for range producerThreads {
+		go func() {
+			runtime.LockOSThread()
+			serve(s.producers)
+		}()
+	}
+	return s
+}
+
+// serve runs what comes from work, one at a time.
+func serve(work <-chan func()) {
+	for w := range work {
+		w()
+	}
+}
+
+func (*server) echo(_ context.Context, in *wrapperspb.BytesValue) (*wrapperspb.BytesValue, error) {
 	return in, nil
 }
 
-func (server) fanout(stream grpc.ServerStream) error {
+// echoHandoff answers in from the instance goroutine: two hand-offs, to
+// the instance and back to the handler.
+func (s *server) echoHandoff(ctx context.Context, in *wrapperspb.BytesValue) (*wrapperspb.BytesValue, error) {
+	done := make(chan *wrapperspb.BytesValue, 1)
+	select {
+	case s.instance <- func() { done <- in }:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case out := <-done:
+		return out, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// fanoutRequest reads a Fanout request's count and size.
+func fanoutRequest(req *wrapperspb.BytesValue) (count, size uint64, err error) {
+	if len(req.Value) != 16 {
+		return 0, 0, fmt.Errorf("fanout request must be 16 bytes, got %d", len(req.Value))
+	}
+	return binary.LittleEndian.Uint64(req.Value), binary.LittleEndian.Uint64(req.Value[8:]), nil
+}
+
+func (*server) fanout(stream grpc.ServerStream) error {
 	for {
 		req := new(wrapperspb.BytesValue)
 		if err := stream.RecvMsg(req); err != nil {
@@ -47,11 +121,10 @@ func (server) fanout(stream grpc.ServerStream) error {
 			}
 			return err
 		}
-		if len(req.Value) != 16 {
-			return fmt.Errorf("fanout request must be 16 bytes, got %d", len(req.Value))
+		count, size, err := fanoutRequest(req)
+		if err != nil {
+			return err
 		}
-		count := binary.LittleEndian.Uint64(req.Value)
-		size := binary.LittleEndian.Uint64(req.Value[8:])
 		for range count {
 			// A fresh message each time, as a real server builds each response.
 			msg := &wrapperspb.BytesValue{Value: make([]byte, size)}
@@ -62,7 +135,63 @@ func (server) fanout(stream grpc.ServerStream) error {
 	}
 }
 
-func (server) echoStream(stream grpc.ServerStream) error {
+// fanoutHandoff is fanout through a model server's hand-offs: the handler
+// reads requests and hands each to the instance goroutine, which hands it
+// to a producer thread of its own; the producer hands every message
+// to the stream's sender through a queue of handoffQueue messages. The
+// stream ends once the client has sent everything and every producer has
+// finished.
+func (s *server) fanoutHandoff(stream grpc.ServerStream) error {
+	queue := make(chan *wrapperspb.BytesValue, handoffQueue)
+	sent := make(chan error, 1)
+	go func() { // the sender
+		var err error
+		for msg := range queue {
+			if err == nil {
+				err = stream.SendMsg(msg)
+			} // after an error, the queue is drained so producers finish
+		}
+		sent <- err
+	}()
+	var producers sync.WaitGroup
+	recvErr := s.handFanoutRequests(stream, queue, &producers)
+	producers.Wait()
+	close(queue)
+	if err := <-sent; recvErr == nil {
+		return err
+	}
+	return recvErr
+}
+
+// handFanoutRequests reads the stream's requests until the client has
+// sent everything (it returns nil) or the stream fails, and hands each to
+// the instance goroutine, which hands it to a producer thread.
+func (s *server) handFanoutRequests(stream grpc.ServerStream, queue chan<- *wrapperspb.BytesValue, producers *sync.WaitGroup) error {
+	for {
+		req := new(wrapperspb.BytesValue)
+		if err := stream.RecvMsg(req); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		count, size, err := fanoutRequest(req)
+		if err != nil {
+			return err
+		}
+		producers.Add(1)
+		s.instance <- func() {
+			s.producers <- func() {
+				defer producers.Done()
+				for range count {
+					queue <- &wrapperspb.BytesValue{Value: make([]byte, size)}
+				}
+			}
+		}
+	}
+}
+
+func (*server) echoStream(stream grpc.ServerStream) error {
 	for {
 		msg := new(wrapperspb.BytesValue)
 		if err := stream.RecvMsg(msg); err != nil {
@@ -87,17 +216,31 @@ var serviceDesc = grpc.ServiceDesc{
 			if err := dec(in); err != nil {
 				return nil, err
 			}
-			return srv.(server).echo(ctx, in)
+			return srv.(*server).echo(ctx, in)
+		},
+	}, {
+		MethodName: "EchoHandoff",
+		Handler: func(srv any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+			in := new(wrapperspb.BytesValue)
+			if err := dec(in); err != nil {
+				return nil, err
+			}
+			return srv.(*server).echoHandoff(ctx, in)
 		},
 	}},
 	Streams: []grpc.StreamDesc{{
 		StreamName:    "Fanout",
-		Handler:       func(srv any, stream grpc.ServerStream) error { return srv.(server).fanout(stream) },
+		Handler:       func(srv any, stream grpc.ServerStream) error { return srv.(*server).fanout(stream) },
+		ServerStreams: true,
+		ClientStreams: true,
+	}, {
+		StreamName:    "FanoutHandoff",
+		Handler:       func(srv any, stream grpc.ServerStream) error { return srv.(*server).fanoutHandoff(stream) },
 		ServerStreams: true,
 		ClientStreams: true,
 	}, {
 		StreamName:    "EchoStream",
-		Handler:       func(srv any, stream grpc.ServerStream) error { return srv.(server).echoStream(stream) },
+		Handler:       func(srv any, stream grpc.ServerStream) error { return srv.(*server).echoStream(stream) },
 		ServerStreams: true,
 		ClientStreams: true,
 	}},
@@ -122,7 +265,7 @@ func main() {
 		os.Exit(1)
 	}
 	g := grpc.NewServer(grpc.MaxRecvMsgSize(256<<20), grpc.MaxSendMsgSize(256<<20))
-	g.RegisterService(&serviceDesc, server{})
+	g.RegisterService(&serviceDesc, newServer())
 	fmt.Printf("listening on %s\n", lis.Addr())
 	go func() {
 		sig := make(chan os.Signal, 1)
