@@ -101,14 +101,14 @@ func report(b *testing.B, what, unit string, ours, ceiling float64) {
 // it: what tritonhost adds to the hand-offs) and handoff-ratio (its rate
 // over the plain method's: what the hand-offs cost in grpc-go, the Go
 // runtime and the kernel), and its CPU time and voluntary context
-// switches per item.
-func reportHandoff(b *testing.B, what, unit string, ours, handoff, ceiling float64, cpu *cpuMeter, items float64) {
+// switches per item (handoff-us/<item>, handoff-cs/<item>).
+func reportHandoff(b *testing.B, what, unit, item string, ours, handoff, ceiling float64, cpu *cpuMeter, items float64) {
 	b.ReportMetric(handoff, "handoff-"+unit)
 	b.ReportMetric(ours/handoff, "ratio-vs-handoff")
 	b.ReportMetric(handoff/ceiling, "handoff-ratio")
 	us, cs := float64(cpu.total.Microseconds())/items, float64(cpu.switches)/items
-	b.ReportMetric(us, "handoff-us/"+unit)
-	b.ReportMetric(cs, "handoff-cs/"+unit)
+	b.ReportMetric(us, "handoff-us/"+item)
+	b.ReportMetric(cs, "handoff-cs/"+item)
 	fmt.Fprintf(os.Stdout, "%s: plain grpc-go through the hand-offs %.0f %s (%.2f us and %.2f context switches each), ratio to plain grpc-go %.2f; tritonhost's ratio to it %.2f\n",
 		what, handoff, unit, us, cs, handoff/ceiling, ours/handoff)
 }

@@ -153,7 +153,7 @@ func BenchmarkStreamResponses(b *testing.B) {
 	fmt.Printf("square k=10000 on one stream vs server-push fanout: tritonhost %.0f responses/s, fanout %.0f responses/s, ratio %.2f\n",
 		rate, n/fanned.Seconds(), rate/(n/fanned.Seconds()))
 	reportCPU(b, "resp", oursCPU, n, fanCPU, n)
-	reportHandoff(b, "square k=10000 on one stream", "responses/s", rate, n/handed.Seconds(), n/fanned.Seconds(), handCPU, n)
+	reportHandoff(b, "square k=10000 on one stream", "responses/s", "resp", rate, n/handed.Seconds(), n/fanned.Seconds(), handCPU, n)
 }
 
 // streamsK is what each of the concurrent streams asks of square.
@@ -220,5 +220,5 @@ func BenchmarkConcurrentStreams(b *testing.B) {
 	what := fmt.Sprintf("square k=%d on %d concurrent streams", streamsK, streams)
 	report(b, what+" vs server-push fanout", "responses/s", n/oursTook.Seconds(), n/fanTook.Seconds())
 	reportCPU(b, "resp", oursCPU, n, fanCPU, n)
-	reportHandoff(b, what, "responses/s", n/oursTook.Seconds(), n/handTook.Seconds(), n/fanTook.Seconds(), handCPU, n)
+	reportHandoff(b, what, "responses/s", "resp", n/oursTook.Seconds(), n/handTook.Seconds(), n/fanTook.Seconds(), handCPU, n)
 }

@@ -89,5 +89,5 @@ func BenchmarkUnaryRequests(b *testing.B) {
 	n := float64(b.N)
 	report(b, "identity unary at concurrency 16", "requests/s", ours/n, ceiling/n)
 	reportCPU(b, "req", oursCPU, float64(oursCalls), echoCPU, float64(echoCalls))
-	reportHandoff(b, "identity unary at concurrency 16", "requests/s", ours/n, handoff/n, ceiling/n, handCPU, float64(handCalls))
+	reportHandoff(b, "identity unary at concurrency 16", "requests/s", "req", ours/n, handoff/n, ceiling/n, handCPU, float64(handCalls))
 }
