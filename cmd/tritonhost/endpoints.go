@@ -62,7 +62,7 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 		return fail(fmt.Errorf("listen for gRPC: %w", err))
 	}
 	log.Infof("Started GRPCInferenceService at %s", lis.Addr())
-	eps = append(eps, grpcEndpoint(log, svc, lis, creds...))
+	eps = append(eps, grpcEndpoint(log, svc, svc.Listen(lis), creds...))
 
 	if o.HTTP.Allow {
 		opts := o.HTTP.options()
@@ -85,7 +85,7 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 
 	if o.Metrics.Allow {
 		ms, err := metricsserver.New(metricsserver.Options{Core: srv, Custom: host.Metrics(), CPU: o.Metrics.AllowCPU,
-			Interval: ms(o.Metrics.IntervalMs)})
+			Interval: ms(o.Metrics.IntervalMs), MaxConnections: o.Metrics.MaxConnections})
 		if err != nil {
 			return fail(err)
 		}
@@ -110,7 +110,7 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 			return fail(err)
 		}
 		log.Infof("Started Metrics Service at %s", lis.Addr())
-		eps = append(eps, httpEndpoint("metrics", ms.NewHTTPServer(), lis, nil, ms.Close))
+		eps = append(eps, httpEndpoint("metrics", ms.NewHTTPServer(), ms.Listen(lis), nil, ms.Close))
 		return eps, ms, nil
 	}
 	return eps, nil, nil

@@ -26,6 +26,8 @@ type grpcFlags struct {
 	MaxConcurrentStreams     int
 	MaxHeaderListSize        int
 	MaxConnectionIdleMs      int
+	MaxConnections           int
+	HandshakeTimeoutMs       int
 	MaxStreamPendingRequests int
 	MaxResponsePoolSize      int
 	MaxStreamResponseBytes   int
@@ -53,6 +55,8 @@ func (g *grpcFlags) bind(f *pflag.FlagSet) {
 	f.IntVar(&g.MaxConcurrentStreams, "grpc-max-concurrent-streams", grpcserver.DefaultMaxConcurrentStreams, "calls (streams) one connection may have open at once")
 	f.IntVar(&g.MaxHeaderListSize, "grpc-max-header-list-size", grpcserver.DefaultMaxHeaderListBytes, "largest header list (metadata) of one call, in bytes as HTTP/2 counts them; a call past it is reset")
 	f.IntVar(&g.MaxConnectionIdleMs, "grpc-max-connection-idle", msOf(grpcserver.DefaultMaxConnectionIdle), "ms after which a connection with no call open is closed (clients reconnect when they need to)")
+	f.IntVar(&g.MaxConnections, "grpc-max-connections", grpcserver.DefaultMaxConnections, "gRPC connections open at once; past it new ones wait for one to close")
+	f.IntVar(&g.HandshakeTimeoutMs, "grpc-handshake-timeout", msOf(grpcserver.DefaultHandshakeTimeout), "ms a new connection may take to finish TLS and send HTTP/2's preface and settings; then it is closed")
 	f.IntVar(&g.MaxStreamPendingRequests, "grpc-max-stream-pending-requests", grpcserver.DefaultMaxPendingRequests, "requests one ModelStreamInfer stream may have unanswered; then the server stops reading it")
 	f.IntVar(&g.MaxResponsePoolSize, "grpc-max-response-pool-size", protocol.DefaultStreamMaxResponses, "responses one stream may hold for a client that reads slowly")
 	f.IntVar(&g.MaxStreamResponseBytes, "grpc-max-stream-response-bytes", protocol.DefaultStreamMaxResponseBytes, "bytes of responses one stream may hold for a client that reads slowly (a single larger response still goes)")
@@ -71,6 +75,7 @@ func (g *grpcFlags) validate() error {
 		{"grpc-http2-min-recv-ping-interval-without-data", g.MinRecvPingIntervalMs},
 		{"grpc-max-concurrent-streams", g.MaxConcurrentStreams}, {"grpc-max-header-list-size", g.MaxHeaderListSize},
 		{"grpc-max-connection-idle", g.MaxConnectionIdleMs},
+		{"grpc-max-connections", g.MaxConnections}, {"grpc-handshake-timeout", g.HandshakeTimeoutMs},
 		{"grpc-max-stream-pending-requests", g.MaxStreamPendingRequests}, {"grpc-max-response-pool-size", g.MaxResponsePoolSize},
 		{"grpc-max-stream-response-bytes", g.MaxStreamResponseBytes}, {"grpc-stream-stall-timeout", g.StreamStallTimeoutMs},
 	} {
@@ -118,5 +123,7 @@ func (g *grpcFlags) options() (grpcserver.StreamLimits, grpcserver.ConnectionLim
 			MinPingInterval:         ms(g.MinRecvPingIntervalMs),
 			PermitPingsWithoutCalls: g.KeepalivePermitWithout,
 			MaxHeaderListBytes:      uint32(g.MaxHeaderListSize),
+			MaxConnections:          g.MaxConnections,
+			HandshakeTimeout:        ms(g.HandshakeTimeoutMs),
 		}
 }

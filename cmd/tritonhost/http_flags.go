@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"syscall"
 	"time"
 
@@ -89,15 +90,26 @@ func (h *httpFlags) validate() error {
 	return restrictedFlag(&h.restricted, "http-restricted-api", "api", "", false, h.RestrictedAPI)
 }
 
-// warn says when --http-max-connections leaves the process's other
-// endpoints too few file descriptors to go on under a flood.
-func (h *httpFlags) warn(log *serverlog.Logger) {
+// warnConnectionCaps says when the endpoints' connection caps together
+// leave the process too few file descriptors for the models (and for the
+// others' own files) under a flood of connections.
+func warnConnectionCaps(log *serverlog.Logger, o *serveOptions) {
 	var lim syscall.Rlimit
-	if !h.Allow || syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) != nil {
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) != nil {
 		return
 	}
-	if uint64(h.MaxConnections) > lim.Cur/2 {
-		log.Warnf("--http-max-connections=%d is more than half the open-file limit (%d): a flood of HTTP connections could leave gRPC and the models none", h.MaxConnections, lim.Cur)
+	caps := []string{fmt.Sprintf("--grpc-max-connections=%d", o.GRPC.MaxConnections)}
+	total := uint64(o.GRPC.MaxConnections)
+	if o.HTTP.Allow {
+		caps = append(caps, fmt.Sprintf("--http-max-connections=%d", o.HTTP.MaxConnections))
+		total += uint64(o.HTTP.MaxConnections)
+	}
+	if o.Metrics.Allow {
+		caps = append(caps, fmt.Sprintf("--metrics-max-connections=%d", o.Metrics.MaxConnections))
+		total += uint64(o.Metrics.MaxConnections)
+	}
+	if total > lim.Cur/2 {
+		log.Warnf("%s: %d connections together, more than half the open-file limit (%d): a flood of connections could leave the models too few", strings.Join(caps, ", "), total, lim.Cur)
 	}
 }
 
@@ -126,7 +138,9 @@ type metricsFlags struct {
 	Address    string
 	Port       int
 	IntervalMs int
-	SSL        sslFlags
+	// MaxConnections bounds the connections open at once.
+	MaxConnections int
+	SSL            sslFlags
 }
 
 func (m *metricsFlags) bind(f *pflag.FlagSet) {
@@ -134,6 +148,7 @@ func (m *metricsFlags) bind(f *pflag.FlagSet) {
 	f.BoolVar(&m.AllowCPU, "allow-cpu-metrics", true, "include the host's CPU utilization and memory in the metrics")
 	f.StringVar(&m.Address, "metrics-address", "", "address to listen on for metrics (default: --http-address when HTTP is on, else 0.0.0.0)")
 	f.IntVar(&m.Port, "metrics-port", 8002, "port to listen on for metrics (0: any free port)")
+	f.IntVar(&m.MaxConnections, "metrics-max-connections", metricsserver.DefaultMaxConnections, "metrics connections open at once; past it new ones wait for one to close, idle ones being closed first")
 	f.IntVar(&m.IntervalMs, "metrics-interval-ms", int(metricsserver.DefaultInterval/time.Millisecond), "ms between polls of the per-interval metrics (CPU)")
 	m.SSL.bind(f, "metrics", "metrics", true)
 }
@@ -144,6 +159,9 @@ func (m *metricsFlags) validate() error {
 	}
 	if m.IntervalMs <= 0 {
 		return fmt.Errorf("--metrics-interval-ms must be positive, not %d", m.IntervalMs)
+	}
+	if m.MaxConnections <= 0 {
+		return fmt.Errorf("--metrics-max-connections must be positive, not %d", m.MaxConnections)
 	}
 	return m.SSL.validate()
 }

@@ -33,7 +33,7 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	log := o.logger()
 	o.GRPC.warn(log)
 	o.GC.apply(log)
-	o.HTTP.warn(log)
+	warnConnectionCaps(log, o)
 	if o.DebugAddress != "" {
 		stopDiagnostics, err := startDiagnostics(o.DebugAddress, log)
 		if err != nil {

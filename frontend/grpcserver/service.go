@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
 	"runtime"
 	"strconv"
 	"sync"
@@ -19,6 +20,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/frontend/sharedmem"
+	"tritonhost/internal/connlimit"
 	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/protocol"
 	"tritonhost/trace"
@@ -40,6 +42,8 @@ const (
 	DefaultMaxPendingRequests   = 1024
 	DefaultMaxConcurrentStreams = 1024
 	DefaultMaxConnectionIdle    = 5 * time.Minute
+	DefaultMaxConnections       = 4096
+	DefaultHandshakeTimeout     = 10 * time.Second
 	// Triton's defaults for keepalive and client pings.
 	DefaultKeepaliveTime    = 2 * time.Hour
 	DefaultKeepaliveTimeout = 20 * time.Second
@@ -110,8 +114,21 @@ type StreamLimits struct {
 	StallTimeout time.Duration
 }
 
-// ConnectionLimits bound one client connection.
+// ConnectionLimits bound the client connections, and each of them.
 type ConnectionLimits struct {
+	// MaxConnections bounds the connections the server holds at once
+	// (default DefaultMaxConnections), far below the process's open-file
+	// limit: past it a new connection waits, in the kernel's queue, for
+	// one to close, so that a flood of connections cannot take the file
+	// descriptors the other endpoints and the models need. A connection
+	// holds its slot until it closes: the handshake timeout, keepalive and
+	// MaxIdle close the ones that do nothing. It applies to the listeners
+	// passed through Service.Listen.
+	MaxConnections int
+	// HandshakeTimeout bounds the time a new connection may take to send
+	// HTTP/2's preface and settings (and to finish TLS) before it is
+	// closed (default DefaultHandshakeTimeout; gRPC's own is 120 s).
+	HandshakeTimeout time.Duration
 	// MaxConcurrentStreams is HTTP/2's limit on the streams (calls) open at
 	// once on a connection (default DefaultMaxConcurrentStreams).
 	MaxConcurrentStreams uint32
@@ -157,7 +174,8 @@ type Service struct {
 	aborting  chan struct{} // closed when the requests still in flight are given up
 	abortErr  error         // what they are told (set before aborting is closed)
 
-	logs *protocol.LogControl
+	logs  *protocol.LogControl
+	conns *connlimit.Limiter // Options.Connection.MaxConnections
 }
 
 var _ pb.GRPCInferenceServiceServer = (*Service)(nil)
@@ -184,12 +202,23 @@ func New(srv *core.Server, opts Options) *Service {
 	setDefault(&opts.Connection.KeepaliveTimeout, DefaultKeepaliveTimeout)
 	setDefault(&opts.Connection.MinPingInterval, DefaultMinPingInterval)
 	setDefault(&opts.Connection.MaxHeaderListBytes, DefaultMaxHeaderListBytes)
+	setDefault(&opts.Connection.MaxConnections, DefaultMaxConnections)
+	setDefault(&opts.Connection.HandshakeTimeout, DefaultHandshakeTimeout)
 	logs := opts.LogControl
 	if logs == nil {
 		logs = protocol.NewLogControl(srv.Logger(), opts.AllowLogFile)
 	}
-	return &Service{core: srv, opts: opts, health: health.NewServer(), draining: make(chan struct{}), aborting: make(chan struct{}), logs: logs}
+	maxConns := opts.Connection.MaxConnections
+	conns := connlimit.New(maxConns, func() {
+		srv.Logger().Warnf("gRPC: all %d connections the server may hold are open; new connections wait for one to close", maxConns)
+	})
+	return &Service{core: srv, opts: opts, health: health.NewServer(), draining: make(chan struct{}), aborting: make(chan struct{}), logs: logs,
+		conns: conns}
 }
+
+// Listen returns lis bounded to Options.Connection.MaxConnections open
+// connections, for the grpc.Server of NewGRPCServer to serve.
+func (s *Service) Listen(lis net.Listener) net.Listener { return s.conns.Wrap(lis) }
 
 func setDefault[T int | uint32 | time.Duration](v *T, def T) {
 	if *v <= 0 {
@@ -221,6 +250,7 @@ func (s *Service) NewGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 		grpc.NumStreamWorkers(streamWorkers()),
 		grpc.MaxConcurrentStreams(c.MaxConcurrentStreams),
 		grpc.MaxHeaderListSize(c.MaxHeaderListBytes),
+		grpc.ConnectionTimeout(c.HandshakeTimeout),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: c.MaxIdle, Time: c.KeepaliveTime, Timeout: c.KeepaliveTimeout}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: c.MinPingInterval, PermitWithoutStream: c.PermitPingsWithoutCalls}),
 	}, restrictedOptions(s.opts.Restricted)...)

@@ -8,6 +8,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/frontend/sharedmem"
+	"tritonhost/internal/connlimit"
 	"tritonhost/internal/protocol"
 	"tritonhost/trace"
 )
@@ -109,7 +110,7 @@ type Server struct {
 	logs    *protocol.LogControl
 	mux     *http.ServeMux
 	handler http.Handler // mux behind the restricted-API check, with request bodies timed
-	conns   *connLimiter
+	conns   *connlimit.Limiter
 
 	drainOnce sync.Once
 	draining  chan struct{} // closed when the server starts shutting down
@@ -144,7 +145,9 @@ func New(srv *core.Server, opts Options) *Server {
 	s := &Server{core: srv, opts: opts, logs: logs, draining: make(chan struct{}), aborting: make(chan struct{})}
 	s.mux = s.routes()
 	s.handler = s.timeBodies(restricted(s.mux, opts.Restricted))
-	s.conns = newConnLimiter(opts.MaxConnections)
+	s.conns = connlimit.New(opts.MaxConnections, func() {
+		srv.Logger().Warnf("HTTP: all %d connections the server may hold are open; new connections wait for one to close, idle ones being closed first", opts.MaxConnections)
+	})
 	return s
 }
 
@@ -168,13 +171,13 @@ func (s *Server) NewHTTPServer() *http.Server {
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    s.opts.MaxHeaderBytes,
-		ConnState:         s.conns.track,
+		ConnState:         s.conns.Track,
 	}
 }
 
 // Listen returns lis bounded to MaxConnections open connections (see
 // Options.MaxConnections), for the http.Server of NewHTTPServer.
-func (s *Server) Listen(lis net.Listener) net.Listener { return s.conns.wrap(lis) }
+func (s *Server) Listen(lis net.Listener) net.Listener { return s.conns.Wrap(lis) }
 
 // Drain starts a graceful shutdown: health and readiness fail, and new
 // inference requests are refused with 503; event streams in progress end

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/metrics"
+	"tritonhost/internal/connlimit"
 )
 
 // DefaultInterval is how often the per-interval metrics (CPU) are polled,
@@ -36,12 +38,23 @@ type Options struct {
 	// ProcRoot is where /proc is read from (default "/proc"; tests point
 	// it at a fixture).
 	ProcRoot string
+	// MaxConnections bounds the connections the endpoint holds at once
+	// (default DefaultMaxConnections), through the listeners passed to
+	// Listen: past it a new connection waits for one to close, idle
+	// kept-alive ones being closed first, so that a flood of connections
+	// cannot take the file descriptors the other endpoints need.
+	MaxConnections int
 }
+
+// DefaultMaxConnections is the default Options.MaxConnections: scrapers
+// are few.
+const DefaultMaxConnections = 256
 
 // Server gathers the metrics and serves them.
 type Server struct {
 	reg    *prometheus.Registry
 	cpu    *cpuCollector
+	conns  *connlimit.Limiter
 	cancel context.CancelFunc
 	done   sync.WaitGroup
 }
@@ -58,7 +71,13 @@ func New(opts Options) (*Server, error) {
 	if opts.ProcRoot == "" {
 		opts.ProcRoot = "/proc"
 	}
-	s := &Server{reg: prometheus.NewRegistry()}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
+	maxConns, log := opts.MaxConnections, opts.Core.Logger()
+	s := &Server{reg: prometheus.NewRegistry(), conns: connlimit.New(maxConns, func() {
+		log.Warnf("metrics: all %d connections the endpoint may hold are open; new connections wait for one to close, idle ones being closed first", maxConns)
+	})}
 	collectors := []prometheus.Collector{newModelCollector(opts.Core), &cacheCollector{core: opts.Core}}
 	if opts.Custom != nil {
 		collectors = append(collectors, newCustomCollector(opts.Custom, opts.Core.Logger()))
@@ -102,8 +121,12 @@ func (s *Server) NewHTTPServer() *http.Server {
 	// ReadTimeout: a scrape has no body, and one that comes with a body
 	// that never ends holds its connection no longer.
 	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: time.Minute,
-		IdleTimeout: 5 * time.Minute, MaxHeaderBytes: 64 << 10}
+		IdleTimeout: 5 * time.Minute, MaxHeaderBytes: 64 << 10, ConnState: s.conns.Track}
 }
+
+// Listen returns lis bounded to Options.MaxConnections open connections,
+// for the http.Server of NewHTTPServer.
+func (s *Server) Listen(lis net.Listener) net.Listener { return s.conns.Wrap(lis) }
 
 // Close stops the polling.
 func (s *Server) Close() {

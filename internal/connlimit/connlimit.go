@@ -1,4 +1,8 @@
-package httpserver
+// Package connlimit bounds the connections a server holds at once, so
+// that a flood of connections cannot take the file descriptors the
+// server's other endpoints and its models need. Each endpoint (gRPC, HTTP,
+// metrics) has a Limiter of its own.
+package connlimit
 
 import (
 	"net"
@@ -6,32 +10,43 @@ import (
 	"sync"
 )
 
-// connLimiter bounds the connections an http.Server holds
-// (Options.MaxConnections). Accept takes a slot for each connection, which
-// the connection gives back when it closes; with every slot taken, Accept
-// waits, and closes an idle kept-alive connection (the server tracks which
-// are idle through ConnState) to make room for the one waiting. The
-// connections that are not idle are bounded in time by the server's
-// header, body and write timeouts, so a slot always comes free.
-type connLimiter struct {
-	slots chan struct{} // one token per open connection
+// Limiter bounds the connections accepted through the listeners it wraps.
+// Accept takes a slot for each connection, which the connection gives back
+// when it closes; with every slot taken, Accept waits. An http.Server that
+// reports its connections' states to Track also has its idle kept-alive
+// connections closed, one at a time, to make room for a connection that
+// waits. The server must bound how long a connection that is not idle may
+// hold its slot (its header, body and write timeouts; for gRPC, the
+// handshake timeout, keepalive and the idle timeout), so that a slot
+// always comes free. Safe for concurrent use.
+type Limiter struct {
+	slots  chan struct{} // one token per open connection
+	onFull func()        // called when Accept starts to wait, once per time the slots run out
 
 	mu      sync.Mutex
+	full    bool                      // Accept has waited since a slot was last free at once
 	idle    map[*limitedConn]struct{} // connections between requests
 	waiting chan struct{}             // closed when a connection turns idle while Accept waits (nil when none waits)
 }
 
-func newConnLimiter(max int) *connLimiter {
-	return &connLimiter{slots: make(chan struct{}, max), idle: map[*limitedConn]struct{}{}}
+// New returns a limiter of n connections (at least 1). onFull, if not
+// nil, is called when Accept finds every slot taken, once until a slot is
+// again free when asked for: to log that connections wait.
+func New(n int, onFull func()) *Limiter {
+	return &Limiter{slots: make(chan struct{}, max(n, 1)), onFull: onFull, idle: map[*limitedConn]struct{}{}}
 }
 
-// wrap returns lis with Accept bounded by the limiter.
-func (l *connLimiter) wrap(lis net.Listener) net.Listener {
+// Wrap returns lis with Accept bounded by the limiter.
+func (l *Limiter) Wrap(lis net.Listener) net.Listener {
 	return &limitedListener{Listener: lis, l: l, closed: make(chan struct{})}
 }
 
-// track is the http.Server's ConnState hook.
-func (l *connLimiter) track(c net.Conn, st http.ConnState) {
+// Open reports how many connections hold a slot.
+func (l *Limiter) Open() int { return len(l.slots) }
+
+// Track is an http.Server's ConnState hook: it tells the limiter which
+// connections are idle, so that they can be closed to make room.
+func (l *Limiter) Track(c net.Conn, st http.ConnState) {
 	lc, ok := c.(*limitedConn)
 	if !ok {
 		return
@@ -51,7 +66,7 @@ func (l *connLimiter) track(c net.Conn, st http.ConnState) {
 
 // makeRoom closes one idle connection, if there is one, and returns a
 // channel that is closed when a connection next turns idle.
-func (l *connLimiter) makeRoom() <-chan struct{} {
+func (l *Limiter) makeRoom() <-chan struct{} {
 	l.mu.Lock()
 	var victim *limitedConn
 	for c := range l.idle {
@@ -70,9 +85,21 @@ func (l *connLimiter) makeRoom() <-chan struct{} {
 	return next
 }
 
+// setFull records whether Accept found every slot taken, calling onFull
+// when the slots have just run out.
+func (l *Limiter) setFull(full bool) {
+	l.mu.Lock()
+	changed := l.full != full
+	l.full = full
+	l.mu.Unlock()
+	if full && changed && l.onFull != nil {
+		l.onFull()
+	}
+}
+
 type limitedListener struct {
 	net.Listener
-	l         *connLimiter
+	l         *Limiter
 	closeOnce sync.Once
 	closed    chan struct{}
 }
@@ -96,9 +123,11 @@ func (ll *limitedListener) takeSlot() error {
 	for {
 		select {
 		case ll.l.slots <- struct{}{}:
+			ll.l.setFull(false)
 			return nil
 		default:
 		}
+		ll.l.setFull(true)
 		idle := ll.l.makeRoom()
 		select {
 		case ll.l.slots <- struct{}{}:
@@ -118,7 +147,7 @@ func (ll *limitedListener) Close() error {
 // limitedConn gives its slot back when it closes.
 type limitedConn struct {
 	net.Conn
-	l    *connLimiter
+	l    *Limiter
 	once sync.Once
 }
 
