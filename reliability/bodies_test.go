@@ -24,6 +24,30 @@ func openFiles(pid int) int {
 	return len(entries)
 }
 
+// peakOpenFiles samples the server's open files every 20 ms until stop is
+// closed, then returns the most it saw.
+func peakOpenFiles(pid int, stop <-chan struct{}) (peak func() int) {
+	var most atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			if n := int64(openFiles(pid)); n > most.Load() {
+				most.Store(n)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	return func() int {
+		<-done
+		return int(most.Load())
+	}
+}
+
 // stallBody opens a connection and sends an infer request whose body
 // never arrives, the way kind says: "length" sends 10 of 1000 bytes,
 // "chunked" one chunk and never the end, "trickle" a byte a second. It
@@ -100,21 +124,7 @@ func stalledAttack(t *testing.T, srvPID int, grpcCall, httpCall func(context.Con
 	var by sync.WaitGroup
 	by.Go(func() { rep.grpc.run(context.Background(), grpcCall, 10*time.Millisecond, stop) })
 	by.Go(func() { rep.httpb.run(context.Background(), httpCall, 10*time.Millisecond, stop) })
-	var peak atomic.Int64
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for {
-			if n := int64(openFiles(srvPID)); n > peak.Load() {
-				peak.Store(n)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
+	peak := peakOpenFiles(srvPID, stop)
 	var (
 		mu sync.Mutex
 		wg sync.WaitGroup
@@ -131,8 +141,7 @@ func stalledAttack(t *testing.T, srvPID int, grpcCall, httpCall func(context.Con
 	wg.Wait()
 	close(stop)
 	by.Wait()
-	<-sampled
-	rep.peakFiles = int(peak.Load())
+	rep.peakFiles = peak()
 	slices.Sort(rep.held)
 	return rep
 }

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,21 +54,9 @@ func TestGRPCConnectionFloodIsBounded(t *testing.T) {
 
 	var by bystander
 	stop := make(chan struct{})
-	var peak atomic.Int64
 	var watchers sync.WaitGroup
 	watchers.Go(func() { by.run(context.Background(), unaryIdentity(c), 10*time.Millisecond, stop) })
-	watchers.Go(func() {
-		for {
-			if n := int64(openFiles(srv.PID())); n > peak.Load() {
-				peak.Store(n)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	})
+	peak := peakOpenFiles(srv.PID(), stop)
 	var (
 		mu   sync.Mutex
 		held []time.Duration
@@ -104,13 +91,14 @@ func TestGRPCConnectionFloodIsBounded(t *testing.T) {
 	}
 	close(stop)
 	watchers.Wait()
+	peakFiles := peak()
 
 	slices.Sort(held)
 	if worst := held[len(held)-1]; worst >= limit {
 		t.Errorf("a silent connection was held %v (bound %v)", worst, limit)
 	}
-	if p := int(peak.Load()); p > base+maxConns+16 {
-		t.Errorf("the server held %d open files, %d before the flood, with --grpc-max-connections %d", p, base, maxConns)
+	if peakFiles > base+maxConns+16 {
+		t.Errorf("the server held %d open files, %d before the flood, with --grpc-max-connections %d", peakFiles, base, maxConns)
 	}
 	for _, err := range by.errs {
 		t.Errorf("bystander call failed: %v", err)
@@ -120,7 +108,7 @@ func TestGRPCConnectionFloodIsBounded(t *testing.T) {
 		t.Errorf("the bystander completed %d calls, the slowest in %v", calls, worst)
 	}
 	t.Logf("%d silent gRPC connections against --grpc-max-connections %d and --grpc-handshake-timeout %v: held median %v, max %v; open files peaked at %d (%d before); bystander %d calls median %v max %v; a new client was served after %v",
-		conns, maxConns, handshake, held[len(held)/2].Round(time.Millisecond), held[len(held)-1].Round(time.Millisecond), peak.Load(), base,
+		conns, maxConns, handshake, held[len(held)/2].Round(time.Millisecond), held[len(held)-1].Round(time.Millisecond), peakFiles, base,
 		calls, median, worst, newcomerTook.Round(time.Millisecond))
 }
 

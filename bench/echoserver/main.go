@@ -104,15 +104,10 @@ func (s *server) echoHandoff(ctx context.Context, in *wrapperspb.BytesValue) (*w
 	}
 }
 
-// fanoutRequest reads a Fanout request's count and size.
-func fanoutRequest(req *wrapperspb.BytesValue) (count, size uint64, err error) {
-	if len(req.Value) != 16 {
-		return 0, 0, fmt.Errorf("fanout request must be 16 bytes, got %d", len(req.Value))
-	}
-	return binary.LittleEndian.Uint64(req.Value), binary.LittleEndian.Uint64(req.Value[8:]), nil
-}
-
-func (*server) fanout(stream grpc.ServerStream) error {
+// eachFanoutRequest reads a stream's Fanout requests (payload: count and
+// size) and calls f with each, until the client has sent everything (it
+// returns nil), the stream fails or f does.
+func eachFanoutRequest(stream grpc.ServerStream, f func(count, size uint64) error) error {
 	for {
 		req := new(wrapperspb.BytesValue)
 		if err := stream.RecvMsg(req); err != nil {
@@ -121,10 +116,17 @@ func (*server) fanout(stream grpc.ServerStream) error {
 			}
 			return err
 		}
-		count, size, err := fanoutRequest(req)
-		if err != nil {
+		if len(req.Value) != 16 {
+			return fmt.Errorf("fanout request must be 16 bytes, got %d", len(req.Value))
+		}
+		if err := f(binary.LittleEndian.Uint64(req.Value), binary.LittleEndian.Uint64(req.Value[8:])); err != nil {
 			return err
 		}
+	}
+}
+
+func (*server) fanout(stream grpc.ServerStream) error {
+	return eachFanoutRequest(stream, func(count, size uint64) error {
 		for range count {
 			// A fresh message each time, as a real server builds each response.
 			msg := &wrapperspb.BytesValue{Value: make([]byte, size)}
@@ -132,7 +134,8 @@ func (*server) fanout(stream grpc.ServerStream) error {
 				return err
 			}
 		}
-	}
+		return nil
+	})
 }
 
 // fanoutHandoff is fanout through a model server's hand-offs: the handler
@@ -154,31 +157,7 @@ func (s *server) fanoutHandoff(stream grpc.ServerStream) error {
 		sent <- err
 	}()
 	var producers sync.WaitGroup
-	recvErr := s.handFanoutRequests(stream, queue, &producers)
-	producers.Wait()
-	close(queue)
-	if err := <-sent; recvErr == nil {
-		return err
-	}
-	return recvErr
-}
-
-// handFanoutRequests reads the stream's requests until the client has
-// sent everything (it returns nil) or the stream fails, and hands each to
-// the instance goroutine, which hands it to a producer thread.
-func (s *server) handFanoutRequests(stream grpc.ServerStream, queue chan<- *wrapperspb.BytesValue, producers *sync.WaitGroup) error {
-	for {
-		req := new(wrapperspb.BytesValue)
-		if err := stream.RecvMsg(req); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		count, size, err := fanoutRequest(req)
-		if err != nil {
-			return err
-		}
+	recvErr := eachFanoutRequest(stream, func(count, size uint64) error {
 		producers.Add(1)
 		s.instance <- func() {
 			s.producers <- func() {
@@ -188,7 +167,14 @@ func (s *server) handFanoutRequests(stream grpc.ServerStream, queue chan<- *wrap
 				}
 			}
 		}
+		return nil
+	})
+	producers.Wait()
+	close(queue)
+	if err := <-sent; recvErr == nil {
+		return err
 	}
+	return recvErr
 }
 
 func (*server) echoStream(stream grpc.ServerStream) error {
