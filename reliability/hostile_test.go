@@ -182,6 +182,10 @@ func TestDecoupledStatisticsStayBounded(t *testing.T) {
 	srv := start(t, "")
 	_, c := srv.Dial(t)
 	n := scale(200_000, 8_000_000)
+	// What the server holds at start differs from machine to machine (a
+	// GPU's pinned and device memory pools, 400 MiB on an H200): the bound
+	// is on what the request adds.
+	before := srv.ProcStatus(t, "VmRSS")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	st, err := client.OpenStream(ctx, c)
@@ -215,11 +219,11 @@ func TestDecoupledStatisticsStayBounded(t *testing.T) {
 		t.Errorf("response_stats count %d responses, want %d", counted, n)
 	}
 	rss := srv.ProcStatus(t, "VmRSS")
-	if rss > 256<<20 {
-		t.Errorf("RSS is %d MiB after the request", rss>>20)
+	if grew := rss - before; grew > 64<<20 {
+		t.Errorf("RSS grew by %d MiB with the request, from %d MiB", grew>>20, before>>20)
 	}
-	t.Logf("square of %d responses in %v: response_stats has %d entries counting all of them; RSS after %d MiB",
-		n, elapsed.Round(time.Millisecond), keys, rss>>20)
+	t.Logf("square of %d responses in %v: response_stats has %d entries counting all of them; RSS %d MiB before, %d MiB after",
+		n, elapsed.Round(time.Millisecond), keys, before>>20, rss>>20)
 }
 
 // TestLogFileNeedsTheOperatorsConsent: LogSettings may not point the log

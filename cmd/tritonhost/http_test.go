@@ -39,9 +39,11 @@ func (s *server) httpCall(t *testing.T, method, path string, body []byte, header
 	return resp.StatusCode, resp.Header, out
 }
 
+// TestHTTPRoutesOfTheBinary: Triton's HTTP routes answer as Triton's do,
+// on a server without GPUs.
 func TestHTTPRoutesOfTheBinary(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "")
+	s := startServer(t, "", withoutGPUs...)
 	for _, tt := range []struct {
 		method, path, body string
 		status             int

@@ -36,6 +36,12 @@ func TestMain(m *testing.M) {
 // make of it (httpCall, scrapeMetrics).
 type server struct{ *testenv.Server }
 
+// withoutGPUs are the arguments that keep the server from the machine's
+// GPUs, for tests of what a server without GPUs answers (its extensions,
+// its CUDA shared-memory texts), which a machine with a driver would
+// otherwise change.
+var withoutGPUs = []string{"--nvml-library", "/nonexistent/libnvidia-ml.so.1", "--cuda-driver-library", "/nonexistent/libcuda.so.1"}
+
 // startServer runs `tritonhost serve` on free loopback ports over repo (the
 // example models when empty) and waits until it is ready. At cleanup it
 // sends SIGTERM and expects a clean exit.

@@ -44,6 +44,9 @@ func TestGPUExamplesServeOnTheRealGPU(t *testing.T) {
 	if !gpuTableRE.MatchString(srv.Log()) {
 		t.Fatalf("the driver is here but the server uses no GPU:\n%s", srv.Log())
 	}
+	if md, err := srv.Client.ServerMetadata(ctxFor(t), &pb.ServerMetadataRequest{}); err != nil || !slices.Contains(md.GetExtensions(), "cuda_shared_memory") {
+		t.Errorf("ServerMetadata of a server with a GPU: %v %v; want the cuda_shared_memory extension", md, err)
+	}
 
 	t.Run("identity_int32_gpu", func(t *testing.T) {
 		for _, n := range []int{4, 1 << 18} { // 16 bytes, and 1 MiB

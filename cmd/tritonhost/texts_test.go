@@ -136,8 +136,9 @@ func TestTritonsMessagesFromTheBinary(t *testing.T) {
 }
 
 // TestServerMetadataNamesTheServerByItsID: --id names the server, Triton's
-// default "triton" otherwise, and the extensions are those implemented;
-// gRPC and HTTP say the same.
+// default "triton" otherwise, and the extensions are those implemented by
+// a server without GPUs (one with GPUs adds cuda_shared_memory:
+// TestGPUExamplesServeOnTheRealGPU); gRPC and HTTP say the same.
 func TestServerMetadataNamesTheServerByItsID(t *testing.T) {
 	want := []string{"sequence", "model_repository", "model_repository(unload_dependents)", "model_configuration",
 		"system_shared_memory", "binary_tensor_data", "parameters", "statistics", "trace", "logging"}
@@ -146,7 +147,7 @@ func TestServerMetadataNamesTheServerByItsID(t *testing.T) {
 		args []string
 		name string
 	}{{nil, "triton"}, {[]string{"--id", "edge-7"}, "edge-7"}} {
-		srv := startServer(t, repo, tc.args...)
+		srv := startServer(t, repo, append(slices.Clone(withoutGPUs), tc.args...)...)
 		md, err := srv.Client.ServerMetadata(ctxFor(t), &pb.ServerMetadataRequest{})
 		if err != nil || md.GetName() != tc.name || !slices.Equal(md.GetExtensions(), want) || md.GetVersion() == "" {
 			t.Errorf("ServerMetadata with %v: %v %v; want name %q and extensions %v", tc.args, md, err, tc.name, want)
