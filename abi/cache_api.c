@@ -76,6 +76,21 @@ TRITONCACHE_CacheEntryAddBuffer(
   return NULL;
 }
 
+// Locks e and returns NULL when index names one of its buffers; otherwise
+// returns fn's error, with e unlocked.
+static TRITONSERVER_Error*
+lock_buffer_index(struct thost_cache_entry* e, size_t index, const char* fn)
+{
+  pthread_mutex_lock(&e->mu);
+  if (index < e->count)
+    return NULL;
+  uint32_t n = e->count;
+  pthread_mutex_unlock(&e->mu);
+  return thost_errorf(
+      TRITONSERVER_ERROR_INVALID_ARG,
+      "%s: buffer index %zu out of range (the entry has %u)", fn, index, n);
+}
+
 TRITONSERVER_Error*
 TRITONCACHE_CacheEntryGetBuffer(
     TRITONCACHE_CacheEntry* entry, size_t index, void** base,
@@ -86,15 +101,9 @@ TRITONCACHE_CacheEntryGetBuffer(
   ENTRY(e, entry);
   ATTRIBUTES(a, buffer_attributes);
   THOST_CHECK_ARG(base != NULL, "base is NULL");
-  pthread_mutex_lock(&e->mu);
-  if (index >= e->count) {
-    uint32_t n = e->count;
-    pthread_mutex_unlock(&e->mu);
-    return thost_errorf(
-        TRITONSERVER_ERROR_INVALID_ARG,
-        "%s: buffer index %zu out of range (the entry has %u)", __func__, index,
-        n);
-  }
+  TRITONSERVER_Error* range_err = lock_buffer_index(e, index, __func__);
+  if (range_err != NULL)
+    return range_err;
   struct thost_cache_buffer b = e->buffers[index];
   pthread_mutex_unlock(&e->mu);
   *base = b.base;
@@ -121,15 +130,9 @@ TRITONCACHE_CacheEntrySetBuffer(
           TRITONSERVER_MemoryTypeString(a->memory_type));
     }
   }
-  pthread_mutex_lock(&e->mu);
-  if (index >= e->count) {
-    uint32_t n = e->count;
-    pthread_mutex_unlock(&e->mu);
-    return thost_errorf(
-        TRITONSERVER_ERROR_INVALID_ARG,
-        "%s: buffer index %zu out of range (the entry has %u)", __func__, index,
-        n);
-  }
+  TRITONSERVER_Error* range_err = lock_buffer_index(e, index, __func__);
+  if (range_err != NULL)
+    return range_err;
   struct thost_cache_buffer* b = &e->buffers[index];
   if (a != NULL && a->byte_size != b->byte_size) {
     uint64_t want = b->byte_size;

@@ -237,17 +237,27 @@ entry_size(TRITONCACHE_CacheEntry* entry, size_t* size)
   return err;
 }
 
+// check_call refuses an insert or a lookup missing one of its arguments.
+static TRITONSERVER_Error*
+check_call(
+    const struct local_cache* c, const char* key,
+    const TRITONCACHE_CacheEntry* entry, const TRITONCACHE_Allocator* allocator)
+{
+  if (c == NULL || key == NULL || entry == NULL || allocator == NULL) {
+    return TRITONSERVER_ErrorNew(
+        TRITONSERVER_ERROR_INVALID_ARG,
+        "local cache: cache, key, entry or allocator is NULL");
+  }
+  return NULL;
+}
+
 TRITONSERVER_Error*
 TRITONCACHE_CacheInsert(
     TRITONCACHE_Cache* cache, const char* key, TRITONCACHE_CacheEntry* entry,
     TRITONCACHE_Allocator* allocator)
 {
   struct local_cache* c = (struct local_cache*)cache;
-  if (c == NULL || key == NULL || entry == NULL || allocator == NULL) {
-    return TRITONSERVER_ErrorNew(
-        TRITONSERVER_ERROR_INVALID_ARG,
-        "local cache: cache, key, entry or allocator is NULL");
-  }
+  RETURN_IF_ERROR(check_call(c, key, entry, allocator));
   size_t size = 0;
   RETURN_IF_ERROR(entry_size(entry, &size));
   size_t cost = lru_cost(strlen(key), size);
@@ -296,11 +306,7 @@ TRITONCACHE_CacheLookup(
     TRITONCACHE_Allocator* allocator)
 {
   struct local_cache* c = (struct local_cache*)cache;
-  if (c == NULL || key == NULL || entry == NULL || allocator == NULL) {
-    return TRITONSERVER_ErrorNew(
-        TRITONSERVER_ERROR_INVALID_ARG,
-        "local cache: cache, key, entry or allocator is NULL");
-  }
+  RETURN_IF_ERROR(check_call(c, key, entry, allocator));
   TRITONSERVER_BufferAttributes* attrs = NULL;
   RETURN_IF_ERROR(TRITONSERVER_BufferAttributesNew(&attrs));
   TRITONSERVER_Error* err = NULL;
