@@ -25,7 +25,12 @@ TRITONSERVER_InferenceResponseError(
 {
   struct thost_infer_response* r;
   RESPONSE(r, inference_response);
-  return r->error;
+  // A new error on every call, which the caller owns and deletes, as in
+  // Triton: backends delete it and then the response, so handing out the
+  // response's own error would free it twice.
+  if (r->error == NULL)
+    return NULL;
+  return TRITONSERVER_ErrorNew(r->error->code, r->error->msg);
 }
 
 TRITONSERVER_Error*

@@ -146,6 +146,22 @@ func TestModelControlCallsWithAChildOfItsOwnTrace(t *testing.T) {
 	}
 }
 
+// A callee answering with an error: the caller takes the response's error
+// (a copy it owns), deletes it, then deletes the response, as Triton's
+// python backend does; nothing is freed twice, and the caller reports the
+// error's code and message.
+func TestModelControlDeletesTheErrorOfACalleesResponse(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, testenv.ModelControlRepository(t))
+	for i := range 3 {
+		r := command(t, srv, "control", fmt.Sprint("outer-", i), map[string]any{"op": "trace", "model": "probe", "callee_op": "fail"})
+		p, _ := r["probe"].(map[string]any)
+		if r["ok"] != true || p["ok"] != false || p["code"] != "INVALID_ARG" || p["message"] != "failed as the command asked" {
+			t.Fatalf("report %v", r)
+		}
+	}
+}
+
 // Model control from a backend, under explicit model control: loading with
 // a configuration and files, readiness, transaction properties, unloading
 // (the model serving the call included) and unloading with dependents.

@@ -124,9 +124,7 @@ check_response(
   const char* s = NULL;
   int64_t version = 0;
   uint32_t n = 0;
-  conf_result(
-      r, "TRITONSERVER_InferenceResponseError", "good",
-      TRITONSERVER_InferenceResponseError(resp) == NULL ? "OK" : "ERROR");
+  CONF_CHECK(r, TRITONSERVER_InferenceResponseError, "good", resp);
   if (CONF_CHECK(
           r, TRITONSERVER_InferenceResponseModel, "good", resp, &s, &version)) {
     conf_value(r, "inprocess.response.model", "%s/%lld", s, (long long)version);

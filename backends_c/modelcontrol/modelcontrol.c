@@ -240,9 +240,10 @@ read_command(TRITONBACKEND_Request* request, cJSON* report)
   return command;
 }
 
-/* Sends report as the request's one response, in REPORT. */
+/* Sends report as the request's one response, in REPORT, or an error
+ * response when 'failure' is set. */
 static TRITONSERVER_Error*
-respond(TRITONBACKEND_Request* request, cJSON* report)
+respond(TRITONBACKEND_Request* request, cJSON* report, const char* failure)
 {
   char* text = cJSON_PrintUnformatted(report);
   size_t len = strlen(text);
@@ -268,8 +269,13 @@ respond(TRITONBACKEND_Request* request, cJSON* report)
     memcpy((char*)buffer + 4, text, len);
   }
   free(text);
-  return TRITONBACKEND_ResponseSend(
+  if (err == NULL && failure != NULL)
+    err = TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INVALID_ARG, failure);
+  /* The response takes what it needs of err; err stays this backend's. */
+  TRITONSERVER_Error* sent = TRITONBACKEND_ResponseSend(
       response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, err);
+  TRITONSERVER_ErrorDelete(err);
+  return sent;
 }
 
 /* Runs one request's command, answers it, reports its statistics (so that
@@ -282,6 +288,7 @@ run(mc_model* model, TRITONBACKEND_ModelInstance* instance,
   cJSON* report = cJSON_CreateObject();
   cJSON* command = read_command(request, report);
   const char* op = string_member(command, "op");
+  const char* failure = NULL;
   if (op == NULL) {
     if (!cJSON_HasObjectItem(report, "ok")) {
       mc_record(
@@ -304,13 +311,15 @@ run(mc_model* model, TRITONBACKEND_ModelInstance* instance,
     mc_traced_call(model, request, command, report);
   } else if (strcmp(op, "probe") == 0) {
     mc_probe(request, report);
+  } else if (strcmp(op, "fail") == 0) {
+    failure = "failed as the command asked";
   } else {
     mc_record(
         report,
         TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INVALID_ARG, "unknown op"));
   }
   const uint64_t compute_end = now_ns();
-  TRITONSERVER_Error* err = respond(request, report);
+  TRITONSERVER_Error* err = respond(request, report, failure);
   const uint64_t end = now_ns();
   if (err == NULL) {
     err = TRITONBACKEND_ModelInstanceReportStatistics(

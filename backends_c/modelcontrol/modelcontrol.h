@@ -25,8 +25,12 @@
  *   {"op": "server"}        -> "live", "ready", "metadata", "index" (ready
  *                              models), "metrics_count_requests"
  *   {"op": "model", "model": m, "version": v} -> "statistics", "batch_flags"
- *   {"op": "trace", "model": m, "context": c}        -> see modelcontrol_bls.c
+ *   {"op": "trace", "model": m, "context": c, "callee_op": o}
+ *                                   -> see modelcontrol_bls.c ("callee_op":
+ *                                      the callee's op, "probe" by default)
  *   {"op": "probe"}                                  -> this request's trace
+ *   {"op": "fail"}   -> a response carrying an error (INVALID_ARG), not a
+ *                       report
  *
  * Every report has "ok" (the call returned no error) and, when not ok,
  * "code" (the error code's name without TRITONSERVER_ERROR_) and "message".

@@ -288,9 +288,15 @@ mc_traced_call(
 
   TRITONSERVER_InferenceRequest* inner = NULL;
   if (err == NULL) {
+    const cJSON* op = cJSON_GetObjectItemCaseSensitive(command, "callee_op");
+    char inner_command[128];
+    snprintf(
+        inner_command, sizeof(inner_command),
+        "{\"op\":\"%.32s\",\"activity\":\"probe_step\"}",
+        cJSON_IsString(op) ? op->valuestring : "probe");
     err = submit(
-        model, cJSON_IsString(callee) ? callee->valuestring : "",
-        "{\"op\":\"probe\",\"activity\":\"probe_step\"}", call, &inner, child);
+        model, cJSON_IsString(callee) ? callee->valuestring : "", inner_command,
+        call, &inner, child);
     if (err != NULL)
       call->released = true; /* nothing was submitted */
   }

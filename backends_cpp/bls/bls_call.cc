@@ -218,15 +218,13 @@ Call::Keep(TRITONSERVER_InferenceResponse* response, uint32_t flags)
     return;
   }
   std::lock_guard<std::mutex> lock(mu_);
+  // The response's error is a new object each call, and this call owns it.
   TRITONSERVER_Error* err = TRITONSERVER_InferenceResponseError(response);
   if (err == nullptr && response_ != nullptr) {
     err = MakeError(
         TRITONSERVER_ERROR_INTERNAL, target_.message_prefix + "model '" +
                                          target_.model +
                                          "' sent more than one response");
-  } else if (err != nullptr) {
-    err =
-        MakeError(TRITONSERVER_ErrorCode(err), TRITONSERVER_ErrorMessage(err));
   }
   if (err == nullptr) {
     response_ = response;
@@ -272,11 +270,11 @@ Call::Forward(TRITONSERVER_InferenceResponse* response, uint32_t flags)
   TRITONBACKEND_Response* out = nullptr;
   TRITONSERVER_Error* err = TRITONBACKEND_ResponseNewFromFactory(&out, factory);
   if (err == nullptr) {
-    TRITONSERVER_Error* callee = TRITONSERVER_InferenceResponseError(response);
-    err = callee != nullptr ? MakeError(
-                                  TRITONSERVER_ErrorCode(callee),
-                                  TRITONSERVER_ErrorMessage(callee))
-                            : CopyResponse(response, out);
+    // The callee's error is ours to delete (below, once it is sent).
+    err = TRITONSERVER_InferenceResponseError(response);
+    if (err == nullptr) {
+      err = CopyResponse(response, out);
+    }
     if (err != nullptr) {
       std::lock_guard<std::mutex> lock(mu_);
       failed_ = true;

@@ -1075,10 +1075,11 @@ TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
 TRITONSERVER_InferenceResponseDelete(
     struct TRITONSERVER_InferenceResponse* inference_response);
 
-// Returns NULL when the response succeeded, else its error. The error
-// belongs to the response: never delete it. A response that is not a valid
-// handle gets a new TRITONSERVER_ERROR_INVALID_ARG error, which the caller
-// owns.
+// Returns NULL when the response succeeded, else a new copy of its error
+// on every call, which the caller owns and deletes with
+// TRITONSERVER_ErrorDelete (the response keeps its own). A response that
+// is not a valid handle gets a new TRITONSERVER_ERROR_INVALID_ARG error,
+// which the caller owns too.
 TRITONSERVER_DECLSPEC struct TRITONSERVER_Error*
 TRITONSERVER_InferenceResponseError(
     struct TRITONSERVER_InferenceResponse* inference_response);
