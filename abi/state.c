@@ -26,17 +26,15 @@ state_free(struct thost_state* s)
   thost_count(host, THOST_COUNT_STATE, -1);
 }
 
-// Takes s off its request's list; false if it was not on it.
+// Reports whether s is on its request's list (the request is live).
 static bool
-state_unlink(struct thost_state* s)
+state_linked(struct thost_state* s)
 {
   struct thost_reqctx* ctx = s->request->ctx;
   bool found = false;
   pthread_mutex_lock(&ctx->mu);
-  for (struct thost_state** p = &s->request->states; *p != NULL;
-       p = &(*p)->next) {
-    if (*p == s) {
-      *p = s->next;
+  for (struct thost_state* p = s->request->states; p != NULL; p = p->next) {
+    if (p == s) {
       found = true;
       break;
     }
@@ -45,7 +43,7 @@ state_unlink(struct thost_state* s)
   return found;
 }
 
-// Frees the states a request block still holds (never updated). Called by
+// Frees the states of a request block, updated or not. Called by
 // thost_request_free.
 void
 thost_request_free_states(struct thost_request* req)
@@ -173,7 +171,7 @@ TRITONBACKEND_StateUpdate(TRITONBACKEND_State* state)
 {
   struct thost_state* s;
   STATE(s, state);
-  if (!state_unlink(s)) {
+  if (!state_linked(s)) {
     return thost_errorf(
         TRITONSERVER_ERROR_INVALID_ARG,
         "state '%s' does not belong to a live request", s->name);
@@ -190,7 +188,7 @@ TRITONBACKEND_StateUpdate(TRITONBACKEND_State* state)
         s->request->ctx, (char*)s->name, (int)s->datatype, (int64_t*)s->shape,
         s->dims_count, s->buffer, s->attrs.byte_size);
   }
-  state_free(s);  // the handle is invalid afterwards, whether or not the update
-                  // succeeded
+  // The state and its buffer stay the request's until it is released, as
+  // in Triton: a backend may still read what it wrote.
   return err;
 }

@@ -12,10 +12,11 @@
 //
 // Ownership: a state belongs to the request block it was created on and
 // sits on that block's list (TRITONBACKEND_Request.states, guarded by the
-// request context's mu) until TRITONBACKEND_StateUpdate hands its value to
-// the server and frees it, or the block is freed (RequestRelease, or a
-// failed Execute) and frees it with every state still on the list. Either
-// way the handle is invalid afterwards. THOST_COUNT_STATE counts live ones.
+// request context's mu) until the block is freed (RequestRelease, or a
+// failed Execute), which frees every state on the list; its handle is
+// invalid afterwards. TRITONBACKEND_StateUpdate copies the value to the
+// server and leaves the state (and its buffer) in place, as Triton does, so
+// a backend may still read it. THOST_COUNT_STATE counts live ones.
 // Its buffer attributes get a handle on first use, freed with it.
 //
 // Threads: the list is safe for concurrent StateNew/StateUpdate on one

@@ -108,7 +108,18 @@ accumulate(
     *sum = state;  // the state is dropped at release, not updated
     return NULL;
   }
-  return TRITONBACKEND_StateUpdate(next);
+  RETURN_IF_ERROR(TRITONBACKEND_StateUpdate(next));
+  // The state stays the request's after the update, as in Triton: the same
+  // buffer, still holding what was written.
+  void* again;
+  RETURN_IF_ERROR(TRITONBACKEND_StateBuffer(
+      next, &again, sizeof(*sum), &memory_type, &memory_type_id));
+  if (again != buffer || memcmp(again, sum, sizeof(*sum)) != 0) {
+    return TRITONSERVER_ErrorNew(
+        TRITONSERVER_ERROR_INTERNAL,
+        "accumulate: the state's buffer changed after the update");
+  }
+  return NULL;
 }
 
 static TRITONSERVER_Error*

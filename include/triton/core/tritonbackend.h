@@ -498,17 +498,17 @@ TRITONBACKEND_DECLSPEC TRITONSERVER_Error* TRITONBACKEND_ResponseSend(
 
 // Creates the next value of state 'name' for the sequence of 'request', with
 // 'datatype' and the 'dims_count' dimensions at 'shape', and stores it in
-// *state. The state belongs to the request: do not free it. It becomes
-// invalid once passed to TRITONBACKEND_StateUpdate or when the request is
-// released.
+// *state. The state belongs to the request: do not free it. It stays
+// valid, TRITONBACKEND_StateUpdate or not, until the request is released.
 TRITONBACKEND_DECLSPEC TRITONSERVER_Error* TRITONBACKEND_StateNew(
     TRITONBACKEND_State** state, TRITONBACKEND_Request* request,
     const char* name, const TRITONSERVER_DataType datatype,
     const int64_t* shape, const uint32_t dims_count);
 
-// Makes 'state' the state the next request of the sequence will see. If it
-// is never called, the next request sees the same state as this one. The
-// state and its buffer are invalid afterwards.
+// Makes 'state' the state the next request of the sequence will see (its
+// value now; a later write to the buffer does not reach it). If it is never
+// called, the next request sees the same state as this one. The state and
+// its buffer stay valid until the request is released.
 TRITONBACKEND_DECLSPEC TRITONSERVER_Error* TRITONBACKEND_StateUpdate(
     TRITONBACKEND_State* state);
 
