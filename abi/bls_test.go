@@ -343,3 +343,54 @@ output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]`},
 		t.Errorf("got %d responses (last final: %v), want 3 and a final", n, evs[len(evs)-1].final)
 	}
 }
+
+// TestBLSCallsEnsembles: an ensemble's responses are built by the server
+// (from its steps' outputs) and copied to the caller through its
+// allocator: a decoupled one (square_pipeline) streams every response with
+// its data, a plain one (two identity steps) answers once.
+func TestBLSCallsEnsembles(t *testing.T) {
+	t.Parallel()
+	const twoIdentities = `name: "identity_twice"
+platform: "ensemble"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
+ensemble_scheduling { step [
+  { model_name: "identity_int32" model_version: -1
+    input_map { key: "INPUT0" value: "INPUT0" } output_map { key: "OUTPUT0" value: "mid" } },
+  { model_name: "identity_int32" model_version: -1
+    input_map { key: "INPUT0" value: "mid" } output_map { key: "OUTPUT0" value: "OUTPUT0" } }
+] }`
+	pipeline := strings.NewReplacer(`name: "bls_square"`, `name: "bls_pipeline"`,
+		`string_value: "square_int32"`, `string_value: "square_pipeline"`).Replace(testenv.ExampleConfig(t, "bls_square"))
+	srv := startServer(t, blsRepo(t,
+		testenv.Model{Name: "identity_int32", Config: testenv.ExampleConfig(t, "identity_int32")},
+		testenv.Model{Name: "square_pipeline", Config: testenv.ExampleConfig(t, "square_pipeline")},
+		testenv.Model{Name: "identity_twice", Config: twoIdentities},
+		testenv.Model{Name: "bls_pipeline", Config: pipeline},
+		testenv.Model{Name: "bls_twice", Config: blsConfig("bls_twice", "identity_twice")},
+	))
+	t.Run("decoupled", func(t *testing.T) {
+		for _, k := range []int32{0, 1, 4} {
+			req := squareRequest(fmt.Sprint("pipe", k), k)
+			req.Model = "bls_pipeline"
+			got := outValues(t, infer(t, srv, req))
+			if want := slices.Repeat([]int32{k}, int(k)); !slices.Equal(got, want) {
+				t.Errorf("IN=%d: OUT of each response %v, want %v", k, got, want)
+			}
+		}
+	})
+	t.Run("not decoupled", func(t *testing.T) {
+		evs := infer(t, srv, &core.Submission{Model: "bls_twice", ID: "twice",
+			Inputs: []core.Input{core.NewInput("INPUT0", core.TypeInt32, []int64{3}, int32s(7, -8, 9))}})
+		if len(evs) != 1 || !evs[0].final || evs[0].resp == nil || evs[0].resp.Err != nil {
+			t.Fatalf("want one final response, got %+v", evs)
+		}
+		if o := output(t, evs[0].resp, "OUTPUT0"); !slices.Equal(o.Data, int32s(7, -8, 9)) || !slices.Equal(o.Shape, []int64{3}) {
+			t.Errorf("OUTPUT0 = %v %v, want [7 -8 9] [3]", o.Data, o.Shape)
+		}
+	})
+	if strings.Contains(srv.log.String(), "panic") {
+		t.Errorf("the server recovered from a panic:\n%s", srv.log.String())
+	}
+}

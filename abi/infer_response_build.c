@@ -159,7 +159,7 @@ TRITONSERVER_Error*
 thost_iresp_copy_output(
     struct thost_infer_response* r, const struct thost_caller_alloc* alloc,
     bool start, const char* name, size_t name_len, int datatype,
-    const int64_t* shape, uint32_t dims, const void* data, size_t size)
+    const int64_t* shape, uint32_t dims, const char* data, size_t size)
 {
   if (r->output_count == r->output_cap)
     return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "too many outputs");

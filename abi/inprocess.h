@@ -234,7 +234,7 @@ bool thost_iresp_take_output(
 TRITONSERVER_Error* thost_iresp_copy_output(
     struct thost_infer_response* r, const struct thost_caller_alloc* alloc,
     bool start, const char* name, size_t name_len, int datatype,
-    const int64_t* shape, uint32_t dims, const void* data, size_t size);
+    const int64_t* shape, uint32_t dims, const char* data, size_t size);
 void thost_iresp_add_param(
     struct thost_infer_response* r, const char* name, size_t name_len, int type,
     const char* s, size_t s_len, int64_t i, bool b, double d);

@@ -69,9 +69,13 @@ func (c *inferCall) build(resp *core.Response, set *C.struct_thost_output_set) *
 		if C.thost_iresp_take_output(r, set, cstr(o.Name), C.size_t(len(o.Name)), shape, C.uint32_t(len(o.Shape))) {
 			continue
 		}
-		var data unsafe.Pointer
+		// A typed pointer to bytes: the data may sit in a block that also
+		// holds Go pointers (a converted response keeps small outputs
+		// beside its slices), which cgo's check of an unsafe.Pointer
+		// argument would refuse. C copies it before returning.
+		var data *C.char
 		if len(o.Data) > 0 {
-			data = unsafe.Pointer(&o.Data[0])
+			data = (*C.char)(unsafe.Pointer(&o.Data[0]))
 		}
 		cerr := C.thost_iresp_copy_output(r, &c.cb.alloc, C.bool(!started), cstr(o.Name), C.size_t(len(o.Name)),
 			C.int(o.DataType), shape, C.uint32_t(len(o.Shape)), data, C.size_t(len(o.Data)))

@@ -76,6 +76,7 @@ func TestEmbedServesTheExampleModelsInProcess(t *testing.T) {
 	}
 	line(t, out, "simple: INPUT0 + INPUT1 and INPUT0 - INPUT1 PASS")
 	line(t, out, "square_int32: 5 responses, then the final PASS")
+	line(t, out, "square_pipeline: 5 responses, then the final PASS")
 	var stats struct {
 		ModelStats []struct {
 			Name           string `json:"name"`

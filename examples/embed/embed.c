@@ -10,7 +10,9 @@
  *      [1,16]) with TRITONSERVER_InferenceRequestNew, a response allocator
  *      and TRITONSERVER_ServerInferAsync, and check the outputs.
  *   5. Run a request on the decoupled "square_int32" (IN = k: k responses,
- *      then the final flag) and count its responses.
+ *      then the final flag) and count its responses; then the same on the
+ *      decoupled ensemble "square_pipeline", whose responses the server
+ *      builds from its steps' outputs.
  *   6. Read the statistics of "simple" and the server's metrics.
  *   7. TRITONSERVER_ServerStop, TRITONSERVER_ServerDelete.
  *
@@ -324,21 +326,21 @@ infer_simple(
 
 static void
 infer_square(
-    TRITONSERVER_Server* server, TRITONSERVER_ResponseAllocator* allocator)
+    TRITONSERVER_Server* server, TRITONSERVER_ResponseAllocator* allocator,
+    const char* model)
 {
   uint32_t flags = 0;
   check(
       TRITONSERVER_ServerModelTransactionProperties(
-          server, "square_int32", -1, &flags, NULL),
+          server, model, -1, &flags, NULL),
       "transaction properties");
   if (!(flags & TRITONSERVER_TXN_DECOUPLED))
-    fail("square_int32 is not decoupled");
+    fail("the square model is not decoupled");
   const int32_t k = 5;
   const int64_t shape[1] = {1};
   TRITONSERVER_InferenceRequest* request;
   check(
-      TRITONSERVER_InferenceRequestNew(&request, server, "square_int32", -1),
-      "request");
+      TRITONSERVER_InferenceRequestNew(&request, server, model, -1), "request");
   check(
       TRITONSERVER_InferenceRequestAddInput(
           request, "IN", TRITONSERVER_TYPE_INT32, shape, 1),
@@ -352,11 +354,11 @@ infer_square(
   for (int i = 0; i < c.count && i < MAX_RESPONSES; i++) {
     const char* name;
     if (*int32_output(c.responses[i], 0, 1, &name) != k)
-      fail("a response of square_int32 is wrong");
+      fail("a response of the square model is wrong");
   }
-  printf("square_int32: %d responses, then the final PASS\n", c.count);
+  printf("%s: %d responses, then the final PASS\n", model, c.count);
   if (c.count != k)
-    fail("square_int32 did not send k responses");
+    fail("the square model did not send k responses");
   delete_responses(&c);
   check(TRITONSERVER_InferenceRequestDelete(request), "delete request");
 }
@@ -424,7 +426,8 @@ main(int argc, char** argv)
       TRITONSERVER_ResponseAllocatorNew(&allocator, alloc_fn, release_fn, NULL),
       "allocator");
   infer_simple(server, allocator);
-  infer_square(server, allocator);
+  infer_square(server, allocator, "square_int32");
+  infer_square(server, allocator, "square_pipeline");
   report(server);
   libraries();
   check(TRITONSERVER_ResponseAllocatorDelete(allocator), "delete allocator");
