@@ -21,18 +21,75 @@ import (
 // setting it costs a timer update, and a body arrives in many reads.
 const deadlineSlack = 100 * time.Millisecond
 
-// timeBodies bounds the reading of every request body of h.
+// timeBodies bounds the reading of every request body of h, and keeps a
+// connection whose body was not read to its end from serving another
+// request: what is left of such a body would be parsed as the next request
+// (a request smuggled inside a body). net/http guards against that only
+// for the body it made, and only while that body is the request's, so the
+// guard here is the handler's own: the answer closes the connection
+// (Connection: close) unless the body reached its end before the header
+// went out, and r.Body is net/http's again when the handler returns, for
+// its own check of a body closed early.
 func (s *Server) timeBodies(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil && r.Body != http.NoBody {
-			b := &timedBody{src: r.Body, w: w, rc: http.NewResponseController(w), start: time.Now(),
-				timeout: s.opts.ReadBodyTimeout, rate: s.opts.ReadBodyMinRate}
-			b.setDeadline(b.start.Add(b.timeout))
-			r.Body = b
+		if r.Body == nil || r.Body == http.NoBody {
+			h.ServeHTTP(w, r)
+			return
 		}
-		h.ServeHTTP(w, r)
+		orig := r.Body
+		// A chunked body always ends its connection: net/http drops a
+		// Content-Length sent beside Transfer-Encoding, so such a request
+		// (a proxy before the server may have framed it by the length)
+		// cannot be told from a plain chunked one, and RFC 9112 (6.1) has
+		// the server close after answering it.
+		g := &bodyGuard{ResponseWriter: w, closeAfter: len(r.TransferEncoding) > 0}
+		b := &g.body
+		*b = timedBody{src: orig, w: w, rc: http.NewResponseController(w), start: time.Now(),
+			timeout: s.opts.ReadBodyTimeout, rate: s.opts.ReadBodyMinRate}
+		b.setDeadline(b.start.Add(b.timeout))
+		r.Body = b
+		defer func() { r.Body = orig }()
+		h.ServeHTTP(g, r)
+		g.guard() // an answer net/http writes after the handler
 	})
 }
+
+// bodyGuard is the ResponseWriter of a request with a body, in the same
+// allocation as the body's reader. Only the handler's goroutine uses it.
+type bodyGuard struct {
+	http.ResponseWriter
+	body       timedBody
+	guarded    bool
+	closeAfter bool // close the connection whatever was read
+}
+
+// guard marks the answer to close the connection when the body has not
+// been read to its end; once, before the header is written.
+func (g *bodyGuard) guard() {
+	if g.guarded {
+		return
+	}
+	g.guarded = true
+	if !g.body.eof || g.closeAfter {
+		g.ResponseWriter.Header().Set("Connection", "close")
+	}
+}
+
+func (g *bodyGuard) WriteHeader(code int) {
+	if code >= 200 { // 1xx answers leave the body to come
+		g.guard()
+	}
+	g.ResponseWriter.WriteHeader(code)
+}
+
+func (g *bodyGuard) Write(p []byte) (int, error) {
+	g.guard()
+	return g.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushes,
+// deadlines).
+func (g *bodyGuard) Unwrap() http.ResponseWriter { return g.ResponseWriter }
 
 // timedBody is a request body read under the rate bound. Only the
 // handler's goroutine reads it.
@@ -45,6 +102,7 @@ type timedBody struct {
 	rate     int64 // bytes a second
 	n        int64 // bytes read
 	deadline time.Time
+	eof      bool // the body was read to its end
 }
 
 func (b *timedBody) Read(p []byte) (int, error) {
@@ -52,6 +110,7 @@ func (b *timedBody) Read(p []byte) (int, error) {
 	b.n += int64(n)
 	switch {
 	case errors.Is(err, io.EOF):
+		b.eof = true
 		// The body is in: what the server reads next (a client going
 		// away, the next request) is bounded by its own timeouts.
 		b.setDeadline(time.Time{})
