@@ -216,3 +216,41 @@ func TestStalledBodiesAreCutAndBystandersServed(t *testing.T) {
 		t.Logf("%d stalled bodies against --http-max-connections %d: %v; open files before %d", conns, maxConns, rep, base)
 	})
 }
+
+// TestHTTPMemoryFollowsBytesReceived: a Content-Length is a promise, not
+// bytes. Clients that declare the largest body the server takes and send 4
+// bytes of it hold a small buffer each, not the length they declared.
+func TestHTTPMemoryFollowsBytesReceived(t *testing.T) {
+	t.Parallel()
+	srv := start(t, "")
+	const (
+		clients  = 8
+		declared = 250 << 20 // under the default bound of 256 MiB
+	)
+	before := srv.ProcStatus(t, "VmRSS")
+	head := fmt.Sprintf("POST /v2/models/identity_int32/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n{\"in", declared)
+	for range clients {
+		conn, err := net.Dial("tcp", srv.HTTP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if _, err := conn.Write([]byte(head)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A request after them is answered: by then each of theirs has been
+	// read as far as it came. The peak is sampled for a second after.
+	if err := httpIdentity(srv.HTTP)(t.Context()); err != nil {
+		t.Fatalf("a bystander: %v", err)
+	}
+	var peak int64
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		peak = max(peak, srv.ProcStatus(t, "VmRSS"))
+	}
+	grew := peak - before
+	t.Logf("%d clients declaring %d MiB each, 4 bytes sent: RSS %d MiB -> peak %d MiB", clients, declared>>20, before>>20, peak>>20)
+	if grew > 64<<20 {
+		t.Errorf("RSS grew by %d MiB for %d bytes received: the server allocates what a header promises", grew>>20, 4*clients)
+	}
+}

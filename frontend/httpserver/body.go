@@ -1,7 +1,6 @@
 package httpserver
 
 import (
-	"bytes"
 	"compress/gzip"
 	"compress/zlib"
 	"errors"
@@ -41,21 +40,69 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 		return nil, &httpError{status: http.StatusUnsupportedMediaType,
 			msg: fmt.Sprintf("unsupported Content-Encoding %q: send the body plain, gzip or deflate", enc)}
 	}
-	var buf bytes.Buffer
-	if r.ContentLength > 0 && src == io.Reader(body) {
-		buf.Grow(int(r.ContentLength))
+	declared := r.ContentLength
+	if src != io.Reader(body) {
+		declared = -1 // the decompressed size is not known
 	}
-	n, err := buf.ReadFrom(io.LimitReader(src, max+1))
+	data, err := readGrowing(src, declared, max)
 	if err != nil {
 		return nil, bodyError(err, max, "reading the request body")
 	}
-	if n > max {
-		return nil, tooLarge("decompressed request body", n, max)
+	if int64(len(data)) > max {
+		return nil, tooLarge("decompressed request body", int64(len(data)), max)
 	}
-	if n == 0 {
+	if src != io.Reader(body) {
+		// What follows a compressed stream is read to the body's end (a
+		// connection is reused only after a whole body), within max.
+		if _, err := io.Copy(io.Discard, body); err != nil {
+			return nil, bodyError(err, max, "reading the request body")
+		}
+	}
+	if len(data) == 0 {
 		return nil, nil
 	}
-	return buf.Bytes(), nil
+	return data, nil
+}
+
+// firstBodyBuffer is the most a body's buffer holds before its bytes
+// arrive: a Content-Length is a promise, and memory follows what was
+// received.
+const firstBodyBuffer = 64 << 10
+
+// readGrowing reads src to its end, or to max+1 bytes. The buffer starts
+// at firstBodyBuffer at most and doubles as it fills, so it is never more
+// than twice what arrived; a known length (declared, for an uncompressed
+// body) caps it, so a whole body of that length is read without a last
+// copy to a larger buffer.
+func readGrowing(src io.Reader, declared, maxBytes int64) ([]byte, error) {
+	bound := maxBytes + 1 // one byte more than allowed tells a body too large
+	hint := bound
+	if declared >= 0 && declared < maxBytes {
+		hint = declared + 1 // and one more than declared sees the end
+	}
+	buf := make([]byte, 0, min(hint, firstBodyBuffer))
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) >= bound {
+				return buf, nil
+			}
+			next := max(2*int64(cap(buf)), 512)
+			if int64(cap(buf)) < hint {
+				next = min(next, hint)
+			}
+			grown := make([]byte, len(buf), min(next, bound))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := src.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case errors.Is(err, io.EOF):
+			return buf, nil
+		case err != nil:
+			return nil, err
+		}
+	}
 }
 
 // bodyError turns a failed read into the answer: 413 when the body was
