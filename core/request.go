@@ -27,6 +27,9 @@ type Request struct {
 	requestStart uint64 // Nanotime when Infer accepted it
 	deadline     uint64 // Nanotime after which it may not start (0: none)
 	queueStart   uint64 // Nanotime when it last entered a queue
+	// queueDeadline is when its queue policy times it out (Nanotime; 0:
+	// never): its scheduler's (SetQueueDeadline).
+	queueDeadline uint64
 
 	sched atomic.Pointer[SchedulerData] // what its scheduler tied to it (SetSchedulerData)
 

@@ -19,6 +19,10 @@ func requestPrefix(id string) string {
 	return "[request id: " + id + "] "
 }
 
+// LogPrefix returns "[request id: <id>] ", which Triton puts before the
+// messages of errors about one request ("<id_unknown>" when it has none).
+func (r *Request) LogPrefix() string { return requestPrefix(r.ID()) }
+
 // protocolName is a data type's name as Triton's messages spell it.
 func protocolName(d DataType) string {
 	if !d.Valid() {

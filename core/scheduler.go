@@ -102,6 +102,15 @@ func (r *Request) MarkRequeued() { r.queueStart = Nanotime() }
 // MarkRequeued), a Nanotime value.
 func (r *Request) QueueStart() uint64 { return r.queueStart }
 
+// SetQueueDeadline records when r's queue policy times it out (a Nanotime
+// value; 0: never), for its scheduler alone: the dynamic batcher sets it
+// as r enters its queue and reads it under its own lock, or once r left the
+// queue. QueueDeadline returns it.
+func (r *Request) SetQueueDeadline(d uint64) { r.queueDeadline = d }
+
+// QueueDeadline returns what SetQueueDeadline recorded.
+func (r *Request) QueueDeadline() uint64 { return r.queueDeadline }
+
 // Expired reports whether r's timeout has passed: a scheduler no longer
 // starts it.
 func (r *Request) Expired() bool { return r.deadline != 0 && Nanotime() > r.deadline }

@@ -295,7 +295,7 @@ func TestServerAPIAnswersGoodAndBadArguments(t *testing.T) {
 		}
 	}
 	if md := values["metadata"]; !strings.HasPrefix(md, `{"name":"triton","version":"`) ||
-		!strings.HasSuffix(md, `"extensions":["sequence","model_repository","model_repository(unload_dependents)","model_configuration",`+
+		!strings.HasSuffix(md, `"extensions":["sequence","model_repository","model_repository(unload_dependents)","schedule_policy","model_configuration",`+
 			`"system_shared_memory","binary_tensor_data","parameters","statistics","trace","logging"]}`) {
 		t.Errorf("server metadata %s", md)
 	}

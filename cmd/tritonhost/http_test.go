@@ -52,7 +52,7 @@ func TestHTTPRoutesOfTheBinary(t *testing.T) {
 		{"GET", "/v2/health/live", "", 200, ""},
 		{"GET", "/v2/health/ready", "", 200, ""},
 		{"GET", "/v2", "", 200, `{"name":"triton","version":`},
-		{"GET", "/v2", "", 200, `"extensions":["sequence","model_repository","model_repository(unload_dependents)","model_configuration","system_shared_memory","binary_tensor_data","parameters","statistics","trace","logging"]`},
+		{"GET", "/v2", "", 200, `"extensions":["sequence","model_repository","model_repository(unload_dependents)","schedule_policy","model_configuration","system_shared_memory","binary_tensor_data","parameters","statistics","trace","logging"]`},
 		{"GET", "/v2/models/identity_fp32", "", 200, `"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[-1,-1]}]`},
 		{"GET", "/v2/models/identity_fp32/versions/1", "", 200, `"versions":["1"]`},
 		{"GET", "/v2/models/identity_fp32/ready", "", 200, ""},

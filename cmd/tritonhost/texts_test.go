@@ -140,7 +140,7 @@ func TestTritonsMessagesFromTheBinary(t *testing.T) {
 // a server without GPUs (one with GPUs adds cuda_shared_memory:
 // TestGPUExamplesServeOnTheRealGPU); gRPC and HTTP say the same.
 func TestServerMetadataNamesTheServerByItsID(t *testing.T) {
-	want := []string{"sequence", "model_repository", "model_repository(unload_dependents)", "model_configuration",
+	want := []string{"sequence", "model_repository", "model_repository(unload_dependents)", "schedule_policy", "model_configuration",
 		"system_shared_memory", "binary_tensor_data", "parameters", "statistics", "trace", "logging"}
 	repo := testenv.Repository(t, testenv.Model{Name: "simple", Config: testenv.ExampleConfig(t, "simple")})
 	for _, tc := range []struct {

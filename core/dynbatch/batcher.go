@@ -29,8 +29,7 @@ type Batcher struct {
 	workers []*core.Instance
 
 	mu      sync.Mutex
-	queue   []*core.Request
-	head    int
+	queue   *priorityQueue
 	closed  bool // no new requests
 	drained bool // the workers have finished: nothing more runs
 	// placing counts batches taken off the queue and not yet on an
@@ -44,7 +43,6 @@ type Batcher struct {
 	aborted chan struct{}       // closed when Stop gives up waiting
 	wg      sync.WaitGroup      // the workers and the inline executions
 
-	maxQueue  int
 	batching  bool
 	maxBatch  uint64
 	preferred []uint64
@@ -71,15 +69,18 @@ func New(m *core.Model) *Batcher {
 	}
 	s.idle = make(chan *core.Instance, len(s.workers))
 	m.ShareDeviceLocks()
-	if db := m.Config().GetDynamicBatching(); db != nil && m.MaxBatchSize() > 0 {
+	db := m.Config().GetDynamicBatching()
+	if db != nil && m.MaxBatchSize() > 0 {
 		s.batching = true
 		s.maxBatch = uint64(m.MaxBatchSize())
 		for _, p := range db.GetPreferredBatchSize() {
 			s.preferred = append(s.preferred, uint64(p))
 		}
 		s.delay = time.Duration(db.GetMaxQueueDelayMicroseconds()) * time.Microsecond
-		s.maxQueue = int(db.GetDefaultQueuePolicy().GetMaxQueueSize())
 	}
+	// Priority levels and queue policies come with dynamic_batching, as
+	// in Triton, whether or not the model batches.
+	s.queue = newPriorityQueue(db)
 	s.token <- struct{}{}
 	return s
 }
@@ -112,9 +113,33 @@ func (s *Batcher) work() {
 			return
 		}
 		s.placing.Add(-1)
+		if batch = s.rejectLate(batch); len(batch) == 0 {
+			s.idle <- inst
+			continue
+		}
 		inst.Execute(batch)
 		s.idle <- inst
 	}
+}
+
+// rejectLate fails the requests of batch whose queue policy timed them out
+// while the batch waited for an instance, and returns the others.
+func (s *Batcher) rejectLate(batch []*core.Request) []*core.Request {
+	if !s.queue.timed {
+		return batch
+	}
+	now := core.Nanotime()
+	kept := batch[:0]
+	var late []*core.Request
+	for _, r := range batch {
+		if d := r.QueueDeadline(); d != 0 && now > d {
+			late = append(late, r)
+		} else {
+			kept = append(kept, r)
+		}
+	}
+	s.reject(late)
+	return kept
 }
 
 // runInline executes r on inst, which the caller took from idle, on the
@@ -156,12 +181,13 @@ func (s *Batcher) Enqueue(r *core.Request) error {
 	case len(s.workers) == 0:
 		s.mu.Unlock()
 		return core.NoInstanceError(m)
-	case s.maxQueue > 0 && len(s.queue)-s.head >= s.maxQueue:
-		s.mu.Unlock()
-		return core.Errorf(core.CodeUnavailable, "model %q version %d: queue is full (max_queue_size %d)", m.Name(), m.Version(), s.maxQueue)
 	}
-	r.MarkQueued()
-	if r.Inline() && s.head == len(s.queue) && s.placing.Load() == 0 && s.startsAtOnce(r) && !r.Cancelled() && !r.Expired() {
+	if full, _ := s.queue.full(r); full {
+		s.mu.Unlock()
+		return core.Errorf(core.CodeUnavailable, "%sExceeds maximum queue size", r.LogPrefix())
+	}
+	now := r.MarkQueued()
+	if r.Inline() && s.queue.len() == 0 && s.placing.Load() == 0 && s.startsAtOnce(r) && !s.dead(r) {
 		select {
 		case inst := <-s.idle:
 			s.wg.Add(1) // before closed is set (mu held): Stop waits for it
@@ -171,10 +197,16 @@ func (s *Batcher) Enqueue(r *core.Request) error {
 		default:
 		}
 	}
-	s.queue = append(s.queue, r)
+	s.queue.push(r, now)
 	s.mu.Unlock()
 	s.signal()
 	return nil
+}
+
+// dead reports whether r is not to run: cancelled, or, without dynamic
+// batching's queue policies, past its client's timeout.
+func (s *Batcher) dead(r *core.Request) bool {
+	return r.Cancelled() || (!s.batching && r.Expired())
 }
 
 // Requeue queues again a request its backend rescheduled, until the
@@ -186,7 +218,7 @@ func (s *Batcher) Requeue(r *core.Request) error {
 		return core.UnloadedBeforeRerunError(s.model, r)
 	}
 	r.MarkRequeued()
-	s.queue = append(s.queue, r)
+	s.queue.push(r, r.QueueStart())
 	s.mu.Unlock()
 	s.signal()
 	return nil
@@ -237,8 +269,10 @@ func (s *Batcher) nextBatch() []*core.Request {
 		flush := s.delay == 0 || !time.Now().Before(deadline)
 		s.mu.Lock()
 		flush = flush || s.closed
+		rejected := s.queue.expire(core.Nanotime())
 		batch, dead := s.gatherLocked(first, flush)
 		s.mu.Unlock()
+		s.reject(rejected)
 		s.failDead(dead)
 		if batch != nil {
 			return batch
@@ -272,11 +306,11 @@ func (s *Batcher) gatherLocked(first *core.Request, flush bool) (batch, dead []*
 	if s.preferredSize(size) {
 		best = 0
 	}
-	for i := s.head; i < len(s.queue); {
-		r := s.queue[i]
-		if r.Cancelled() || r.Expired() {
+	for i := 0; i < s.queue.len(); {
+		r := s.queue.at(i)
+		if s.dead(r) {
 			dead = append(dead, r)
-			s.queue = slices.Delete(s.queue, i, i+1)
+			s.queue.remove(i)
 			continue
 		}
 		if size+r.BatchSize() > limit || !batchable(first, r) {
@@ -302,7 +336,7 @@ func (s *Batcher) gatherLocked(first *core.Request, flush bool) (batch, dead []*
 	batch = make([]*core.Request, 0, take+1)
 	batch = append(batch, first)
 	for range take {
-		batch = append(batch, s.popLocked())
+		batch = append(batch, s.queue.pop())
 	}
 	return batch, dead
 }
@@ -319,15 +353,17 @@ func (s *Batcher) waitFirst() *core.Request {
 		default:
 		}
 		s.mu.Lock()
+		rejected := s.queue.expire(core.Nanotime())
 		var r *core.Request
-		if s.head < len(s.queue) {
-			r = s.popLocked()
+		if s.queue.len() > 0 {
+			r = s.queue.pop()
 			s.placing.Add(1) // the batch r heads, until a worker places it or it fails
 		}
 		closed := s.closed
 		s.mu.Unlock()
+		s.reject(rejected)
 		if r != nil {
-			if r.Cancelled() || r.Expired() {
+			if s.dead(r) {
 				s.placing.Add(-1)
 				s.failDead([]*core.Request{r})
 				continue
@@ -345,18 +381,12 @@ func (s *Batcher) waitFirst() *core.Request {
 	}
 }
 
-func (s *Batcher) popLocked() *core.Request {
-	r := s.queue[s.head]
-	s.queue[s.head] = nil
-	s.head++
-	if s.head == len(s.queue) {
-		s.queue, s.head = s.queue[:0], 0
-	} else if s.head > 64 && s.head*2 > len(s.queue) {
-		n := copy(s.queue, s.queue[s.head:])
-		clear(s.queue[n:])
-		s.queue, s.head = s.queue[:n], 0
+// reject completes requests whose queue policy timed them out (REJECT),
+// with Triton's error.
+func (s *Batcher) reject(rs []*core.Request) {
+	for _, r := range rs {
+		r.Fail(core.FailureRejected, core.Errorf(core.CodeUnavailable, "Request timeout expired"))
 	}
-	return r
 }
 
 // failDead completes requests that were cancelled or timed out while queued.
@@ -396,8 +426,7 @@ func (s *Batcher) Stop(ctx context.Context) {
 func (s *Batcher) drain() {
 	s.mu.Lock()
 	s.drained = true
-	left := slices.Clone(s.queue[s.head:])
-	s.queue, s.head = nil, 0
+	left := s.queue.drain()
 	s.mu.Unlock()
 	s.failUnloaded(left)
 }

@@ -128,3 +128,114 @@ func TestFullQueueRefusesRequests(t *testing.T) {
 		t.Error("a refused request got a response")
 	}
 }
+
+const priorityConfig = `name: "m"
+backend: "go"
+max_batch_size: 1
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 1 ] } ]
+instance_group [ { count: 1 kind: KIND_CPU } ]
+`
+
+// queuedRequest is one request sent while the only instance is busy.
+type queuedRequest struct {
+	id       string
+	priority uint64
+	timeout  time.Duration
+}
+
+// TestPriorityLevelsAndQueuePolicies: requests queued behind a busy
+// instance run by priority level (1 first, 0 or past the levels meaning
+// the default level), and each level's queue policy times them out as
+// Triton's does: REJECT fails them with "Request timeout expired" unrun,
+// DELAY sets them behind the level's others; a request's own timeout
+// counts only under allow_timeout_override, and only when shorter.
+func TestPriorityLevelsAndQueuePolicies(t *testing.T) {
+	tests := []struct {
+		name     string
+		batcher  string
+		queued   []queuedRequest
+		wait     bool // let the queued requests' timeouts pass before the instance frees
+		want     string
+		rejected []string
+	}{
+		{"a high priority overtakes the queue", "dynamic_batching { priority_levels: 2 default_priority_level: 2 }",
+			[]queuedRequest{{"low0", 0, 0}, {"low1", 2, 0}, {"high", 1, 0}, {"past", 9, 0}},
+			false, "[[high] [low0] [low1] [past]]", nil},
+		{"levels in order, arrival order within one", "dynamic_batching { priority_levels: 3 default_priority_level: 3 }",
+			[]queuedRequest{{"c0", 3, 0}, {"b0", 2, 0}, {"a0", 1, 0}, {"b1", 2, 0}, {"a1", 1, 0}},
+			false, "[[a0] [a1] [b0] [b1] [c0]]", nil},
+		{"REJECT fails what waited past the timeout", "dynamic_batching { default_queue_policy { timeout_action: REJECT default_timeout_microseconds: 1000 } }",
+			[]queuedRequest{{"q0", 0, 0}, {"q1", 0, 0}},
+			true, "[]", []string{"q0", "q1"}},
+		{"DELAY sets late requests behind the others", `dynamic_batching { default_queue_policy { timeout_action: DELAY default_timeout_microseconds: 60000000 allow_timeout_override: true } }`,
+			[]queuedRequest{{"short", 0, time.Millisecond}, {"long", 0, 0}},
+			true, "[[long] [short]]", nil},
+		{"a request's own timeout needs allow_timeout_override", "dynamic_batching { default_queue_policy { default_timeout_microseconds: 60000000 } }",
+			[]queuedRequest{{"own", 0, time.Millisecond}},
+			true, "[[own]]", nil},
+		{"an own timeout longer than the policy's does not count", "dynamic_batching { default_queue_policy { default_timeout_microseconds: 1000 allow_timeout_override: true } }",
+			[]queuedRequest{{"longer", 0, time.Hour}},
+			true, "[]", []string{"longer"}},
+		{"each level its policy", `dynamic_batching { priority_levels: 2 default_priority_level: 2
+  priority_queue_policy { key: 2 value: { default_timeout_microseconds: 1000 } } }`,
+			[]queuedRequest{{"kept", 1, 0}, {"dropped", 2, 0}},
+			true, "[[kept]]", []string{"dropped"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv, p, gate := gatedServer(t, priorityConfig+tc.batcher)
+			busy := coretest.Infer(t, srv, rows("busy", 1))
+			p.Reached(t, "busy")
+			replies := map[string]*coretest.Collector{}
+			for _, q := range tc.queued {
+				req := rows(q.id, 1)
+				req.Priority, req.Timeout = q.priority, q.timeout
+				replies[q.id] = coretest.Infer(t, srv, req)
+			}
+			if tc.wait {
+				time.Sleep(20 * time.Millisecond) // the timeouts pass while the requests wait
+			}
+			gate.Open()
+			coretest.Succeeded(t, busy)
+			for _, id := range tc.rejected {
+				err := replies[id].Err(t)
+				if core.CodeOf(err) != core.CodeUnavailable || err.Error() != "Request timeout expired" {
+					t.Errorf("%s: %v, want UNAVAILABLE \"Request timeout expired\"", id, err)
+				}
+				delete(replies, id)
+			}
+			for _, c := range replies {
+				coretest.Succeeded(t, c)
+			}
+			if got := fmt.Sprint(p.Batches("m")[1:]); got != tc.want {
+				t.Errorf("batches %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestQueueSizeIsBoundedPerLevel: a level's max_queue_size refuses its
+// requests past it with Triton's text, and leaves other levels alone.
+func TestQueueSizeIsBoundedPerLevel(t *testing.T) {
+	t.Parallel()
+	srv, p, gate := gatedServer(t, priorityConfig+`dynamic_batching { priority_levels: 2 default_priority_level: 2
+  priority_queue_policy { key: 1 value: { max_queue_size: 1 } } }`)
+	busy := coretest.Infer(t, srv, rows("busy", 1))
+	p.Reached(t, "busy")
+	first := rows("first", 1)
+	first.Priority = 1
+	accepted := []*coretest.Collector{busy, coretest.Infer(t, srv, first)}
+	over := rows("over", 1)
+	over.Priority = 1
+	err := srv.Infer(t.Context(), over, coretest.NewCollector().Receive)
+	if core.CodeOf(err) != core.CodeUnavailable || err.Error() != "[request id: over] Exceeds maximum queue size" {
+		t.Errorf("a second request at level 1: %v, want UNAVAILABLE \"[request id: over] Exceeds maximum queue size\"", err)
+	}
+	for i := range 3 {
+		accepted = append(accepted, coretest.Infer(t, srv, rows(fmt.Sprint("low", i), 1)))
+	}
+	gate.Open()
+	coretest.Succeeded(t, accepted...)
+}

@@ -16,7 +16,7 @@ import (
 // service implements.
 func TestServerMetadataNamesTheServerAndItsExtensions(t *testing.T) {
 	t.Parallel()
-	want := []string{"sequence", "model_repository", "model_repository(unload_dependents)", "model_configuration",
+	want := []string{"sequence", "model_repository", "model_repository(unload_dependents)", "schedule_policy", "model_configuration",
 		"system_shared_memory", "binary_tensor_data", "parameters", "statistics", "trace", "logging"}
 	for _, tc := range []struct{ id, want string }{{"", "triton"}, {"edge-7", "edge-7"}} {
 		h := newHarness(t, setup{service: grpcserver.Options{ServerName: tc.id, ServerVersion: "v1"}})

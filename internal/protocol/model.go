@@ -18,6 +18,7 @@ var Extensions = []string{
 	"sequence",
 	"model_repository",
 	"model_repository(unload_dependents)",
+	"schedule_policy",
 	"model_configuration",
 	"system_shared_memory",
 	"binary_tensor_data",
