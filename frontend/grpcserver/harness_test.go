@@ -162,7 +162,19 @@ type stream struct {
 // (see recv and ended); otherwise nothing reads from it.
 func (h *harness) open(t *testing.T, read bool) *stream {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	return h.openIn(t, context.Background(), read)
+}
+
+// openWith starts a stream in parent (with the client's metadata) and
+// reads it.
+func (h *harness) openWith(t *testing.T, parent context.Context) *stream {
+	t.Helper()
+	return h.openIn(t, parent, true)
+}
+
+func (h *harness) openIn(t *testing.T, parent context.Context, read bool) *stream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(parent)
 	t.Cleanup(cancel)
 	s, err := h.client.ModelStreamInfer(ctx)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"tritonhost/core"
@@ -23,12 +24,21 @@ type streamRequest struct {
 }
 
 // streamEvent is one message for the client, already encoded (nil when the
-// event sends nothing), and whether it is the request's last event.
+// event sends nothing), and whether it is the request's last event. An
+// event with end set sends no message: under gRPC status mode it ends the
+// stream with that error's status once what was queued before it is sent.
 type streamEvent struct {
 	msg  *encodedMessage
 	last bool
 	sr   *streamRequest // the request it answers
+	end  error
 }
+
+// StatusModeHeader is the header a client sends when a ModelStreamInfer
+// stream starts, with the value "true", to have an error end the stream
+// with the error's gRPC status, as Triton's stream handler does, rather
+// than arrive inside the stream as a response's error_message.
+const StatusModeHeader = "triton_grpc_error"
 
 // size is what the event holds in memory, for the stream's byte bound.
 func (ev streamEvent) size() int {
@@ -81,6 +91,11 @@ type inferStream struct {
 	pending    atomic.Int64      // requests read whose last event is not sent yet
 	submitted  liveRequests      // requests submitted whose final response has not come: their cancellations are logged
 	traceCtx   core.TraceContext // the client's W3C trace context, for every request of the stream
+	// statusMode: an error ends the stream with its status
+	// (StatusModeHeader); ended is set once the event that does is queued,
+	// and every later event is dropped.
+	statusMode bool
+	ended      atomic.Bool
 
 	sendMu     sync.Mutex            // held by whoever calls SendMsg, and by the sender while it takes a batch
 	sendClosed bool                  // under sendMu: the sender returned, nothing more goes out
@@ -122,7 +137,15 @@ func (s *Service) newInferStream(stream grpc.ServerStream) *inferStream {
 		cut:        make(chan struct{}),
 		live:       map[*streamRequest]struct{}{},
 		traceCtx:   traceContext(stream.Context()),
+		statusMode: statusModeOf(stream.Context()),
 	}
+}
+
+// statusModeOf reports whether the client asked for gRPC status mode when
+// the stream started.
+func statusModeOf(ctx context.Context) bool {
+	v := metadata.ValueFromIncomingContext(ctx, StatusModeHeader)
+	return len(v) > 0 && v[0] == "true"
 }
 
 // modelStreamInferWire is the ModelStreamInfer RPC handler.
@@ -227,6 +250,9 @@ func (st *inferStream) respond(sr *streamRequest, resp *core.Response, last bool
 	}
 	var msg *encodedMessage
 	switch {
+	case resp != nil && resp.Err != nil && st.statusMode:
+		st.end(sr, resp.Err)
+		return
 	case resp != nil && resp.Err != nil:
 		msg = encodeIn(&st.arena, sr.header, nil, fin, true, resp.Err.Error())
 	case resp != nil:
@@ -240,7 +266,24 @@ func (st *inferStream) respond(sr *streamRequest, resp *core.Response, last bool
 // refuse reports a request that could not start: its error is its last
 // message.
 func (st *inferStream) refuse(sr *streamRequest, err error) {
+	if st.statusMode {
+		st.end(sr, err)
+		return
+	}
 	st.push(streamEvent{msg: encodeIn(&st.arena, sr.header, nil, isFinal, true, err.Error()), last: true, sr: sr})
+}
+
+// end ends the stream with err's status, under gRPC status mode, once
+// what was queued before is sent: its other requests are then cancelled.
+// The first error ends it; later events are dropped.
+func (st *inferStream) end(sr *streamRequest, err error) {
+	if st.ended.Swap(true) {
+		st.push(streamEvent{last: true, sr: sr}) // settles the request's slot; nothing is sent
+		return
+	}
+	if err := st.queue.Push(streamEvent{last: true, sr: sr, end: err}, st.ctx.Done()); errors.Is(err, sendqueue.ErrStalled) {
+		st.cutOff()
+	}
 }
 
 // push sends an event to the client from where it was produced when it
@@ -251,6 +294,13 @@ func (st *inferStream) push(ev streamEvent) {
 	if st.aborted.Load() { // the request was answered by abort
 		ev.free()
 		return
+	}
+	if st.ended.Load() && ev.end == nil { // status mode: the stream ends with an error already queued
+		ev.free()
+		if !ev.last {
+			return
+		}
+		ev.msg = nil // the last event still settles its request
 	}
 	if st.sendHere(ev) {
 		return
@@ -266,6 +316,9 @@ func (st *inferStream) push(ev streamEvent) {
 // quota is free and SendMsg does not wait. It reports whether it took ev.
 func (st *inferStream) sendHere(ev streamEvent) bool {
 	var weight int64 // what ev counts in the arena's inFlight
+	if ev.end != nil {
+		return false // the sender ends the stream with it, after what is queued
+	}
 	if ev.msg != nil {
 		if !ev.msg.tracked {
 			return false // gRPC's quota cannot be known with it in flight
@@ -380,6 +433,10 @@ func (st *inferStream) sendBatch(batch []streamEvent) error {
 			st.pending.Add(-1)
 			<-st.slots
 			st.settle(ev.sr)
+		}
+		if ev.end != nil {
+			freeEvents(batch[i+1:])
+			return toStatus(ev.end)
 		}
 		if ev.msg != nil {
 			// gRPC frees the message, sent or not.

@@ -1,6 +1,7 @@
 package grpcserver_test
 
 import (
+	"context"
 	"io"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"tritonhost/core"
@@ -314,5 +316,44 @@ func TestStreamNonDecoupledModelSendsItsFirstResponseOnly(t *testing.T) {
 	resp, err := h.client.ModelInfer(t.Context(), request("chatty", "1", 5))
 	if err != nil || resp.GetParameters()[coretest.IndexParam].GetInt64Param() != 0 {
 		t.Errorf("ModelInfer: %v, %v; want the first response", resp, err)
+	}
+}
+
+// TestStreamStatusModeEndsTheStreamWithTheError: a stream started with
+// the header triton_grpc_error: true ends at the first error, with the
+// error's gRPC status and message, after what was answered before it; a
+// request still running is cancelled. Without the header the error stays
+// in the stream (TestStreamErrorForOneRequestKeepsTheStreamOpen).
+func TestStreamStatusModeEndsTheStreamWithTheError(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{}, coretest.ModelDir{Name: "echo", Config: vector("")},
+		coretest.ModelDir{Name: "fail", Config: vector("")}, coretest.ModelDir{Name: "wait", Config: vector(decoupled)})
+	h.p.Set("fail", coretest.Answering(coretest.FailWith(core.Errorf(core.CodeInternal, "the device is lost"))))
+	h.p.Set("wait", coretest.Async(coretest.AwaitCancel()))
+	for _, tc := range []struct {
+		name    string
+		failing *pb.ModelInferRequest
+		code    codes.Code
+		want    string
+	}{
+		{"a backend's error", request("fail", "backend-error", 1), codes.Internal, "the device is lost"},
+		{"a request refused", request("nope", "unknown-model", 1), codes.NotFound, "Request for unknown model: 'nope' is not found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := metadata.AppendToOutgoingContext(context.Background(), grpcserver.StatusModeHeader, "true")
+			st := h.openWith(t, ctx)
+			running := "running-" + tc.failing.GetId()
+			st.send(request("wait", running, 1), request("echo", "ok", 5))
+			if m := st.recv(); describe(m) != "ok - true" {
+				t.Fatalf("first: %s, want the echo", describe(m))
+			}
+			h.p.Reached(t, running)
+			st.send(tc.failing)
+			err := st.ended()
+			if status.Code(err) != tc.code || !strings.Contains(status.Convert(err).Message(), tc.want) {
+				t.Errorf("the stream ended with %v, want %v mentioning %q", err, tc.code, tc.want)
+			}
+			h.p.WaitCalls(t, running, "Cancelled", 1)
+		})
 	}
 }
