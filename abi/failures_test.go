@@ -178,3 +178,21 @@ output [ { name: "OUT" data_type: TYPE_INT32 dims: [ -1 ] } ]
 		resp.Free() // last: nothing may read a response after its Free
 	}
 }
+
+// TestFailedInstanceInitializeIsFinalized: as in Triton, an instance whose
+// TRITONBACKEND_ModelInstanceInitialize failed is finalized all the same,
+// so the backend frees what its initialize set up (the python backend
+// removes its shared-memory region there).
+func TestFailedInstanceInitializeIsFinalized(t *testing.T) {
+	t.Parallel()
+	repo := testenv.Repository(t, testenv.Model{Name: "halfway", Config: testBackendConfig("halfway", "instance_init_fails", false),
+		Files: []string{fixture(t, "instance_init_fails", "instance_init_fails.c")}})
+	srv := startServer(t, repo)
+	st := srv.RepositoryIndex()[0]
+	if st.Readiness != core.ModelUnavailable || !strings.Contains(st.Reason, "the instance initialized halfway") {
+		t.Errorf("halfway: %v %q, want UNAVAILABLE with the initialize's error", st.Readiness, st.Reason)
+	}
+	if !strings.Contains(srv.log.String(), "finalize freed the state of a failed initialize") {
+		t.Errorf("the instance was not finalized after its failed initialize:\n%s", srv.log.String())
+	}
+}

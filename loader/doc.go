@@ -19,13 +19,16 @@
 //     the entry points, refusing a library without
 //     TRITONBACKEND_ModelInstanceExecute, and creates the backend's handle.
 //  2. Library.Initialize (TRITONBACKEND_Initialize), then
-//     Library.Attributes (TRITONBACKEND_GetBackendAttribute). If Initialize
-//     fails the library is closed; if Attributes fails it is finalized and
-//     closed. Either way the model that asked fails to load, naming the file.
+//     Library.Attributes (TRITONBACKEND_GetBackendAttribute). If either
+//     fails the library is finalized and closed (a failed initialize is
+//     followed by its finalize, as in Triton: a backend cleans up there
+//     what its initialize created). Either way the model that asked fails
+//     to load, naming the file.
 //  3. Per model version: Library.NewModel, then Model.Initialize
 //     (TRITONBACKEND_ModelInitialize); the backend may complete the model's
 //     configuration meanwhile. Per instance: Model.NewInstance, then
-//     Instance.Initialize. A failure retires what was created (the backend
+//     Instance.Initialize. A failed initialize is followed by its
+//     finalize, then what was created is retired (the backend
 //     can no longer reach it) and the model does not load.
 //  4. Executions: Instance.Execute, one at a time per instance, from any
 //     goroutine.

@@ -23,6 +23,11 @@ func (lm *libraryModel) NewInstance(inst *core.Instance) (core.BackendInstance, 
 		return nil, fmt.Errorf("%s: %w", lm.lib.path, err)
 	}
 	if err := h.Initialize(); err != nil {
+		// Finalized all the same, as Triton does: a backend cleans up there
+		// what its initialize got as far as creating.
+		if ferr := h.Finalize(); ferr != nil {
+			lm.p.log.Errorf("model %q instance %q: %s: TRITONBACKEND_ModelInstanceFinalize after a failed initialize: %v", lm.m.Name(), inst.Name(), lm.lib.path, ferr)
+		}
 		h.Retire()
 		return nil, fmt.Errorf("%s: TRITONBACKEND_ModelInstanceInitialize failed: %w", lm.lib.path, err)
 	}

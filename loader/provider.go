@@ -89,6 +89,10 @@ func (p *Provider) LoadModel(m *core.Model) (core.BackendModel, error) {
 		return nil, fmt.Errorf("model %q: %s: %w", m.Name(), path, err)
 	}
 	if err := h.Initialize(); err != nil {
+		// Finalized all the same, as Triton does (see NewInstance).
+		if ferr := h.Finalize(); ferr != nil {
+			p.log.Errorf("model %q: %s: TRITONBACKEND_ModelFinalize after a failed initialize: %v", m.Name(), path, ferr)
+		}
 		h.Retire()
 		p.release(lib)
 		return nil, fmt.Errorf("model %q: %s: TRITONBACKEND_ModelInitialize failed: %w", m.Name(), path, err)
@@ -153,6 +157,10 @@ func (p *Provider) open(path, name string) (*sharedLibrary, error) {
 		return nil, fmt.Errorf("load backend library %s: %w", path, err)
 	}
 	if err := l.Initialize(); err != nil {
+		// Finalized all the same, as Triton does (see NewInstance).
+		if ferr := l.Finalize(); ferr != nil {
+			p.log.Errorf("backend %q (%s): TRITONBACKEND_Finalize after a failed initialize: %v", name, path, ferr)
+		}
 		p.closeQuietly(l, path)
 		return nil, fmt.Errorf("backend library %s: TRITONBACKEND_Initialize failed: %w", path, err)
 	}

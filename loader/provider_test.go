@@ -171,11 +171,12 @@ func TestFailuresCloseWhatWasOpened(t *testing.T) {
 		reason string   // what the model's load error says
 	}{
 		{"Open", []string{"Open"}, "load backend library"},
-		{"Initialize", []string{"Open", "Initialize", "Close"}, "TRITONBACKEND_Initialize failed"},
+		// A failed initialize is followed by its finalize, as in Triton.
+		{"Initialize", []string{"Open", "Initialize", "Finalize", "Close"}, "TRITONBACKEND_Initialize failed"},
 		{"Attributes", []string{"Open", "Initialize", "Attributes", "Finalize", "Close"}, "TRITONBACKEND_GetBackendAttribute failed"},
-		{"ModelInitialize", []string{"Open", "Initialize", "Attributes", "NewModel", "ModelInitialize", "ModelRetire", "Finalize", "Close"}, "TRITONBACKEND_ModelInitialize failed"},
+		{"ModelInitialize", []string{"Open", "Initialize", "Attributes", "NewModel", "ModelInitialize", "ModelFinalize", "ModelRetire", "Finalize", "Close"}, "TRITONBACKEND_ModelInitialize failed"},
 		{"InstanceInitialize", []string{"Open", "Initialize", "Attributes", "NewModel", "ModelInitialize", "NewInstance",
-			"InstanceInitialize", "InstanceRetire", "ModelFinalize", "ModelRetire", "Finalize", "Close"}, "TRITONBACKEND_ModelInstanceInitialize failed"},
+			"InstanceInitialize", "InstanceFinalize", "InstanceRetire", "ModelFinalize", "ModelRetire", "Finalize", "Close"}, "TRITONBACKEND_ModelInstanceInitialize failed"},
 	} {
 		t.Run(tc.fail, func(t *testing.T) {
 			t.Parallel()
