@@ -73,6 +73,8 @@ TRITONSERVER_ResponseAllocatorSetQueryFunction(
 TRITONSERVER_Error*
 TRITONSERVER_ResponseAllocatorDelete(TRITONSERVER_ResponseAllocator* allocator)
 {
+  if (allocator == NULL)
+    return NULL;  // as deleting a null pointer in Triton
   struct thost_allocator* a;
   ALLOCATOR(a, allocator);
   thost_handle_free(a->handle);

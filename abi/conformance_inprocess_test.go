@@ -51,6 +51,7 @@ var inprocessChecks = []conformanceCheck{
 
 	{"TRITONSERVER_InferenceRequestDelete", "after_release", "OK", ""},
 	{"TRITONSERVER_InferenceRequestDelete", "in_flight", "INVALID_ARG", tritonInFlight},
+	{"TRITONSERVER_InferenceRequestDelete", "null", "OK", ""}, // deleting NULL is nothing, as in Triton
 	{"TRITONSERVER_InferenceRequestDelete", "refused", "OK", ""},
 	{"TRITONSERVER_InferenceRequestDelete", "scratch", "OK", ""},
 	{"TRITONSERVER_InferenceRequestDelete", "twice", "INVALID_ARG", ""},
@@ -139,6 +140,7 @@ var inprocessChecks = []conformanceCheck{
 	{"TRITONSERVER_InferenceRequestTimeoutMicroseconds", "null_out", "INVALID_ARG", ""},
 
 	{"TRITONSERVER_InferenceResponseDelete", "good", "OK", ""},
+	{"TRITONSERVER_InferenceResponseDelete", "null", "OK", ""}, // deleting NULL is nothing, as in Triton
 	{"TRITONSERVER_InferenceResponseDelete", "twice", "INVALID_ARG", ""},
 
 	{"TRITONSERVER_InferenceResponseError", "deleted_response", "INVALID_ARG", ""},
@@ -168,7 +170,7 @@ var inprocessChecks = []conformanceCheck{
 	{"TRITONSERVER_InferenceResponseParameterCount", "null_out", "INVALID_ARG", ""},
 
 	{"TRITONSERVER_ResponseAllocatorDelete", "good", "OK", ""},
-	{"TRITONSERVER_ResponseAllocatorDelete", "null_allocator", "INVALID_ARG", ""},
+	{"TRITONSERVER_ResponseAllocatorDelete", "null_allocator", "OK", ""}, // deleting NULL is nothing, as in Triton
 	{"TRITONSERVER_ResponseAllocatorDelete", "scratch", "OK", ""},
 	{"TRITONSERVER_ResponseAllocatorDelete", "twice", "INVALID_ARG", ""},
 

@@ -405,12 +405,12 @@ var hostChecks = []conformanceCheck{
 	{"TRITONBACKEND_ResponseDelete", "after_send", "INVALID_ARG", ""},
 	{"TRITONBACKEND_ResponseDelete", "from_factory", "OK", ""},
 	{"TRITONBACKEND_ResponseDelete", "good", "OK", ""},
-	{"TRITONBACKEND_ResponseDelete", "null", "INVALID_ARG", ""},
+	{"TRITONBACKEND_ResponseDelete", "null", "OK", ""}, // deleting NULL is nothing, as in Triton
 	{"TRITONBACKEND_ResponseDelete", "twice", "INVALID_ARG", ""},
 
 	{"TRITONBACKEND_ResponseFactoryDelete", "from_thread", "OK", ""},
 	{"TRITONBACKEND_ResponseFactoryDelete", "good", "OK", ""},
-	{"TRITONBACKEND_ResponseFactoryDelete", "null", "INVALID_ARG", ""},
+	{"TRITONBACKEND_ResponseFactoryDelete", "null", "OK", ""}, // deleting NULL is nothing, as in Triton
 	{"TRITONBACKEND_ResponseFactoryDelete", "twice", "INVALID_ARG", ""},
 
 	{"TRITONBACKEND_ResponseFactoryIsCancelled", "cancelled", "OK", ""},
@@ -579,7 +579,7 @@ var hostChecks = []conformanceCheck{
 	{"TRITONSERVER_MessageDelete", "good", "OK", ""},
 	{"TRITONSERVER_MessageDelete", "host_policy", "INVALID_ARG", ""},
 	{"TRITONSERVER_MessageDelete", "not_a_config", "OK", ""},
-	{"TRITONSERVER_MessageDelete", "null", "INVALID_ARG", ""},
+	{"TRITONSERVER_MessageDelete", "null", "OK", ""}, // deleting NULL is nothing, as in Triton
 
 	{"TRITONSERVER_MessageNewFromSerializedJson", "auto_completed", "OK", ""},
 	{"TRITONSERVER_MessageNewFromSerializedJson", "empty", "INVALID_ARG", "Triton: OK (no validation until the JSON is parsed)"},

@@ -67,6 +67,8 @@ TRITONSERVER_Error*
 TRITONSERVER_InferenceRequestDelete(
     TRITONSERVER_InferenceRequest* inference_request)
 {
+  if (inference_request == NULL)
+    return NULL;  // as deleting a null pointer in Triton
   struct thost_infer_request* r;
   REQUEST(r, inference_request);
   MUTABLE(r);

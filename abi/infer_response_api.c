@@ -13,6 +13,8 @@ TRITONSERVER_Error*
 TRITONSERVER_InferenceResponseDelete(
     TRITONSERVER_InferenceResponse* inference_response)
 {
+  if (inference_response == NULL)
+    return NULL;  // as deleting a null pointer in Triton
   struct thost_infer_response* r;
   RESPONSE(r, inference_response);
   thost_iresp_free(r);

@@ -48,6 +48,8 @@ TRITONBACKEND_ResponseFactoryNew(
 TRITONSERVER_Error*
 TRITONBACKEND_ResponseFactoryDelete(TRITONBACKEND_ResponseFactory* factory)
 {
+  if (factory == NULL)
+    return NULL;  // as deleting a null pointer in Triton
   struct thost_factory* f;
   FACTORY(f, factory);
   struct thost_reqctx* ctx = f->ctx;
@@ -196,6 +198,8 @@ TRITONBACKEND_ResponseNewFromFactory(
 TRITONSERVER_Error*
 TRITONBACKEND_ResponseDelete(TRITONBACKEND_Response* response)
 {
+  if (response == NULL)
+    return NULL;  // as deleting a null pointer in Triton
   struct thost_response* r;
   RESPONSE(r, response);
   response_free(r);

@@ -164,6 +164,8 @@ TRITONSERVER_MessageNewFromSerializedJson(
 TRITONSERVER_Error*
 TRITONSERVER_MessageDelete(TRITONSERVER_Message* message)
 {
+  if (message == NULL)
+    return NULL;  // as deleting a null pointer in Triton
   struct thost_message* m;
   THOST_OBJECT(m, message, THOST_KIND_MESSAGE, "message");
   if (m->host != NULL) {

@@ -28,6 +28,8 @@ TRITONSERVER_ServerNew(
 TRITONSERVER_Error*
 TRITONSERVER_ServerDelete(TRITONSERVER_Server* server)
 {
+  if (server == NULL)
+    return NULL;  // as deleting a null pointer in Triton
   struct thost_host* host;
   SERVER(host, server);
   return thostServerDelete(host);
@@ -203,6 +205,8 @@ TRITONSERVER_ServerMetrics(
 TRITONSERVER_Error*
 TRITONSERVER_MetricsDelete(TRITONSERVER_Metrics* metrics)
 {
+  if (metrics == NULL)
+    return NULL;  // as deleting a null pointer in Triton
   struct thost_metrics* m;
   THOST_OBJECT(m, metrics, THOST_KIND_METRICS, "metrics");
   thost_handle_free(m->handle);

@@ -47,6 +47,8 @@ TRITONSERVER_ServerOptionsNew(TRITONSERVER_ServerOptions** options)
 TRITONSERVER_Error*
 TRITONSERVER_ServerOptionsDelete(TRITONSERVER_ServerOptions* options)
 {
+  if (options == NULL)
+    return NULL;  // as deleting a null pointer in Triton
   struct thost_server_options* o;
   THOST_OBJECT(o, options, THOST_KIND_SERVER_OPTIONS, "server options");
   thostOptionsDelete(o->key);

@@ -234,6 +234,8 @@ TRITONSERVER_InferenceTraceTensorNew(
 TRITONSERVER_Error*
 TRITONSERVER_InferenceTraceDelete(TRITONSERVER_InferenceTrace* trace)
 {
+  if (trace == NULL)
+    return NULL;  // as deleting a null pointer in Triton
   struct thost_trace* t;
   TRACE(t, trace);
   THOST_CHECK_ARG(

@@ -95,7 +95,7 @@ var serverAPIChecks = map[string]string{
 	"TRITONSERVER_ServerOptionsDelete good":                               "OK",
 	"TRITONSERVER_ServerOptionsDelete twice":                              "INVALID_ARG",
 	"TRITONSERVER_ServerOptionsSetStrictReadiness deleted_options":        "INVALID_ARG",
-	"TRITONSERVER_ServerOptionsDelete null_options":                       "INVALID_ARG",
+	"TRITONSERVER_ServerOptionsDelete null_options":                       "OK", // deleting NULL is nothing, as in Triton
 
 	"TRITONSERVER_ServerNew null_out":              "INVALID_ARG",
 	"TRITONSERVER_ServerNew null_options":          "INVALID_ARG",
@@ -110,7 +110,7 @@ var serverAPIChecks = map[string]string{
 	"TRITONSERVER_ServerDelete twice":              "INVALID_ARG",
 	"TRITONSERVER_ServerIsLive deleted_server":     "INVALID_ARG",
 	"TRITONSERVER_ServerNew deleted_options":       "INVALID_ARG",
-	"TRITONSERVER_ServerDelete null_server":        "INVALID_ARG",
+	"TRITONSERVER_ServerDelete null_server":        "OK", // deleting NULL is nothing, as in Triton
 	"TRITONSERVER_ServerStop made_up_server":       "INVALID_ARG",
 
 	"TRITONSERVER_InferenceTraceNew null_out":                  "INVALID_ARG",
@@ -133,7 +133,7 @@ var serverAPIChecks = map[string]string{
 	"TRITONSERVER_InferenceTraceDelete good":                   "OK",
 	"TRITONSERVER_InferenceTraceDelete twice":                  "INVALID_ARG",
 	"TRITONSERVER_InferenceTraceSetContext deleted_trace":      "INVALID_ARG",
-	"TRITONSERVER_InferenceTraceDelete null_trace":             "INVALID_ARG",
+	"TRITONSERVER_InferenceTraceDelete null_trace":             "OK", // deleting NULL is nothing, as in Triton
 
 	"TRITONSERVER_ServerNew none":                               "OK",
 	"TRITONSERVER_ServerIsLive good":                            "OK",
@@ -163,7 +163,7 @@ var serverAPIChecks = map[string]string{
 	"TRITONSERVER_MetricsDelete good":                           "OK",
 	"TRITONSERVER_MetricsDelete twice":                          "INVALID_ARG",
 	"TRITONSERVER_MetricsFormatted deleted_metrics":             "INVALID_ARG",
-	"TRITONSERVER_MetricsDelete null_metrics":                   "INVALID_ARG",
+	"TRITONSERVER_MetricsDelete null_metrics":                   "OK", // deleting NULL is nothing, as in Triton
 	"TRITONSERVER_ServerLoadModel not_explicit":                 "UNAVAILABLE",
 	"TRITONSERVER_ServerRegisterModelRepository not_explicit":   "UNSUPPORTED",
 	"TRITONSERVER_ServerUnregisterModelRepository not_explicit": "UNSUPPORTED",

@@ -233,6 +233,7 @@ conf_check_inprocess_api(conf_report* r, TRITONSERVER_Server* server)
   check_request_parameters(r, q);
   conf_check_inprocess_tensors(r, q);
   CONF_CHECK(r, TRITONSERVER_InferenceRequestDelete, "scratch", q);
+  CONF_CHECK(r, TRITONSERVER_InferenceRequestDelete, "null", NULL);
   CONF_CHECK(r, TRITONSERVER_InferenceRequestDelete, "twice", q);
   const char* id = NULL;
   CONF_CHECK(r, TRITONSERVER_InferenceRequestId, "deleted_request", q, &id);

@@ -238,6 +238,7 @@ conf_response_complete(
   }
   if (index == 0) {
     CONF_CHECK(r, TRITONSERVER_InferenceResponseDelete, "good", response);
+    CONF_CHECK(r, TRITONSERVER_InferenceResponseDelete, "null", NULL);
     CONF_CHECK(r, TRITONSERVER_InferenceResponseDelete, "twice", response);
     uint32_t n = 0;
     CONF_CHECK(
