@@ -30,6 +30,12 @@ type Request struct {
 	// queueDeadline is when its queue policy times it out (Nanotime; 0:
 	// never): its scheduler's (SetQueueDeadline).
 	queueDeadline uint64
+	// The sequence its scheduler gave it (SetSequence), and what runs once
+	// it is released for good (SetReleaseHook).
+	seqID       CorrelationID
+	seqFlags    uint32
+	seqSet      bool
+	releaseHook func()
 
 	sched atomic.Pointer[SchedulerData] // what its scheduler tied to it (SetSchedulerData)
 
@@ -55,11 +61,36 @@ func (r *Request) Model() *Model { return r.model }
 // ID returns the client's request id ("" when none was given).
 func (r *Request) ID() string { return r.sub.ID }
 
-// CorrelationID returns the sequence correlation id.
-func (r *Request) CorrelationID() CorrelationID { return r.sub.CorrelationID }
+// CorrelationID returns the sequence correlation id: the client's, or the
+// one its scheduler gave it (SetSequence).
+func (r *Request) CorrelationID() CorrelationID {
+	if r.seqSet {
+		return r.seqID
+	}
+	return r.sub.CorrelationID
+}
 
-// Flags returns the request flags (sequence start/end).
-func (r *Request) Flags() uint32 { return r.sub.Flags }
+// Flags returns the request flags (sequence start/end): the client's, or
+// those its scheduler set (SetSequence).
+func (r *Request) Flags() uint32 {
+	if r.seqSet {
+		return r.seqFlags
+	}
+	return r.sub.Flags
+}
+
+// SetSequence gives r the correlation id and flags its scheduler chose,
+// in place of the client's: the sequence batcher's iterative sequences,
+// where the server makes the sequence. Only the scheduler calls it, while
+// no backend holds r.
+func (r *Request) SetSequence(id CorrelationID, flags uint32) {
+	r.seqID, r.seqFlags, r.seqSet = id, flags, true
+}
+
+// SetReleaseHook has f run once the backend releases r for good
+// (ReleaseAll), on the releasing thread, after r is marked released; its
+// scheduler's, which must not call back into r. Set before r executes.
+func (r *Request) SetReleaseHook(f func()) { r.releaseHook = f }
 
 // Priority returns the request's priority (0: the model's default).
 func (r *Request) Priority() uint64 { return r.sub.Priority }
@@ -190,6 +221,9 @@ func (r *Request) markReleased() {
 	done := r.finalSeen
 	abandoned := r.abandonedLocked()
 	r.mu.Unlock()
+	if r.releaseHook != nil {
+		r.releaseHook()
+	}
 	switch {
 	case done:
 		r.finish()

@@ -31,18 +31,25 @@ import (
 // max_queue_delay_microseconds. Unlike Triton's oldest strategy, the next
 // request of a sequence waits for the previous execution to return, not for
 // the backend to release the previous request.
+//
+// With iterative_sequence a request without a correlation id is a sequence
+// of its own, as in Triton: the server gives it an id and the START flag,
+// the backend reschedules it (ReleaseReschedule) for each further
+// iteration, which runs next in the same slot without START, and the
+// sequence ends when the backend releases it for good.
 type Batcher struct {
 	model *core.Model
 	cfg   *sequenceConfig
 	lanes []*lane
 
-	mu      sync.Mutex
-	closed  bool
-	drained bool // the lanes have finished: a rescheduled request cannot run again
-	started bool
-	bound   map[core.CorrelationID]*sequence // sequences in a slot that take more requests
-	waiting map[core.CorrelationID]*sequence // sequences in the backlog that take more requests
-	backlog []*sequence                      // sequences waiting for a slot, oldest first
+	mu            sync.Mutex
+	closed        bool
+	drained       bool // the lanes have finished: a rescheduled request cannot run again
+	started       bool
+	bound         map[core.CorrelationID]*sequence // sequences in a slot that take more requests
+	waiting       map[core.CorrelationID]*sequence // sequences in the backlog that take more requests
+	backlog       []*sequence                      // sequences waiting for a slot, oldest first
+	lastIterative uint64                           // the id of the last iterative sequence made
 
 	reap       chan struct{} // capacity 1: the reaper has something to look at
 	aborted    chan struct{} // closed when Stop gives up waiting
@@ -62,14 +69,18 @@ type lane struct {
 // sequence is one sequence from its START request until its slot is given
 // back. All fields are guarded by the scheduler's mu.
 type sequence struct {
-	id       core.CorrelationID
-	lane     *lane // nil while in the backlog or once the slot is given back
-	slot     int
-	queue    []*core.Request
-	open     bool   // takes more requests: no END queued, not cut short
-	running  bool   // one of its requests is executing
-	ended    bool   // give the slot back once the queue is empty and nothing runs
-	lastUsed uint64 // Nanotime of the last enqueue or execution end
+	id      core.CorrelationID
+	lane    *lane // nil while in the backlog or once the slot is given back
+	slot    int
+	queue   []*core.Request
+	open    bool // takes more requests: no END queued, not cut short
+	running bool // one of its requests is executing
+	ended   bool // give the slot back once the queue is empty and nothing runs
+	// iterative: the server made the sequence for one request without a
+	// correlation id (iterative_sequence); it ends when the backend
+	// releases that request for good.
+	iterative bool
+	lastUsed  uint64 // Nanotime of the last enqueue or execution end
 
 	states *core.StateRun // the current state run; nil before START or without states
 }
@@ -111,9 +122,6 @@ func New(m *core.Model) (*Batcher, error) {
 		return nil, core.Errorf(core.CodeInvalidArg, "model %q version %d: sequence batcher: %w", m.Name(), m.Version(), err)
 	}
 	s.cfg = cfg
-	if m.Config().GetSequenceBatching().GetIterativeSequence() {
-		m.Logger().Warnf("model %q: sequence_batching.iterative_sequence is not supported; requests are scheduled as ordinary sequences and need a correlation ID", m.Name())
-	}
 	for _, inst := range m.Instances() {
 		if !inst.Passive() {
 			s.lanes = append(s.lanes, &lane{s: s, inst: inst, slots: make([]*sequence, cfg.slots), wake: make(chan struct{}, 1)})
@@ -149,6 +157,9 @@ func (s *Batcher) Enqueue(r *core.Request) error {
 		return core.Errorf(core.CodeInvalidArg, "inference request to model %q must specify batch-size 1 due to requirements of sequence batcher", m.Name())
 	}
 	id := r.CorrelationID()
+	if !inSequence(id) && s.cfg.iterative {
+		return s.enqueueIterative(r)
+	}
 	if !inSequence(id) {
 		return core.Errorf(core.CodeInvalidArg, "inference request to model %q must specify a non-zero or non-empty correlation ID", m.Name())
 	}
@@ -205,6 +216,54 @@ func (s *Batcher) Enqueue(r *core.Request) error {
 	return nil
 }
 
+// enqueueIterative makes a sequence of its own for r, a request without a
+// correlation id to a model with iterative_sequence, as Triton does: a new
+// id, r's flags START; the backend reschedules r (ReleaseReschedule) as
+// long as it iterates, each time without START, and the sequence ends when
+// it releases r for good.
+func (s *Batcher) enqueueIterative(r *core.Request) error {
+	m := s.model
+	r.Responder().OnCancel(s.kick)
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return core.UnloadingError(m)
+	case len(s.lanes) == 0:
+		s.mu.Unlock()
+		return core.NoInstanceError(m)
+	}
+	s.lastIterative++
+	seq := &sequence{id: core.CorrelationID{Uint: s.lastIterative}, slot: -1, iterative: true}
+	r.SetSequence(seq.id, core.RequestFlagSequenceStart)
+	r.SetReleaseHook(func() { s.iterationsDone(seq) })
+	if l, slot := s.freeSlotLocked(); l != nil {
+		s.bindLocked(seq, l, slot)
+	} else {
+		s.backlog = append(s.backlog, seq)
+	}
+	seq.lastUsed = r.MarkQueued()
+	seq.queue = append(seq.queue, r)
+	l := seq.lane
+	s.mu.Unlock()
+	if l != nil {
+		l.signal()
+	}
+	return nil
+}
+
+// iterationsDone ends an iterative sequence whose request the backend
+// released for good: its slot is given back once nothing of it runs.
+func (s *Batcher) iterationsDone(seq *sequence) {
+	s.mu.Lock()
+	seq.ended = true
+	if !seq.running && len(seq.queue) == 0 {
+		s.releaseLocked(seq)
+	}
+	s.mu.Unlock()
+	s.kick()
+}
+
 // Requeue takes back a request its backend rescheduled: at the head of its
 // sequence when it had been dispatched (see requeueIn), otherwise as
 // Enqueue would.
@@ -230,6 +289,9 @@ func (s *Batcher) requeueIn(r *core.Request, seq *sequence) error {
 		return core.Errorf(core.CodeInvalidArg, "request %q to model %q cannot be rescheduled: its sequence %s has ended", r.ID(), m.Name(), format(seq.id))
 	}
 	r.MarkRequeued()
+	if seq.iterative {
+		r.SetSequence(seq.id, 0) // the next iteration: neither START nor END
+	}
 	seq.queue = slices.Insert(seq.queue, 0, r)
 	l := seq.lane
 	s.mu.Unlock()

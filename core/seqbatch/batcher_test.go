@@ -3,7 +3,9 @@ package seqbatch_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -444,4 +446,91 @@ func TestSequenceUnloadDrainsTheBacklog(t *testing.T) {
 func hookServer(t *testing.T, config string, fn func(r *core.Request)) *core.Server {
 	t.Helper()
 	return seqServer(t, config, coretest.NewProvider().Set("acc", coretest.Inspect(fn, coretest.Echo())), nil)
+}
+
+// iterBackend serves a model with iterative_sequence: a request asks for
+// INPUT iterations; each execution sends one response with the iteration's
+// number and START as the backend saw it, then reschedules the request
+// until the last iteration, which is final and releases it for good.
+type iterBackend struct {
+	*coretest.Provider
+	mu   sync.Mutex
+	done map[string]int32 // iterations run, by request id
+	seen map[string][]string
+}
+
+func newIterBackend() *iterBackend {
+	b := &iterBackend{Provider: coretest.NewProvider(), done: map[string]int32{}, seen: map[string][]string{}}
+	b.Set("acc", b.execute)
+	return b
+}
+
+func (b *iterBackend) execute(x *coretest.Exec) error {
+	for _, r := range x.Batch {
+		var want, start int32
+		for _, in := range r.Inputs() {
+			switch in.Name {
+			case "INPUT":
+				want = decode(in).(int32)
+			case "START":
+				start = decode(in).(int32)
+			}
+		}
+		b.mu.Lock()
+		b.done[r.ID()]++
+		n := b.done[r.ID()]
+		b.seen[r.ID()] = append(b.seen[r.ID()], fmt.Sprintf("%d:start=%d,flags=%d,corr=%v", n, start, r.Flags(), r.CorrelationID().Uint != 0))
+		b.mu.Unlock()
+		last := n >= want
+		_ = x.Send(r, &core.Response{Outputs: []core.Output{{Name: "OUTPUT", DataType: core.TypeInt32, Shape: []int64{1},
+			Data: int32Bytes(n)}}}, last)
+		if last {
+			_ = x.Release(r, core.ReleaseAll)
+		} else {
+			_ = x.Release(r, core.ReleaseReschedule)
+		}
+	}
+	return nil
+}
+
+// TestIterativeSequenceReschedulesUntilDone: with iterative_sequence a
+// request needs no correlation id; the server makes it a sequence of its
+// own (START on the first iteration only) that the backend reschedules
+// until it is done, and the slot is free again after: more requests than
+// slots all finish.
+func TestIterativeSequenceReschedulesUntilDone(t *testing.T) {
+	t.Parallel()
+	b := newIterBackend()
+	cfg := `name: "acc"
+backend: "go"
+max_batch_size: 0
+model_transaction_policy { decoupled: true }
+input [ { name: "INPUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
+output [ { name: "OUTPUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
+sequence_batching {
+  iterative_sequence: true
+  control_input [ { name: "START" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] } ]
+}
+instance_group [ { count: 1 kind: KIND_CPU } ]
+`
+	srv := seqServer(t, cfg, b, nil)
+	var cs []*coretest.Collector
+	for i := range 5 { // one slot: the sequences take turns
+		cs = append(cs, send(t, srv, 0, seqReq{id: fmt.Sprint("r", i), value: int32(i + 1)}))
+	}
+	for i, c := range cs {
+		res := c.Wait(t)
+		var got []int32
+		for _, resp := range res.Responses {
+			got = append(got, outputOf(t, resp))
+		}
+		if want := []int32{1, 2, 3, 4, 5}[:i+1]; !slices.Equal(got, want) {
+			t.Errorf("request r%d: responses %v, want %v", i, got, want)
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if got := fmt.Sprint(b.seen["r2"]); got != "[1:start=1,flags=1,corr=true 2:start=0,flags=0,corr=true 3:start=0,flags=0,corr=true]" {
+		t.Errorf("r2's iterations as the backend saw them: %s", got)
+	}
 }

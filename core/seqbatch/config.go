@@ -27,6 +27,9 @@ type sequenceConfig struct {
 	delay     time.Duration // max_queue_delay_microseconds of the strategy
 	minUtil   float32       // direct.minimum_slot_utilization
 	preferred []int         // oldest.preferred_batch_size
+	// iterative: iterative_sequence; a request without a correlation id
+	// is a sequence of its own, which the backend reschedules until done.
+	iterative bool
 
 	controls []boolControl // START, END and READY, in that order when present
 	corrID   *corrIDControl
@@ -58,6 +61,7 @@ type corrIDControl struct {
 func newSequenceConfig(m *core.Model) (*sequenceConfig, error) {
 	sb := m.Config().GetSequenceBatching()
 	c := &sequenceConfig{
+		iterative: sb.GetIterativeSequence(),
 		idle:     time.Duration(sb.GetMaxSequenceIdleMicroseconds()) * time.Microsecond,
 		maxBatch: int(max(m.MaxBatchSize(), 1)),
 		batchDim: m.MaxBatchSize() > 0,
