@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"tritonhost/core"
+	"tritonhost/internal/testhooks"
 )
 
 // Batcher queues the requests of one model version and hands them to the
@@ -42,6 +43,11 @@ type Batcher struct {
 	idle    chan *core.Instance // the instances executing nothing (capacity: one per worker)
 	aborted chan struct{}       // closed when Stop gives up waiting
 	wg      sync.WaitGroup      // the workers and the inline executions
+
+	// holdUntil: with Triton's test hook TRITONSERVER_DELAY_SCHEDULER
+	// set, nothing runs until this many requests are queued (then it is
+	// 0, for good). Guarded by mu.
+	holdUntil int
 
 	batching  bool
 	maxBatch  uint64
@@ -81,6 +87,10 @@ func New(m *core.Model) *Batcher {
 	// Priority levels and queue policies come with dynamic_batching, as
 	// in Triton, whether or not the model batches.
 	s.queue = newPriorityQueue(db)
+	if n := testhooks.Count(testhooks.DelayScheduler); n > 0 {
+		s.holdUntil = n
+		m.Logger().Verbosef(1, "model %q: the scheduler holds back until %d requests are queued (%s)", m.Name(), n, testhooks.DelayScheduler)
+	}
 	s.token <- struct{}{}
 	return s
 }
@@ -187,7 +197,7 @@ func (s *Batcher) Enqueue(r *core.Request) error {
 		return core.Errorf(core.CodeUnavailable, "%sExceeds maximum queue size", r.LogPrefix())
 	}
 	now := r.MarkQueued()
-	if r.Inline() && s.queue.len() == 0 && s.placing.Load() == 0 && s.startsAtOnce(r) && !s.dead(r) {
+	if r.Inline() && s.holdUntil == 0 && s.queue.len() == 0 && s.placing.Load() == 0 && s.startsAtOnce(r) && !s.dead(r) {
 		select {
 		case inst := <-s.idle:
 			s.wg.Add(1) // before closed is set (mu held): Stop waits for it
@@ -354,8 +364,11 @@ func (s *Batcher) waitFirst() *core.Request {
 		}
 		s.mu.Lock()
 		rejected := s.queue.expire(core.Nanotime())
+		if s.holdUntil > 0 && (s.queue.len() >= s.holdUntil || s.closed) {
+			s.holdUntil = 0
+		}
 		var r *core.Request
-		if s.queue.len() > 0 {
+		if s.queue.len() > 0 && s.holdUntil == 0 {
 			r = s.queue.pop()
 			s.placing.Add(1) // the batch r heads, until a worker places it or it fails
 		}

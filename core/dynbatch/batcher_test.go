@@ -239,3 +239,29 @@ func TestQueueSizeIsBoundedPerLevel(t *testing.T) {
 	gate.Open()
 	coretest.Succeeded(t, accepted...)
 }
+
+// TestDelaySchedulerHookHoldsUntilTheQueueFills: with Triton's test hook
+// TRITONSERVER_DELAY_SCHEDULER=3 nothing runs until three requests are
+// queued, which then go together in one batch; later requests are not held.
+func TestDelaySchedulerHookHoldsUntilTheQueueFills(t *testing.T) {
+	t.Setenv("TRITONSERVER_DELAY_SCHEDULER", "3")
+	p := coretest.NewProvider()
+	srv := coretest.Serve(t, core.Options{Backends: p}, coretest.ModelDir{Name: "m", Config: batchingConfig + "dynamic_batching { }"})
+	var first []*coretest.Collector
+	for i := range 2 {
+		first = append(first, coretest.Infer(t, srv, rows(fmt.Sprint("q", i), 1)))
+	}
+	for _, c := range first {
+		select {
+		case <-c.Done():
+			t.Fatal("a request ran before the queue held three")
+		case <-time.After(50 * time.Millisecond): // a window for a wrong execution to show
+		}
+	}
+	first = append(first, coretest.Infer(t, srv, rows("q2", 1)))
+	coretest.Succeeded(t, first...)
+	coretest.Succeeded(t, coretest.Infer(t, srv, rows("later", 1)))
+	if got := fmt.Sprint(p.Batches("m")); got != "[[q0 q1 q2] [later]]" {
+		t.Errorf("batches %s, want the three held requests together, then the later one alone", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"tritonhost/core"
+	"tritonhost/internal/testhooks"
 )
 
 // Batcher is Triton's sequence batcher for stateful models
@@ -50,6 +51,10 @@ type Batcher struct {
 	waiting       map[core.CorrelationID]*sequence // sequences in the backlog that take more requests
 	backlog       []*sequence                      // sequences waiting for a slot, oldest first
 	lastIterative uint64                           // the id of the last iterative sequence made
+	// Triton's test hooks: nothing runs until this many requests are
+	// queued (TRITONSERVER_DELAY_SCHEDULER), or wait in the backlog
+	// (TRITONSERVER_BACKLOG_DELAY_SCHEDULER); each is 0 once reached.
+	holdQueued, holdBacklog int
 
 	reap       chan struct{} // capacity 1: the reaper has something to look at
 	aborted    chan struct{} // closed when Stop gives up waiting
@@ -122,6 +127,8 @@ func New(m *core.Model) (*Batcher, error) {
 		return nil, core.Errorf(core.CodeInvalidArg, "model %q version %d: sequence batcher: %w", m.Name(), m.Version(), err)
 	}
 	s.cfg = cfg
+	s.holdQueued = testhooks.Count(testhooks.DelayScheduler)
+	s.holdBacklog = testhooks.Count(testhooks.BacklogDelayScheduler)
 	for _, inst := range m.Instances() {
 		if !inst.Passive() {
 			s.lanes = append(s.lanes, &lane{s: s, inst: inst, slots: make([]*sequence, cfg.slots), wake: make(chan struct{}, 1)})
@@ -209,11 +216,43 @@ func (s *Batcher) Enqueue(r *core.Request) error {
 		s.closeLocked(seq)
 	}
 	l := seq.lane
+	held := s.holdQueued > 0 || s.holdBacklog > 0
 	s.mu.Unlock()
-	if l != nil {
+	switch {
+	case held: // the count every lane waits for may be reached
+		for _, l := range s.lanes {
+			l.signal()
+		}
+	case l != nil:
 		l.signal()
 	}
 	return nil
+}
+
+// heldLocked reports whether Triton's test hooks still hold every lane
+// back, and lets go of them for good once their counts are reached.
+func (s *Batcher) heldLocked() bool {
+	if s.holdQueued == 0 && s.holdBacklog == 0 {
+		return false
+	}
+	queued, backlog := 0, 0
+	for _, l := range s.lanes {
+		for _, seq := range l.slots {
+			if seq != nil {
+				queued += len(seq.queue)
+			}
+		}
+	}
+	for _, seq := range s.backlog {
+		backlog += len(seq.queue)
+	}
+	if s.holdQueued > 0 && (queued+backlog >= s.holdQueued || s.closed) {
+		s.holdQueued = 0
+	}
+	if s.holdBacklog > 0 && (backlog >= s.holdBacklog || s.closed) {
+		s.holdBacklog = 0
+	}
+	return s.holdQueued > 0 || s.holdBacklog > 0
 }
 
 // enqueueIterative makes a sequence of its own for r, a request without a
@@ -245,8 +284,14 @@ func (s *Batcher) enqueueIterative(r *core.Request) error {
 	seq.lastUsed = r.MarkQueued()
 	seq.queue = append(seq.queue, r)
 	l := seq.lane
+	held := s.holdQueued > 0 || s.holdBacklog > 0
 	s.mu.Unlock()
-	if l != nil {
+	switch {
+	case held:
+		for _, l := range s.lanes {
+			l.signal()
+		}
+	case l != nil:
 		l.signal()
 	}
 	return nil

@@ -534,3 +534,29 @@ instance_group [ { count: 1 kind: KIND_CPU } ]
 		t.Errorf("r2's iterations as the backend saw them: %s", got)
 	}
 }
+
+// TestDelaySchedulerHooksHoldTheLanes: Triton's test hooks hold every lane
+// until enough requests are queued (TRITONSERVER_DELAY_SCHEDULER) or wait
+// in the backlog (TRITONSERVER_BACKLOG_DELAY_SCHEDULER); then what is
+// queued runs, batched as it stands.
+func TestDelaySchedulerHooksHoldTheLanes(t *testing.T) {
+	t.Setenv("TRITONSERVER_DELAY_SCHEDULER", "3")
+	b := newAccBackend()
+	srv := seqServer(t, accConfig(2, "", `instance_group [ { count: 1 kind: KIND_CPU } ]`), b, nil)
+	a1 := send(t, srv, 2, seqReq{id: "a1", corr: uintID(1), flags: startEnd(true, false), value: 1})
+	b1 := send(t, srv, 2, seqReq{id: "b1", corr: uintID(2), flags: startEnd(true, true), value: 1})
+	select {
+	case <-a1.Done():
+		t.Fatal("a request ran before three were queued")
+	case <-time.After(50 * time.Millisecond): // a window for a wrong execution to show
+	}
+	a2 := send(t, srv, 2, seqReq{id: "a2", corr: uintID(1), flags: startEnd(false, true), value: 1})
+	coretest.Succeeded(t, a1, b1, a2)
+	sizes := map[string]int{}
+	for _, e := range b.recorded() {
+		sizes[e.id] = e.size
+	}
+	if sizes["a1"] != 2 || sizes["b1"] != 2 || sizes["a2"] != 1 {
+		t.Errorf("batch sizes %v, want a1 and b1 together, then a2", sizes)
+	}
+}

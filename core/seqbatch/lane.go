@@ -82,6 +82,9 @@ func (l *lane) drainedLocked() bool {
 // strategy holds the batch back, it returns how long to wait.
 func (l *lane) collectLocked(dead *[]failure) ([]*core.Request, []*sequence, time.Duration) {
 	s := l.s
+	if s.heldLocked() {
+		return nil, nil, 0
+	}
 	var ready []*sequence
 	oldest := ^uint64(0)
 	for i := range l.slots {
