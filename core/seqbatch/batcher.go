@@ -161,14 +161,14 @@ func (s *Batcher) Enqueue(r *core.Request) error {
 		return s.requeueIn(r, seq)
 	}
 	if r.BatchSize() > 1 {
-		return core.Errorf(core.CodeInvalidArg, "inference request to model %q must specify batch-size 1 due to requirements of sequence batcher", m.Name())
+		return core.Errorf(core.CodeInvalidArg, "inference request to model '%s' must specify batch-size 1 due to requirements of sequence batcher", m.Name())
 	}
 	id := r.CorrelationID()
 	if !inSequence(id) && s.cfg.iterative {
 		return s.enqueueIterative(r)
 	}
 	if !inSequence(id) {
-		return core.Errorf(core.CodeInvalidArg, "inference request to model %q must specify a non-zero or non-empty correlation ID", m.Name())
+		return core.Errorf(core.CodeInvalidArg, "inference request to model '%s' must specify a non-zero or non-empty correlation ID", m.Name())
 	}
 	if err := s.cfg.checkCorrID(m, id); err != nil {
 		return err
@@ -197,9 +197,9 @@ func (s *Batcher) Enqueue(r *core.Request) error {
 	switch {
 	case seq == nil && !start:
 		s.mu.Unlock()
-		return core.Errorf(core.CodeInvalidArg, "inference request for sequence %s to model %q must specify the START flag on the first request of the sequence", format(id), m.Name())
+		return core.Errorf(core.CodeInvalidArg, "inference request for sequence %s to model '%s' must specify the START flag on the first request of the sequence", format(id), m.Name())
 	case seq != nil && start:
-		m.Logger().Warnf("sequence %s for model %q has a conflict: the previous sequence did not end before this sequence start; the previous sequence ends early", format(id), m.Name())
+		m.Logger().Warnf("sequence %s for model '%s' has a conflict: the previous sequence did not end before this sequence start; the previous sequence ends early", format(id), m.Name())
 	case seq == nil:
 		seq = &sequence{id: id, slot: -1, open: true}
 		if l, slot := s.freeSlotLocked(); l != nil {

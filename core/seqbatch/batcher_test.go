@@ -140,15 +140,15 @@ control_input [ { name: "START" control [ { kind: CONTROL_SEQUENCE_START int32_f
 		want []string
 	}{
 		{"no correlation id", &core.Submission{ID: "x", Flags: core.RequestFlagSequenceStart, Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
-			[]string{`model "acc"`, "must specify a non-zero or non-empty correlation ID"}},
+			[]string{`model 'acc'`, "must specify a non-zero or non-empty correlation ID"}},
 		{"empty string id", &core.Submission{ID: "x", CorrelationID: strID(""), Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
 			[]string{"non-empty correlation ID"}},
 		{"unknown sequence", &core.Submission{ID: "x", CorrelationID: uintID(6), Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
-			[]string{"sequence 6", `model "acc"`, "must specify the START flag"}},
+			[]string{"sequence 6", `model 'acc'`, "must specify the START flag"}},
 		{"after END", &core.Submission{ID: "x", CorrelationID: uintID(5), Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
 			[]string{"sequence 5", "START flag"}},
 		{"batch of two", &core.Submission{ID: "x", CorrelationID: uintID(7), Flags: core.RequestFlagSequenceStart, Inputs: []core.Input{in("INPUT", []int64{2, 1})}},
-			[]string{`model "acc"`, "batch-size 1"}},
+			[]string{`model 'acc'`, "batch-size 1"}},
 		{"string id, integer CORRID", &core.Submission{ID: "x", CorrelationID: strID("s"), Flags: core.RequestFlagSequenceStart, Inputs: []core.Input{in("INPUT", []int64{1, 1})}},
 			[]string{`"CORRID"`, "unsigned integer correlation ID"}},
 		{"client sends a control", &core.Submission{ID: "x", CorrelationID: uintID(8), Flags: core.RequestFlagSequenceStart,

@@ -67,7 +67,7 @@ func (c *corrIDControl) encode(id core.CorrelationID) []byte {
 // checkCorrID refuses a correlation id the CORRID control cannot carry.
 func (c *sequenceConfig) checkCorrID(m *core.Model, id core.CorrelationID) error {
 	if c.corrID != nil && id.IsString && c.corrID.dtype != core.TypeBytes {
-		return core.Errorf(core.CodeInvalidArg, "inference request to model %q has the string correlation ID %q, but the model's CONTROL_SEQUENCE_CORRID input %q is %s; send an unsigned integer correlation ID",
+		return core.Errorf(core.CodeInvalidArg, "inference request to model '%s' has the string correlation ID %q, but the model's CONTROL_SEQUENCE_CORRID input %q is %s; send an unsigned integer correlation ID",
 			m.Name(), id.String, c.corrID.input, c.corrID.dtype)
 	}
 	return nil
@@ -77,7 +77,7 @@ func (c *sequenceConfig) checkCorrID(m *core.Model, id core.CorrelationID) error
 // string.
 func format(id core.CorrelationID) string {
 	if id.IsString {
-		return strconv.Quote(id.String)
+		return id.String // as Triton writes a sequence id in its messages
 	}
 	return strconv.FormatUint(id.Uint, 10)
 }
