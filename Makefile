@@ -33,7 +33,7 @@ GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' 2>/dev/null) \
 all: $(TRITONHOST) backends plugins lib embed ## build the server, every backend, the local cache and the checksum agent, libtritonserver.so and the embedding example
 
 .PHONY: backends
-backends: $(BACKEND_LIBS) ## build every backend (repeat, square, identity, addsub, bls, conformance) into backends/
+backends: $(BACKEND_LIBS) ## build every backend (repeat, square, identity, addsub, bls, sequence, conformance, modelcontrol) into backends/
 
 $(TRITONHOST): $(GO_SOURCES) $(VERSION_STAMP)
 	@mkdir -p $(BIN_DIR)

@@ -271,7 +271,7 @@ func TestAddSubRefusesBadConfigsAtLoad(t *testing.T) {
 			`input [ { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]`, "", 1),
 			[]string{"'input'", "has no INPUT1"}},
 		{"int64", addsubConfig("int64", "TYPE_INT64", 8, "[ 16 ]", ""),
-			[]string{"'input[0].data_type'", "TYPE_INT64", "TYPE_INT32 and TYPE_FP32"}},
+			[]string{"'input[0].data_type'", "TYPE_INT64", "TYPE_INT8, TYPE_INT32, TYPE_FP32 and TYPE_STRING"}},
 		{"dims_differ", strings.Replace(addsubConfig("dims_differ", "TYPE_FP32", 8, "[ 16 ]", ""),
 			`"OUTPUT1" data_type: TYPE_FP32 dims: [ 16 ]`, `"OUTPUT1" data_type: TYPE_FP32 dims: [ 8 ]`, 1),
 			[]string{"'output[1].dims'", "[8]", "[16]"}},
@@ -343,5 +343,112 @@ func TestAddSubConcurrentInstancesKeepRequestsApart(t *testing.T) {
 	wg.Wait()
 	if st := statistics(t, srv, "many"); st.Inference.Success.Count != 80 || st.Inference.Fail.Count != 0 {
 		t.Errorf("want 80 successful requests, got %+v", st.Inference)
+	}
+}
+
+// bytesOf encodes strings as BYTES contents.
+func bytesOf(elems ...string) []byte {
+	var b [][]byte
+	for _, e := range elems {
+		b = append(b, []byte(e))
+	}
+	return core.EncodeBytes(b...)
+}
+
+// TestAddSubComputesInt8AndStrings: TYPE_INT8 wraps as int8 does;
+// TYPE_STRING elements are the decimal text of int64 values, and so are
+// the outputs, wrapping as int64 does.
+func TestAddSubComputesInt8AndStrings(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, testenv.Repository(t,
+		testenv.Model{Name: "int8", Config: addsubConfig("int8", "TYPE_INT8", 8, "[ 4 ]", "")},
+		testenv.Model{Name: "string", Config: addsubConfig("string", "TYPE_STRING", 8, "[ 4 ]", "")},
+		testenv.Model{Name: "string_unbatched", Config: addsubConfig("string_unbatched", "TYPE_STRING", 0, "[ -1 ]", "")},
+	))
+	i8 := func(vs ...int8) []byte {
+		b := make([]byte, len(vs))
+		for i, v := range vs {
+			b[i] = byte(v)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		model           string
+		dt              core.DataType
+		shape           []int64
+		a, b, sum, diff []byte
+	}{
+		{"int8", core.TypeInt8, []int64{1, 4},
+			i8(127, -128, 5, -1), i8(1, 1, -7, -1), i8(-128, -127, -2, -2), i8(126, 127, 12, 0)},
+		{"int8", core.TypeInt8, []int64{2, 4},
+			i8(0, 1, 2, 3, 4, 5, 6, 7), i8(1, 1, 1, 1, 1, 1, 1, 1), i8(1, 2, 3, 4, 5, 6, 7, 8), i8(-1, 0, 1, 2, 3, 4, 5, 6)},
+		{"string", core.TypeBytes, []int64{1, 4},
+			bytesOf("9223372036854775807", "-5", "0", "12"), bytesOf("1", "-7", "0", "-30"),
+			bytesOf("-9223372036854775808", "-12", "0", "-18"), bytesOf("9223372036854775806", "2", "0", "42")},
+		{"string", core.TypeBytes, []int64{2, 4},
+			bytesOf("0", "1", "2", "3", "4", "5", "6", "7"), bytesOf("1", "1", "1", "1", "1", "1", "1", "1"),
+			bytesOf("1", "2", "3", "4", "5", "6", "7", "8"), bytesOf("-1", "0", "1", "2", "3", "4", "5", "6")},
+		{"string_unbatched", core.TypeBytes, []int64{2},
+			bytesOf("-9223372036854775808", "40"), bytesOf("1", "2"), bytesOf("-9223372036854775807", "42"), bytesOf("9223372036854775807", "38")},
+		{"string_unbatched", core.TypeBytes, []int64{0}, nil, nil, nil, nil},
+	} {
+		t.Run(fmt.Sprintf("%s%v", tc.model, tc.shape), func(t *testing.T) {
+			req := &core.Submission{Model: tc.model, ID: "r", Inputs: []core.Input{
+				core.NewInput("INPUT0", tc.dt, tc.shape, tc.a), core.NewInput("INPUT1", tc.dt, tc.shape, tc.b)}}
+			events := infer(t, srv, req)
+			if len(events) != 1 || events[0].resp == nil || events[0].resp.Err != nil {
+				t.Fatalf("want one successful response, got %+v", events)
+			}
+			for name, want := range map[string][]byte{"OUTPUT0": tc.sum, "OUTPUT1": tc.diff} {
+				o := output(t, events[0].resp, name)
+				if o.DataType != tc.dt || !slices.Equal(o.Shape, tc.shape) || !slices.Equal(o.Data, want) {
+					t.Errorf("%s: %s %v %q, want %s %v %q", name, o.DataType, o.Shape, o.Data, tc.dt, tc.shape, want)
+				}
+			}
+		})
+	}
+}
+
+// TestAddSubRefusesStringsThatAreNoNumbers: a TYPE_STRING element that is
+// not the decimal text of an int64 fails its request with INVALID_ARG
+// naming the input and the element; the model serves the next request.
+func TestAddSubRefusesStringsThatAreNoNumbers(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, testenv.Repository(t,
+		testenv.Model{Name: "string", Config: addsubConfig("string", "TYPE_STRING", 8, "[ 4 ]", "")}))
+	good := bytesOf("1", "2", "3", "4")
+	for _, tc := range []struct {
+		name  string
+		input []byte // INPUT1
+		want  string
+	}{
+		{"letters", bytesOf("1", "one", "3", "4"), `input 'INPUT1' element 1 "one" is not a decimal integer in the range of int64`},
+		{"empty", bytesOf("1", "2", "", "4"), `input 'INPUT1' element 2 "" is not a decimal integer`},
+		{"past_int64", bytesOf("9223372036854775808", "2", "3", "4"), `input 'INPUT1' element 0 "9223372036854775808" is not a decimal integer in the range of int64`},
+		{"space", bytesOf("1", "2", " 3", "4"), `input 'INPUT1' element 2 " 3" is not`},
+		{"plus", bytesOf("1", "2", "3", "+4"), `input 'INPUT1' element 3 "+4" is not`},
+		{"fraction", bytesOf("1.5", "2", "3", "4"), `input 'INPUT1' element 0 "1.5" is not`},
+		{"nul", bytesOf("1", "2\x003", "3", "4"), `input 'INPUT1' element 1 "2\x003" is not`},
+		{"long", bytesOf("1", "2", "3", strings.Repeat("x", 40)), `element 3 "` + strings.Repeat("x", 32) + `" (40 bytes) is not`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := &core.Submission{Model: "string", ID: tc.name, Inputs: []core.Input{
+				core.NewInput("INPUT0", core.TypeBytes, []int64{1, 4}, good), core.NewInput("INPUT1", core.TypeBytes, []int64{1, 4}, tc.input)}}
+			events := infer(t, srv, req)
+			if len(events) != 1 || events[0].resp == nil {
+				t.Fatalf("want one response, got %+v", events)
+			}
+			err := events[0].resp.Err
+			if core.CodeOf(err) != core.CodeInvalidArg || err == nil || !strings.Contains(err.Error(), tc.want) ||
+				!strings.Contains(err.Error(), "addsub backend: model 'string'") {
+				t.Errorf("error %v, want INVALID_ARG saying %s", err, tc.want)
+			}
+		})
+	}
+	req := &core.Submission{Model: "string", ID: "after", Inputs: []core.Input{
+		core.NewInput("INPUT0", core.TypeBytes, []int64{1, 4}, good), core.NewInput("INPUT1", core.TypeBytes, []int64{1, 4}, good)}}
+	if events := infer(t, srv, req); len(events) != 1 || events[0].resp == nil || events[0].resp.Err != nil ||
+		!slices.Equal(output(t, events[0].resp, "OUTPUT0").Data, bytesOf("2", "4", "6", "8")) {
+		t.Errorf("a good request after the bad ones: %+v", events)
 	}
 }

@@ -45,6 +45,11 @@ var backendLibs = []struct {
 		needsStub: true,
 	},
 	{
+		name:      "sequence",
+		exports:   append([]string{"TRITONBACKEND_GetBackendAttribute"}, modelEntryPoints...),
+		needsStub: true,
+	},
+	{
 		name: "identity",
 		exports: append([]string{
 			"TRITONBACKEND_Finalize",
@@ -226,6 +231,7 @@ func TestMakeIsIncremental(t *testing.T) {
 		{"backends/repeat_backend/repeat.d", []string{"tritonbackend.h", "tritonserver.h", "model_config.hpp", "json_value.hpp"}},
 		{"backends/square_backend/square.d", []string{"tritonbackend.h", "thread_tracker.hpp", "logging.hpp"}},
 		{"backends/backends_cpp/addsub/addsub.d", []string{"tritonbackend.h", "backend_model.hpp", "request_batch.hpp"}},
+		{"backends/backends_cpp/sequence/sequence.d", []string{"tritonbackend.h", "backend_model.hpp", "json_value.hpp", "request_batch.hpp"}},
 		{"backends/backends_cpp/layer/request_batch.d", []string{"request_batch.hpp", "backend_model_instance.hpp", "backend_io.hpp"}},
 		{"backends/backends_c/identity/identity_execute.d", []string{"tritonbackend.h", "identity.h"}},
 		{"backends/backends_c/conformance/checks_config.d", []string{"tritonserver.h", "conformance.h", "json_int64.h"}},

@@ -7,7 +7,11 @@
 //	                         function with good and bad arguments and reports
 //	                         what it saw (driven by loader/conformance_test.go)
 //	backends_cpp/addsub/     libtriton_addsub.so, C++17 on the layer: sum and
-//	                         difference, Triton's "simple" example model
+//	                         difference, Triton's "simple", "simple_int8" and
+//	                         "simple_string" example models
+//	backends_cpp/sequence/   libtriton_sequence.so, C++17 on the layer: Triton's
+//	                         "simple_sequence" example model (START and READY
+//	                         control inputs)
 //	backends_cpp/bls/        libtriton_bls.so, C++17 on the layer: calls another
 //	                         model through the in-process API (TRITONSERVER_*)
 //	repeat_backend/          libtriton_repeat.so, C++17, decoupled

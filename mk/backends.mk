@@ -4,6 +4,7 @@
 #   $(BACKENDS_DIR)/square/libtriton_square.so      C++17, square_backend/
 #   $(BACKENDS_DIR)/addsub/libtriton_addsub.so      C++17, backends_cpp/addsub/
 #   $(BACKENDS_DIR)/bls/libtriton_bls.so            C++17, backends_cpp/bls/
+#   $(BACKENDS_DIR)/sequence/libtriton_sequence.so  C++17, backends_cpp/sequence/
 #   $(BACKENDS_DIR)/identity/libtriton_identity.so  C11,   backends_c/identity/
 #   $(BACKENDS_DIR)/conformance/libtriton_conformance.so
 #                                                   C11,   backends_c/conformance/
@@ -65,6 +66,7 @@ BACKEND_LIBS := \
 	$(BACKENDS_DIR)/square/libtriton_square.so \
 	$(BACKENDS_DIR)/addsub/libtriton_addsub.so \
 	$(BACKENDS_DIR)/bls/libtriton_bls.so \
+	$(BACKENDS_DIR)/sequence/libtriton_sequence.so \
 	$(BACKENDS_DIR)/identity/libtriton_identity.so \
 	$(BACKENDS_DIR)/conformance/libtriton_conformance.so \
 	$(BACKENDS_DIR)/modelcontrol/libtriton_modelcontrol.so
@@ -110,6 +112,7 @@ THOST_REPEAT_OBJS := $(call THOST_OBJS_OF,repeat_backend,repeat)
 THOST_SQUARE_OBJS := $(call THOST_OBJS_OF,square_backend,square)
 THOST_ADDSUB_OBJS := $(call THOST_OBJS_OF,backends_cpp/addsub,addsub)
 THOST_BLS_OBJS := $(call THOST_OBJS_OF,backends_cpp/bls,bls bls_call callee_check cpu_outputs)
+THOST_SEQUENCE_OBJS := $(call THOST_OBJS_OF,backends_cpp/sequence,sequence)
 THOST_IDENTITY_OBJS := $(call THOST_OBJS_OF,backends_c/identity,identity \
 	identity_config identity_execute messages) $(THOST_CJSON_OBJ)
 THOST_CONFORMANCE_OBJS := $(call THOST_OBJS_OF,backends_c/conformance,conformance \
@@ -120,7 +123,7 @@ THOST_CONFORMANCE_OBJS := $(call THOST_OBJS_OF,backends_c/conformance,conformanc
 THOST_MODELCONTROL_OBJS := $(call THOST_OBJS_OF,backends_c/modelcontrol,modelcontrol \
 	modelcontrol_bls) $(THOST_CJSON_OBJ)
 THOST_ALL_OBJS := $(sort $(THOST_LAYER_OBJS) $(THOST_REPEAT_OBJS) $(THOST_SQUARE_OBJS) \
-	$(THOST_ADDSUB_OBJS) $(THOST_BLS_OBJS) $(THOST_IDENTITY_OBJS) $(THOST_CONFORMANCE_OBJS) \
+	$(THOST_ADDSUB_OBJS) $(THOST_BLS_OBJS) $(THOST_SEQUENCE_OBJS) $(THOST_IDENTITY_OBJS) $(THOST_CONFORMANCE_OBJS) \
 	$(THOST_MODELCONTROL_OBJS))
 
 # -MMD leaves out system headers, so the vendored ones are named here.
@@ -152,6 +155,11 @@ $(BACKENDS_DIR)/addsub/libtriton_addsub.so: $(THOST_ADDSUB_OBJS) $(THOST_LAYER_L
 $(BACKENDS_DIR)/bls/libtriton_bls.so: $(THOST_BLS_OBJS) $(THOST_LAYER_LIB) $(THOST_STUB) $(THOST_EXPORTS_MAP)
 	@mkdir -p $(@D)
 	$(CXX) $(THOST_LDFLAGS) $(THOST_NODELETE) -o $@ $(filter %.o %.a,$^) $(THOST_STUB_LIBS)
+
+# sequence, like addsub, starts no threads.
+$(BACKENDS_DIR)/sequence/libtriton_sequence.so: $(THOST_SEQUENCE_OBJS) $(THOST_LAYER_LIB) $(THOST_STUB) $(THOST_EXPORTS_MAP)
+	@mkdir -p $(@D)
+	$(CXX) $(THOST_LDFLAGS) -o $@ $(filter %.o %.a,$^) $(THOST_STUB_LIBS)
 
 $(BACKENDS_DIR)/identity/libtriton_identity.so: $(THOST_IDENTITY_OBJS) $(THOST_EXPORTS_MAP)
 	@mkdir -p $(@D)

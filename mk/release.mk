@@ -80,7 +80,7 @@ lint: $(STATICCHECK) ## gofmt, go vet, staticcheck and clang-format on every sou
 
 DIST_DIR ?= dist
 # The backends a release ships; conformance is a test probe and stays out.
-DIST_BACKENDS := repeat square addsub bls identity
+DIST_BACKENDS := repeat square addsub bls sequence identity
 DIST_BACKEND_LIBS := $(foreach b,$(DIST_BACKENDS),$(BACKENDS_DIR)/$(b)/libtriton_$(b).so)
 
 .PHONY: dist

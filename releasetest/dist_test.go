@@ -13,7 +13,7 @@ import (
 
 // shippedBackends are the backends a release carries (mk/release.mk's
 // DIST_BACKENDS); every example model runs on one of them.
-var shippedBackends = []string{"addsub", "bls", "identity", "repeat", "square"}
+var shippedBackends = []string{"addsub", "bls", "identity", "repeat", "sequence", "square"}
 
 // In the tarball, under its top directory.
 var tarballFiles = []string{

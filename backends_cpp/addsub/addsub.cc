@@ -1,21 +1,34 @@
 // addsub.cc: the "addsub" backend (libtriton_addsub.so), which serves
-// Triton's classic example model "simple": elementwise
+// Triton's example models "simple", "simple_int8" and "simple_string":
+// elementwise
 //   OUTPUT0 = INPUT0 + INPUT1    OUTPUT1 = INPUT0 - INPUT1
 //
 // Model: inputs INPUT0 and INPUT1 and outputs OUTPUT0 and OUTPUT1, all of
-// one data type (TYPE_INT32 or TYPE_FP32) and the same dims; checked at
-// load, where a mismatch is an INVALID_ARG naming the configuration field.
+// one data type and the same dims; checked at load, where a mismatch is an
+// INVALID_ARG naming the configuration field. The data types:
+//   TYPE_INT8, TYPE_INT32  integer arithmetic, wrapping on overflow;
+//   TYPE_FP32              float arithmetic;
+//   TYPE_STRING            BYTES elements (a 4-byte little-endian length,
+//                          then the bytes), each the decimal text of an
+//                          int64, as Triton's simple_string model takes
+//                          them; the outputs are the decimal text of the
+//                          int64 sum and difference (wrapping). An element
+//                          that is not a decimal int64 gets its request an
+//                          INVALID_ARG response naming the input and the
+//                          element.
 // Any max_batch_size: with batching, the requests of a batch come in one
 // Execute and each gets the rows it sent. Not decoupled: one response per
-// request, holding only the outputs it asked for (INT32 arithmetic wraps).
-// A request whose INPUT0 and INPUT1 shapes differ (possible with -1 dims)
-// gets an INVALID_ARG response. Statistics are reported per request and
-// per batch.
+// request, holding only the outputs it asked for. A request whose INPUT0
+// and INPUT1 shapes differ (possible with -1 dims) gets an INVALID_ARG
+// response. Statistics are reported per request and per batch.
 //
 // Built on the C++ backend layer in backends_cpp/layer: BackendModel,
 // BackendModelInstance, backend_io.hpp and RequestBatch.
+#include <charconv>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -119,12 +132,15 @@ ModelState::ValidateConfig()
   THOST_RETURN_IF_ERROR(CheckPair(Inputs(), "input", in0, in1));
   THOST_RETURN_IF_ERROR(CheckPair(Outputs(), "output", out0, out1));
   data_type_ = in0->data_type;
-  if (data_type_ != TRITONSERVER_TYPE_INT32 &&
-      data_type_ != TRITONSERVER_TYPE_FP32) {
+  if (data_type_ != TRITONSERVER_TYPE_INT8 &&
+      data_type_ != TRITONSERVER_TYPE_INT32 &&
+      data_type_ != TRITONSERVER_TYPE_FP32 &&
+      data_type_ != TRITONSERVER_TYPE_BYTES) {
     return ConfigError(
         in0->config_path + ".data_type",
         "(INPUT0) is " + in0->config_data_type +
-            "; addsub supports TYPE_INT32 and TYPE_FP32");
+            "; addsub supports TYPE_INT8, TYPE_INT32, TYPE_FP32 and "
+            "TYPE_STRING");
   }
   if (in0->optional || in1->optional) {
     return ConfigError(
@@ -157,6 +173,9 @@ class ModelInstanceState : public BackendModelInstance {
   }
   TRITONSERVER_Error* Compute(
       TRITONBACKEND_Request* request, TRITONBACKEND_Response* response) const;
+  TRITONSERVER_Error* ParseDecimals(
+      const InputTensor& input, size_t count,
+      std::vector<int64_t>* values) const;
 
   ModelState* model_state_;
 };
@@ -204,6 +223,23 @@ Apply(Op op, int32_t a, int32_t b)
   return static_cast<int32_t>(op == Op::kAdd ? ua + ub : ua - ub);
 }
 
+static int8_t
+Apply(Op op, int8_t a, int8_t b)
+{
+  const uint8_t ua = static_cast<uint8_t>(a);
+  const uint8_t ub = static_cast<uint8_t>(b);
+  return static_cast<int8_t>(
+      static_cast<uint8_t>(op == Op::kAdd ? ua + ub : ua - ub));
+}
+
+static int64_t
+Apply(Op op, int64_t a, int64_t b)
+{
+  const uint64_t ua = static_cast<uint64_t>(a);
+  const uint64_t ub = static_cast<uint64_t>(b);
+  return static_cast<int64_t>(op == Op::kAdd ? ua + ub : ua - ub);
+}
+
 static float
 Apply(Op op, float a, float b)
 {
@@ -219,6 +255,102 @@ Elementwise(Op op, const char* a, const char* b, char* out, size_t count)
     StoreElement<T>(
         out, i, Apply(op, LoadElement<T>(a, i), LoadElement<T>(b, i)));
   }
+}
+
+// Element 'text' of a BYTES input for a message: quoted, at most 32 bytes,
+// anything but printable ASCII as \xNN.
+static std::string
+QuoteElement(const char* text, size_t size)
+{
+  static const char kHex[] = "0123456789abcdef";
+  const size_t shown = size < 32 ? size : 32;
+  std::string s = "\"";
+  for (size_t i = 0; i < shown; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '"' || c == '\\') {
+      s += '\\';
+      s += static_cast<char>(c);
+    } else if (c >= 0x20 && c < 0x7f) {
+      s += static_cast<char>(c);
+    } else {
+      s += "\\x";
+      s += kHex[c >> 4];
+      s += kHex[c & 0xf];
+    }
+  }
+  s += "\"";
+  if (shown < size) {
+    s += " (" + std::to_string(size) + " bytes)";
+  }
+  return s;
+}
+
+// Reads the 'count' BYTES elements of 'input', each the decimal text of an
+// int64 (an optional '-', then digits: what Triton's example clients send,
+// str() of a Python int), into *values. The elements must fill the tensor's
+// bytes exactly.
+TRITONSERVER_Error*
+ModelInstanceState::ParseDecimals(
+    const InputTensor& input, size_t count, std::vector<int64_t>* values) const
+{
+  const std::string where = MessagePrefix() + "input '" + input.Name() + "' ";
+  const char* p = input.Data();
+  uint64_t left = input.ByteSize();
+  values->resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    THOST_RETURN_ERROR_IF_FALSE(
+        left >= 4, TRITONSERVER_ERROR_INVALID_ARG,
+        where + "ends before the length of element " + std::to_string(i) +
+            " (" + std::to_string(left) + " bytes left, " +
+            std::to_string(count) + " elements expected)");
+    // The length is little-endian whatever the host's byte order.
+    const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
+    const uint32_t size = static_cast<uint32_t>(u[0]) |
+                          (static_cast<uint32_t>(u[1]) << 8) |
+                          (static_cast<uint32_t>(u[2]) << 16) |
+                          (static_cast<uint32_t>(u[3]) << 24);
+    p += 4;
+    left -= 4;
+    THOST_RETURN_ERROR_IF_FALSE(
+        size <= left, TRITONSERVER_ERROR_INVALID_ARG,
+        where + "element " + std::to_string(i) + " has length " +
+            std::to_string(size) + " but " + std::to_string(left) +
+            " bytes are left");
+    int64_t value = 0;
+    const std::from_chars_result r = std::from_chars(p, p + size, value);
+    THOST_RETURN_ERROR_IF_FALSE(
+        size > 0 && r.ec == std::errc() && r.ptr == p + size,
+        TRITONSERVER_ERROR_INVALID_ARG,
+        where + "element " + std::to_string(i) + " " + QuoteElement(p, size) +
+            " is not a decimal integer in the range of int64; addsub reads "
+            "each TYPE_STRING element as one");
+    (*values)[i] = value;
+    p += size;
+    left -= size;
+  }
+  THOST_RETURN_ERROR_IF_FALSE(
+      left == 0, TRITONSERVER_ERROR_INVALID_ARG,
+      where + "has " + std::to_string(left) + " bytes after its " +
+          std::to_string(count) + " elements");
+  return nullptr;
+}
+
+// The decimal text of a[i] op b[i] for every element, as one BYTES tensor
+// (a 4-byte little-endian length before each).
+static std::string
+DecimalElements(
+    Op op, const std::vector<int64_t>& a, const std::vector<int64_t>& b)
+{
+  std::string out;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string text = std::to_string(Apply(op, a[i], b[i]));
+    const uint32_t size = static_cast<uint32_t>(text.size());
+    for (int shift = 0; shift < 32; shift += 8) {
+      out += static_cast<char>((size >> shift) & 0xff);
+    }
+    out += text;
+  }
+  return out;
 }
 
 // Reads both inputs and fills each requested output.
@@ -238,23 +370,49 @@ ModelInstanceState::Compute(
       MessagePrefix() + "INPUT0 shape " + ShapeToString(in0.Shape()) +
           " and INPUT1 shape " + ShapeToString(in1.Shape()) +
           " differ; addsub needs them equal");
+  const int64_t elements = ElementCount(in0.Shape());
+  THOST_RETURN_ERROR_IF_FALSE(
+      elements >= 0, TRITONSERVER_ERROR_INVALID_ARG,
+      MessagePrefix() + "INPUT0 shape " + ShapeToString(in0.Shape()) +
+          " has a negative dimension");
+  const size_t count = static_cast<size_t>(elements);
 
   std::vector<std::string> outputs;
   THOST_RETURN_IF_ERROR(RequestedOutputs(request, &outputs));
-  // CheckInput made sure the count is not negative.
-  const size_t count = static_cast<size_t>(ElementCount(in0.Shape()));
   for (const std::string& name : outputs) {
     THOST_RETURN_ERROR_IF_FALSE(
         name == "OUTPUT0" || name == "OUTPUT1", TRITONSERVER_ERROR_INVALID_ARG,
         MessagePrefix() + "unknown output '" + name + "' requested");
+  }
+
+  // BYTES: parsed once for both outputs, whose sizes follow from the text.
+  std::vector<int64_t> a, b;
+  if (dt == TRITONSERVER_TYPE_BYTES) {
+    THOST_RETURN_IF_ERROR(ParseDecimals(in0, count, &a));
+    THOST_RETURN_IF_ERROR(ParseDecimals(in1, count, &b));
+  }
+  for (const std::string& name : outputs) {
     const Op op = (name == "OUTPUT0") ? Op::kAdd : Op::kSub;
     char* out = nullptr;
+    if (dt == TRITONSERVER_TYPE_BYTES) {
+      const std::string text = DecimalElements(op, a, b);
+      THOST_RETURN_IF_ERROR(
+          AllocateOutput(response, name, dt, in0.Shape(), text.size(), &out));
+      text.copy(out, text.size());
+      continue;
+    }
     THOST_RETURN_IF_ERROR(
         AllocateOutput(response, name, dt, in0.Shape(), &out));
-    if (dt == TRITONSERVER_TYPE_INT32) {
-      Elementwise<int32_t>(op, in0.Data(), in1.Data(), out, count);
-    } else {
-      Elementwise<float>(op, in0.Data(), in1.Data(), out, count);
+    switch (dt) {
+      case TRITONSERVER_TYPE_INT8:
+        Elementwise<int8_t>(op, in0.Data(), in1.Data(), out, count);
+        break;
+      case TRITONSERVER_TYPE_INT32:
+        Elementwise<int32_t>(op, in0.Data(), in1.Data(), out, count);
+        break;
+      default:  // TRITONSERVER_TYPE_FP32, as ValidateConfig allows no other
+        Elementwise<float>(op, in0.Data(), in1.Data(), out, count);
+        break;
     }
   }
   return nullptr;

@@ -156,7 +156,7 @@ func TestMetadataHealthAndStatistics(t *testing.T) {
 		t.Errorf("ModelConfig: %v %v", cfg, err)
 	}
 	idx, err := srv.Client.RepositoryIndex(ctx, &pb.RepositoryIndexRequest{})
-	if err != nil || len(idx.GetModels()) != 9 || idx.GetModels()[0].GetState() != "READY" {
+	if err != nil || len(idx.GetModels()) != len(exampleTraffic) || idx.GetModels()[0].GetState() != "READY" {
 		t.Errorf("RepositoryIndex: %v %v", idx, err)
 	}
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"tritonhost/client"
@@ -11,10 +12,12 @@ import (
 
 // exampleTraffic is a request each example model serves, for the client
 // and as `tritonhost perf` flags; decoupled models are called over a
-// stream. Every model of examples/models is here (a test checks).
+// stream. Every model of examples/models is here (a test checks). The
+// sequence model's requests are each a whole sequence (params).
 var exampleTraffic = []struct {
 	model  string
 	inputs []client.Tensor
+	params map[string]any
 	stream bool
 	perf   []string
 }{
@@ -26,6 +29,16 @@ var exampleTraffic = []struct {
 		client.Int32s("INPUT1", []int64{1, 16}, make([]int32, 16)...)}},
 	{model: "simple_fp32", inputs: []client.Tensor{client.FP32s("INPUT0", []int64{1, 16}, make([]float32, 16)...),
 		client.FP32s("INPUT1", []int64{1, 16}, make([]float32, 16)...)}},
+	{model: "simple_int8", inputs: []client.Tensor{{Name: "INPUT0", Datatype: "INT8", Shape: []int64{1, 16}, Data: make([]byte, 16)},
+		{Name: "INPUT1", Datatype: "INT8", Shape: []int64{1, 16}, Data: make([]byte, 16)}}},
+	{model: "simple_string", inputs: []client.Tensor{client.Strings("INPUT0", []int64{1, 16}, sixteen("3")...),
+		client.Strings("INPUT1", []int64{1, 16}, sixteen("-1")...)},
+		perf: []string{"-i", "INPUT0:BYTES:1x16:" + strings.Join(sixteen("3"), ","), "-i", "INPUT1:BYTES:1x16:" + strings.Join(sixteen("-1"), ",")}},
+	{model: "simple_identity", inputs: []client.Tensor{client.Strings("INPUT0", []int64{1, 2}, "he\x00llo", "")},
+		perf: []string{"--shape", "INPUT0:1,16"}},
+	{model: "simple_sequence", inputs: []client.Tensor{client.Int32s("INPUT", []int64{1, 1}, 5)},
+		params: map[string]any{"sequence_id": int64(7), "sequence_start": true, "sequence_end": true},
+		perf:   []string{"-p", "sequence_id=7", "-p", "sequence_start=true", "-p", "sequence_end=true"}},
 	{model: "bls_simple", inputs: []client.Tensor{client.Int32s("INPUT0", []int64{1, 16}, make([]int32, 16)...),
 		client.Int32s("INPUT1", []int64{1, 16}, make([]int32, 16)...)}},
 	{model: "repeat_int32", stream: true, inputs: []client.Tensor{client.Int32s("IN", []int64{2}, 1, 2),
@@ -76,7 +89,7 @@ func TestEveryExampleModelReportsStatistics(t *testing.T) {
 	before := s.scrapeMetrics(t)
 	for _, tc := range exampleTraffic {
 		t.Run(tc.model, func(t *testing.T) {
-			req := client.Request{Model: tc.model, Inputs: tc.inputs}
+			req := client.Request{Model: tc.model, Inputs: tc.inputs, Params: tc.params}
 			if tc.stream {
 				st, err := client.OpenStream(ctx, s.Client)
 				if err != nil {
