@@ -62,10 +62,10 @@ func newSequenceConfig(m *core.Model) (*sequenceConfig, error) {
 	sb := m.Config().GetSequenceBatching()
 	c := &sequenceConfig{
 		iterative: sb.GetIterativeSequence(),
-		idle:     time.Duration(sb.GetMaxSequenceIdleMicroseconds()) * time.Microsecond,
-		maxBatch: int(max(m.MaxBatchSize(), 1)),
-		batchDim: m.MaxBatchSize() > 0,
-		provided: map[string]bool{},
+		idle:      time.Duration(sb.GetMaxSequenceIdleMicroseconds()) * time.Microsecond,
+		maxBatch:  int(max(m.MaxBatchSize(), 1)),
+		batchDim:  m.MaxBatchSize() > 0,
+		provided:  map[string]bool{},
 	}
 	if c.idle <= 0 {
 		c.idle = time.Second
