@@ -1,0 +1,58 @@
+package wire
+
+import (
+	"errors"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestSharedMemoryTravelsSealed(t *testing.T) {
+	a, b := pair(t)
+	s, err := NewShared("tensor", 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	copy(s.Bytes(), "outputs")
+	if err := s.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Send([]byte("with memory"), s.Fd()); err != nil {
+		t.Fatal(err)
+	}
+	_, fds, err := b.Recv(make([]byte, MaxMessage))
+	if err != nil || len(fds) != 1 {
+		t.Fatalf("%v %v", fds, err)
+	}
+	m, err := Map(fds[0], 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if string(m.Bytes()[:7]) != "outputs" || len(m.Bytes()) != 1<<20 {
+		t.Errorf("mapped %q of %d bytes", m.Bytes()[:7], len(m.Bytes()))
+	}
+	if err := unix.Ftruncate(s.Fd(), 10); err == nil {
+		t.Error("a sealed region shrank")
+	}
+}
+
+func TestUnsealedOrOversizedMemoryIsRefused(t *testing.T) {
+	s, err := NewShared("loose", 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fd, _ := unix.Dup(s.Fd())
+	if _, err := Map(fd, 1<<20); !errors.Is(err, ErrUnsealed) {
+		t.Errorf("an unsealed region: %v, want ErrUnsealed", err)
+	}
+	if err := s.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	fd, _ = unix.Dup(s.Fd())
+	if _, err := Map(fd, 1024); !errors.Is(err, ErrMalformed) {
+		t.Errorf("a region over the bound: %v, want ErrMalformed", err)
+	}
+}
