@@ -14,6 +14,7 @@ import (
 	"tritonhost/core"
 	"tritonhost/core/coretest"
 	"tritonhost/internal/testenv"
+	"tritonhost/loader"
 )
 
 // The bls backend (backends_cpp/bls) answers its requests by calling
@@ -393,4 +394,47 @@ ensemble_scheduling { step [
 	if strings.Contains(srv.log.String(), "panic") {
 		t.Errorf("the server recovered from a panic:\n%s", srv.log.String())
 	}
+}
+
+// TestBLSRequestsHaveTheirOwnTensorBound: a request a backend submits to
+// another model is held to the in-process bound
+// (--inprocess-max-tensor-size), not to the bound the server puts on what
+// its frontends take (--grpc-max-message-size): a 4 KiB tensor passes
+// through a BLS call on a server that takes 1 KiB from its clients, and a
+// smaller in-process bound refuses it, named.
+func TestBLSRequestsHaveTheirOwnTensorBound(t *testing.T) {
+	t.Parallel()
+	repo := blsRepo(t, testenv.Model{Name: "identity_int32", Config: testenv.ExampleConfig(t, "identity_int32")},
+		testenv.Model{Name: "bls_identity", Config: blsConfig("bls_identity", "identity_int32")})
+	small := func(c *core.Options, _ *loader.Options) {
+		c.MaxTensorBytes, c.MaxTensorBytesSetting = 1<<10, "--grpc-max-message-size"
+	}
+	values := make([]int32, 1024) // 4 KiB
+	for i := range values {
+		values[i] = int32(i)
+	}
+	req := func() *core.Submission {
+		return &core.Submission{Model: "bls_identity", ID: "big",
+			// the client's frontend takes more than the server's default
+			TensorLimit: core.TensorLimit{Bytes: 1 << 20, Setting: "a frontend's own"},
+			Inputs:      []core.Input{core.NewInput("INPUT0", core.TypeInt32, []int64{1024}, int32s(values...))}}
+	}
+	t.Run("within the in-process bound", func(t *testing.T) {
+		srv := startServer(t, repo, small)
+		evs := infer(t, srv, req())
+		if len(evs) != 1 || evs[0].resp == nil || evs[0].resp.Err != nil {
+			t.Fatalf("want one response, got %+v", evs)
+		}
+		if o := output(t, evs[0].resp, "OUTPUT0"); !slices.Equal(o.Data, int32s(values...)) {
+			t.Errorf("OUTPUT0 is not INPUT0")
+		}
+	})
+	t.Run("past it", func(t *testing.T) {
+		srv := startServerWith(t, repo, serverSetup{host: abi.HostOptions{InProcessMaxTensorBytes: 2 << 10}}, small)
+		evs := infer(t, srv, req())
+		if len(evs) != 1 || evs[0].resp == nil || evs[0].resp.Err == nil ||
+			!strings.Contains(evs[0].resp.Err.Error(), "--inprocess-max-tensor-size") {
+			t.Fatalf("want an error naming --inprocess-max-tensor-size, got %+v", evs)
+		}
+	})
 }

@@ -37,6 +37,11 @@ type HostOptions struct {
 	// request is cancelled.
 	InProcessMaxPending   int
 	InProcessStallTimeout time.Duration
+	// InProcessMaxTensorBytes bounds each input and output of those
+	// requests (default DefaultInProcessMaxTensorBytes), in place of the
+	// server's bound on what its frontends take: a request between two
+	// models crosses no network.
+	InProcessMaxTensorBytes int64
 	// OutputCacheBytes bounds the host memory kept from freed responses
 	// for the outputs of the next ones (0: DefaultOutputCacheBytes;
 	// negative: none). Outputs sent from where the backend wrote them live
@@ -78,6 +83,7 @@ type Host struct {
 	calls        table[*inferCall]
 	maxPending   int
 	stallTimeout time.Duration
+	maxTensor    core.TensorLimit // each tensor of an in-process request
 
 	plugins pluginTables // caches' lookups in flight (cache.go)
 }
@@ -106,8 +112,12 @@ func NewHost(opts HostOptions) *Host {
 	if opts.InProcessStallTimeout <= 0 {
 		opts.InProcessStallTimeout = DefaultInProcessStallTimeout
 	}
+	if opts.InProcessMaxTensorBytes <= 0 {
+		opts.InProcessMaxTensorBytes = DefaultInProcessMaxTensorBytes
+	}
 	h := &Host{log: opts.Logger, metrics: opts.Metrics, devices: opts.Devices,
-		maxPending: opts.InProcessMaxPending, stallTimeout: opts.InProcessStallTimeout}
+		maxPending: opts.InProcessMaxPending, stallTimeout: opts.InProcessStallTimeout,
+		maxTensor: core.TensorLimit{Bytes: opts.InProcessMaxTensorBytes, Setting: InProcessMaxTensorSetting}}
 
 	hostRegistry.mu.Lock()
 	defer hostRegistry.mu.Unlock()

@@ -16,11 +16,17 @@ import (
 	"tritonhost/core"
 )
 
-// Defaults of HostOptions.InProcessMaxPending and InProcessStallTimeout.
+// Defaults of HostOptions.InProcessMaxPending, InProcessStallTimeout and
+// InProcessMaxTensorBytes (2 GiB, the most Triton's gRPC frontend takes).
 const (
-	DefaultInProcessMaxPending   = 1024
-	DefaultInProcessStallTimeout = 5 * time.Second
+	DefaultInProcessMaxPending     = 1024
+	DefaultInProcessStallTimeout   = 5 * time.Second
+	DefaultInProcessMaxTensorBytes = 2 << 30
 )
+
+// InProcessMaxTensorSetting is the serve flag that sets
+// HostOptions.InProcessMaxTensorBytes, which errors name.
+const InProcessMaxTensorSetting = "--inprocess-max-tensor-size"
 
 // errServerNotReady is Triton's answer to the in-process API while the
 // server starts (its models load) and, for ModelIsReady, while it stops.
@@ -119,6 +125,7 @@ func (h *Host) submit(srv *core.Server, creq *C.struct_thost_infer_request, cb *
 	if err != nil {
 		return err
 	}
+	req.TensorLimit = h.maxTensor
 	m, err := srv.Model(req.Model, req.Version)
 	if err != nil {
 		return err

@@ -40,7 +40,7 @@ func convertResponse(resp *C.struct_thost_response, p *core.Responder, names []s
 	if n := int(resp.output_count); n > 0 {
 		outs := unsafe.Slice(resp.outputs, n)
 		total, dims := 0, 0
-		limit := uint64(p.Model().MaxTensorBytes()) // larger outputs are refused below, uncopied
+		limit := uint64(p.MaxTensorBytes()) // larger outputs are refused below, uncopied
 		for _, o := range outs {
 			if o.has_buffer && uint64(o.byte_size) <= limit {
 				total += int(o.byte_size)

@@ -6,14 +6,14 @@ import (
 )
 
 // checkContents checks that an input's contents are exactly what its shape
-// and data type call for, and no larger than the server holds
-// (Options.MaxTensorBytes).
-func (m *Model) checkContents(id string, in *Input) error {
+// and data type call for, and no larger than limit (the request's, or the
+// server's Options.MaxTensorBytes).
+func (m *Model) checkContents(id string, in *Input, limit tensorLimit) error {
 	n := ElementCount(in.Shape) // the dims were checked: only an overflow makes it negative
 	if n < 0 {
 		return Errorf(CodeInvalidArg, "model %q: input %q: shape %s has more elements than an int64 counts", m.name, in.Name, dimsString(in.Shape))
 	}
-	got, limit := in.ByteSize(), m.maxTensor
+	got := in.ByteSize()
 	if in.DataType == TypeBytes {
 		if got > uint64(limit.bytes) {
 			return Errorf(CodeInvalidArg, "model %q: input %q: BYTES contents are %s", m.name, in.Name, limit.tooLarge(int64(min(got, math.MaxInt64))))

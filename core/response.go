@@ -89,10 +89,11 @@ type Responder struct {
 	hookBuf    [2]cancelHook
 	nextHook   uint64
 	statsIndex atomic.Uint64
+	maxTensor  tensorLimit // the largest output: the request's bound, or the server's
 }
 
 func newResponder(m *Model, id string, requested []string, frees bool, fn ResponseFunc) *Responder {
-	p := &Responder{fn: fn, model: m, id: id, frees: frees}
+	p := &Responder{fn: fn, model: m, id: id, frees: frees, maxTensor: m.maxTensor}
 	if len(requested) > 0 {
 		p.requested = make(map[string]bool, len(requested))
 		for _, n := range requested {
@@ -165,14 +166,19 @@ func (p *Responder) Send(resp *Response, final bool) error {
 }
 
 // CheckOutputSize refuses an output of size bytes that is larger than the
-// server holds (Options.MaxTensorBytes). Send applies it; a backend layer
-// that copies outputs can apply it first and copy nothing.
+// request's bound (Submission.TensorLimit) or else the server's
+// (Options.MaxTensorBytes). Send applies it; a backend layer that copies
+// outputs can apply it first and copy nothing.
 func (p *Responder) CheckOutputSize(name string, size int64) error {
-	if m := p.model; size > m.maxTensor.bytes {
-		return Errorf(CodeInternal, "model %q sent output %q of %s", m.name, name, m.maxTensor.tooLarge(size))
+	if size > p.maxTensor.bytes {
+		return Errorf(CodeInternal, "model %q sent output %q of %s", p.model.name, name, p.maxTensor.tooLarge(size))
 	}
 	return nil
 }
+
+// MaxTensorBytes returns the largest output the request takes, in bytes
+// (see CheckOutputSize).
+func (p *Responder) MaxTensorBytes() int64 { return p.maxTensor.bytes }
 
 // shapeOutputs drops outputs the client did not request, checks the rest
 // against the configuration and gives outputs with a reshape their

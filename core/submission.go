@@ -60,6 +60,11 @@ type Submission struct {
 	// to, rather than copy them into Go memory; the lent memory stays
 	// valid until Free. Without it, responses hold Go memory only.
 	FreesResponses bool
+	// TensorLimit, when its Bytes is set, bounds this request's inputs and
+	// outputs in place of the server's Options.MaxTensorBytes: the bound
+	// of the in-process API, whose requests a frontend's message limit
+	// does not concern.
+	TensorLimit TensorLimit
 	// Inline lets the scheduler run the request on the submitting
 	// goroutine, inside Submit, when one of the version's instances is idle
 	// and nothing is queued ahead of it: the request then skips two
@@ -121,4 +126,11 @@ func BoolParam(name string, v bool) Parameter { return Parameter{Name: name, Typ
 // DoubleParam builds a floating-point parameter.
 func DoubleParam(name string, v float64) Parameter {
 	return Parameter{Name: name, Type: ParamDouble, Double: v}
+}
+
+// TensorLimit is a bound on the size of a request's tensors, in bytes, and
+// the setting an operator changes it with, which errors name.
+type TensorLimit struct {
+	Bytes   int64
+	Setting string
 }

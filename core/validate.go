@@ -51,6 +51,7 @@ func (m *Model) newRequest(req *Submission, fn ResponseFunc) (*Request, error) {
 		requestStart: Nanotime(),
 	}
 	r.responder = newResponder(m, req.ID, req.Outputs, req.FreesResponses, fn)
+	r.responder.maxTensor = m.tensorLimitOf(req)
 	r.responder.onFinal = r.finalDelivered
 	if req.Timeout > 0 {
 		r.deadline = r.requestStart + uint64(req.Timeout/time.Nanosecond)
@@ -194,7 +195,7 @@ func (m *Model) checkInput(req *Submission, in *Input) (Input, error) {
 	if err := m.checkShape(req.ID, in, dims, cfg.GetDims()); err != nil {
 		return Input{}, err
 	}
-	if err := m.checkContents(req.ID, in); err != nil {
+	if err := m.checkContents(req.ID, in, m.tensorLimitOf(req)); err != nil {
 		return Input{}, err
 	}
 	out := *in
@@ -248,4 +249,13 @@ func (m *Model) sequenceInput(name string) bool {
 		}
 	}
 	return false
+}
+
+// tensorLimitOf returns the bound on req's tensors: its own
+// (Submission.TensorLimit), else the server's.
+func (m *Model) tensorLimitOf(req *Submission) tensorLimit {
+	if l := req.TensorLimit; l.Bytes > 0 {
+		return tensorLimit{bytes: l.Bytes, setting: l.Setting}
+	}
+	return m.maxTensor
 }
