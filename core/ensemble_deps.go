@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"tritonhost/core/configpb"
-	"tritonhost/core/modelconfig"
 )
 
 // An ensemble depends on the models its steps run: it loads after them,
@@ -26,14 +25,15 @@ func stepModels(cfg *configpb.ModelConfig) []string {
 	return names
 }
 
-// configuredSteps reads the configuration in a model directory and
-// returns the models its steps run; nil when it cannot be read (loading
-// the model reports why) or the model is no ensemble.
-func configuredSteps(dir string) []string {
+// configuredSteps reads the configuration in a model directory, with the
+// bounds of Options.RepositoryFiles, and returns the models its steps run;
+// nil when it cannot be read (loading the model reports why) or the model
+// is no ensemble.
+func (s *Server) configuredSteps(dir string) []string {
 	if dir == "" {
 		return nil
 	}
-	cfg, err := modelconfig.ReadFile(filepath.Join(dir, ConfigFileName))
+	cfg, err := s.readConfigFile(filepath.Join(dir, ConfigFileName))
 	if err != nil {
 		return nil
 	}
@@ -57,7 +57,7 @@ func (s *Server) checkDependencies(name string, cfg *configpb.ModelConfig, dirs 
 		slices.Sort(missing)
 		return Errorf(CodeInvalidArg, "ensemble %s contains models that are not available or ambiguous: %s", name, strings.Join(missing, ", "))
 	}
-	if err := circularCheck(name, name, steps, dirs, map[string]bool{name: true}); err != nil {
+	if err := s.circularCheck(name, name, steps, dirs, map[string]bool{name: true}); err != nil {
 		return err
 	}
 	for _, st := range cfg.GetEnsembleScheduling().GetStep() {
@@ -70,7 +70,7 @@ func (s *Server) checkDependencies(name string, cfg *configpb.ModelConfig, dirs 
 
 // circularCheck follows the step models of current (steps) towards the
 // models they run, and fails when one is start.
-func circularCheck(start, current string, steps []string, dirs map[string]string, seen map[string]bool) error {
+func (s *Server) circularCheck(start, current string, steps []string, dirs map[string]string, seen map[string]bool) error {
 	for _, up := range steps {
 		if up == start {
 			return Errorf(CodeInvalidArg, "circular dependency between ensembles: %s -> ... -> %s -> %s", start, current, start)
@@ -79,7 +79,7 @@ func circularCheck(start, current string, steps []string, dirs map[string]string
 			continue
 		}
 		seen[up] = true
-		if err := circularCheck(start, up, configuredSteps(dirs[up]), dirs, seen); err != nil {
+		if err := s.circularCheck(start, up, s.configuredSteps(dirs[up]), dirs, seen); err != nil {
 			return err
 		}
 	}

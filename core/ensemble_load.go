@@ -14,7 +14,7 @@ import (
 // withSteps returns names and, transitively, the models their steps run
 // that the repository holds (dirs), sorted: loading an ensemble loads the
 // models it runs, as Triton polls them with it.
-func withSteps(names []string, dirs map[string]string) []string {
+func (s *Server) withSteps(names []string, dirs map[string]string) []string {
 	set := map[string]bool{}
 	var visit func(string)
 	visit = func(n string) {
@@ -22,7 +22,7 @@ func withSteps(names []string, dirs map[string]string) []string {
 			return
 		}
 		set[n] = true
-		for _, st := range configuredSteps(dirs[n]) {
+		for _, st := range s.configuredSteps(dirs[n]) {
 			if _, ok := dirs[st]; ok {
 				visit(st)
 			}
@@ -48,7 +48,7 @@ func (s *Server) loadInOrder(names []string, dirs map[string]string) {
 	deps := make(map[string][]string, len(names))
 	done := make(map[string]chan struct{}, len(names))
 	for _, n := range names {
-		for _, st := range configuredSteps(dirs[n]) {
+		for _, st := range s.configuredSteps(dirs[n]) {
 			if slices.Contains(names, st) {
 				deps[n] = append(deps[n], st)
 			}
@@ -133,9 +133,9 @@ func (s *Server) unloadedSteps(e *modelEntry, dirs map[string]string) []string {
 	seen := map[string]bool{e.name: true}
 	var visit func(string)
 	visit = func(n string) {
-		steps := configuredSteps(dirs[n])
+		steps := s.configuredSteps(dirs[n])
 		if n == e.name {
-			steps = configuredSteps(e.dir)
+			steps = s.configuredSteps(e.dir)
 			if e.override != nil {
 				steps = stepModels(e.override)
 			}

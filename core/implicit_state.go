@@ -3,14 +3,13 @@ package core
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 
 	"tritonhost/core/configpb"
+	"tritonhost/internal/repofile"
 )
 
 // Implicit state (sequence_batching.state): values a stateful backend reads
@@ -286,7 +285,7 @@ func newStateSpec(m *Model, st *configpb.ModelSequenceBatching_State, batchDim b
 			return nil, bad("initial_state data_file: %v", err)
 		}
 		if spec.dtype == TypeBytes {
-			data, err := readFile(path, m.maxTensor, false)
+			data, err := m.readFile(path, m.maxTensor, false)
 			if err != nil {
 				return nil, bad("initial_state data_file: %v", err)
 			}
@@ -297,7 +296,7 @@ func newStateSpec(m *Model, st *configpb.ModelSequenceBatching_State, batchDim b
 			break
 		}
 		want, _ := fixedByteSize(spec.dtype, count) // initialStateSize checked it
-		data, err := readFile(path, tensorLimit{bytes: want}, true)
+		data, err := m.readFile(path, tensorLimit{bytes: want}, true)
 		if err != nil {
 			return nil, bad("initial_state data_file: %v", err)
 		}
@@ -330,34 +329,23 @@ func (m *Model) initialStateSize(spec *stateSpec, what string) (int64, error) {
 	return count, nil
 }
 
-// readFile reads the regular file at path: all of it, failing when it
-// is larger than limit, or with prefix set its first limit bytes (the
-// rest is not read).
-func readFile(path string, limit tensorLimit, prefix bool) ([]byte, error) {
-	// Stat first: opening a FIFO would wait for a writer.
-	if st, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
+// readFile reads the regular file at path, through the server's bounded
+// reader (Options.RepositoryFiles): all of it, failing when it is larger
+// than limit, or with prefix set its first limit bytes (the rest is not
+// read).
+func (m *Model) readFile(path string, limit tensorLimit, prefix bool) ([]byte, error) {
+	files := m.srv.files
+	if prefix {
+		return files.ReadPrefix(path, limit.bytes)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	data, err := files.ReadFileLimit(path, limit.bytes)
+	if tl := (*repofile.TooLargeError)(nil); errors.As(err, &tl) {
+		if tl.Size < 0 {
+			return nil, fmt.Errorf("%s grew past %d bytes, the largest tensor the server holds (%s), as it was read", path, limit.bytes, limit.setting)
+		}
+		return nil, fmt.Errorf("%s is %s", path, limit.tooLarge(tl.Size))
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !prefix && st.Size() > limit.bytes {
-		return nil, fmt.Errorf("%s is %s", path, limit.tooLarge(st.Size()))
-	}
-	data := make([]byte, min(st.Size(), limit.bytes))
-	n, err := io.ReadFull(f, data)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) { // a file that shrank: the caller sees it short
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return data[:n:n], nil
+	return data, err
 }
 
 // zeroTensor returns count zero elements of dtype; for BYTES, count empty

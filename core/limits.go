@@ -27,6 +27,67 @@ const (
 	maxInstances = 1 << 12
 )
 
+// MaxTensorDims bounds the dimensions of a tensor's shape. A request may
+// give an input at most this many (both frontends refuse more, with
+// internal/protocol's MaxTensorDims, which is this), so a model whose
+// configuration asks for more, its batch dimension included, could serve
+// no request: it fails to load, naming the limit. Its inputs, outputs,
+// their reshapes and its sequence states are held to it.
+const MaxTensorDims = 64
+
+// checkTensorDims refuses a configuration with a tensor of more than
+// MaxTensorDims dimensions, counting the batch dimension of a model that
+// batches.
+func (m *Model) checkTensorDims(cfg *configpb.ModelConfig) error {
+	batch := 0
+	if cfg.GetMaxBatchSize() > 0 {
+		batch = 1
+	}
+	check := func(what, name string, dims []int64) error {
+		n := len(dims) + batch
+		if n <= MaxTensorDims {
+			return nil
+		}
+		with := ""
+		if batch > 0 {
+			with = ", the batch dimension included"
+		}
+		return Errorf(CodeInvalidArg, "model %q: %s %q has %d dimensions%s, more than the %d a request's tensor may have",
+			m.name, what, name, n, with, MaxTensorDims)
+	}
+	for _, in := range cfg.GetInput() {
+		if err := check("input", in.GetName(), in.GetDims()); err != nil {
+			return err
+		}
+		if rs := in.GetReshape(); rs != nil {
+			if err := check("the reshape of input", in.GetName(), rs.GetShape()); err != nil {
+				return err
+			}
+		}
+	}
+	for _, out := range cfg.GetOutput() {
+		if err := check("output", out.GetName(), out.GetDims()); err != nil {
+			return err
+		}
+		if rs := out.GetReshape(); rs != nil {
+			if err := check("the reshape of output", out.GetName(), rs.GetShape()); err != nil {
+				return err
+			}
+		}
+	}
+	for _, st := range cfg.GetSequenceBatching().GetState() {
+		if err := check("sequence state", st.GetInputName(), st.GetDims()); err != nil {
+			return err
+		}
+		for _, init := range st.GetInitialState() {
+			if err := check("the initial_state of sequence state", st.GetInputName(), init.GetDims()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // mulInt64 returns a*b for a, b >= 0, and false when the product does not
 // fit in an int64.
 func mulInt64(a, b int64) (int64, bool) {

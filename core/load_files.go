@@ -65,6 +65,13 @@ type LoadFilesLimits struct {
 	// MaxBytesSetting names the setting that sets MaxBytes, for the
 	// refusal (default "LoadFilesLimits.MaxBytes").
 	MaxBytesSetting string
+	// Directory is where the files are kept (default
+	// DefaultLoadFilesDirectory()): under explicit model control the
+	// server makes a directory of its own in it at start, locked while
+	// the server runs, and removes those of servers that are gone (killed
+	// before they could remove theirs). Each load request's files go in a
+	// new directory under the server's own.
+	Directory string
 }
 
 func (l *LoadFilesLimits) setDefaults() {
@@ -157,10 +164,14 @@ func parseConfigOverride(js []byte) (*configpb.ModelConfig, error) {
 }
 
 // writeModelFiles writes the files of a load request, and its
-// configuration as config.pbtxt, into a new temporary directory, which it
-// returns. On any error nothing is left behind.
-func writeModelFiles(name string, cfg *configpb.ModelConfig, files map[string][]byte) (string, error) {
-	made, err := os.MkdirTemp("", "tritonhost-model-")
+// configuration as config.pbtxt, into a new directory under the server's
+// own (LoadFilesLimits.Directory), which it returns. On any error nothing
+// is left behind.
+func (s *Server) writeModelFiles(name string, cfg *configpb.ModelConfig, files map[string][]byte) (string, error) {
+	if s.uploads == nil {
+		return "", errors.New("the server keeps no files of load requests without explicit model control")
+	}
+	made, err := os.MkdirTemp(s.uploads.Path, "model-")
 	if err != nil {
 		return "", fmt.Errorf("create a directory for the files of the load request: %w", err)
 	}

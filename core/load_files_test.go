@@ -15,10 +15,10 @@ import (
 )
 
 // filesDirs returns the directories the server made for the files of load
-// requests, under the test's TMPDIR.
+// requests, under its own directory in the test's TMPDIR.
 func filesDirs(t *testing.T) []string {
 	t.Helper()
-	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), "tritonhost-model-*"))
+	dirs, err := filepath.Glob(filepath.Join(core.DefaultLoadFilesDirectory(), "server-*", "model-*"))
 	if err != nil {
 		t.Fatal(err)
 	}

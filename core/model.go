@@ -216,6 +216,9 @@ func (m *Model) Ready() error {
 }
 
 func (m *Model) applyConfig(cfg *configpb.ModelConfig) error {
+	if err := m.checkTensorDims(cfg); err != nil {
+		return err
+	}
 	if err := m.checkTensorSizes(cfg); err != nil {
 		return err
 	}

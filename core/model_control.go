@@ -47,10 +47,19 @@ func (s *Server) loadEntry(e *modelEntry) error {
 		e.stamp = dirStamp(e.dir)
 	}
 	e.versions = map[int64]*Model{}
-	err := s.loadVersions(e)
+	release, err := s.reserveModel(e.name)
+	if err == nil {
+		defer release() // once e is installed, and counts if it loaded
+		err = s.loadVersions(e)
+	} else {
+		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
+	}
 	if err != nil {
 		e.err = err
 		s.log.Errorf("failed to load model %q: %v", e.name, err)
+		if retryLoad(err) {
+			e.stamp = "" // under POLL, the next poll tries again
+		}
 	}
 	if len(e.versions) == 0 {
 		s.removeFiles(e) // nothing loaded uses them
@@ -130,7 +139,7 @@ func (s *Server) loadVersions(e *modelEntry) error {
 // the load request's override, or the directory's config.pbtxt.
 func (s *Server) entryConfig(e *modelEntry) (raw, cfg *configpb.ModelConfig, err error) {
 	if e.override == nil {
-		return readModelConfig(e.name, e.dir, s.opts.GPUs)
+		return s.readModelConfig(e.name, e.dir)
 	}
 	raw = cloneConfig(e.override)
 	cfg, err = normalizedConfig(raw, modelDefaults(e.name, s.opts.GPUs))
@@ -222,11 +231,14 @@ func (s *Server) loadSource(name string, opts LoadOptions) (*modelEntry, error) 
 		if err := checkNoLibraries(name, e.override, opts.Files, s.opts.LoadFiles); err != nil {
 			return nil, err
 		}
+		if err := s.checkModelRoom(name); err != nil {
+			return nil, err
+		}
 		size := filesSize(opts.Files)
 		if err := s.reserveFiles(name, size); err != nil {
 			return nil, err
 		}
-		dir, err := writeModelFiles(name, e.override, opts.Files)
+		dir, err := s.writeModelFiles(name, e.override, opts.Files)
 		if err != nil {
 			s.releaseFiles(size)
 			return nil, pollFailure(name, err)

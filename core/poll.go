@@ -141,7 +141,7 @@ func (s *Server) repositoryChanges(dirs map[string]string) (added, changed, remo
 // pollLoad loads names in dependency order; a model that has versions
 // serving keeps them if its new load has none.
 func (s *Server) pollLoad(names []string, dirs map[string]string) {
-	for _, name := range withSteps(names, dirs) {
+	for _, name := range s.withSteps(names, dirs) {
 		if !containsName(names, name) {
 			continue
 		}
@@ -189,6 +189,9 @@ func (s *Server) reloadKeepingServing(e *modelEntry) {
 	s.mu.Lock()
 	if s.models[e.name] == old {
 		old.stamp = e.stamp // tried: wait for the next change
+		if retryLoad(err) {
+			old.stamp = "" // or try again at the next poll
+		}
 		old.status = keptStatus(old, err)
 	}
 	s.mu.Unlock()

@@ -118,7 +118,7 @@ func (s *Server) startAgents(e *modelEntry, raw, cfg *configpb.ModelConfig) (*ag
 		}
 		location = next
 		if e.override == nil {
-			if raw, cfg, err = readModelConfig(e.name, location, s.opts.GPUs); err != nil {
+			if raw, cfg, err = s.readModelConfig(e.name, location); err != nil {
 				return fail(Errorf(CodeOf(err), "model %q: in the location repository agent %q gave: %w", e.name, name, err))
 			}
 		}

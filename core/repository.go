@@ -47,13 +47,15 @@ func isDir(path string) bool {
 	return err == nil && st.IsDir()
 }
 
-// readModelConfig reads a model's configuration and returns it as written
-// and normalized and validated.
-func readModelConfig(name, dir string, gpus []int) (raw, cfg *configpb.ModelConfig, err error) {
+// readModelConfig reads a model's configuration, with the bounds of
+// Options.RepositoryFiles, and returns it as written and normalized and
+// validated.
+func (s *Server) readModelConfig(name, dir string) (raw, cfg *configpb.ModelConfig, err error) {
+	gpus := s.opts.GPUs
 	path := filepath.Join(dir, ConfigFileName)
-	raw, err = modelconfig.ReadFile(path)
+	raw, err = s.readConfigFile(path)
 	if err != nil {
-		return nil, nil, Errorf(CodeInvalidArg, "model %q: %w", name, err)
+		return nil, nil, Errorf(readErrorCode(err), "model %q: %w", name, err)
 	}
 	if filepath.Base(dir) != name { // a registered repository's model served under a mapped name
 		raw.Name = name

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"tritonhost/core/serverlog"
+	"tritonhost/internal/procdir"
+	"tritonhost/internal/repofile"
 )
 
 // Options configure a Server.
@@ -92,8 +94,20 @@ type Options struct {
 	// EnsembleStepWait, for the message of a wait that ran out (default
 	// "EnsembleStepWait").
 	EnsembleStepWaitSetting string
-	// LoadFiles bounds the model files that load requests send.
+	// LoadFiles bounds the model files that load requests send, and says
+	// where they are kept.
 	LoadFiles LoadFilesLimits
+	// RepositoryFiles bounds the server's reads of the files of its model
+	// repositories.
+	RepositoryFiles RepositoryFileLimits
+	// MaxModels bounds the models loaded at once (those with a version
+	// loaded, and those loading for the first time); a load past it is
+	// refused (CodeUnavailable) until a model is unloaded (default
+	// DefaultMaxModels). A reload of a loaded model is not refused.
+	MaxModels int
+	// MaxModelsSetting names the setting that sets MaxModels, for the
+	// refusal (default "MaxModels").
+	MaxModelsSetting string
 
 	// ResponseCache, if set, is the server's response cache, which the
 	// models whose configuration enables response_cache use (see
@@ -130,6 +144,12 @@ type Server struct {
 	// filesBytes counts the model files that load requests sent and
 	// models hold, against Options.LoadFiles.MaxBytes (guarded by mu).
 	filesBytes int64
+	// firstLoads counts the loads of models that have no version loaded,
+	// which count against Options.MaxModels (guarded by mu).
+	firstLoads int
+
+	files   *repofile.Reader // the repositories' files, read with bounds
+	uploads *procdir.Dir     // the files of load requests go under it; nil without explicit control
 
 	lifecycles lifecycleSet // loads and unloads whose steps have not finished
 	stopping   atomic.Bool
@@ -187,11 +207,24 @@ func NewServer(opts Options) (*Server, error) {
 		opts.EnsembleStepWaitSetting = "EnsembleStepWait"
 	}
 	opts.LoadFiles.setDefaults()
+	opts.RepositoryFiles.setDefaults()
+	if opts.MaxModels <= 0 {
+		opts.MaxModels = DefaultMaxModels
+	}
+	if opts.MaxModelsSetting == "" {
+		opts.MaxModelsSetting = "MaxModels"
+	}
 	if opts.GPUs == nil && opts.Devices != nil {
 		opts.GPUs = opts.Devices.IDs()
 	}
 	opts.cacheDefaults()
-	s := &Server{opts: opts, log: opts.Logger, models: map[string]*modelEntry{}, locks: map[string]*modelLock{}}
+	s := &Server{opts: opts, log: opts.Logger, models: map[string]*modelEntry{}, locks: map[string]*modelLock{},
+		files: opts.RepositoryFiles.reader()}
+	if opts.ExplicitModelControl {
+		if err := s.openUploads(); err != nil {
+			return nil, err
+		}
+	}
 	if opts.ResponseCache != nil {
 		s.cache = newCachePath(opts.ResponseCache, &opts, opts.Logger)
 	}
@@ -201,6 +234,7 @@ func NewServer(opts Options) (*Server, error) {
 		if s.cache != nil {
 			_ = s.cache.close(context.Background())
 		}
+		s.closeUploads()
 		return nil, err
 	}
 	for name, err := range dupes {
@@ -214,7 +248,7 @@ func NewServer(opts Options) (*Server, error) {
 			names = append(names, name)
 		}
 	}
-	names = withSteps(names, dirs) // an ensemble loads the models it runs
+	names = s.withSteps(names, dirs) // an ensemble loads the models it runs
 	for name := range dirs {
 		if !slices.Contains(names, name) {
 			s.models[name] = &modelEntry{name: name, dir: dirs[name]}

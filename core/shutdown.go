@@ -26,7 +26,8 @@ import (
 //     in the background, each call bounded as above.
 //  4. Once every model is unloaded, the response cache is closed (once the
 //     calls into it running have returned; queued inserts are dropped),
-//     then the backends.
+//     then the backends, and the server's directory for the files of
+//     load requests is removed.
 //
 // If ctx ends first (or a Finalize call outlasts BackendCallTimeout), Stop
 // does not wait: it returns an error (CodeUnavailable) that names what it
@@ -91,6 +92,9 @@ func (s *Server) Stop(ctx context.Context) error {
 	if err := s.opts.Backends.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close backends: %w", err))
 	}
+	// Once nothing runs that may read them: a stop that gave up leaves
+	// them to the next server's start, which removes them.
+	s.closeUploads()
 	return errors.Join(errs...)
 }
 

@@ -103,7 +103,7 @@ func TestLoadWithConfigOverrideAndFiles(t *testing.T) {
 	if st := status.Convert(err); st.Code() != codes.Internal || !strings.HasPrefix(st.Message(), wantPrefix) || !strings.HasSuffix(st.Message(), "' must stay within model directory.") {
 		t.Errorf("a file outside the model directory: %v\nwant INTERNAL %q...", err, wantPrefix)
 	}
-	if left, _ := filepath.Glob(filepath.Join(tmp, "tritonhost-model-*")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(tmp, "tritonhost-uploads-*", "server-*", "model-*")); len(left) != 0 {
 		t.Errorf("left in TMPDIR: %v", left)
 	}
 }

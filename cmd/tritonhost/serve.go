@@ -200,6 +200,7 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 				MaxBytes: o.ModelFilesMaxSize, MaxBytesSetting: "--model-files-max-size"},
 		}
 		o.Plugins.apply(&opts, cache, agents)
+		o.Repository.apply(&opts)
 		srv, err := core.NewServer(opts)
 		if err != nil && cache != nil {
 			_ = cache.Close()

@@ -66,6 +66,7 @@ type serveOptions struct {
 	GC                  gcFlags
 	Trace               traceFlags
 	Plugins             pluginFlags
+	Repository          repositoryFlags
 
 	backendConfig map[string]map[string]string
 	devices       core.Devices   // the GPUs instances may be placed on (Run)
@@ -132,6 +133,7 @@ func newServeCommand() *cobra.Command {
 	o.GC.bind(f)
 	o.Trace.bind(f)
 	o.Plugins.bind(f)
+	o.Repository.bind(f)
 	return cmd
 }
 
@@ -249,6 +251,9 @@ func (o *serveOptions) Validate() error {
 		return err
 	}
 	if err := o.Plugins.validate(); err != nil {
+		return err
+	}
+	if err := o.Repository.validate(); err != nil {
 		return err
 	}
 	return o.GRPC.validate()

@@ -3,6 +3,7 @@ package modelconfig
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -12,10 +13,18 @@ import (
 
 // FuzzParse feeds arbitrary text to Parse. Whatever Parse accepts must go
 // through Normalize, Validate and ToJSON without panicking; the JSON must be
-// valid and read back by FromJSON into an equal config.
+// valid and read back by FromJSON into an equal config. It starts from the
+// fixtures and from every configuration in examples/models.
 func FuzzParse(f *testing.F) {
+	examples, err := filepath.Glob(filepath.Join("..", "..", "examples", "models", "*", "config.pbtxt"))
+	if err != nil || len(examples) == 0 {
+		f.Fatalf("no configurations in examples/models (%v)", err)
+	}
 	for _, fx := range fixtures {
-		text, err := os.ReadFile(fx.path())
+		examples = append(examples, fx.path())
+	}
+	for _, path := range examples {
+		text, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -32,7 +32,11 @@ func Parse(text []byte) (*configpb.ModelConfig, error) {
 	return cfg, nil
 }
 
-// ReadFile reads and parses a config.pbtxt; errors name the file.
+// ReadFile reads and parses a config.pbtxt; errors name the file. It
+// reads the whole file, however large and whatever it is, so it is for
+// files the caller trusts (tests, tools): the server reads the
+// configurations of its repositories with bounds (core's
+// RepositoryFileLimits) and parses them with Parse.
 func ReadFile(path string) (*configpb.ModelConfig, error) {
 	text, err := os.ReadFile(path)
 	if err != nil {

@@ -19,8 +19,9 @@ const (
 	// MaxRequestParameters bounds the parameters of one request, and
 	// those of each of its inputs and outputs.
 	MaxRequestParameters = 1024
-	// MaxTensorDims bounds the dimensions of one input's shape.
-	MaxTensorDims = 64
+	// MaxTensorDims bounds the dimensions of one input's shape: core's,
+	// which a model's configuration is held to as it loads.
+	MaxTensorDims = core.MaxTensorDims
 )
 
 // TooMany is the refusal of a request past one of the bounds: whose ("the
@@ -28,6 +29,13 @@ const (
 // the same words over both protocols.
 func TooMany(whose string, n int, what string, limit int) error {
 	return core.Errorf(core.CodeInvalidArg, "%s has %d %s, more than the %d the server accepts", whose, n, what, limit)
+}
+
+// MoreThan is TooMany for a frontend that stops counting one past the
+// bound, so that a hostile request costs no more than the bound allows:
+// whose has more than limit of what.
+func MoreThan(whose, what string, limit int) error {
+	return core.Errorf(core.CodeInvalidArg, "%s has more than the %d %s the server accepts", whose, limit, what)
 }
 
 // Defaults of the bounds on one stream of responses to a client: a gRPC

@@ -15,19 +15,27 @@
  *                  value: "d41d8cd98f00b204e9800998ecf8427e" } } ] }
  *
  * The file must be inside the model's directory: an absolute path, or one
- * with a ".." component, is refused. Files are read in blocks, whatever
- * their size. The agent keeps no state, and has nothing to do for any
- * action but LOAD.
+ * with a ".." component, is refused. It must be a regular file once
+ * symbolic links are followed: a named pipe, a device (a link to
+ * /dev/zero) or a socket is refused without a byte read, and the agent
+ * hashes no more than the size the file had when it was opened, and at
+ * most CHECKSUM_MAX_FILE_BYTES, so that no file can make it read for
+ * ever. Files are read in blocks, whatever their size. The agent keeps no
+ * state, and has nothing to do for any action but LOAD.
  */
 #define _POSIX_C_SOURCE 200809L /* strcasecmp */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "md5.h"
 #include "triton/core/tritonrepoagent.h"
@@ -69,7 +77,46 @@ inside(const char* path)
   return true;
 }
 
-/* md5_file writes the MD5 digest of dir/file, in lowercase hex, into hex. */
+/* CHECKSUM_MAX_FILE_BYTES is the largest file the agent hashes: 256 GiB,
+ * more than any model file in use, and some minutes of hashing. */
+#define CHECKSUM_MAX_FILE_BYTES ((off_t)256 << 30)
+
+/* file_kind names the type of a file that is not a regular one. */
+static const char*
+file_kind(mode_t mode)
+{
+  if (S_ISFIFO(mode))
+    return "a named pipe (FIFO)";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  if (S_ISDIR(mode))
+    return "a directory";
+  return "not a regular file";
+}
+
+/* not_regular refuses file, of mode, for not being a regular file. */
+static TRITONSERVER_Error*
+not_regular(const char* file, mode_t mode)
+{
+  return errorf(
+      TRITONSERVER_ERROR_INVALID_ARG,
+      "checksum of %s: it is %s, not a regular file; the agent reads only "
+      "regular files",
+      file, file_kind(mode));
+}
+
+/* md5_file writes the MD5 digest of dir/file, in lowercase hex, into hex.
+ * The file must be a regular file (symbolic links followed): its type is
+ * checked before it is opened (opening a device may act on it), and again
+ * on the descriptor, opened without blocking (a named pipe put in its
+ * place meanwhile opens at once rather than waiting for a writer). No more
+ * than the size it had then is read: a file that grows as it is read, or
+ * one that says it is empty and is not (/proc), cannot make the agent read
+ * for ever; one that shrank fails. */
 static TRITONSERVER_Error*
 md5_file(const char* dir, const char* file, char hex[33])
 {
@@ -78,23 +125,70 @@ md5_file(const char* dir, const char* file, char hex[33])
   if (path == NULL)
     return errorf(TRITONSERVER_ERROR_INTERNAL, "checksum: out of memory");
   snprintf(path, len, "%s/%s", dir, file);
-  FILE* f = fopen(path, "rb");
-  free(path);
-  if (f == NULL) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    int e = errno;
+    free(path);
     return errorf(
         TRITONSERVER_ERROR_INVALID_ARG,
-        "failed to open text file for read %s: %s", file, strerror(errno));
+        "failed to open text file for read %s: %s", file, strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    free(path);
+    return not_regular(file, st.st_mode);
+  }
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  int open_errno = errno;
+  free(path);
+  if (fd < 0) {
+    return errorf(
+        TRITONSERVER_ERROR_INVALID_ARG,
+        "failed to open text file for read %s: %s", file, strerror(open_errno));
+  }
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    return errorf(
+        TRITONSERVER_ERROR_INVALID_ARG, "failed to read %s: %s", file,
+        strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return not_regular(file, st.st_mode);
+  }
+  if (st.st_size > CHECKSUM_MAX_FILE_BYTES) {
+    close(fd);
+    return errorf(
+        TRITONSERVER_ERROR_INVALID_ARG,
+        "checksum of %s: it is %jd bytes, more than the %jd the agent hashes",
+        file, (intmax_t)st.st_size, (intmax_t)CHECKSUM_MAX_FILE_BYTES);
   }
   struct md5 m;
   md5_init(&m);
   unsigned char buf[1 << 16];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) md5_update(&m, buf, n);
-  bool failed = ferror(f) != 0;
-  fclose(f);
-  if (failed) {
-    return errorf(TRITONSERVER_ERROR_INVALID_ARG, "failed to read %s", file);
+  off_t left = st.st_size;
+  while (left > 0) {
+    size_t want = left < (off_t)sizeof buf ? (size_t)left : sizeof buf;
+    ssize_t n = read(fd, buf, want);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      int e = errno;
+      close(fd);
+      return errorf(
+          TRITONSERVER_ERROR_INVALID_ARG, "failed to read %s: %s", file,
+          strerror(e));
+    }
+    if (n == 0) {
+      close(fd);
+      return errorf(
+          TRITONSERVER_ERROR_INVALID_ARG,
+          "failed to read %s: it shrank as it was read", file);
+    }
+    md5_update(&m, buf, (size_t)n);
+    left -= n;
   }
+  close(fd);
   unsigned char digest[16];
   md5_final(&m, digest);
   for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", digest[i]);
