@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"tritonhost/core"
+	"tritonhost/core/ratelimit"
 	"tritonhost/core/serverlog"
 )
 
@@ -66,6 +67,12 @@ type ServerOptions struct {
 	// BackendConfig holds --backend-config settings, by backend ("" for
 	// every backend).
 	BackendConfig map[string]map[string]string
+	// RateLimit is --rate-limit=execution_count
+	// (TRITONSERVER_RATE_LIMIT_EXEC_COUNT); off by default.
+	RateLimit bool
+	// RateLimitResources are --rate-limit-resource's counts, in the order
+	// given (Device ratelimit.EveryDevice: every device).
+	RateLimitResources []ratelimit.Resource
 }
 
 // NewServerOptions returns Triton's defaults for an embedded server (see
@@ -107,6 +114,7 @@ func (o ServerOptions) clone() ServerOptions {
 		cfg[b] = maps.Clone(kv)
 	}
 	o.BackendConfig = cfg
+	o.RateLimitResources = slices.Clone(o.RateLimitResources)
 	return o
 }
 
@@ -256,6 +264,21 @@ func (o *ServerOptions) set(which int, v optionValue) error {
 			return core.Errorf(core.CodeInvalidArg, "cache %q: the configuration is not JSON: %q", v.s1, v.s2)
 		}
 		o.setCacheConfig(v.s1, v.s2)
+	case C.THOST_OPT_RATE_LIMITER:
+		switch v.i {
+		case C.TRITONSERVER_RATE_LIMIT_OFF:
+			o.RateLimit = false
+		case C.TRITONSERVER_RATE_LIMIT_EXEC_COUNT:
+			o.RateLimit = true
+		default:
+			return core.Errorf(core.CodeInvalidArg, "unknown rate limit mode '%d'", v.i)
+		}
+	case C.THOST_OPT_RATE_LIMITER_RESOURCE:
+		r := ratelimit.Resource{Name: v.s1, Count: v.u, Device: int(v.i)}
+		if _, err := ratelimit.New([]ratelimit.Resource{r}); err != nil {
+			return core.Errorf(core.CodeInvalidArg, "%v", err)
+		}
+		o.RateLimitResources = append(o.RateLimitResources, r)
 	case C.THOST_OPT_BACKEND_CONFIG:
 		if o.BackendConfig == nil {
 			o.BackendConfig = map[string]map[string]string{}
@@ -285,16 +308,6 @@ func (o *ServerOptions) setUnsupported(which int, v optionValue) error {
 		if v.s1 != "" {
 			return unsupported("model configuration name %q: only config.pbtxt is read", v.s1)
 		}
-	case C.THOST_OPT_RATE_LIMITER:
-		switch v.i {
-		case C.TRITONSERVER_RATE_LIMIT_OFF:
-		case C.TRITONSERVER_RATE_LIMIT_EXEC_COUNT:
-			return unsupported("rate limiting is not supported")
-		default:
-			return core.Errorf(core.CodeInvalidArg, "unknown rate limit mode '%d'", v.i)
-		}
-	case C.THOST_OPT_RATE_LIMITER_RESOURCE:
-		return unsupported("rate limiter resources are not supported (resource %q)", v.s1)
 	case C.THOST_OPT_CUDA_VIRTUAL_ADDRESS:
 		if v.u != 0 {
 			return unsupported("growable CUDA virtual address space is not supported")

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"tritonhost/core/configpb"
+	"tritonhost/core/ratelimit"
 )
 
 // InstanceKind is where an instance runs, numbered as
@@ -58,8 +59,9 @@ type Instance struct {
 	hostPolicy string
 	group      *configpb.ModelInstanceGroup
 	backend    BackendInstance
-	deviceLock *sync.Mutex  // shared by the instances of a device when the backend is device-blocking
-	executing  atomic.Int32 // executions running (0 or 1), for what an unload waits for
+	deviceLock *sync.Mutex     // shared by the instances of a device when the backend is device-blocking
+	executing  atomic.Int32    // executions running (0 or 1), for what an unload waits for
+	rate       *ratelimit.Slot // the server's rate limiter's (nil: none); set while the version loads, before any execution
 }
 
 // Model returns the model version the instance belongs to.
@@ -121,6 +123,9 @@ func (i *Instance) ReportResponseStatistics(p *Responder, start, computeOutputSt
 // execute runs one batch on the backend; an error return fails every request
 // the backend did not release.
 func (i *Instance) execute(batch []*Request) {
+	if i.rate != nil {
+		i.rate.Acquire() // released as Execute returns (rate_limit.go)
+	}
 	if i.deviceLock != nil {
 		i.deviceLock.Lock()
 		defer i.deviceLock.Unlock()
@@ -131,6 +136,9 @@ func (i *Instance) execute(batch []*Request) {
 	i.executing.Add(1)
 	err := i.backend.Execute(batch)
 	i.executing.Add(-1)
+	if i.rate != nil {
+		i.rate.Release()
+	}
 	if err == nil {
 		return
 	}

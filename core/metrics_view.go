@@ -91,7 +91,8 @@ func (m *Model) Counters() ModelCounters {
 
 // FirstResponseHistogram returns the histogram of the time from accepting
 // a request to its first response, in milliseconds (bounds
-// FirstResponseBucketsMs), for a decoupled model; nil for the others.
+// FirstResponseBucketsMs, or those its configuration's model_metrics
+// sets: model_metrics.go), for a decoupled model; nil for the others.
 func (m *Model) FirstResponseHistogram() *metrics.Histogram {
 	if !m.decoupled {
 		return nil

@@ -226,12 +226,17 @@ func (m *Model) applyConfig(cfg *configpb.ModelConfig) error {
 	if err != nil {
 		return Errorf(CodeInternal, "model %q: render config: %w", m.name, err)
 	}
+	firstResp, err := m.firstResponseHistogram(cfg) // model_metrics.go
+	if err != nil {
+		return err
+	}
 	m.cfgMu.Lock()
 	defer m.cfgMu.Unlock()
 	if m.frozen {
 		return Errorf(CodeUnsupported, "model %q: the configuration can only change while the model initializes", m.name)
 	}
 	m.cfg, m.cfgJSON = cfg, js
+	m.firstResp = firstResp
 	m.decoupled = cfg.GetModelTransactionPolicy().GetDecoupled()
 	m.maxBatch = int64(cfg.GetMaxBatchSize())
 	m.inputs = make(map[string]*configpb.ModelInput, len(cfg.GetInput()))

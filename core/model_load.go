@@ -23,11 +23,12 @@ func (m *Model) ident() string {
 }
 
 // load initializes the model in its backend (LoadModel), creates its
-// instances (NewInstance) and starts scheduling. A call that does not
-// return within the backend call timeout fails the load, with an error
-// naming it; the call is left running, and whatever it returns late is
-// finalized then. On any failure, what was created is finalized again,
-// instances first.
+// instances (NewInstance), registers them with the rate limiter
+// (rate_limit.go), runs its warmup samples on them (warmup.go) and starts
+// scheduling. A call that does not return within the backend call
+// timeout fails the load, with an error naming it; the call is left
+// running, and whatever it returns late is finalized then. On any
+// failure, what was created is finalized again, instances first.
 func (m *Model) load(provider BackendProvider) error {
 	m.readiness.Store(int32(ModelLoading))
 	lc := m.startLifecycle("load", func(lc *lifecycle) error { return m.loadSteps(lc, provider) }, nil)
@@ -64,6 +65,12 @@ func (m *Model) loadSteps(lc *lifecycle, provider BackendProvider) error {
 	}
 	if lc.givenUp() {
 		return m.undoLoad(lc, errGivenUp)
+	}
+	if err := m.registerRateLimits(); err != nil {
+		return m.undoLoad(lc, err)
+	}
+	if err := m.warmUp(lc); err != nil { // warmup.go
+		return m.undoLoad(lc, err)
 	}
 	sched, err := m.srv.opts.Schedulers(m.srv, m)
 	if err != nil {
@@ -116,6 +123,7 @@ func (m *Model) createInstances(lc *lifecycle, bm BackendModel) error {
 // undoLoad finalizes what a failed load created, the instances first, and
 // returns err.
 func (m *Model) undoLoad(lc *lifecycle, err error) error {
+	m.unregisterRateLimits()
 	for _, inst := range m.instances {
 		if inst.backend == nil {
 			continue
@@ -151,6 +159,7 @@ func (m *Model) unload(ctx context.Context) error {
 
 func (m *Model) unloadSteps(ctx context.Context, lc *lifecycle) error {
 	lc.await(m.describeExecutions, func() { m.sched.Stop(ctx) })
+	m.unregisterRateLimits() // no execution runs any more
 	var errs []error
 	for _, inst := range m.instances {
 		if err := lc.call(fmt.Sprintf("Finalize of instance %q", inst.name), inst.backend.Finalize); err != nil {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"tritonhost/core/ratelimit"
 	"tritonhost/core/serverlog"
 	"tritonhost/internal/procdir"
 	"tritonhost/internal/repofile"
@@ -130,6 +131,13 @@ type Options struct {
 	// configurations name (model_repository_agents); without it, such a
 	// model fails to load.
 	RepoAgents RepoAgentProvider
+	// RateLimiter, if set, is the server's rate limiter
+	// (--rate-limit=execution_count): every active instance executes only
+	// once the resources its instance_group's rate_limiter lists are
+	// allocated to it, in the limiter's order (see rate_limit.go and
+	// package ratelimit). Nil: off, each instance executes as soon as it
+	// has work.
+	RateLimiter *ratelimit.Limiter
 }
 
 // Server hosts the models of a repository and runs inference on them. All

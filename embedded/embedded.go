@@ -23,6 +23,7 @@ import (
 
 	"tritonhost/abi"
 	"tritonhost/core"
+	"tritonhost/core/ratelimit"
 	"tritonhost/core/scheduling"
 	"tritonhost/core/serverlog"
 	"tritonhost/frontend/metricsserver"
@@ -58,7 +59,11 @@ func New(o abi.ServerOptions) (*abi.Host, error) {
 		Logger:               log,
 		MinComputeCapability: o.MinComputeCapability,
 	})
-	cache, err := openCache(o, host)
+	limiter, err := rateLimiter(o)
+	var cache core.ResponseCache
+	if err == nil {
+		cache, err = openCache(o, host)
+	}
 	var srv *core.Server
 	if err == nil {
 		srv, err = core.NewServer(core.Options{
@@ -73,6 +78,7 @@ func New(o abi.ServerOptions) (*abi.Host, error) {
 			LoadConcurrency:      o.LoadConcurrency,
 			ResponseCache:        cache,
 			RepoAgents:           loader.NewRepoAgents(host, o.RepoAgentDirectory, log),
+			RateLimiter:          limiter,
 		})
 		if err != nil {
 			if cache != nil {
@@ -88,6 +94,22 @@ func New(o abi.ServerOptions) (*abi.Host, error) {
 		return nil, err
 	}
 	return attach(o, srv, host, gpus, log, closeLog)
+}
+
+// rateLimiter returns the rate limiter the options ask for
+// (TRITONSERVER_ServerOptionsSetRateLimiterMode,
+// TRITONSERVER_ServerOptionsAddRateLimiterResource), as --rate-limit and
+// --rate-limit-resource make one: nil when rate limiting is off, which
+// leaves the resources without effect, as in Triton.
+func rateLimiter(o abi.ServerOptions) (*ratelimit.Limiter, error) {
+	if !o.RateLimit {
+		return nil, nil
+	}
+	l, err := ratelimit.New(o.RateLimitResources)
+	if err != nil {
+		return nil, core.Errorf(core.CodeInvalidArg, "create the server: rate limiter: %w", err)
+	}
+	return l, nil
 }
 
 // openCache opens the response cache the options configure (nil when

@@ -177,6 +177,10 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 		srv *core.Server
 		err error
 	}
+	limiter, err := o.RateLimit.limiter(log)
+	if err != nil {
+		return nil, err
+	}
 	done := make(chan started, 1)
 	go func() {
 		opts := core.Options{
@@ -198,6 +202,7 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 			EnsembleStepWaitSetting:   "--ensemble-step-wait-secs",
 			LoadFiles: core.LoadFilesLimits{AllowLibraries: o.AllowFileLibraries, AllowLibrariesSetting: "--allow-model-file-libraries",
 				MaxBytes: o.ModelFilesMaxSize, MaxBytesSetting: "--model-files-max-size"},
+			RateLimiter: limiter,
 		}
 		o.Plugins.apply(&opts, cache, agents)
 		o.Repository.apply(&opts)

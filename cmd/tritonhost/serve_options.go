@@ -67,6 +67,7 @@ type serveOptions struct {
 	Trace               traceFlags
 	Plugins             pluginFlags
 	Repository          repositoryFlags
+	RateLimit           rateLimitFlags
 
 	backendConfig map[string]map[string]string
 	devices       core.Devices   // the GPUs instances may be placed on (Run)
@@ -134,6 +135,7 @@ func newServeCommand() *cobra.Command {
 	o.Trace.bind(f)
 	o.Plugins.bind(f)
 	o.Repository.bind(f)
+	o.RateLimit.bind(f)
 	return cmd
 }
 
@@ -254,6 +256,9 @@ func (o *serveOptions) Validate() error {
 		return err
 	}
 	if err := o.Repository.validate(); err != nil {
+		return err
+	}
+	if err := o.RateLimit.validate(); err != nil {
 		return err
 	}
 	return o.GRPC.validate()

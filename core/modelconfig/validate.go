@@ -15,7 +15,8 @@ import (
 // It applies the checks of Triton's ValidateModelConfig,
 // ValidateModelIOConfig (ValidateModelInput, ValidateModelOutput,
 // ValidateBatchIO) and ValidateInstanceGroup, and for ensembles
-// ValidateEnsembleSchedulingConfig (see validate_ensemble.go). GPU
+// ValidateEnsembleSchedulingConfig (see validate_ensemble.go); then it
+// refuses the fields the server does not honour (unsupported.go). GPU
 // availability is checked by Normalize, which knows the server's GPUs.
 // Validate returns the first problem found.
 func Validate(cfg *configpb.ModelConfig) error {
@@ -36,6 +37,7 @@ func Validate(cfg *configpb.ModelConfig) error {
 		validateBatchInputs,
 		validateBatchOutputs,
 		validateInstanceGroups,
+		validateUnsupported,
 	}
 	for _, check := range checks {
 		if err := check(cfg); err != nil {

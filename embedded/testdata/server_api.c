@@ -84,6 +84,13 @@ check_options(void)
   CHECK(TRITONSERVER_ServerOptionsSetStrictModelConfig, "good", o, true);
   CHECK(TRITONSERVER_ServerOptionsSetModelConfigName, "default", o, "");
   CHECK(
+      TRITONSERVER_ServerOptionsSetRateLimiterMode, "exec_count", o,
+      TRITONSERVER_RATE_LIMIT_EXEC_COUNT);
+  CHECK(TRITONSERVER_ServerOptionsAddRateLimiterResource, "good", o, "r", 1, 0);
+  CHECK(
+      TRITONSERVER_ServerOptionsAddRateLimiterResource, "every_device", o, "r",
+      1, -1);
+  CHECK(
       TRITONSERVER_ServerOptionsSetRateLimiterMode, "off", o,
       TRITONSERVER_RATE_LIMIT_OFF);
   CHECK(
@@ -130,15 +137,14 @@ check_options(void)
       (TRITONSERVER_ModelControlMode)7);
   CHECK(TRITONSERVER_ServerOptionsSetModelConfigName, "custom", o, "other");
   CHECK(
-      TRITONSERVER_ServerOptionsSetRateLimiterMode, "exec_count", o,
-      TRITONSERVER_RATE_LIMIT_EXEC_COUNT);
-  CHECK(
       TRITONSERVER_ServerOptionsSetRateLimiterMode, "unknown_mode", o,
       (TRITONSERVER_RateLimitMode)7);
-  CHECK(TRITONSERVER_ServerOptionsAddRateLimiterResource, "good", o, "r", 1, 0);
   CHECK(
       TRITONSERVER_ServerOptionsAddRateLimiterResource, "null_name", o, NULL, 1,
       0);
+  CHECK(
+      TRITONSERVER_ServerOptionsAddRateLimiterResource, "bad_device", o, "r", 1,
+      -2);
   CHECK(
       TRITONSERVER_ServerOptionsSetCudaMemoryPoolByteSize, "negative_device", o,
       -1, 1);
