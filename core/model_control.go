@@ -115,6 +115,9 @@ func (s *Server) loadVersions(e *modelEntry) error {
 			err = s.loadVersion(m, ensemble)
 		}
 		if err != nil {
+			// Triton's line for a version that failed, which its tests
+			// look for in the log.
+			s.log.Errorf("failed to load '%s' version %d: %s: %v", e.name, v, CodeOf(err), err)
 			err = fmt.Errorf("version %d: %w", v, err)
 			errs = append(errs, err)
 			st.Readiness, st.Reason = ModelUnavailable, err.Error()
