@@ -1,7 +1,9 @@
 package core
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -54,17 +56,72 @@ func (s *Server) readModelConfig(name, dir string) (raw, cfg *configpb.ModelConf
 	gpus := s.opts.GPUs
 	path := filepath.Join(dir, ConfigFileName)
 	raw, err = s.readConfigFile(path)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !s.opts.DisableAutoCompleteConfig:
+		// No configuration: as in Triton, the model starts from its name
+		// and its model file, and its backend completes the rest
+		// (TRITONBACKEND_ModelSetConfig).
+		raw = &configpb.ModelConfig{Name: name}
+		s.log.Infof("model %q has no %s: its configuration is completed from its files and its backend", name, ConfigFileName)
+	case err != nil:
 		return nil, nil, Errorf(readErrorCode(err), "model %q: %w", name, err)
 	}
 	if filepath.Base(dir) != name { // a registered repository's model served under a mapped name
 		raw.Name = name
+	}
+	if !s.opts.DisableAutoCompleteConfig {
+		fillFromModelFile(raw, dir)
 	}
 	cfg, err = normalizedConfig(raw, modelDefaults(name, gpus))
 	if err != nil {
 		return nil, nil, Errorf(CodeInvalidArg, "model %q: %s: %w", name, path, err)
 	}
 	return raw, cfg, nil
+}
+
+// modelFiles are the model files whose presence in a model's first version
+// directory names its backend, in the order Triton's auto-complete looks
+// for them (AutoCompleteBackendFields), and whether each is a directory.
+var modelFiles = []struct {
+	name string
+	dir  bool
+}{
+	{"model.savedmodel", true},
+	{"model.graphdef", false},
+	{"model.plan", false},
+	{"model.onnx", false},
+	{"model.xml", false},
+	{"model.pt", false},
+	{"model.pt2", false},
+	{"model.py", false},
+}
+
+// fillFromModelFile gives a configuration that names no backend, platform
+// or model file the model file found in the model's first version
+// directory (the first subdirectory by name, as Triton takes it), so that
+// normalization derives its backend: model.py makes a python model,
+// model.onnx an onnxruntime one, and so on.
+func fillFromModelFile(cfg *configpb.ModelConfig, dir string) {
+	if cfg.Backend != "" || cfg.Platform != "" || cfg.DefaultModelFilename != "" {
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !isDir(filepath.Join(dir, e.Name())) {
+			continue
+		}
+		version := filepath.Join(dir, e.Name())
+		for _, f := range modelFiles {
+			if st, err := os.Stat(filepath.Join(version, f.name)); err == nil && st.IsDir() == f.dir {
+				cfg.DefaultModelFilename = f.name
+				return
+			}
+		}
+		return // only the first version directory counts
+	}
 }
 
 // modelDefaults are the defaults the configuration of model name takes.

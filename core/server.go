@@ -95,6 +95,12 @@ type Options struct {
 	// EnsembleStepWait, for the message of a wait that ran out (default
 	// "EnsembleStepWait").
 	EnsembleStepWaitSetting string
+	// DisableAutoCompleteConfig is --disable-auto-complete-config: a model
+	// directory without config.pbtxt fails to load, and a configuration
+	// is not completed from the model's files (the loader keeps backends
+	// from completing it too). By default, as in Triton, such a directory
+	// loads from its model file and what its backend completes.
+	DisableAutoCompleteConfig bool
 	// LoadFiles bounds the model files that load requests send, and says
 	// where they are kept.
 	LoadFiles LoadFilesLimits

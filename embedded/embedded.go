@@ -67,18 +67,19 @@ func New(o abi.ServerOptions) (*abi.Host, error) {
 	var srv *core.Server
 	if err == nil {
 		srv, err = core.NewServer(core.Options{
-			ModelRepositories:    o.ModelRepositories,
-			Backends:             provider,
-			Schedulers:           scheduling.New,
-			Devices:              gpus.hostDevices(),
-			Logger:               log,
-			ExplicitModelControl: o.ModelControl == abi.ModelControlExplicit,
-			PollModelControl:     o.ModelControl == abi.ModelControlPoll,
-			StartupModels:        o.StartupModels,
-			LoadConcurrency:      o.LoadConcurrency,
-			ResponseCache:        cache,
-			RepoAgents:           loader.NewRepoAgents(host, o.RepoAgentDirectory, log),
-			RateLimiter:          limiter,
+			ModelRepositories:         o.ModelRepositories,
+			Backends:                  provider,
+			Schedulers:                scheduling.New,
+			Devices:                   gpus.hostDevices(),
+			Logger:                    log,
+			ExplicitModelControl:      o.ModelControl == abi.ModelControlExplicit,
+			PollModelControl:          o.ModelControl == abi.ModelControlPoll,
+			StartupModels:             o.StartupModels,
+			DisableAutoCompleteConfig: o.StrictModelConfig,
+			LoadConcurrency:           o.LoadConcurrency,
+			ResponseCache:             cache,
+			RepoAgents:                loader.NewRepoAgents(host, o.RepoAgentDirectory, log),
+			RateLimiter:               limiter,
 		})
 		if err != nil {
 			if cache != nil {

@@ -194,6 +194,7 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 			PollModelControl:          o.ModelControlMode == "poll",
 			RepositoryPollInterval:    o.pollInterval(),
 			StartupModels:             o.LoadModels,
+			DisableAutoCompleteConfig: o.DisableAutoComplete,
 			MaxTensorBytes:            int64(o.MaxMessageBytes),
 			MaxTensorBytesSetting:     "--grpc-max-message-size",
 			BackendCallTimeoutSetting: "--backend-call-timeout-secs",

@@ -118,7 +118,7 @@ func newServeCommand() *cobra.Command {
 	f.IntVar(&o.ExitTimeoutSecs, "exit-timeout-secs", 30, "on SIGINT/SIGTERM, seconds the whole shutdown may take; work still running then is abandoned and the exit status is 1")
 	f.BoolVar(&o.ExitOnError, "exit-on-error", true, "exit if a model fails to load")
 	f.BoolVar(&o.StrictReadiness, "strict-readiness", true, "report ready only when every model loaded")
-	f.BoolVar(&o.DisableAutoComplete, "disable-auto-complete-config", false, "do not let backends complete model configurations")
+	f.BoolVar(&o.DisableAutoComplete, "disable-auto-complete-config", false, "do not complete model configurations: a model directory without config.pbtxt fails to load, and backends may not complete a configuration")
 	f.IntVar(&o.BackendCallSecs, "backend-call-timeout-secs", int(core.DefaultBackendCallTimeout/time.Second), "seconds a backend may take to initialize or finalize a model or instance; then that model fails and the others go on")
 	f.IntVar(&o.EnsembleStepWait, "ensemble-step-wait-secs", int(core.DefaultEnsembleStepWait/time.Second), "seconds an ensemble step at its max_inflight_requests waits for a slot; then it goes ahead past the bound, with an error logged")
 	f.IntVar(&o.ShmMaxRegions, "system-shm-max-regions", sharedmem.DefaultMaxRegions, "system shared-memory regions clients may have registered at once")
