@@ -213,6 +213,9 @@ func (r *Request) UpdateState(name string, dtype DataType, shape []int64, data [
 	s.mu.Lock()
 	s.values[spec.input] = stateValue{dtype: dtype, shape: slices.Clone(shape), data: data}
 	s.mu.Unlock()
+	if r.forward != nil && r.forward.updateState != nil {
+		r.forward.updateState(name, dtype, shape, data)
+	}
 	return nil
 }
 

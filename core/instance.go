@@ -106,11 +106,17 @@ func (i *Instance) ReportStatistics(r *Request, success bool, execStart, compute
 	} else {
 		i.model.stats.failure(r.requestStart, Nanotime(), FailureBackend)
 	}
+	if o := i.model.srv.opts.StatisticsObserver; o != nil {
+		o.RequestStatistics(i, r, success, execStart, computeStart, computeEnd, execEnd)
+	}
 }
 
 // ReportBatchStatistics records one execution of a batch of batchSize.
 func (i *Instance) ReportBatchStatistics(batchSize, execStart, computeStart, computeEnd, execEnd uint64) {
 	i.model.stats.batch(batchSize, execStart, computeStart, computeEnd, execEnd)
+	if o := i.model.srv.opts.StatisticsObserver; o != nil {
+		o.BatchStatistics(i, batchSize, execStart, computeStart, computeEnd, execEnd)
+	}
 }
 
 // ReportResponseStatistics records one response (or empty iteration) of a
@@ -118,6 +124,20 @@ func (i *Instance) ReportBatchStatistics(batchSize, execStart, computeStart, com
 // ResponseStatsCap on share one entry; see ModelStatistics.Responses).
 func (i *Instance) ReportResponseStatistics(p *Responder, start, computeOutputStart, end uint64, outcome ResponseOutcome) {
 	i.model.stats.response(p.NextResponseIndex(), start, computeOutputStart, end, outcome)
+	if o := i.model.srv.opts.StatisticsObserver; o != nil {
+		o.ResponseStatistics(i, p, start, computeOutputStart, end, outcome)
+	}
+}
+
+// StatisticsObserver receives every statistics report a backend makes,
+// after the server recorded it (Options.StatisticsObserver): the worker
+// process of an isolated backend hands them on to the server it serves.
+// Its methods run on the reporting backend's thread and must return at
+// once.
+type StatisticsObserver interface {
+	RequestStatistics(inst *Instance, r *Request, success bool, execStart, computeStart, computeEnd, execEnd uint64)
+	BatchStatistics(inst *Instance, batchSize, execStart, computeStart, computeEnd, execEnd uint64)
+	ResponseStatistics(inst *Instance, p *Responder, start, computeOutputStart, end uint64, outcome ResponseOutcome)
 }
 
 // execute runs one batch on the backend; an error return fails every request

@@ -67,6 +67,8 @@ type Model struct {
 	firstResp *metrics.Histogram // decoupled models: ms to the first response
 	memory    memoryUsage
 	readiness atomic.Int32
+	// backendRestarts counts the restarts of its backend's worker process.
+	backendRestarts atomic.Uint64
 
 	// droppedResponses counts the responses past the first that the
 	// backend sent to requests of this version while it is not decoupled.
@@ -157,6 +159,15 @@ func (m *Model) Instances() []*Instance { return m.instances }
 
 // Readiness returns whether the version is loading, ready, unloading or unavailable.
 func (m *Model) Readiness() ModelReadiness { return ModelReadiness(m.readiness.Load()) }
+
+// NoteBackendRestart counts a restart of the process that hosts the
+// version's backend (an isolated backend whose worker died);
+// BackendRestarts returns the count.
+func (m *Model) NoteBackendRestart() { m.backendRestarts.Add(1) }
+
+// BackendRestarts returns how many times the version's backend process
+// was restarted.
+func (m *Model) BackendRestarts() uint64 { return m.backendRestarts.Load() }
 
 // DroppedResponses returns how many responses past a request's first the
 // backend sent while the model is not decoupled: the server dropped them

@@ -36,6 +36,9 @@ type Request struct {
 	seqFlags    uint32
 	seqSet      bool
 	releaseHook func()
+	// forward is set for a request another server handed over
+	// (Model.NewForwarded): its releases are reported there.
+	forward *forwarding
 
 	sched atomic.Pointer[SchedulerData] // what its scheduler tied to it (SetSchedulerData)
 
@@ -105,6 +108,10 @@ func (r *Request) Parameters() []Parameter { return r.sub.Parameters }
 // the backend layer.
 func (r *Request) Origin() any { return r.sub.Origin }
 
+// SchedulerKey returns Submission.SchedulerKey, what the submitter left
+// for the model's scheduler.
+func (r *Request) SchedulerKey() any { return r.sub.SchedulerKey }
+
 // Inline reports whether the submitter let the scheduler run r on its own
 // goroutine (Submission.Inline).
 func (r *Request) Inline() bool { return r.sub.Inline }
@@ -168,6 +175,18 @@ func (r *Request) Release(flags uint32) error {
 		r.mu.Unlock()
 		return Errorf(CodeInvalidArg, "request %q of model %q was already released", r.ID(), r.model.name)
 	}
+	if flags&ReleaseReschedule != 0 && r.forward != nil {
+		// Its server queues it again; here it is over, unanswered.
+		r.mu.Unlock()
+		r.responder.close()
+		if r.forward.released != nil {
+			r.forward.released(flags)
+		}
+		r.mu.Lock()
+		r.released = true
+		r.mu.Unlock()
+		return nil
+	}
 	if flags&ReleaseReschedule != 0 {
 		r.mu.Unlock()
 		if r.responder.Done() {
@@ -221,6 +240,9 @@ func (r *Request) markReleased() {
 	done := r.finalSeen
 	abandoned := r.abandonedLocked()
 	r.mu.Unlock()
+	if r.forward != nil && r.forward.released != nil {
+		r.forward.released(ReleaseAll)
+	}
 	if r.releaseHook != nil {
 		r.releaseHook()
 	}

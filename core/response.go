@@ -90,6 +90,9 @@ type Responder struct {
 	nextHook   uint64
 	statsIndex atomic.Uint64
 	maxTensor  tensorLimit // the largest output: the request's bound, or the server's
+	// passThrough: a forwarded request's responses go on as sent, its
+	// server shapes them and applies the transaction policy.
+	passThrough bool
 }
 
 func newResponder(m *Model, id string, requested []string, frees bool, fn ResponseFunc) *Responder {
@@ -130,6 +133,16 @@ func (p *Responder) Requested(name string) bool { return p.requested == nil || p
 // Send takes resp whatever the outcome: a response it does not deliver
 // (dropped, refused, or turned into an error) has its lent memory freed here.
 func (p *Responder) Send(resp *Response, final bool) error {
+	if p.passThrough {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.done {
+			resp.Free()
+			return p.closedError()
+		}
+		p.deliverLocked(resp, final)
+		return nil
+	}
 	var sendErr error
 	if resp.Err == nil {
 		sendErr = p.shapeOutputs(resp)
@@ -217,7 +230,7 @@ func (p *Responder) SendFinal() error {
 	if p.done {
 		return p.closedError()
 	}
-	if !p.model.decoupled {
+	if !p.model.decoupled && !p.passThrough {
 		resp := p.held
 		p.held = nil
 		if resp == nil {
@@ -242,6 +255,15 @@ func (p *Responder) Fail(err error) bool {
 	p.held = nil
 	p.deliverLocked(p.errorResponse(err), true)
 	return true
+}
+
+// close ends the request without a response: nothing more is delivered.
+func (p *Responder) close() {
+	p.mu.Lock()
+	p.done = true
+	p.held.Free()
+	p.held = nil
+	p.mu.Unlock()
 }
 
 // Done reports whether the final response was delivered.

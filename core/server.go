@@ -137,6 +137,9 @@ type Options struct {
 	// configurations name (model_repository_agents); without it, such a
 	// model fails to load.
 	RepoAgents RepoAgentProvider
+	// StatisticsObserver, if set, receives every statistics report the
+	// backends make, besides the server's own record of it.
+	StatisticsObserver StatisticsObserver
 	// RateLimiter, if set, is the server's rate limiter
 	// (--rate-limit=execution_count): every active instance executes only
 	// once the resources its instance_group's rate_limiter lists are

@@ -60,6 +60,10 @@ type Submission struct {
 	// to, rather than copy them into Go memory; the lent memory stays
 	// valid until Free. Without it, responses hold Go memory only.
 	FreesResponses bool
+	// SchedulerKey is the submitter's, for the scheduler of the model
+	// (Request.SchedulerKey), opaque to the server: the worker of an
+	// isolated backend marks the batch each request belongs to.
+	SchedulerKey any
 	// TensorLimit, when its Bytes is set, bounds this request's inputs and
 	// outputs in place of the server's Options.MaxTensorBytes: the bound
 	// of the in-process API, whose requests a frontend's message limit

@@ -12,6 +12,6 @@ over Triton's gRPC protocol (inference.GRPCInferenceService).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCommand(), newInferCommand(), newPerfCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), newInferCommand(), newPerfCommand(), newVersionCommand(), newWorkerCommand())
 	return root
 }

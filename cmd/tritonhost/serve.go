@@ -67,11 +67,15 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		closeTracer(log, tracer, deadline)
 	}()
 	o.tracer = tracer
+	backends, err := o.Isolation.provider(provider, log, o)
+	if err != nil {
+		return err
+	}
 	cache, agents, err := o.Plugins.open(host, log)
 	if err != nil {
 		return err
 	}
-	srv, err := o.start(ctx, log, provider, cache, agents)
+	srv, err := o.start(ctx, log, backends, cache, agents)
 	if err != nil {
 		return err
 	}

@@ -68,6 +68,7 @@ type serveOptions struct {
 	Plugins             pluginFlags
 	Repository          repositoryFlags
 	RateLimit           rateLimitFlags
+	Isolation           isolationFlags
 
 	backendConfig map[string]map[string]string
 	devices       core.Devices   // the GPUs instances may be placed on (Run)
@@ -136,6 +137,7 @@ func newServeCommand() *cobra.Command {
 	o.Plugins.bind(f)
 	o.Repository.bind(f)
 	o.RateLimit.bind(f)
+	o.Isolation.bind(f)
 	return cmd
 }
 
@@ -259,6 +261,9 @@ func (o *serveOptions) Validate() error {
 		return err
 	}
 	if err := o.RateLimit.validate(); err != nil {
+		return err
+	}
+	if err := o.Isolation.validate(); err != nil {
 		return err
 	}
 	return o.GRPC.validate()

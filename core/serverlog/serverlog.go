@@ -171,6 +171,18 @@ func (l *Logger) Log(level Level, file string, line int, msg string) {
 	l.mu.Unlock()
 }
 
+// WriteLine writes a line another logger formatted (a worker process's,
+// relayed), as it is, with a newline added when it lacks one.
+func (l *Logger) WriteLine(line []byte) {
+	buf := line
+	if len(line) == 0 || line[len(line)-1] != '\n' {
+		buf = append(append(make([]byte, 0, len(line)+1), line...), '\n')
+	}
+	l.mu.Lock()
+	_, _ = l.w.Write(buf)
+	l.mu.Unlock()
+}
+
 func (l *Logger) logf(level Level, format string, args []any) {
 	if !l.Enabled(level) {
 		return

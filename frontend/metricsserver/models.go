@@ -24,6 +24,7 @@ var (
 	descInferUs       = prometheus.NewDesc("nv_inference_compute_infer_duration_us", "Cumulative time spent executing the model, in microseconds", modelLabels, nil)
 	descOutputUs      = prometheus.NewDesc("nv_inference_compute_output_duration_us", "Cumulative time spent producing outputs, in microseconds", modelLabels, nil)
 	descFirstResponse = prometheus.NewDesc("nv_inference_first_response_histogram_ms", "Time from a request's arrival to its first response, in milliseconds (decoupled models)", modelLabels, nil)
+	descRestarts      = prometheus.NewDesc("tritonhost_backend_restarts_total", "Restarts of the worker process of a model whose backend runs isolated (--backend-isolation), after it died or hung", modelLabels, nil)
 )
 
 // serverFamilies are the names this package's collectors own; backends'
@@ -33,8 +34,8 @@ var serverFamilies = map[string]bool{
 	"nv_inference_exec_count": true, "nv_inference_pending_request_count": true, "nv_inference_request_duration_us": true,
 	"nv_inference_queue_duration_us": true, "nv_inference_compute_input_duration_us": true,
 	"nv_inference_compute_infer_duration_us": true, "nv_inference_compute_output_duration_us": true,
-	"nv_inference_first_response_histogram_ms": true,
-	"nv_cpu_utilization":                       true, "nv_cpu_memory_total_bytes": true, "nv_cpu_memory_used_bytes": true,
+	"nv_inference_first_response_histogram_ms": true, "tritonhost_backend_restarts_total": true,
+	"nv_cpu_utilization": true, "nv_cpu_memory_total_bytes": true, "nv_cpu_memory_used_bytes": true,
 }
 
 // modelCollector reads each loaded model version's counters when scraped.
@@ -47,7 +48,7 @@ func newModelCollector(srv *core.Server) *modelCollector { return &modelCollecto
 // Describe implements prometheus.Collector.
 func (c *modelCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descSuccess, descFailure, descCount, descExecCount, descPending, descRequestUs,
-		descQueueUs, descInputUs, descInferUs, descOutputUs, descFirstResponse} {
+		descQueueUs, descInputUs, descInferUs, descOutputUs, descFirstResponse, descRestarts} {
 		ch <- d
 	}
 }
@@ -73,6 +74,7 @@ func (c *modelCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descInputUs, us(k.ComputeInput))
 		counter(descInferUs, us(k.ComputeInfer))
 		counter(descOutputUs, us(k.ComputeOutput))
+		counter(descRestarts, float64(m.BackendRestarts()))
 		if h := m.FirstResponseHistogram(); h != nil {
 			var s metrics.Sample
 			h.Collect(&s)

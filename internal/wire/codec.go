@@ -59,6 +59,10 @@ func (e *Encoder) String(s string) {
 	e.buf = append(e.buf, s...)
 }
 
+// Raw appends bytes as they are, without a length: the caller wrote the
+// length before (a blob gathered from several buffers).
+func (e *Encoder) Raw(b []byte) { e.buf = append(e.buf, b...) }
+
 // Blob appends bytes, their length first.
 func (e *Encoder) Blob(b []byte) {
 	e.Uint(uint64(len(b)))
@@ -90,6 +94,10 @@ func (d *Decoder) Done() error {
 	}
 	return d.err
 }
+
+// Fail records an error the caller found in what it read (a value out of
+// its range), unless one was recorded before.
+func (d *Decoder) Fail(format string, args ...any) { d.fail(format, args...) }
 
 func (d *Decoder) fail(format string, args ...any) {
 	if d.err == nil {

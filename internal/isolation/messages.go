@@ -1,0 +1,560 @@
+package isolation
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"tritonhost/core"
+	"tritonhost/internal/wire"
+)
+
+// The messages between the server and a worker. Each starts with its kind,
+// then whether tensor bytes travel in a shared region beside it; their
+// fields follow in the order the encode functions write them. Tensor bytes
+// travel inline when a message's tensors add up to at most inlineBytes,
+// else all of them in one sealed region (one copy on each side of the
+// socket, none through it).
+const (
+	// server to worker
+	msgLoad byte = 1 + iota
+	msgExecute
+	msgCancel
+	msgStop
+	// worker to server
+	msgLoaded
+	msgExecuted
+	msgResponse
+	msgReleased
+	msgFinished
+	msgStats
+	msgBatchStats
+	msgResponseStats
+	msgState
+)
+
+// inlineBytes is the most tensor bytes a message carries inline.
+const inlineBytes = 64 << 10
+
+// Bounds on what a message from a worker may declare: a worker is not
+// trusted, and a decoder allocates by these at most.
+const (
+	maxName     = 4096    // a tensor, parameter or model name, an id
+	maxMessage  = 1 << 16 // an error message
+	maxDims     = core.MaxTensorDims
+	maxTensors  = 4096
+	maxParams   = 1024
+	maxRequests = 1 << 16
+	maxRegion   = 1 << 40 // what Map accepts; the region's own size bounds every tensor in it
+)
+
+// payload places the tensor bytes of one message being encoded.
+type payload struct {
+	region *wire.Shared // nil: inline
+	off    int
+}
+
+// newPayload prepares the placement of total tensor bytes: inline when
+// small, else in a new region (closed by the caller once sent).
+func newPayload(total int) (*payload, error) {
+	if total <= inlineBytes {
+		return &payload{}, nil
+	}
+	r, err := wire.NewShared("tensors", total)
+	if err != nil {
+		return nil, err
+	}
+	return &payload{region: r}, nil
+}
+
+// put writes one tensor's bytes (its buffers, in order).
+func (p *payload) put(e *wire.Encoder, bufs ...[]byte) {
+	n := 0
+	for _, b := range bufs {
+		n += len(b)
+	}
+	if p.region == nil {
+		e.Uint(uint64(n))
+		for _, b := range bufs {
+			e.Raw(b)
+		}
+		return
+	}
+	e.Uint(uint64(p.off))
+	e.Uint(uint64(n))
+	for _, b := range bufs {
+		p.off += copy(p.region.Bytes()[p.off:], b)
+	}
+}
+
+// files returns the descriptors to send beside the message, sealing the
+// region first.
+func (p *payload) files() ([]int, error) {
+	if p.region == nil {
+		return nil, nil
+	}
+	if err := p.region.Seal(); err != nil {
+		return nil, err
+	}
+	return []int{p.region.Fd()}, nil
+}
+
+// close closes this side's region, once sent.
+func (p *payload) close() {
+	if p.region != nil {
+		_ = p.region.Close()
+	}
+}
+
+// source reads the tensor bytes of a message being decoded.
+type source struct {
+	region []byte // nil: inline
+}
+
+// get returns one tensor's bytes: a slice of the message (inline) or of
+// the region, checked against either's end.
+func (s *source) get(d *wire.Decoder) []byte {
+	if s.region == nil {
+		return d.Blob(maxMessageBytes)
+	}
+	off, n := d.Uint(), d.Uint()
+	if d.Err() != nil {
+		return nil
+	}
+	if off > uint64(len(s.region)) || n > uint64(len(s.region))-off {
+		d.Fail("tensor bytes %d+%d past the region's %d", off, n, len(s.region))
+		return nil
+	}
+	return s.region[off : off+n : off+n]
+}
+
+// maxMessageBytes bounds a tensor inline in a message.
+const maxMessageBytes = wire.MaxMessage
+
+// errorFields encodes an error's code and message (code 0 and "" for none).
+func encodeError(e *wire.Encoder, err error) {
+	if err == nil {
+		e.Uint(0)
+		return
+	}
+	e.Uint(uint64(core.CodeOf(err)) + 1)
+	e.String(err.Error())
+}
+
+// decodeError reads what encodeError wrote.
+func decodeError(d *wire.Decoder) error {
+	code := d.Uint()
+	if code == 0 || d.Err() != nil {
+		return nil
+	}
+	msg := d.String(maxMessage)
+	if code-1 > math.MaxInt32 {
+		d.Fail("error code %d", code)
+		return nil
+	}
+	return core.Errorf(core.Code(code-1), "%s", msg)
+}
+
+func encodeShape(e *wire.Encoder, shape []int64) {
+	e.Uint(uint64(len(shape)))
+	for _, v := range shape {
+		e.Int(v)
+	}
+}
+
+func decodeShape(d *wire.Decoder) []int64 {
+	n := d.Count(maxDims)
+	shape := make([]int64, n)
+	for i := range shape {
+		shape[i] = d.Int()
+	}
+	return shape
+}
+
+func encodeParams(e *wire.Encoder, ps []core.Parameter) {
+	e.Uint(uint64(len(ps)))
+	for _, p := range ps {
+		e.String(p.Name)
+		e.Uint(uint64(p.Type))
+		switch p.Type {
+		case core.ParamString:
+			e.String(p.String)
+		case core.ParamInt:
+			e.Int(p.Int)
+		case core.ParamBool:
+			e.Bool(p.Bool)
+		case core.ParamDouble:
+			e.Float(p.Double)
+		case core.ParamBytes:
+			e.Blob(p.Bytes)
+		}
+	}
+}
+
+func decodeParams(d *wire.Decoder) []core.Parameter {
+	n := d.Count(maxParams)
+	if n == 0 {
+		return nil
+	}
+	ps := make([]core.Parameter, n)
+	for i := range ps {
+		p := &ps[i]
+		p.Name = d.String(maxName)
+		p.Type = core.ParameterType(d.Uint())
+		switch p.Type {
+		case core.ParamString:
+			p.String = d.String(maxMessageBytes)
+		case core.ParamInt:
+			p.Int = d.Int()
+		case core.ParamBool:
+			p.Bool = d.Bool()
+		case core.ParamDouble:
+			p.Double = d.Float()
+		case core.ParamBytes:
+			p.Bytes = append([]byte(nil), d.Blob(maxMessageBytes)...)
+		default:
+			d.Fail("parameter %q of type %d", p.Name, p.Type)
+		}
+	}
+	return ps
+}
+
+// header starts a message: its kind, and whether a region comes with it.
+func header(e *wire.Encoder, kind byte, p *payload) {
+	e.Reset()
+	e.Uint(uint64(kind))
+	e.Bool(p != nil && p.region != nil)
+}
+
+// readHeader reads a message's kind and whether it brings a region.
+func readHeader(d *wire.Decoder) (kind byte, region bool) {
+	k := d.Uint()
+	region = d.Bool()
+	if k > math.MaxUint8 {
+		d.Fail("message kind %d", k)
+	}
+	return byte(k), region
+}
+
+// errMalformed wraps what a message from a worker got wrong.
+func errMalformed(kind byte, err error) error {
+	return fmt.Errorf("message %d from the worker: %w", kind, err)
+}
+
+// loadMsg asks a worker to load its model version.
+type loadMsg struct {
+	Name                 string
+	Version              int64
+	Dir                  string // the model's directory
+	Config               []byte // its configuration in JSON, pinned to Version
+	BackendDir           string
+	BackendConfig        map[string]map[string]string
+	DisableAutoComplete  bool
+	MinComputeCapability float64
+	GPUs                 []int
+	LogVerbose           int
+	MaxTensorBytes       int64
+	CallTimeoutMs        int64
+}
+
+func (m *loadMsg) encode(e *wire.Encoder) {
+	header(e, msgLoad, nil)
+	e.String(m.Name)
+	e.Int(m.Version)
+	e.String(m.Dir)
+	e.Blob(m.Config)
+	e.String(m.BackendDir)
+	e.Uint(uint64(len(m.BackendConfig)))
+	for backend, settings := range m.BackendConfig {
+		e.String(backend)
+		e.Uint(uint64(len(settings)))
+		for k, v := range settings {
+			e.String(k)
+			e.String(v)
+		}
+	}
+	e.Bool(m.DisableAutoComplete)
+	e.Float(m.MinComputeCapability)
+	e.Uint(uint64(len(m.GPUs)))
+	for _, g := range m.GPUs {
+		e.Int(int64(g))
+	}
+	e.Int(int64(m.LogVerbose))
+	e.Int(m.MaxTensorBytes)
+	e.Int(m.CallTimeoutMs)
+}
+
+func (m *loadMsg) decode(d *wire.Decoder) {
+	m.Name = d.String(maxName)
+	m.Version = d.Int()
+	m.Dir = d.String(maxName)
+	m.Config = append([]byte(nil), d.Blob(maxMessageBytes)...)
+	m.BackendDir = d.String(maxName)
+	m.BackendConfig = map[string]map[string]string{}
+	for range d.Count(maxParams) {
+		backend := d.String(maxName)
+		settings := map[string]string{}
+		for range d.Count(maxParams) {
+			k := d.String(maxName)
+			settings[k] = d.String(maxName)
+		}
+		m.BackendConfig[backend] = settings
+	}
+	m.DisableAutoComplete = d.Bool()
+	m.MinComputeCapability = d.Float()
+	for range d.Count(maxParams) {
+		m.GPUs = append(m.GPUs, int(d.Int()))
+	}
+	m.LogVerbose = int(d.Int())
+	m.MaxTensorBytes = d.Int()
+	m.CallTimeoutMs = d.Int()
+}
+
+// loadedMsg is a worker's answer to loadMsg.
+type loadedMsg struct {
+	Err            error
+	Config         []byte   // the configuration as the backend completed it (JSON)
+	Instances      []string // the version's instances, in order
+	DeviceBlocking bool
+	Parallel       bool // the backend loads instances in parallel
+}
+
+func (m *loadedMsg) encode(e *wire.Encoder) {
+	header(e, msgLoaded, nil)
+	encodeError(e, m.Err)
+	e.Blob(m.Config)
+	e.Uint(uint64(len(m.Instances)))
+	for _, n := range m.Instances {
+		e.String(n)
+	}
+	e.Bool(m.DeviceBlocking)
+	e.Bool(m.Parallel)
+}
+
+func (m *loadedMsg) decode(d *wire.Decoder) {
+	m.Err = decodeError(d)
+	m.Config = append([]byte(nil), d.Blob(maxMessageBytes)...)
+	for range d.Count(maxTensors) {
+		m.Instances = append(m.Instances, d.String(maxName))
+	}
+	m.DeviceBlocking = d.Bool()
+	m.Parallel = d.Bool()
+}
+
+// encodeExecute encodes a batch for instance inst: each request under its
+// key, with what the backend sees of it.
+func encodeExecute(e *wire.Encoder, inst int, keys []uint64, batch []*core.Request) (*payload, error) {
+	total := 0
+	for _, r := range batch {
+		for _, in := range r.Inputs() {
+			total += int(in.ByteSize())
+		}
+	}
+	p, err := newPayload(total)
+	if err != nil {
+		return nil, err
+	}
+	header(e, msgExecute, p)
+	e.Uint(uint64(inst))
+	e.Uint(uint64(len(batch)))
+	for i, r := range batch {
+		e.Uint(keys[i])
+		e.String(r.ID())
+		id := r.CorrelationID()
+		e.Bool(id.IsString)
+		e.Uint(id.Uint)
+		e.String(id.String)
+		e.Uint(uint64(r.Flags()))
+		e.Uint(r.Priority())
+		e.Int(int64(r.Timeout()))
+		e.Uint(r.BatchSize())
+		e.Bool(r.Responder().FreesResponses())
+		outs := r.RequestedOutputs()
+		e.Uint(uint64(len(outs)))
+		for _, o := range outs {
+			e.String(o)
+		}
+		encodeParams(e, r.Parameters())
+		ins := r.Inputs()
+		e.Uint(uint64(len(ins)))
+		for _, in := range ins {
+			e.String(in.Name)
+			e.Uint(uint64(in.DataType))
+			encodeShape(e, in.Shape)
+			p.put(e, in.Buffers...)
+		}
+	}
+	return p, nil
+}
+
+// executeReq is one request of an execute message, as a worker reads it.
+type executeReq struct {
+	key       uint64
+	sub       core.Submission
+	batchSize uint64
+}
+
+// decodeExecute reads an execute message's requests; their input bytes
+// alias src.
+func decodeExecute(d *wire.Decoder, src *source) (inst int, reqs []executeReq) {
+	inst = d.Count(maxTensors)
+	reqs = make([]executeReq, d.Count(maxRequests))
+	for i := range reqs {
+		q := &reqs[i]
+		q.key = d.Uint()
+		q.sub.ID = d.String(maxName)
+		q.sub.CorrelationID.IsString = d.Bool()
+		q.sub.CorrelationID.Uint = d.Uint()
+		q.sub.CorrelationID.String = d.String(maxName)
+		q.sub.Flags = uint32(d.Uint())
+		q.sub.Priority = d.Uint()
+		q.sub.Timeout = durationOf(d.Int())
+		q.batchSize = d.Uint()
+		q.sub.FreesResponses = d.Bool()
+		for range d.Count(maxTensors) {
+			q.sub.Outputs = append(q.sub.Outputs, d.String(maxName))
+		}
+		q.sub.Parameters = decodeParams(d)
+		q.sub.Inputs = make([]core.Input, d.Count(maxTensors))
+		for j := range q.sub.Inputs {
+			in := &q.sub.Inputs[j]
+			in.Name = d.String(maxName)
+			in.DataType = core.DataType(d.Uint())
+			in.Shape = decodeShape(d)
+			in.Buffers = [][]byte{src.get(d)}
+		}
+	}
+	return inst, reqs
+}
+
+// encodeResponse encodes one response of request key: its error, or its
+// outputs and parameters; nil resp is a flags-only final.
+func encodeResponse(e *wire.Encoder, key uint64, resp *core.Response, final bool) (*payload, error) {
+	total := 0
+	if resp != nil {
+		for _, o := range resp.Outputs {
+			total += len(o.Data)
+		}
+	}
+	p, err := newPayload(total)
+	if err != nil {
+		return nil, err
+	}
+	header(e, msgResponse, p)
+	e.Uint(key)
+	e.Bool(final)
+	e.Bool(resp != nil)
+	if resp == nil {
+		return p, nil
+	}
+	encodeError(e, resp.Err)
+	e.Uint(uint64(len(resp.Outputs)))
+	for _, o := range resp.Outputs {
+		e.String(o.Name)
+		e.Uint(uint64(o.DataType))
+		encodeShape(e, o.Shape)
+		p.put(e, o.Data)
+	}
+	encodeParams(e, resp.Parameters)
+	return p, nil
+}
+
+// decodeResponse reads a response message; its outputs' bytes alias src.
+func decodeResponse(d *wire.Decoder, src *source) (key uint64, resp *core.Response, final bool) {
+	key = d.Uint()
+	final = d.Bool()
+	if !d.Bool() {
+		return key, nil, final
+	}
+	resp = &core.Response{Err: decodeError(d)}
+	n := d.Count(maxTensors)
+	if n > 0 {
+		resp.Outputs = make([]core.Output, n)
+	}
+	for i := range resp.Outputs {
+		o := &resp.Outputs[i]
+		o.Name = d.String(maxName)
+		o.DataType = core.DataType(d.Uint())
+		o.Shape = decodeShape(d)
+		o.Data = src.get(d)
+	}
+	resp.Parameters = decodeParams(d)
+	return key, resp, final
+}
+
+// timesMsg carries a statistics report: the request's key (stats,
+// response stats), the instance's index, and its times.
+type timesMsg struct {
+	Key      uint64
+	Instance int
+	Success  bool
+	Size     uint64 // a batch's size
+	Outcome  core.ResponseOutcome
+	Times    [4]uint64
+}
+
+func (m *timesMsg) encode(e *wire.Encoder, kind byte) {
+	header(e, kind, nil)
+	e.Uint(m.Key)
+	e.Uint(uint64(m.Instance))
+	e.Bool(m.Success)
+	e.Uint(m.Size)
+	e.Uint(uint64(m.Outcome))
+	for _, t := range m.Times {
+		e.Uint(t)
+	}
+}
+
+func (m *timesMsg) decode(d *wire.Decoder) {
+	m.Key = d.Uint()
+	m.Instance = d.Count(maxTensors)
+	m.Success = d.Bool()
+	m.Size = d.Uint()
+	outcome := d.Uint()
+	if outcome > uint64(core.ResponseCancelled) {
+		d.Fail("response outcome %d", outcome)
+	}
+	m.Outcome = core.ResponseOutcome(outcome)
+	for i := range m.Times {
+		m.Times[i] = d.Uint()
+	}
+}
+
+// encodeKey encodes a message that names one request and a number (the
+// flags of a release; nothing for cancel and finished).
+func encodeKey(e *wire.Encoder, kind byte, key, n uint64) {
+	header(e, kind, nil)
+	e.Uint(key)
+	e.Uint(n)
+}
+
+// encodeState encodes a state update of request key.
+func encodeState(e *wire.Encoder, key uint64, name string, dtype core.DataType, shape []int64, data []byte) (*payload, error) {
+	p, err := newPayload(len(data))
+	if err != nil {
+		return nil, err
+	}
+	header(e, msgState, p)
+	e.Uint(key)
+	e.String(name)
+	e.Uint(uint64(dtype))
+	encodeShape(e, shape)
+	p.put(e, data)
+	return p, nil
+}
+
+// encodeExecuted reports that an execution on instance inst returned,
+// with its error.
+func encodeExecuted(e *wire.Encoder, inst int, err error) {
+	header(e, msgExecuted, nil)
+	e.Uint(uint64(inst))
+	encodeError(e, err)
+}
+
+// durationOf reads a duration sent as nanoseconds, refusing none.
+func durationOf(ns int64) time.Duration {
+	if ns < 0 {
+		return 0
+	}
+	return time.Duration(ns)
+}

@@ -1,0 +1,560 @@
+package isolation
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"tritonhost/core"
+	"tritonhost/internal/wire"
+)
+
+// Environment of a worker process: the server's pid, which the worker
+// checks at start (a worker whose server is already gone exits), and the
+// worker's address-space bound in bytes.
+const (
+	envParent      = "TRITONHOST_WORKER_PARENT"
+	envMemoryLimit = "TRITONHOST_WORKER_MEMORY_LIMIT"
+)
+
+// process is one worker process serving one model version, as the server
+// sees it: the socket to it, the requests it holds, and the executions
+// waiting for it to return. Any goroutine may use it; its reader goroutine
+// handles what the worker sends.
+type process struct {
+	model *isolatedModel
+	cmd   *exec.Cmd
+	conn  *wire.Conn
+	pid   int
+
+	mu       sync.Mutex
+	reqs     map[uint64]*core.Request // what the worker holds, by key
+	hooks    map[uint64]core.CancelHook
+	nextKey  uint64
+	waiting  map[int]chan error // the execution each instance waits on
+	dead     bool
+	deathErr error
+
+	exited chan struct{} // closed once the process was reaped
+	state  *os.ProcessState
+
+	logDone chan struct{} // closed once the worker's stderr reached its end
+	fault   string        // the Go runtime's first crash line in that log, if any
+}
+
+// startProcess starts a worker for mod's version and has it load the
+// version; it returns once the worker answered, or failed to.
+func startProcess(mod *isolatedModel) (*process, *loadedMsg, error) {
+	o := &mod.p.opts
+	local, remote, err := wire.Pair()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(o.WorkerCommand[0], o.WorkerCommand[1:]...)
+	cmd.ExtraFiles = []*os.File{remote} // fd 3
+	cmd.Env = append(os.Environ(), envParent+"="+strconv.Itoa(os.Getpid()))
+	if o.MemoryLimit > 0 {
+		cmd.Env = append(cmd.Env, envMemoryLimit+"="+strconv.FormatInt(o.MemoryLimit, 10))
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	// The worker's stderr is a pipe of ours (not exec's copying one, which
+	// Wait closes): its last lines, a crash's, are read to the end.
+	logr, logw, err := os.Pipe()
+	if err != nil {
+		local.Close()
+		remote.Close()
+		return nil, nil, err
+	}
+	cmd.Stderr = logw
+	err = cmd.Start()
+	remote.Close()
+	logw.Close()
+	if err != nil {
+		local.Close()
+		logr.Close()
+		return nil, nil, fmt.Errorf("start the worker process (%s): %w", o.WorkerCommand[0], err)
+	}
+	conn, err := wire.NewConn(local)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		logr.Close()
+		return nil, nil, err
+	}
+	pr := &process{model: mod, cmd: cmd, conn: conn, pid: cmd.Process.Pid,
+		reqs: map[uint64]*core.Request{}, hooks: map[uint64]core.CancelHook{}, waiting: map[int]chan error{},
+		exited: make(chan struct{}), logDone: make(chan struct{})}
+	go pr.relayLog(logr)
+	go func() {
+		_ = cmd.Wait()
+		pr.state = cmd.ProcessState
+		close(pr.exited)
+	}()
+	loaded, err := pr.load()
+	if err != nil {
+		pr.kill()
+		<-pr.exited
+		conn.Close()
+		return nil, nil, err
+	}
+	go pr.read()
+	return pr, loaded, nil
+}
+
+// relayLog copies the worker's log lines into the server's log until the
+// pipe's end (every process holding it gone), noting the first line with
+// which the Go runtime reports a crash ("SIGSEGV: segmentation
+// violation", "fatal error: ..."): a fault in backend code that the
+// runtime caught ends the worker with status 2, and that line says what
+// happened.
+func (pr *process) relayLog(stderr *os.File) {
+	defer close(pr.logDone)
+	defer stderr.Close()
+	sc := bufio.NewScanner(stderr)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if isRuntimeCrashLine(line) {
+			pr.mu.Lock()
+			if pr.fault == "" {
+				pr.fault = string(line)
+			}
+			pr.mu.Unlock()
+		}
+		pr.model.p.opts.Logger.WriteLine(line)
+	}
+	// A line past the scanner's bound ends the scan; drain the rest so the
+	// worker never blocks writing its log.
+	_, _ = io.Copy(io.Discard, stderr)
+}
+
+// isRuntimeCrashLine reports whether line is how the Go runtime starts
+// the report of a crash: a caught signal ("SIGSEGV: segmentation
+// violation") or a fatal error.
+func isRuntimeCrashLine(line []byte) bool {
+	if bytes.HasPrefix(line, []byte("fatal error: ")) {
+		return true
+	}
+	name, _, ok := bytes.Cut(line, []byte(": "))
+	if !ok || len(name) < 4 || !bytes.HasPrefix(name, []byte("SIG")) {
+		return false
+	}
+	for _, c := range name[3:] {
+		if c < 'A' || c > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// load sends the load message and waits for the answer, at most the
+// backend call timeout.
+func (pr *process) load() (*loadedMsg, error) {
+	mod := pr.model
+	e := wire.NewEncoder(nil)
+	mod.loadMsg().encode(e)
+	if err := pr.conn.Send(e.Bytes()); err != nil {
+		return nil, fmt.Errorf("send the load to the worker: %w", err)
+	}
+	type answer struct {
+		m   *loadedMsg
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		buf := make([]byte, wire.MaxMessage)
+		msg, fds, err := pr.conn.Recv(buf)
+		wire.CloseFiles(fds)
+		if err != nil {
+			got <- answer{err: err}
+			return
+		}
+		d := wire.NewDecoder(msg)
+		var m loadedMsg
+		if kind, _ := readHeader(d); kind != msgLoaded {
+			got <- answer{err: fmt.Errorf("the worker answered the load with message %d", kind)}
+			return
+		}
+		m.decode(d)
+		got <- answer{m: &m, err: d.Done()}
+	}()
+	timeout := mod.p.opts.CallTimeout
+	select {
+	case a := <-got:
+		if a.err != nil {
+			return nil, fmt.Errorf("the worker process (pid %d) %s while loading: %w", pr.pid, pr.describeEnd(), a.err)
+		}
+		if a.m.Err != nil {
+			return nil, a.m.Err
+		}
+		return a.m, nil
+	case <-time.After(timeout):
+		return nil, core.Errorf(core.CodeUnavailable, "the worker process (pid %d) did not load the model within %v (the backend call timeout)", pr.pid, timeout)
+	}
+}
+
+// describeEnd says how the process ended, once it has (else that it
+// closed its socket).
+func (pr *process) describeEnd() string {
+	deadline := time.After(time.Second)
+	select {
+	case <-pr.exited:
+	case <-deadline:
+		return "closed its socket"
+	}
+	select { // its crash report, if it wrote one
+	case <-pr.logDone:
+	case <-deadline:
+	}
+	pr.mu.Lock()
+	fault := pr.fault
+	pr.mu.Unlock()
+	return describeState(pr.state, fault)
+}
+
+// describeState words how a process ended: its signal or exit status,
+// and the runtime's crash line where it wrote one.
+func describeState(st *os.ProcessState, fault string) string {
+	if st == nil {
+		return "ended"
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("was killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
+	}
+	if fault != "" {
+		return fmt.Sprintf("crashed (%s) and exited with status %d", fault, st.ExitCode())
+	}
+	return fmt.Sprintf("exited with status %d", st.ExitCode())
+}
+
+// kill ends the process at once.
+func (pr *process) kill() {
+	if pr.cmd.Process != nil {
+		_ = syscall.Kill(-pr.pid, syscall.SIGKILL) // its process group: whatever the backend started too
+		_ = pr.cmd.Process.Kill()
+	}
+}
+
+// execute runs a batch on instance inst in the worker and returns when
+// the backend's Execute returned there, or the worker died. Each request
+// is held (Request.Hold) while the worker holds it.
+func (pr *process) execute(inst int, batch []*core.Request) error {
+	done := make(chan error, 1)
+	pr.mu.Lock()
+	if pr.dead {
+		err := pr.deathErr
+		pr.mu.Unlock()
+		return err
+	}
+	keys := make([]uint64, len(batch))
+	for i, r := range batch {
+		pr.nextKey++
+		key := pr.nextKey
+		keys[i] = key
+		pr.reqs[key] = r
+		r.Hold()
+		pr.hooks[key] = r.Responder().OnCancel(func() { pr.sendCancel(key) })
+	}
+	pr.waiting[inst] = done
+	pr.mu.Unlock()
+
+	e := wire.NewEncoder(nil)
+	p, err := encodeExecute(e, inst, keys, batch)
+	if err == nil {
+		var fds []int
+		if fds, err = p.files(); err == nil {
+			err = pr.conn.Send(e.Bytes(), fds...)
+		}
+		p.close()
+	}
+	if err != nil {
+		pr.die(fmt.Errorf("send a batch to it: %w", err))
+		return <-done
+	}
+	if timeout := pr.model.executeTimeout(); timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		select {
+		case err := <-done:
+			return err
+		case <-t.C:
+			pr.die(fmt.Errorf("instance %q's execution did not return within %v (--backend-execute-timeout): it was killed",
+				pr.model.instanceName(inst), timeout))
+			return <-done
+		}
+	}
+	return <-done
+}
+
+// sendCancel tells the worker that the client cancelled request key.
+func (pr *process) sendCancel(key uint64) {
+	e := wire.NewEncoder(nil)
+	encodeKey(e, msgCancel, key, 0)
+	_ = pr.conn.Send(e.Bytes()) // a dead worker fails the request anyway
+}
+
+// stop asks the worker to unload and exit, and waits at most timeout for
+// it, then kills it.
+func (pr *process) stop(timeout time.Duration) {
+	pr.mu.Lock()
+	pr.dead = true // a death from now on is the end it was asked for
+	if pr.deathErr == nil {
+		pr.deathErr = core.Errorf(core.CodeUnavailable, "model %q version %d is unloading", pr.model.m.Name(), pr.model.m.Version())
+	}
+	pr.mu.Unlock()
+	e := wire.NewEncoder(nil)
+	header(e, msgStop, nil)
+	_ = pr.conn.Send(e.Bytes())
+	select {
+	case <-pr.exited:
+	case <-time.After(timeout):
+		pr.model.p.opts.Logger.Warnf("model %q version %d: its worker process (pid %d) did not exit within %v of the unload; it is killed",
+			pr.model.m.Name(), pr.model.m.Version(), pr.pid, timeout)
+		pr.kill()
+		<-pr.exited
+	}
+	pr.fail(pr.deathErr)
+	pr.conn.Close()
+}
+
+// read handles what the worker sends until its socket closes or it sends
+// something malformed; either way the worker is dead to the server.
+func (pr *process) read() {
+	buf := make([]byte, wire.MaxMessage)
+	for {
+		msg, fds, err := pr.conn.Recv(buf)
+		if err != nil {
+			pr.die(nil)
+			return
+		}
+		if err := pr.handle(msg, fds); err != nil {
+			pr.die(fmt.Errorf("it sent a malformed message (%v) and was killed", err))
+			return
+		}
+	}
+}
+
+// handle acts on one message from the worker; an error means the message
+// was malformed (nothing of it was acted on when it is).
+func (pr *process) handle(msg []byte, fds []int) error {
+	d := wire.NewDecoder(msg)
+	kind, withRegion := readHeader(d)
+	src := &source{}
+	var region *wire.Shared
+	switch {
+	case withRegion && len(fds) == 1:
+		var err error
+		if region, err = wire.Map(fds[0], maxRegion); err != nil {
+			return errMalformed(kind, err)
+		}
+		defer region.Close()
+		src.region = region.Bytes()
+	case withRegion || len(fds) > 0:
+		wire.CloseFiles(fds)
+		return errMalformed(kind, fmt.Errorf("%d descriptors with a region flag of %v", len(fds), withRegion))
+	}
+	switch kind {
+	case msgResponse:
+		key, resp, final := decodeResponse(d, src)
+		if err := d.Done(); err != nil {
+			return errMalformed(kind, err)
+		}
+		r := pr.request(key)
+		if r == nil {
+			return nil // a request the server already failed (the worker was slow to learn)
+		}
+		if resp == nil {
+			if final {
+				_ = r.Responder().SendFinal()
+			}
+			return nil
+		}
+		copyOutputs(resp) // they alias the message or the region, both gone after this
+		_ = r.Responder().Send(resp, final)
+	case msgReleased:
+		key, flags := d.Uint(), d.Uint()
+		if err := d.Done(); err != nil {
+			return errMalformed(kind, err)
+		}
+		r := pr.request(key)
+		if r == nil {
+			return nil
+		}
+		if flags&uint64(core.ReleaseReschedule) != 0 {
+			pr.forget(key) // the worker is done with it; the server runs it again
+			r.Drop()
+			_ = r.Release(core.ReleaseReschedule)
+			return nil
+		}
+		_ = r.Release(core.ReleaseAll)
+	case msgFinished:
+		key := d.Uint()
+		d.Uint()
+		if err := d.Done(); err != nil {
+			return errMalformed(kind, err)
+		}
+		if r := pr.forget(key); r != nil {
+			r.Drop()
+		}
+	case msgStats, msgBatchStats, msgResponseStats:
+		var m timesMsg
+		m.decode(d)
+		if err := d.Done(); err != nil {
+			return errMalformed(kind, err)
+		}
+		pr.statistics(kind, &m)
+	case msgState:
+		key := d.Uint()
+		name := d.String(maxName)
+		dtype := core.DataType(d.Uint())
+		shape := decodeShape(d)
+		data := src.get(d)
+		if err := d.Done(); err != nil {
+			return errMalformed(kind, err)
+		}
+		if r := pr.request(key); r != nil {
+			if err := r.UpdateState(name, dtype, shape, append([]byte(nil), data...)); err != nil {
+				pr.model.p.opts.Logger.Errorf("model %q: %v", pr.model.m.Name(), err)
+			}
+		}
+	case msgExecuted:
+		inst := d.Count(maxTensors)
+		err := decodeError(d)
+		if derr := d.Done(); derr != nil {
+			return errMalformed(kind, derr)
+		}
+		pr.mu.Lock()
+		done := pr.waiting[inst]
+		delete(pr.waiting, inst)
+		pr.mu.Unlock()
+		if done == nil {
+			return errMalformed(kind, fmt.Errorf("instance %d has no execution", inst))
+		}
+		done <- err
+	default:
+		return errMalformed(kind, errors.New("unknown message"))
+	}
+	return nil
+}
+
+// copyOutputs moves a response's outputs into one Go buffer of their own.
+func copyOutputs(resp *core.Response) {
+	total := 0
+	for _, o := range resp.Outputs {
+		total += len(o.Data)
+	}
+	buf := make([]byte, 0, total)
+	for i := range resp.Outputs {
+		o := &resp.Outputs[i]
+		start := len(buf)
+		buf = append(buf, o.Data...)
+		o.Data = buf[start:len(buf):len(buf)]
+	}
+}
+
+// statistics records a report the worker's backend made.
+func (pr *process) statistics(kind byte, m *timesMsg) {
+	insts := pr.model.m.Instances()
+	if m.Instance >= len(insts) {
+		return
+	}
+	inst := insts[m.Instance]
+	t := m.Times
+	switch kind {
+	case msgStats:
+		if r := pr.request(m.Key); r != nil {
+			inst.ReportStatistics(r, m.Success, t[0], t[1], t[2], t[3])
+		}
+	case msgBatchStats:
+		inst.ReportBatchStatistics(m.Size, t[0], t[1], t[2], t[3])
+	case msgResponseStats:
+		if r := pr.request(m.Key); r != nil {
+			inst.ReportResponseStatistics(r.Responder(), t[0], t[1], t[2], m.Outcome)
+		}
+	}
+}
+
+// request returns the request the worker holds under key, nil if none.
+func (pr *process) request(key uint64) *core.Request {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.reqs[key]
+}
+
+// forget removes request key, returning it.
+func (pr *process) forget(key uint64) *core.Request {
+	pr.mu.Lock()
+	r := pr.reqs[key]
+	delete(pr.reqs, key)
+	h, ok := pr.hooks[key]
+	delete(pr.hooks, key)
+	pr.mu.Unlock()
+	if ok {
+		h.Remove()
+	}
+	return r
+}
+
+// die handles the worker's end: every request it held fails with an error
+// naming the model and how the process ended, and the executions waiting
+// on it return that error. cause says why the server ended it, if it did.
+// Unless the version unloads, the model then restarts its worker.
+func (pr *process) die(cause error) {
+	pr.mu.Lock()
+	if pr.dead {
+		pr.mu.Unlock()
+		return
+	}
+	pr.dead = true
+	pr.mu.Unlock()
+	if cause != nil {
+		pr.kill()
+	}
+	how := pr.describeEnd()
+	if cause != nil {
+		how = cause.Error()
+	}
+	m := pr.model.m
+	err := core.Errorf(core.CodeUnavailable, "model '%s' version %d: the worker process (pid %d) hosting its backend %s; the model restarts",
+		m.Name(), m.Version(), pr.pid, how)
+	pr.mu.Lock()
+	pr.deathErr = err
+	pr.mu.Unlock()
+	pr.model.p.opts.Logger.Errorf("%v", err)
+	pr.fail(err)
+	pr.conn.Close()
+	pr.model.died(pr, err)
+}
+
+// fail ends everything the process held with err.
+func (pr *process) fail(err error) {
+	pr.mu.Lock()
+	reqs := pr.reqs
+	pr.reqs = map[uint64]*core.Request{}
+	hooks := pr.hooks
+	pr.hooks = map[uint64]core.CancelHook{}
+	waiting := pr.waiting
+	pr.waiting = map[int]chan error{}
+	pr.mu.Unlock()
+	for _, h := range hooks {
+		h.Remove()
+	}
+	for _, r := range reqs {
+		r.Responder().Fail(err)
+		if !r.Released() {
+			_ = r.Release(core.ReleaseAll)
+		}
+		r.Drop()
+	}
+	for _, done := range waiting {
+		done <- err
+	}
+}

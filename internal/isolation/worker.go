@@ -1,0 +1,415 @@
+package isolation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"tritonhost/abi"
+	"tritonhost/core"
+	"tritonhost/core/serverlog"
+	"tritonhost/internal/wire"
+	"tritonhost/loader"
+)
+
+// RunWorker serves one model version for the server at the other end of
+// conn: it loads the version as the server's load message asks, with the
+// backend in this process (abi and loader, as the server would in its
+// own), executes the batches the server sends on the version's instances,
+// and sends back every response, release, state update and statistics
+// report. It returns when the server says stop (after unloading the
+// version) or goes away (at once: nothing of the server's is left to
+// serve). Its log goes to logw, for the server to relay.
+func RunWorker(conn *wire.Conn, logw io.Writer) error {
+	buf := make([]byte, wire.MaxMessage)
+	msg, fds, err := conn.Recv(buf)
+	if err != nil {
+		return fmt.Errorf("worker: read the load message: %w", err)
+	}
+	wire.CloseFiles(fds)
+	var lm loadMsg
+	d := wire.NewDecoder(msg)
+	if kind, _ := readHeader(d); kind != msgLoad {
+		return fmt.Errorf("worker: the first message is %d, not a load", kind)
+	}
+	lm.decode(d)
+	if err := d.Done(); err != nil {
+		return fmt.Errorf("worker: load message: %w", err)
+	}
+	w := &worker{conn: conn, reqs: map[uint64]*workerReq{}, stop: make(chan struct{})}
+	w.log = serverlog.New(logw)
+	w.log.SetVerbose(lm.LogVerbose)
+	loaded := w.load(&lm)
+	e := wire.NewEncoder(nil)
+	loaded.encode(e)
+	if err := conn.Send(e.Bytes()); err != nil {
+		return fmt.Errorf("worker: answer the load: %w", err)
+	}
+	if loaded.Err != nil {
+		w.close()
+		return nil
+	}
+	return w.serve(buf)
+}
+
+// worker is the state of a worker process once its version loaded.
+type worker struct {
+	conn *wire.Conn
+	log  *serverlog.Logger
+	host *abi.Host
+	srv  *core.Server
+	m    *core.Model
+
+	instances map[*core.Instance]int
+	states    *core.States
+	callLimit time.Duration
+
+	mu          sync.Mutex
+	reqs        map[uint64]*workerReq // by the server's key
+	byResponder sync.Map              // *core.Responder -> key, for response statistics
+	wg          sync.WaitGroup        // executions
+	stop        chan struct{}
+}
+
+// workerReq is one request the worker holds for the server.
+type workerReq struct {
+	r      *core.Request
+	region *sharedRef // the execute message's region its inputs are in, if any
+}
+
+// sharedRef counts the requests that still read a region.
+type sharedRef struct {
+	mu     sync.Mutex
+	n      int
+	region *wire.Shared
+}
+
+func (s *sharedRef) release() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.n--
+	last := s.n == 0
+	s.mu.Unlock()
+	if last {
+		_ = s.region.Close()
+	}
+}
+
+// load assembles what serves the version in this process and loads it.
+func (w *worker) load(lm *loadMsg) *loadedMsg {
+	w.host = abi.NewHost(abi.HostOptions{Logger: w.log})
+	provider := loader.New(loader.Options{
+		Opener:               w.host,
+		BackendDirectory:     lm.BackendDir,
+		BackendConfig:        lm.BackendConfig,
+		DisableAutoComplete:  lm.DisableAutoComplete,
+		Logger:               w.log,
+		MinComputeCapability: lm.MinComputeCapability,
+	})
+	w.callLimit = time.Duration(lm.CallTimeoutMs) * time.Millisecond
+	srv, err := core.NewServer(core.Options{
+		Backends:                  provider,
+		Schedulers:                func(*core.Server, *core.Model) (core.Scheduler, error) { return idleScheduler{}, nil },
+		Logger:                    w.log,
+		ExplicitModelControl:      true,
+		GPUs:                      lm.GPUs,
+		MaxTensorBytes:            lm.MaxTensorBytes,
+		BackendCallTimeout:        w.callLimit,
+		DisableAutoCompleteConfig: lm.DisableAutoComplete,
+		StatisticsObserver:        w,
+	})
+	if err != nil {
+		return &loadedMsg{Err: fmt.Errorf("worker: create its server: %w", err)}
+	}
+	w.srv = srv
+	w.host.AttachServer(srv)
+	var mapping map[string]string
+	if base := filepath.Base(lm.Dir); base != lm.Name {
+		mapping = map[string]string{lm.Name: base}
+	}
+	if err := srv.RegisterRepository(filepath.Dir(lm.Dir), mapping); err != nil {
+		return &loadedMsg{Err: err}
+	}
+	if err := srv.LoadModelWith(lm.Name, core.LoadOptions{Config: lm.Config}); err != nil {
+		return &loadedMsg{Err: err}
+	}
+	m, err := srv.Model(lm.Name, lm.Version)
+	if err != nil {
+		return &loadedMsg{Err: err}
+	}
+	w.m = m
+	w.instances = map[*core.Instance]int{}
+	out := &loadedMsg{Config: m.ConfigJSON()}
+	for i, inst := range m.Instances() {
+		w.instances[inst] = i
+		out.Instances = append(out.Instances, inst.Name())
+	}
+	if st, err := core.NewStates(m, nil); err == nil {
+		w.states = st
+	}
+	return out
+}
+
+// serve reads the server's messages until it says stop or goes away.
+func (w *worker) serve(buf []byte) error {
+	for {
+		msg, fds, err := w.conn.Recv(buf)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				w.log.Infof("the server went away: exiting")
+				return nil
+			}
+			return fmt.Errorf("worker: read: %w", err)
+		}
+		d := wire.NewDecoder(msg)
+		kind, withRegion := readHeader(d)
+		switch kind {
+		case msgExecute:
+			err = w.execute(d, withRegion, fds)
+		case msgCancel:
+			key := d.Uint()
+			d.Uint()
+			wire.CloseFiles(fds)
+			if err = d.Done(); err == nil {
+				w.cancel(key)
+			}
+		case msgStop:
+			wire.CloseFiles(fds)
+			w.close()
+			return nil
+		default:
+			wire.CloseFiles(fds)
+			err = fmt.Errorf("unknown message %d", kind)
+		}
+		if err != nil {
+			return fmt.Errorf("worker: message %d from the server: %w", kind, err)
+		}
+	}
+}
+
+// execute runs one batch: it builds the requests (their inputs in the
+// message or in its region) and executes them on their instance, on a
+// goroutine of their own, then reports that the execution returned.
+func (w *worker) execute(d *wire.Decoder, withRegion bool, fds []int) error {
+	src := &source{}
+	var ref *sharedRef
+	if withRegion {
+		if len(fds) != 1 {
+			wire.CloseFiles(fds)
+			return fmt.Errorf("an execute message with a region brought %d descriptors", len(fds))
+		}
+		region, err := wire.Map(fds[0], maxRegion)
+		if err != nil {
+			return err
+		}
+		src.region = region.Bytes()
+		ref = &sharedRef{region: region}
+	} else {
+		wire.CloseFiles(fds)
+	}
+	inst, reqs := decodeExecute(d, src)
+	if err := d.Done(); err != nil {
+		if ref != nil {
+			_ = ref.region.Close()
+		}
+		return err
+	}
+	instances := w.m.Instances()
+	if inst >= len(instances) {
+		return fmt.Errorf("instance %d of %d", inst, len(instances))
+	}
+	if !withRegion {
+		// The inputs alias the receive buffer, which the next message
+		// overwrites: they are copied.
+		for i := range reqs {
+			for j := range reqs[i].sub.Inputs {
+				in := &reqs[i].sub.Inputs[j]
+				in.Buffers[0] = append([]byte(nil), in.Buffers[0]...)
+			}
+		}
+	}
+	if ref != nil {
+		ref.n = len(reqs)
+		if ref.n == 0 {
+			_ = ref.region.Close()
+		}
+	}
+	batch := make([]*core.Request, len(reqs))
+	w.mu.Lock()
+	for i := range reqs {
+		batch[i] = w.forward(&reqs[i], ref)
+	}
+	w.mu.Unlock()
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		instances[inst].Execute(batch)
+		e := wire.NewEncoder(nil)
+		encodeExecuted(e, inst, nil)
+		w.send(e, nil)
+	}()
+	return nil
+}
+
+// forward builds the request of q and keeps it under its key; w.mu held.
+func (w *worker) forward(q *executeReq, ref *sharedRef) *core.Request {
+	key := q.key
+	q.sub.SchedulerKey = key
+	q.sub.Finished = func() { w.done(key, 0) }
+	q.sub.Model = w.m.Name()
+	r := w.m.NewForwarded(core.ForwardedRequest{
+		Submission: &q.sub,
+		BatchSize:  q.batchSize,
+		Respond:    func(resp *core.Response, final bool) { w.respond(key, resp, final) },
+		Released: func(flags uint32) {
+			e := wire.NewEncoder(nil)
+			encodeKey(e, msgReleased, key, uint64(flags))
+			w.send(e, nil)
+			if flags&core.ReleaseReschedule != 0 {
+				w.done(key, flags) // over here: the server runs it again
+			}
+		},
+		UpdateState: func(name string, dtype core.DataType, shape []int64, data []byte) {
+			e := wire.NewEncoder(nil)
+			p, err := encodeState(e, key, name, dtype, shape, data)
+			if err != nil {
+				w.log.Errorf("model %q: state %q of request %q: %v", w.m.Name(), name, q.sub.ID, err)
+				return
+			}
+			w.send(e, p)
+		},
+		States: w.states,
+	})
+	w.reqs[key] = &workerReq{r: r, region: ref}
+	w.byResponder.Store(r.Responder(), key)
+	return r
+}
+
+// done forgets request key once it finished (or was rescheduled), telling
+// the server it finished.
+func (w *worker) done(key uint64, flags uint32) {
+	w.mu.Lock()
+	q := w.reqs[key]
+	delete(w.reqs, key)
+	w.mu.Unlock()
+	if q == nil {
+		return
+	}
+	w.byResponder.Delete(q.r.Responder())
+	q.region.release()
+	if flags&core.ReleaseReschedule == 0 {
+		e := wire.NewEncoder(nil)
+		encodeKey(e, msgFinished, key, 0)
+		w.send(e, nil)
+	}
+}
+
+// respond sends one response of request key, then frees it.
+func (w *worker) respond(key uint64, resp *core.Response, final bool) {
+	e := wire.NewEncoder(nil)
+	p, err := encodeResponse(e, key, resp, final)
+	if err != nil {
+		resp.Free()
+		p, _ = encodeResponse(e, key, &core.Response{Err: core.Errorf(core.CodeInternal, "worker: %v", err)}, final)
+	} else {
+		resp.Free() // copied into the message or its region
+	}
+	w.send(e, p)
+}
+
+// cancel cancels request key, as its client did on the server.
+func (w *worker) cancel(key uint64) {
+	w.mu.Lock()
+	q := w.reqs[key]
+	w.mu.Unlock()
+	if q != nil {
+		q.r.Responder().Cancel()
+	}
+}
+
+// send sends a message (and p's region), closing this side's region after.
+// A failed send means the server is gone: the process ends.
+func (w *worker) send(e *wire.Encoder, p *payload) {
+	var fds []int
+	if p != nil {
+		var err error
+		if fds, err = p.files(); err != nil {
+			w.log.Errorf("worker: %v", err)
+		}
+		defer p.close()
+	}
+	if err := w.conn.Send(e.Bytes(), fds...); err != nil {
+		w.log.Errorf("worker: the server went away (%v): exiting", err)
+		os.Exit(0)
+	}
+}
+
+// close unloads the version and releases what served it.
+func (w *worker) close() {
+	if w.srv != nil {
+		timeout := w.callLimit
+		if timeout <= 0 {
+			timeout = time.Minute
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		if err := w.srv.Stop(ctx); err != nil {
+			w.log.Errorf("worker: unload: %v", err)
+		}
+		cancel()
+	}
+	if w.host != nil {
+		w.host.Close()
+	}
+}
+
+// RequestStatistics hands a request's statistics to the server.
+func (w *worker) RequestStatistics(inst *core.Instance, r *core.Request, success bool, execStart, computeStart, computeEnd, execEnd uint64) {
+	key, ok := r.SchedulerKey().(uint64)
+	if !ok {
+		return
+	}
+	w.sendTimes(msgStats, &timesMsg{Key: key, Instance: w.instances[inst], Success: success,
+		Times: [4]uint64{execStart, computeStart, computeEnd, execEnd}})
+}
+
+// BatchStatistics hands a batch's statistics to the server.
+func (w *worker) BatchStatistics(inst *core.Instance, batchSize, execStart, computeStart, computeEnd, execEnd uint64) {
+	w.sendTimes(msgBatchStats, &timesMsg{Instance: w.instances[inst], Size: batchSize,
+		Times: [4]uint64{execStart, computeStart, computeEnd, execEnd}})
+}
+
+// ResponseStatistics hands a response's statistics to the server.
+func (w *worker) ResponseStatistics(inst *core.Instance, p *core.Responder, start, computeOutputStart, end uint64, outcome core.ResponseOutcome) {
+	k, ok := w.byResponder.Load(p)
+	if !ok {
+		return
+	}
+	w.sendTimes(msgResponseStats, &timesMsg{Key: k.(uint64), Instance: w.instances[inst], Outcome: outcome,
+		Times: [4]uint64{start, computeOutputStart, end}})
+}
+
+func (w *worker) sendTimes(kind byte, m *timesMsg) {
+	e := wire.NewEncoder(nil)
+	m.encode(e, kind)
+	w.send(e, nil)
+}
+
+// idleScheduler is the scheduler of a worker's version: the server it
+// serves schedules, and the worker executes forwarded batches directly.
+type idleScheduler struct{}
+
+func (idleScheduler) Enqueue(r *core.Request) error {
+	return core.Errorf(core.CodeUnsupported, "a worker executes only what its server forwards")
+}
+func (idleScheduler) Requeue(r *core.Request) error {
+	return core.Errorf(core.CodeUnsupported, "a worker executes only what its server forwards")
+}
+func (idleScheduler) Start()                   {}
+func (idleScheduler) Stop(ctx context.Context) {}
