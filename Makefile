@@ -93,6 +93,26 @@ test: all ## run every test: pure-Go packages without cgo, everything with the r
 	CGO_ENABLED=0 $(GO) test -count=1 ./core/... ./frontend/... ./internal/... ./loader/... ./gpu/...
 	$(GO) test -race -count=1 ./...
 	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./abi/...
+	$(call fuzz-each,$(FUZZTIME_TEST))
+
+# The fuzz targets, as <package>:<target>: `make test` runs each for
+# FUZZTIME_TEST, `make fuzz` for FUZZTIME. go test -fuzz takes one package
+# and one target at a time; a failing input is written under the
+# package's testdata/fuzz.
+FUZZ_TARGETS := ./frontend/httpserver:FuzzHTTPRequest ./frontend/httpserver:FuzzBoundedDecodingMatchesEncodingJSON \
+	./frontend/httpserver:FuzzJSONStringMatchesEncodingJSON ./frontend/httpserver:FuzzSharedMemoryRequest \
+	./frontend/grpcserver:FuzzDecodeInbound ./frontend/grpcserver:FuzzModelInferRequest \
+	./frontend/grpcserver:FuzzBoundedMapMatchesProtobuf
+FUZZTIME ?= 60s
+FUZZTIME_TEST ?= 4s
+
+# fuzz-each runs every fuzz target for $(1).
+fuzz-each = @for t in $(FUZZ_TARGETS); do set -- $$(echo $$t | tr : ' '); \
+	echo "fuzz $$1 $$2 for $(1)"; $(GO) test -run '^$$' -fuzz "^$$2\$$" -fuzztime $(1) $$1 || exit 1; done
+
+.PHONY: fuzz
+fuzz: ## run each fuzz target (the HTTP and gRPC request decoders, shared memory) for FUZZTIME (default 60s)
+	$(call fuzz-each,$(FUZZTIME))
 
 .PHONY: soak
 soak: all ## run the reliability suite at full scale (1000 streams x 100 requests, 35,000 pipelined requests, ...; several minutes)

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"tritonhost/frontend/httpserver"
 )
 
 // openFiles counts the server's open file descriptors.
@@ -184,11 +186,12 @@ func (r *attackReport) String() string {
 // bystanders on gRPC and HTTP keep being served. Past
 // --http-max-connections the server holds no more connections than that:
 // the rest wait for the stalled ones to be cut, and gRPC is served all the
-// while.
+// while. (Every client here is the loopback address: its share is the
+// cap.)
 func TestStalledBodiesAreCutAndBystandersServed(t *testing.T) {
 	const bodyTimeout = time.Second
 	t.Run("below the connection bound", func(t *testing.T) {
-		srv := start(t, "", "--http-read-body-timeout", "1000")
+		srv := start(t, "", "--http-read-body-timeout", "1000", "--http-max-connections-per-client", fmt.Sprint(httpserver.DefaultMaxConnections))
 		_, c := srv.Dial(t)
 		addr := srv.HTTP
 		base := openFiles(srv.PID())
@@ -199,7 +202,8 @@ func TestStalledBodiesAreCutAndBystandersServed(t *testing.T) {
 	})
 	t.Run("past the connection bound", func(t *testing.T) {
 		const maxConns = 100
-		srv := start(t, "", "--http-read-body-timeout", "1000", "--http-max-connections", fmt.Sprint(maxConns))
+		srv := start(t, "", "--http-read-body-timeout", "1000", "--http-max-connections", fmt.Sprint(maxConns),
+			"--http-max-connections-per-client", fmt.Sprint(maxConns))
 		_, c := srv.Dial(t)
 		addr := srv.HTTP
 		base := openFiles(srv.PID())

@@ -36,13 +36,14 @@ func silentConn(addr string, limit time.Duration) time.Duration {
 // in the kernel's queue, the server logs that its connections are all
 // taken, a client on a connection opened before the flood is served all
 // the while, and a new client gets in once the flood's connections are
-// cut.
+// cut. (Every client here is the loopback address: its share is the cap.)
 func TestGRPCConnectionFloodIsBounded(t *testing.T) {
 	const (
 		maxConns  = 50
 		handshake = time.Second
 	)
-	srv := start(t, "", "--grpc-max-connections", fmt.Sprint(maxConns), "--grpc-handshake-timeout", fmt.Sprint(handshake.Milliseconds()))
+	srv := start(t, "", "--grpc-max-connections", fmt.Sprint(maxConns), "--grpc-max-connections-per-client", fmt.Sprint(maxConns),
+		"--grpc-handshake-timeout", fmt.Sprint(handshake.Milliseconds()))
 	_, c := srv.Dial(t)
 	if _, err := c.ServerLive(context.Background(), &pb.ServerLiveRequest{}); err != nil { // the bystander's connection is open
 		t.Fatal(err)

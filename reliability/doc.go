@@ -18,7 +18,12 @@
 //     hung backend blocks neither start-up signals nor other models' loads;
 //   - idle connections and too many streams per connection are refused;
 //     request bodies that never arrive, and headers that never end, are
-//     cut off, and bystanders keep being served meanwhile;
+//     cut off, and bystanders keep being served meanwhile; one client's
+//     connections past its share of a port are closed, and another client
+//     is served at once;
+//   - a body or a message naming millions of parameters, tensors or
+//     dimensions is refused at the cost of its bytes; the trace file stops
+//     at its bound;
 //   - files sent with a load request are never run as code and stay within
 //     their disk budget; shared memory shrunk under a request fails that
 //     request alone.

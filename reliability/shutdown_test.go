@@ -175,52 +175,61 @@ type shutdownOutcome struct {
 	saw  string // what it got
 }
 
-// TestShutdownGivesInFlightWorkAFinalError: with an HTTP infer, a
-// generate_stream, a gRPC ModelInfer and a ModelStreamInfer request each
-// stuck in a backend that never returns, SIGTERM ends the process within
-// --exit-timeout-secs (and half a second), with exit status 1; before it
-// does, each call gets a final error that says the server is shutting
-// down: HTTP 503 with Triton's error object, an error event, gRPC
-// UNAVAILABLE, and an error response on the stream. A request sent on the
-// stream after the signal is refused with Triton's words.
+// TestShutdownGivesInFlightWorkAFinalError: with calls on every route
+// and protocol stuck in a backend that never returns (HTTP infer;
+// generate and generate_stream on a model that is decoupled and on one
+// that is not; gRPC ModelInfer; ModelStreamInfer on both models), SIGTERM
+// ends the process within --exit-timeout-secs (and half a second), with
+// exit status 1; before it does, each call gets a final error that says
+// the server is shutting down: HTTP 503 with Triton's error object, a
+// generate_stream its one event {"error": ...} (with 503, the status of
+// an error first), gRPC UNAVAILABLE, and an error response on the stream.
+// A request sent on the stream after the signal is refused with Triton's
+// words.
 func TestShutdownGivesInFlightWorkAFinalError(t *testing.T) {
 	const exitTimeout = 2 * time.Second
-	repo := testenv.Repository(t, hangExecModel(t, "hang_exec", 4))
+	decoupledHang := hangExecModel(t, "hang_exec_decoupled", 3)
+	decoupledHang.Config += "model_transaction_policy { decoupled: true }\n"
+	repo := testenv.Repository(t, hangExecModel(t, "hang_exec", 5), decoupledHang)
 	srv := start(t, repo, "--exit-timeout-secs", fmt.Sprint(int(exitTimeout.Seconds())))
 	_, c := srv.Dial(t)
 	addr := srv.HTTP
 	ctx, cancel := context.WithTimeout(context.Background(), exitTimeout+30*time.Second)
 	defer cancel()
 	const shuttingDown = "shutting down"
-	outcomes := make(chan shutdownOutcome, 4)
-	in := `{"inputs":[{"name":"IN","datatype":"INT32","shape":[1],"data":[1]}]}`
-
-	go func() {
-		o := shutdownOutcome{call: "HTTP infer"}
-		resp, err := http.Post("http://"+addr+"/v2/models/hang_exec/infer", "application/json", strings.NewReader(in))
-		if err != nil {
-			o.saw = err.Error()
-		} else {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			o.saw = fmt.Sprintf("%d %s", resp.StatusCode, body)
-			o.ok = resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(body), shuttingDown)
-		}
-		outcomes <- o
-	}()
-	go func() {
-		o := shutdownOutcome{call: "HTTP generate_stream"}
-		resp, err := http.Post("http://"+addr+"/v2/models/hang_exec/generate_stream", "application/json", strings.NewReader(`{"IN":1}`))
-		if err != nil {
-			o.saw = err.Error()
-		} else {
+	httpCalls := []struct {
+		route, model, body string
+		stream             bool // an event stream: the error is its one event
+	}{
+		{"infer", "hang_exec", `{"inputs":[{"name":"IN","datatype":"INT32","shape":[1],"data":[1]}]}`, false},
+		{"generate", "hang_exec", `{"IN":1}`, false},
+		{"generate", "hang_exec_decoupled", `{"IN":1}`, false},
+		{"generate_stream", "hang_exec", `{"IN":1}`, true},
+		{"generate_stream", "hang_exec_decoupled", `{"IN":1}`, true},
+	}
+	calls := len(httpCalls) + 2
+	outcomes := make(chan shutdownOutcome, calls)
+	for _, hc := range httpCalls {
+		go func() {
+			o := shutdownOutcome{call: "HTTP " + hc.route + " on " + hc.model}
+			resp, err := http.Post("http://"+addr+"/v2/models/"+hc.model+"/"+hc.route, "application/json", strings.NewReader(hc.body))
+			if err != nil {
+				o.saw = err.Error()
+				outcomes <- o
+				return
+			}
 			body, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			o.saw = fmt.Sprintf("%d %q (%v)", resp.StatusCode, body, err)
-			o.ok = strings.Contains(string(body), `data: {"error":`) && strings.Contains(string(body), shuttingDown)
-		}
-		outcomes <- o
-	}()
+			o.ok = resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(body), shuttingDown)
+			if hc.stream {
+				o.ok = o.ok && strings.HasPrefix(string(body), `data: {"error":`) && strings.HasSuffix(string(body), "\n\n")
+			} else {
+				o.ok = o.ok && strings.HasPrefix(string(body), `{"error":`)
+			}
+			outcomes <- o
+		}()
+	}
 	go func() {
 		o := shutdownOutcome{call: "gRPC ModelInfer"}
 		req, _ := client.Request{Model: "hang_exec", Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, 1)}}.Message()
@@ -233,10 +242,12 @@ func TestShutdownGivesInFlightWorkAFinalError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Send(client.Request{Model: "hang_exec", ID: "in-flight", Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, 1)}}); err != nil {
-		t.Fatal(err)
+	for _, r := range []struct{ id, model string }{{"in-flight", "hang_exec"}, {"in-flight-decoupled", "hang_exec_decoupled"}} {
+		if err := st.Send(client.Request{Model: r.model, ID: r.id, Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, 1)}}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	srv.AwaitOutput(t, "four executions", func(log string) bool { return strings.Count(log, "hangs in TRITONBACKEND_ModelInstanceExecute") == 4 })
+	srv.AwaitOutput(t, "eight executions", func(log string) bool { return strings.Count(log, "hangs in TRITONBACKEND_ModelInstanceExecute") == 8 })
 
 	signalled := time.Now()
 	srv.Signal(syscall.SIGTERM)
@@ -260,7 +271,7 @@ func TestShutdownGivesInFlightWorkAFinalError(t *testing.T) {
 			}
 		}
 		o.saw = strings.Join(got, "; ")
-		o.ok = strings.Contains(finals["in-flight"], shuttingDown) &&
+		o.ok = strings.Contains(finals["in-flight"], shuttingDown) && strings.Contains(finals["in-flight-decoupled"], shuttingDown) &&
 			finals["late"] == "GRPC server is shutting down and has stopped accepting new requests."
 		outcomes <- o
 	}()
@@ -275,7 +286,7 @@ func TestShutdownGivesInFlightWorkAFinalError(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit status %d, want 1: work was abandoned", code)
 	}
-	for range 4 {
+	for range calls {
 		select {
 		case o := <-outcomes:
 			if !o.ok {
@@ -287,5 +298,5 @@ func TestShutdownGivesInFlightWorkAFinalError(t *testing.T) {
 			t.Fatal("an in-flight call never ended")
 		}
 	}
-	t.Logf("SIGTERM with 4 calls stuck in a backend: exited after %v with status %d (--exit-timeout-secs %v)", took.Round(time.Millisecond), code, exitTimeout)
+	t.Logf("SIGTERM with %d calls stuck in a backend: exited after %v with status %d (--exit-timeout-secs %v)", calls+1, took.Round(time.Millisecond), code, exitTimeout)
 }

@@ -16,6 +16,9 @@ import (
 // default; past it, traces are dropped and counted (Manager.Dropped).
 const DefaultQueueSize = 1024
 
+// DefaultMaxFileBytes is Options.MaxFileBytes unless told otherwise.
+const DefaultMaxFileBytes = 1 << 30
+
 // Options configure a Manager.
 type Options struct {
 	// Setting is the server's trace setting at start (--trace-config):
@@ -30,6 +33,14 @@ type Options struct {
 	// QueueSize bounds the finished traces waiting to be written or
 	// exported (default DefaultQueueSize).
 	QueueSize int
+	// MaxFileBytes bounds the bytes of trace files the manager writes in
+	// ModeTriton, every file together (the trace file itself and its
+	// indexed files), and the traces it holds for indexed files not yet
+	// written count against it too (default DefaultMaxFileBytes). A trace
+	// that would take the files past it is dropped and counted
+	// (Manager.Dropped), and the first one is logged: a server left
+	// tracing tensors cannot fill its disk, nor its memory.
+	MaxFileBytes int64
 	// Logger receives the writer's errors (default: discarded).
 	Logger *serverlog.Logger
 }
@@ -121,6 +132,9 @@ func New(opts Options) (*Manager, error) {
 	}
 	if opts.QueueSize <= 0 {
 		opts.QueueSize = DefaultQueueSize
+	}
+	if opts.MaxFileBytes <= 0 {
+		opts.MaxFileBytes = DefaultMaxFileBytes
 	}
 	if opts.Logger == nil {
 		opts.Logger = serverlog.Discard()
@@ -235,7 +249,7 @@ func (m *Manager) Finish(t *core.Trace) {
 }
 
 // Dropped returns how many finished traces were dropped because the queue
-// was full.
+// was full, or the trace files had reached Options.MaxFileBytes.
 func (m *Manager) Dropped() uint64 { return m.dropped.Load() }
 
 // Setting returns the setting in force for model ("" for the server's),
@@ -400,13 +414,13 @@ func (m *Manager) Close(ctx context.Context) error {
 }
 
 // DroppedMetric is the Prometheus counter of the traces dropped because
-// the queue was full.
+// the queue was full or the trace files had reached their bound.
 const DroppedMetric = "tritonhost_traces_dropped_total"
 
 // Collector returns the Prometheus collector of Dropped, for the metrics
 // endpoint.
 func (m *Manager) Collector() prometheus.Collector {
 	return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: DroppedMetric,
-		Help: "Finished traces dropped because the trace queue was full (--trace-queue-size)"},
+		Help: "Finished traces dropped because the trace queue was full (--trace-queue-size) or the trace files had reached --trace-file-max-size"},
 		func() float64 { return float64(m.Dropped()) })
 }

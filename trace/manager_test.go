@@ -12,6 +12,7 @@ import (
 
 	"tritonhost/core"
 	"tritonhost/core/coretest"
+	"tritonhost/core/serverlog"
 	"tritonhost/internal/testenv"
 	"tritonhost/trace"
 	"tritonhost/trace/tracetest"
@@ -321,5 +322,58 @@ func TestRetiredSettingWaitsForTheParentAfterItsChildren(t *testing.T) {
 	objs := tracetest.ReadFile(t, file+".1")
 	if len(objs) == 0 || objs[0]["model_name"] != "ens" {
 		t.Errorf("%s.1 = %v, want the parent's trace", file, objs)
+	}
+}
+
+// TestTraceFilesStopAtTheirBound: the trace files, the file itself or its
+// indexed files, hold no more bytes than MaxFileBytes: traces past it are
+// dropped and counted, the first one logged once, and every file written
+// is still a whole JSON array.
+func TestTraceFilesStopAtTheirBound(t *testing.T) {
+	t.Parallel()
+	const maxBytes = 4000 // a few traces of TIMESTAMPS and TENSORS
+	for _, logFrequency := range []uint32{0, 1, 3} {
+		t.Run(fmt.Sprintf("log frequency %d", logFrequency), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			s := tracetest.UnittestSetting(dir)
+			s.Level = core.TraceLevelTimestamps | core.TraceLevelTensors
+			s.LogFrequency = logFrequency
+			log := &testenv.LogBuffer{}
+			m, err := trace.New(trace.Options{Setting: s, MaxFileBytes: maxBytes, Logger: serverlog.New(log)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			const requests = 40
+			run(t, serveTraced(t, m), requests)
+			if err := m.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			files, _ := filepath.Glob(filepath.Join(dir, "global_unittest.log*"))
+			var size int64
+			traces := 0
+			for _, f := range files {
+				info, err := os.Stat(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				size += info.Size()
+				for _, o := range tracetest.ReadFile(t, f) {
+					if o["model_name"] == "m" {
+						traces++
+					}
+				}
+			}
+			t.Logf("%d traces in %d files of %d bytes in all; %d dropped", traces, len(files), size, m.Dropped())
+			if size > maxBytes {
+				t.Errorf("the trace files hold %d bytes, past the bound of %d", size, maxBytes)
+			}
+			if traces == 0 || uint64(traces)+m.Dropped() != requests {
+				t.Errorf("%d traces written and %d dropped, want %d in all, some written", traces, m.Dropped(), requests)
+			}
+			if n := log.Count("--trace-file-max-size"); n != 1 {
+				t.Errorf("the bound was logged %d times, want once:\n%s", n, log)
+			}
+		})
 	}
 }

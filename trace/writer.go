@@ -18,9 +18,12 @@ import (
 // each file path); with 0 they go to <file> itself, which is closed (its
 // array ended) when the manager closes. A setting that is replaced, or
 // whose count runs out, has its last traces written to a file of their
-// own, as Triton does.
+// own, as Triton does. Every byte the files are to hold, written or
+// pending, is counted against Options.MaxFileBytes (admit).
 type writer struct {
 	m       *Manager
+	bytes   int64                 // of trace files written and of traces pending, this run
+	full    bool                  // a trace has been dropped for the bound (logged once)
 	files   map[string]*traceFile // by path
 	pending map[*snapshot]*pendingTraces
 	retired map[*snapshot]bool // replaced settings whose traces are not all in
@@ -84,7 +87,11 @@ func (w *writer) write(f finished) {
 	}
 	if snap.LogFrequency == 0 {
 		w.scratch = appendTrace(w.scratch[:0], f.t)
-		w.file(snap.File).append(w, w.scratch)
+		tf := w.file(snap.File)
+		// A separator or the array's brackets, besides the trace.
+		if w.admit(int64(len(w.scratch)) + 1 + 2*btoi(tf.f == nil)) {
+			tf.append(w, w.scratch)
+		}
 	} else {
 		p := w.pending[snap]
 		if p == nil {
@@ -92,11 +99,14 @@ func (w *writer) write(f finished) {
 			w.spare = nil
 			w.pending[snap] = p
 		}
+		before := len(p.buf)
 		if p.n > 0 {
 			p.buf = append(p.buf, ',')
 		}
 		p.buf = appendTrace(p.buf, f.t)
-		if p.n++; p.n >= snap.LogFrequency {
+		if !w.admit(int64(len(p.buf)-before) + 2*btoi(p.n == 0)) {
+			p.buf = p.buf[:before]
+		} else if p.n++; p.n >= snap.LogFrequency {
 			w.flush(snap)
 		}
 	}
@@ -104,6 +114,29 @@ func (w *writer) write(f finished) {
 		w.flush(snap)
 		delete(w.retired, snap)
 	}
+}
+
+// admit counts n more bytes of trace files, or refuses them, dropping the
+// trace, when they would take the files past Options.MaxFileBytes.
+func (w *writer) admit(n int64) bool {
+	if max := w.m.opts.MaxFileBytes; w.bytes+n > max {
+		w.m.dropped.Add(1)
+		if !w.full {
+			w.full = true
+			w.m.log.Warnf("tracing: the trace files have reached their bound of %d bytes (--trace-file-max-size); a trace that would pass it is dropped, and counted in %s",
+				max, DroppedMetric)
+		}
+		return false
+	}
+	w.bytes += n
+	return true
+}
+
+func btoi(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // done reports whether every trace of snap is in (with extra being written

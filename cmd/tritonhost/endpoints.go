@@ -85,7 +85,7 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 
 	if o.Metrics.Allow {
 		ms, err := metricsserver.New(metricsserver.Options{Core: srv, Custom: host.Metrics(), CPU: o.Metrics.AllowCPU,
-			Interval: ms(o.Metrics.IntervalMs), MaxConnections: o.Metrics.MaxConnections})
+			Interval: ms(o.Metrics.IntervalMs), MaxConnections: o.Metrics.MaxConnections, MaxConnectionsPerClient: o.Metrics.MaxConnectionsPerClient})
 		if err != nil {
 			return fail(err)
 		}

@@ -27,6 +27,7 @@ type grpcFlags struct {
 	MaxHeaderListSize        int
 	MaxConnectionIdleMs      int
 	MaxConnections           int
+	MaxConnectionsPerClient  int
 	HandshakeTimeoutMs       int
 	MaxStreamPendingRequests int
 	MaxResponsePoolSize      int
@@ -56,6 +57,8 @@ func (g *grpcFlags) bind(f *pflag.FlagSet) {
 	f.IntVar(&g.MaxHeaderListSize, "grpc-max-header-list-size", grpcserver.DefaultMaxHeaderListBytes, "largest header list (metadata) of one call, in bytes as HTTP/2 counts them; a call past it is reset")
 	f.IntVar(&g.MaxConnectionIdleMs, "grpc-max-connection-idle", msOf(grpcserver.DefaultMaxConnectionIdle), "ms after which a connection with no call open is closed (clients reconnect when they need to)")
 	f.IntVar(&g.MaxConnections, "grpc-max-connections", grpcserver.DefaultMaxConnections, "gRPC connections open at once; past it new ones wait for one to close")
+	f.IntVar(&g.MaxConnectionsPerClient, "grpc-max-connections-per-client", 0,
+		"gRPC connections one client (source IP address) may have open at once; past it its new ones are closed at once (0: a quarter of --grpc-max-connections)")
 	f.IntVar(&g.HandshakeTimeoutMs, "grpc-handshake-timeout", msOf(grpcserver.DefaultHandshakeTimeout), "ms a new connection may take to finish TLS and send HTTP/2's preface and settings; then it is closed")
 	f.IntVar(&g.MaxStreamPendingRequests, "grpc-max-stream-pending-requests", grpcserver.DefaultMaxPendingRequests, "requests one ModelStreamInfer stream may have unanswered; then the server stops reading it")
 	f.IntVar(&g.MaxResponsePoolSize, "grpc-max-response-pool-size", protocol.DefaultStreamMaxResponses, "responses one stream may hold for a client that reads slowly")
@@ -82,6 +85,9 @@ func (g *grpcFlags) validate() error {
 		if c.v <= 0 {
 			return fmt.Errorf("--%s must be positive, not %d", c.name, c.v)
 		}
+	}
+	if g.MaxConnectionsPerClient < 0 {
+		return fmt.Errorf("--grpc-max-connections-per-client must not be negative, not %d", g.MaxConnectionsPerClient)
 	}
 	if g.MaxHeaderListSize > math.MaxUint32 {
 		return fmt.Errorf("--grpc-max-header-list-size %d is more than HTTP/2 can announce (%d)", g.MaxHeaderListSize, uint32(math.MaxUint32))
@@ -124,6 +130,7 @@ func (g *grpcFlags) options() (grpcserver.StreamLimits, grpcserver.ConnectionLim
 			PermitPingsWithoutCalls: g.KeepalivePermitWithout,
 			MaxHeaderListBytes:      uint32(g.MaxHeaderListSize),
 			MaxConnections:          g.MaxConnections,
+			MaxConnectionsPerClient: g.MaxConnectionsPerClient,
 			HandshakeTimeout:        ms(g.HandshakeTimeoutMs),
 		}
 }

@@ -20,22 +20,23 @@ import (
 // --http-restricted-api) and tritonhost's own bounds on what one client may
 // hold, and TLS.
 type httpFlags struct {
-	Allow                  bool
-	Address                string
-	Port                   int
-	MaxInputSize           int64
-	MaxHeaderBytes         int
-	ReadHeaderTimeoutMs    int
-	IdleTimeoutMs          int
-	WriteTimeoutMs         int
-	ReadBodyTimeoutMs      int
-	ReadBodyMinRate        int64
-	MaxConnections         int
-	StreamStallTimeoutMs   int
-	MaxStreamResponses     int
-	MaxStreamResponseBytes int
-	SSL                    sslFlags
-	RestrictedAPI          []string
+	Allow                   bool
+	Address                 string
+	Port                    int
+	MaxInputSize            int64
+	MaxHeaderBytes          int
+	ReadHeaderTimeoutMs     int
+	IdleTimeoutMs           int
+	WriteTimeoutMs          int
+	ReadBodyTimeoutMs       int
+	ReadBodyMinRate         int64
+	MaxConnections          int
+	MaxConnectionsPerClient int
+	StreamStallTimeoutMs    int
+	MaxStreamResponses      int
+	MaxStreamResponseBytes  int
+	SSL                     sslFlags
+	RestrictedAPI           []string
 
 	restricted protocol.Restrictions // RestrictedAPI parsed (validate)
 }
@@ -50,6 +51,8 @@ func (h *httpFlags) bind(f *pflag.FlagSet) {
 	f.IntVar(&h.ReadBodyTimeoutMs, "http-read-body-timeout", msOf(httpserver.DefaultReadBodyTimeout), "ms a client may take to send a request's body, beyond 1 s for every --http-read-body-min-rate bytes of it")
 	f.Int64Var(&h.ReadBodyMinRate, "http-read-body-min-rate", httpserver.DefaultReadBodyMinRate, "bytes a second a request body must arrive at, on average (a slower client is answered 408 and disconnected)")
 	f.IntVar(&h.MaxConnections, "http-max-connections", httpserver.DefaultMaxConnections, "HTTP connections open at once; past it new ones wait for one to close, idle ones being closed first")
+	f.IntVar(&h.MaxConnectionsPerClient, "http-max-connections-per-client", 0,
+		"HTTP connections one client (source IP address) may have open at once; past it its new ones are closed at once (0: a quarter of --http-max-connections)")
 	f.IntVar(&h.IdleTimeoutMs, "http-idle-timeout", msOf(httpserver.DefaultIdleTimeout), "ms after which a kept-alive connection with no request is closed")
 	f.IntVar(&h.WriteTimeoutMs, "http-write-timeout", msOf(httpserver.DefaultWriteTimeout), "ms writing one response may take (event streams: see --http-stream-stall-timeout)")
 	f.IntVar(&h.StreamStallTimeoutMs, "http-stream-stall-timeout", msOf(protocol.DefaultStreamStallTimeout), "ms an event of a generate_stream may wait for a client that does not read; then the stream is cut off and its request cancelled")
@@ -68,6 +71,9 @@ func (h *httpFlags) validate() error {
 	}
 	if h.ReadBodyMinRate <= 0 {
 		return fmt.Errorf("--http-read-body-min-rate must be positive, not %d", h.ReadBodyMinRate)
+	}
+	if h.MaxConnectionsPerClient < 0 {
+		return fmt.Errorf("--http-max-connections-per-client must not be negative, not %d", h.MaxConnectionsPerClient)
 	}
 	for _, c := range []struct {
 		name string
@@ -117,14 +123,15 @@ func warnConnectionCaps(log *serverlog.Logger, o *serveOptions) {
 // shares with gRPC).
 func (h *httpFlags) options() httpserver.Options {
 	return httpserver.Options{
-		MaxInputBytes:     h.MaxInputSize,
-		MaxHeaderBytes:    h.MaxHeaderBytes,
-		ReadHeaderTimeout: ms(h.ReadHeaderTimeoutMs),
-		IdleTimeout:       ms(h.IdleTimeoutMs),
-		WriteTimeout:      ms(h.WriteTimeoutMs),
-		ReadBodyTimeout:   ms(h.ReadBodyTimeoutMs),
-		ReadBodyMinRate:   h.ReadBodyMinRate,
-		MaxConnections:    h.MaxConnections,
+		MaxInputBytes:           h.MaxInputSize,
+		MaxHeaderBytes:          h.MaxHeaderBytes,
+		ReadHeaderTimeout:       ms(h.ReadHeaderTimeoutMs),
+		IdleTimeout:             ms(h.IdleTimeoutMs),
+		WriteTimeout:            ms(h.WriteTimeoutMs),
+		ReadBodyTimeout:         ms(h.ReadBodyTimeoutMs),
+		ReadBodyMinRate:         h.ReadBodyMinRate,
+		MaxConnections:          h.MaxConnections,
+		MaxConnectionsPerClient: h.MaxConnectionsPerClient,
 		Stream: httpserver.StreamLimits{MaxResponses: h.MaxStreamResponses, MaxResponseBytes: h.MaxStreamResponseBytes,
 			StallTimeout: ms(h.StreamStallTimeoutMs)},
 		Restricted: &h.restricted,
@@ -138,9 +145,12 @@ type metricsFlags struct {
 	Address    string
 	Port       int
 	IntervalMs int
-	// MaxConnections bounds the connections open at once.
-	MaxConnections int
-	SSL            sslFlags
+	// MaxConnections bounds the connections open at once, and
+	// MaxConnectionsPerClient those of one client (0: a quarter of
+	// MaxConnections).
+	MaxConnections          int
+	MaxConnectionsPerClient int
+	SSL                     sslFlags
 }
 
 func (m *metricsFlags) bind(f *pflag.FlagSet) {
@@ -149,6 +159,8 @@ func (m *metricsFlags) bind(f *pflag.FlagSet) {
 	f.StringVar(&m.Address, "metrics-address", "", "address to listen on for metrics (default: --http-address when HTTP is on, else 0.0.0.0)")
 	f.IntVar(&m.Port, "metrics-port", 8002, "port to listen on for metrics (0: any free port)")
 	f.IntVar(&m.MaxConnections, "metrics-max-connections", metricsserver.DefaultMaxConnections, "metrics connections open at once; past it new ones wait for one to close, idle ones being closed first")
+	f.IntVar(&m.MaxConnectionsPerClient, "metrics-max-connections-per-client", 0,
+		"metrics connections one client (source IP address) may have open at once; past it its new ones are closed at once (0: a quarter of --metrics-max-connections)")
 	f.IntVar(&m.IntervalMs, "metrics-interval-ms", int(metricsserver.DefaultInterval/time.Millisecond), "ms between polls of the per-interval metrics (CPU)")
 	m.SSL.bind(f, "metrics", "metrics", true)
 }
@@ -162,6 +174,9 @@ func (m *metricsFlags) validate() error {
 	}
 	if m.MaxConnections <= 0 {
 		return fmt.Errorf("--metrics-max-connections must be positive, not %d", m.MaxConnections)
+	}
+	if m.MaxConnectionsPerClient < 0 {
+		return fmt.Errorf("--metrics-max-connections-per-client must not be negative, not %d", m.MaxConnectionsPerClient)
 	}
 	return m.SSL.validate()
 }

@@ -19,7 +19,8 @@ func TestHTTPFlagsBecomeTheServerLimits(t *testing.T) {
 	m.bind(f)
 	err := f.Parse([]string{"--http-max-input-size=1", "--http-max-header-bytes=2", "--http-read-header-timeout=3", "--http-idle-timeout=4",
 		"--http-write-timeout=5", "--http-stream-stall-timeout=6", "--http-max-stream-responses=7", "--http-max-stream-response-bytes=8",
-		"--http-address=127.0.0.2", "--metrics-interval-ms=9", "--http-read-body-timeout=10", "--http-read-body-min-rate=11", "--http-max-connections=12"})
+		"--http-address=127.0.0.2", "--metrics-interval-ms=9", "--http-read-body-timeout=10", "--http-read-body-min-rate=11", "--http-max-connections=12",
+		"--http-max-connections-per-client=13", "--metrics-max-connections-per-client=14"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,8 +33,11 @@ func TestHTTPFlagsBecomeTheServerLimits(t *testing.T) {
 	o := h.options()
 	if o.MaxInputBytes != 1 || o.MaxHeaderBytes != 2 || o.ReadHeaderTimeout != 3*time.Millisecond || o.IdleTimeout != 4*time.Millisecond ||
 		o.WriteTimeout != 5*time.Millisecond || o.Stream.StallTimeout != 6*time.Millisecond || o.Stream.MaxResponses != 7 || o.Stream.MaxResponseBytes != 8 ||
-		o.ReadBodyTimeout != 10*time.Millisecond || o.ReadBodyMinRate != 11 || o.MaxConnections != 12 {
+		o.ReadBodyTimeout != 10*time.Millisecond || o.ReadBodyMinRate != 11 || o.MaxConnections != 12 || o.MaxConnectionsPerClient != 13 {
 		t.Errorf("HTTP options %+v", o)
+	}
+	if m.MaxConnectionsPerClient != 14 {
+		t.Errorf("--metrics-max-connections-per-client gave %d", m.MaxConnectionsPerClient)
 	}
 	// Metrics follow the HTTP address, as in Triton, unless told otherwise.
 	if got := m.address(&h); got != "127.0.0.2" {
@@ -54,7 +58,8 @@ func TestHTTPAndMetricsFlagsRefuseBadValues(t *testing.T) {
 	for _, arg := range []string{"--http-port=70000", "--http-max-input-size=0", "--http-max-header-bytes=0", "--http-read-header-timeout=0",
 		"--http-idle-timeout=0", "--http-write-timeout=0", "--http-stream-stall-timeout=0", "--http-max-stream-responses=0",
 		"--http-max-stream-response-bytes=0", "--metrics-port=-1", "--metrics-interval-ms=0", "--http-read-body-timeout=0",
-		"--http-read-body-min-rate=0", "--http-max-connections=0"} {
+		"--http-read-body-min-rate=0", "--http-max-connections=0", "--http-max-connections-per-client=-1",
+		"--metrics-max-connections-per-client=-1"} {
 		var h httpFlags
 		var m metricsFlags
 		f := pflag.NewFlagSet("serve", pflag.ContinueOnError)

@@ -14,8 +14,8 @@ import (
 
 // traceFlags are Triton's tracing flags: --trace-config [<mode>,]<key>=<value>
 // (repeatable), the older --trace-file, --trace-level, --trace-rate,
-// --trace-count and --trace-log-frequency, and the bound of the queue of
-// finished traces.
+// --trace-count and --trace-log-frequency, and the bounds of the queue of
+// finished traces and of the trace files.
 type traceFlags struct {
 	Config       []string
 	File         string
@@ -24,6 +24,7 @@ type traceFlags struct {
 	Count        string
 	LogFrequency string
 	QueueSize    int
+	FileMaxSize  int64
 
 	config trace.Config // Complete
 	set    func(name string) bool
@@ -40,6 +41,8 @@ func (p *traceFlags) bind(f *pflag.FlagSet) {
 	f.StringVar(&p.LogFrequency, "trace-log-frequency", "", "deprecated: --trace-config triton,log-frequency=N")
 	f.IntVar(&p.QueueSize, "trace-queue-size", trace.DefaultQueueSize,
 		"finished traces that may wait to be written or exported; past it they are dropped and counted (tritonhost_traces_dropped_total)")
+	f.Int64Var(&p.FileMaxSize, "trace-file-max-size", trace.DefaultMaxFileBytes,
+		"bytes of trace files the server writes, every file together; past it traces are dropped and counted (tritonhost_traces_dropped_total)")
 	p.set = func(name string) bool { return f.Changed(name) }
 }
 
@@ -65,6 +68,9 @@ func (p *traceFlags) complete() error {
 	if p.QueueSize <= 0 {
 		return fmt.Errorf("--trace-queue-size must be positive, not %d", p.QueueSize)
 	}
+	if p.FileMaxSize <= 0 {
+		return fmt.Errorf("--trace-file-max-size must be positive, not %d", p.FileMaxSize)
+	}
 	p.config = c
 	return nil
 }
@@ -76,7 +82,7 @@ func (p *traceFlags) manager(log *serverlog.Logger) (*trace.Manager, error) {
 	for _, w := range c.Warnings {
 		log.Warnf("%s", w)
 	}
-	opts := trace.Options{Setting: c.Setting, ModeOptions: c.Options, QueueSize: p.QueueSize, Logger: log}
+	opts := trace.Options{Setting: c.Setting, ModeOptions: c.Options, QueueSize: p.QueueSize, MaxFileBytes: p.FileMaxSize, Logger: log}
 	if c.Setting.Mode == trace.ModeOpenTelemetry {
 		exp, err := otlp.New(otlp.Options{URL: c.URL, Resource: c.Resource, MaxQueueSize: int(c.BSPMaxQueueSize),
 			ScheduleDelay: time.Duration(c.BSPScheduleDelayMs) * time.Millisecond, MaxExportBatchSize: int(c.BSPMaxExportBatchSize)})

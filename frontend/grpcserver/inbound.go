@@ -226,8 +226,15 @@ func inputDecodedSize(b []byte) (int, error) {
 }
 
 // contentsDecodedSize returns the memory an InferTensorContents takes once
-// decoded into Go slices.
+// decoded into Go slices. Contents that protobuf could not decode (a
+// packed run of fixed32 values whose length is not a multiple of 4, a
+// varint cut short) are an error now, though they are decoded later and
+// only for an input that takes them: such a message is refused whole, as
+// protobuf refuses it.
 func contentsDecodedSize(b []byte) (int, error) {
+	if err := eachValue(wireContents{b}, 0, func(protowire.Number, uint64, []byte) {}); err != nil {
+		return 0, err
+	}
 	size := 0
 	err := walk(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
 		switch num {

@@ -88,5 +88,5 @@ func TestRepositoryModelLoadBoundsItsParameters(t *testing.T) {
 		params["file:"+string(rune('a'+i%26))+"/"+string(rune('0'+i/26%10))+string(rune('a'+i/260))] = loadParam([]byte{})
 	}
 	_, err := h.client.RepositoryModelLoad(t.Context(), &pb.RepositoryModelLoadRequest{ModelName: "echo", Parameters: params})
-	wantStatus(t, "1025 parameters", err, codes.InvalidArgument, "the load request has 1025 parameters, more than the 1024 the server accepts")
+	wantStatus(t, "1025 parameters", err, codes.InvalidArgument, "the load request has more than the 1024 parameters the server accepts")
 }

@@ -15,6 +15,9 @@ import (
 // log_format ("default" or "ISO8601") and, where Options.AllowLogFile lets
 // clients, log_file ("" for standard error).
 func (s *Service) LogSettings(_ context.Context, req *pb.LogSettingsRequest) (*pb.LogSettingsResponse, error) {
+	if err := checkMap(req, len(req.GetSettings())); err != nil {
+		return nil, toStatus(err)
+	}
 	settings := make(map[string]protocol.LogValue, len(req.GetSettings()))
 	for name, v := range req.GetSettings() {
 		var lv protocol.LogValue

@@ -32,6 +32,9 @@ func (s *Service) RepositoryModelLoad(_ context.Context, req *pb.RepositoryModel
 	if req.GetRepositoryName() != "" {
 		return nil, toStatus(protocol.NoRepositoryName())
 	}
+	if err := checkMap(req, len(req.GetParameters())); err != nil {
+		return nil, toStatus(err)
+	}
 	opts, err := loadOptions(req.GetParameters())
 	if err != nil {
 		return nil, toStatus(err)
@@ -69,6 +72,9 @@ func loadOptions(params map[string]*pb.ModelRepositoryParameter) (core.LoadOptio
 func (s *Service) RepositoryModelUnload(ctx context.Context, req *pb.RepositoryModelUnloadRequest) (*pb.RepositoryModelUnloadResponse, error) {
 	if req.GetRepositoryName() != "" {
 		return nil, toStatus(protocol.NoRepositoryName())
+	}
+	if err := checkMap(req, len(req.GetParameters())); err != nil {
+		return nil, toStatus(err)
 	}
 	unload := s.core.UnloadModel
 	if p, ok := req.GetParameters()["unload_dependents"]; ok {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"runtime"
 	"strconv"
 	"sync"
@@ -125,6 +126,12 @@ type ConnectionLimits struct {
 	// MaxIdle close the ones that do nothing. It applies to the listeners
 	// passed through Service.Listen.
 	MaxConnections int
+	// MaxConnectionsPerClient bounds the connections of one client (one
+	// source IP address) at once (default a quarter of MaxConnections,
+	// connlimit.DefaultPerClient): a connection past it is closed as soon
+	// as it is accepted, so that one client cannot take the connections
+	// of the others.
+	MaxConnectionsPerClient int
 	// HandshakeTimeout bounds the time a new connection may take to send
 	// HTTP/2's preface and settings (and to finish TLS) before it is
 	// closed (default DefaultHandshakeTimeout; gRPC's own is 120 s).
@@ -208,10 +215,15 @@ func New(srv *core.Server, opts Options) *Service {
 	if logs == nil {
 		logs = protocol.NewLogControl(srv.Logger(), opts.AllowLogFile)
 	}
-	maxConns := opts.Connection.MaxConnections
-	conns := connlimit.New(maxConns, func() {
-		srv.Logger().Warnf("gRPC: all %d connections the server may hold are open; new connections wait for one to close", maxConns)
-	})
+	maxConns, log := opts.Connection.MaxConnections, srv.Logger()
+	conns := connlimit.New(connlimit.Options{Max: maxConns, PerClient: opts.Connection.MaxConnectionsPerClient,
+		OnFull: func() {
+			log.Warnf("gRPC: all %d connections the server may hold are open; new connections wait for one to close", maxConns)
+		},
+		OnClientFull: func(client netip.Addr, refused int) {
+			log.Warnf("gRPC: client %s holds all the connections one client may (--grpc-max-connections-per-client); its new ones are closed at once (%d since the last report)",
+				client, refused)
+		}})
 	return &Service{core: srv, opts: opts, health: health.NewServer(), draining: make(chan struct{}), aborting: make(chan struct{}), logs: logs,
 		conns: conns}
 }

@@ -21,6 +21,9 @@ func (s *Service) TraceSetting(_ context.Context, req *pb.TraceSettingRequest) (
 	if s.opts.Trace == nil {
 		return nil, status.Error(codes.Unavailable, "the server does not support trace")
 	}
+	if err := checkMap(req, len(req.GetSettings())); err != nil {
+		return nil, toStatus(err)
+	}
 	if name := req.GetModelName(); name != "" {
 		if m, err := s.core.Model(name, 0); err != nil || m.Readiness() != core.ModelReady {
 			return nil, toStatus(trace.UnknownModel(name))

@@ -82,9 +82,11 @@ func (m *encodedMessage) free() {
 }
 
 // wireCodec is the server's codec: protobuf, except that encodedMessage
-// values pass through, and inference requests are checked against the
-// server's limits before they are decoded (inbound.go). It keeps the name
-// "proto", so clients see no difference.
+// values pass through, inference requests are checked against the
+// server's limits before they are decoded (inbound.go), and the maps of
+// the requests that carry parameters or settings are counted before they
+// are decoded (bounded.go). It keeps the name "proto", so clients see no
+// difference.
 type wireCodec struct {
 	proto encoding.CodecV2
 	lim   requestLimits
@@ -102,6 +104,9 @@ func (c wireCodec) Marshal(v any) (mem.BufferSlice, error) {
 }
 
 func (c wireCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	if bm, ok := boundedMapOf(v); ok { // a request whose map is counted first (bounded.go)
+		return decodeBounded(data.Materialize(), v, bm)
+	}
 	in, ok := v.(*inboundRequest)
 	if !ok {
 		return c.proto.Unmarshal(data, v)

@@ -123,11 +123,12 @@ func TestSlowButSteadyBodiesAreServed(t *testing.T) {
 
 // TestConnectionsAreBounded: past MaxConnections the server accepts no
 // connection until one closes; an idle kept-alive connection is closed to
-// make room for a new one.
+// make room for a new one. (Every connection is the loopback client's:
+// its share is the whole cap.)
 func TestConnectionsAreBounded(t *testing.T) {
 	t.Parallel()
 	var accepted atomic.Int64
-	h := newHarness(t, setup{opts: httpserver.Options{MaxConnections: 2},
+	h := newHarness(t, setup{opts: httpserver.Options{MaxConnections: 2, MaxConnectionsPerClient: 2},
 		connState: func(_ net.Conn, st http.ConnState) {
 			if st == http.StateNew {
 				accepted.Add(1)

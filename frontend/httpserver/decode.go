@@ -54,8 +54,8 @@ func (s *Server) decodeInferInto(call *inferCall, m *core.Model, body []byte, he
 		return fmt.Errorf("model %q: %w", m.Name(), err)
 	}
 	call.req = &core.Submission{Model: m.Name(), Version: m.Version(), ID: rj.ID}
-	for _, name := range sortedKeys(rj.Parameters) {
-		v, err := parameterValue(rj.Parameters[name])
+	for _, name := range sortedKeys(rj.Parameters.m) {
+		v, err := parameterValue(rj.Parameters.m[name])
 		if err == nil {
 			err = protocol.ApplyParameter(call.req, &call.opts, name, v)
 		}
@@ -63,9 +63,9 @@ func (s *Server) decodeInferInto(call *inferCall, m *core.Model, body []byte, he
 			return bad("parameter %q: %v", name, err)
 		}
 	}
-	call.req.Inputs = make([]core.Input, 0, len(rj.Inputs))
-	for i := range rj.Inputs {
-		in, rest, err := s.decodeInput(m, &rj.Inputs[i], binary, call.mem)
+	call.req.Inputs = make([]core.Input, 0, len(rj.Inputs.list))
+	for i := range rj.Inputs.list {
+		in, rest, err := s.decodeInput(m, &rj.Inputs.list[i], binary, call.mem)
 		if err != nil {
 			return err
 		}
@@ -75,8 +75,8 @@ func (s *Server) decodeInferInto(call *inferCall, m *core.Model, body []byte, he
 	if len(binary) > 0 {
 		return core.Errorf(core.CodeInvalidArg, "unexpected additional input data for model '%s'", m.Name())
 	}
-	for i := range rj.Outputs {
-		if err := s.decodeOutput(m, &rj.Outputs[i], call); err != nil {
+	for i := range rj.Outputs.list {
+		if err := s.decodeOutput(m, &rj.Outputs.list[i], call); err != nil {
 			return err
 		}
 	}
@@ -85,29 +85,30 @@ func (s *Server) decodeInferInto(call *inferCall, m *core.Model, body []byte, he
 
 // checkInferCounts refuses an infer request past the protocols' bounds
 // (protocol.MaxRequestTensors and the others), in the words the gRPC
-// frontend uses, naming the tensor.
+// frontend uses, naming the tensor. A list or object past its bound was
+// counted only one past it (jsonbound.go): its refusal says "more than".
 func checkInferCounts(rj *inferRequestJSON) error {
-	if n := len(rj.Parameters); n > protocol.MaxRequestParameters {
-		return protocol.TooMany("the request", n, "parameters", protocol.MaxRequestParameters)
+	if rj.Parameters.over {
+		return protocol.MoreThan("the request", "parameters", protocol.MaxRequestParameters)
 	}
-	if n := len(rj.Inputs); n > protocol.MaxRequestTensors {
-		return protocol.TooMany("the request", n, "inputs", protocol.MaxRequestTensors)
+	if rj.Inputs.over {
+		return protocol.MoreThan("the request", "inputs", protocol.MaxRequestTensors)
 	}
-	if n := len(rj.Outputs); n > protocol.MaxRequestTensors {
-		return protocol.TooMany("the request", n, "requested outputs", protocol.MaxRequestTensors)
+	if rj.Outputs.over {
+		return protocol.MoreThan("the request", "requested outputs", protocol.MaxRequestTensors)
 	}
-	for i := range rj.Inputs {
-		in := &rj.Inputs[i]
-		if n := len(in.Parameters); n > protocol.MaxRequestParameters {
-			return protocol.TooMany(fmt.Sprintf("input %q", in.Name), n, "parameters", protocol.MaxRequestParameters)
+	for i := range rj.Inputs.list {
+		in := &rj.Inputs.list[i]
+		if in.Parameters.over {
+			return protocol.MoreThan(fmt.Sprintf("input %q", in.Name), "parameters", protocol.MaxRequestParameters)
 		}
-		if n := len(in.Shape); n > protocol.MaxTensorDims {
-			return protocol.TooMany(fmt.Sprintf("input %q", in.Name), n, "dimensions", protocol.MaxTensorDims)
+		if in.Shape.over {
+			return protocol.MoreThan(fmt.Sprintf("input %q", in.Name), "dimensions", protocol.MaxTensorDims)
 		}
 	}
-	for i := range rj.Outputs {
-		if n := len(rj.Outputs[i].Parameters); n > protocol.MaxRequestParameters {
-			return protocol.TooMany(fmt.Sprintf("output %q", rj.Outputs[i].Name), n, "parameters", protocol.MaxRequestParameters)
+	for i := range rj.Outputs.list {
+		if out := &rj.Outputs.list[i]; out.Parameters.over {
+			return protocol.MoreThan(fmt.Sprintf("output %q", out.Name), "parameters", protocol.MaxRequestParameters)
 		}
 	}
 	return nil
@@ -184,7 +185,8 @@ func (s *Server) decodeInput(m *core.Model, in *inputJSON, binary []byte, mem *p
 	bad := func(format string, args ...any) error {
 		return core.Errorf(core.CodeInvalidArg, "model %q: input %q: %s", m.Name(), in.Name, fmt.Sprintf(format, args...))
 	}
-	p, err := parseTensorParams(in.Parameters)
+	shape := in.Shape.dims
+	p, err := parseTensorParams(in.Parameters.m)
 	if err != nil {
 		return core.Input{}, nil, err
 	}
@@ -202,37 +204,37 @@ func (s *Server) decodeInput(m *core.Model, in *inputJSON, binary []byte, mem *p
 		if err != nil {
 			return core.Input{}, nil, err
 		}
-		return core.NewInput(in.Name, dt, in.Shape, data), binary, nil
+		return core.NewInput(in.Name, dt, shape, data), binary, nil
 	case p.binarySize != nil:
 		size := *p.binarySize
 		if size > uint64(len(binary)) {
 			return core.Input{}, nil, core.Errorf(core.CodeInvalidArg, "unexpected size for input '%s', expecting %d additional bytes for model '%s'",
 				in.Name, size-uint64(len(binary)), m.Name())
 		}
-		return core.NewInput(in.Name, dt, in.Shape, binary[:size:size]), binary[size:], nil
+		return core.NewInput(in.Name, dt, shape, binary[:size:size]), binary[size:], nil
 	}
-	want := core.ElementCount(in.Shape)
+	want := core.ElementCount(shape)
 	if want < 0 {
-		return core.Input{}, nil, bad("shape %v is not a tensor shape", in.Shape)
+		return core.Input{}, nil, bad("shape %v is not a tensor shape", shape)
 	}
 	if size := int64(dt.ByteSize()); size > 0 && want > m.MaxTensorBytes()/size {
-		return core.Input{}, nil, bad("shape %v holds more than the server's limit of %d bytes", in.Shape, m.MaxTensorBytes())
+		return core.Input{}, nil, bad("shape %v holds more than the server's limit of %d bytes", shape, m.MaxTensorBytes())
 	}
 	t, err := decodeValues(dt, in.Data, want)
 	if err != nil {
 		return core.Input{}, nil, bad("data: %v", err)
 	}
 	if t.count != want {
-		return core.Input{}, nil, bad("%d values in data for shape %v, which holds %d", t.count, in.Shape, want)
+		return core.Input{}, nil, bad("%d values in data for shape %v, which holds %d", t.count, shape, want)
 	}
-	return core.NewInput(in.Name, dt, in.Shape, t.data), binary, nil
+	return core.NewInput(in.Name, dt, shape, t.data), binary, nil
 }
 
 // decodeOutput reads one requested output: as binary data or JSON, or
 // into a shared-memory region (leased now, as Triton checks it before the
 // request runs). The classification extension is not implemented.
 func (s *Server) decodeOutput(m *core.Model, out *outputJSON, call *inferCall) error {
-	p, err := parseTensorParams(out.Parameters)
+	p, err := parseTensorParams(out.Parameters.m)
 	if err != nil {
 		return err
 	}

@@ -52,8 +52,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 }
 
 // runGenerate submits req to m and waits for the request to end (or the
-// client to go away). It returns the request's one response, or Triton's
-// error when there was none or more than one; those after the first are
+// client to go away, or the server to give it up at the end of a shutdown:
+// see Abort). It returns the request's one response, or Triton's error
+// when there was none or more than one; those after the first are
 // dropped as they come.
 func (s *Server) runGenerate(r *http.Request, m *core.Model, req *core.Submission) (*core.Response, error) {
 	type outcome struct {
@@ -86,6 +87,8 @@ func (s *Server) runGenerate(r *http.Request, m *core.Model, req *core.Submissio
 		return res.first, nil
 	case <-r.Context().Done():
 		return nil, core.Errorf(core.CodeCancelled, "request %q to model %q: the client went away", req.ID, m.Name())
+	case <-s.aborting:
+		return nil, s.abortErr
 	}
 }
 

@@ -43,6 +43,12 @@ type generateDecoder struct {
 	req *core.Submission
 }
 
+// maxGenerateMembers bounds the members of a generate request's object
+// (and of its "parameters"): each is an input or a parameter, so more
+// than both bounds together are refused whatever they are, counted only
+// that far.
+const maxGenerateMembers = protocol.MaxRequestTensors + protocol.MaxRequestParameters
+
 // decodeGenerate turns a generate body into a request of m.
 func decodeGenerate(m *core.Model, body []byte) (*core.Submission, error) {
 	root, err := parseJSONDocument(body)
@@ -50,8 +56,8 @@ func decodeGenerate(m *core.Model, body []byte) (*core.Submission, error) {
 		return nil, err
 	}
 	d := &generateDecoder{m: m, req: &core.Submission{Model: m.Name(), Version: m.Version()}}
-	members, isObject := objectMembers(root)
-	if raw, ok := firstMember(members, "id"); ok {
+	members, isObject, over := objectMembers(root, maxGenerateMembers)
+	if raw, ok := findMember(root, "id"); ok {
 		var id string
 		if err := json.Unmarshal(raw, &id); err != nil {
 			return nil, core.Errorf(core.CodeInternal, "Unable to parse 'id': %s", errNotString)
@@ -61,7 +67,7 @@ func decodeGenerate(m *core.Model, body []byte) (*core.Submission, error) {
 	if !isObject {
 		return nil, core.Errorf(core.CodeInternal, "attempt to get members for non-object")
 	}
-	if err := d.convert(members, true); err != nil {
+	if err := d.convert(members, over, true); err != nil {
 		return nil, err
 	}
 	if err := d.checkCounts(); err != nil {
@@ -85,8 +91,12 @@ func (d *generateDecoder) checkCounts() error {
 
 // parseJSONDocument checks that body is one JSON value, and says why not
 // in the words of Triton's reader: "failed to parse the request JSON
-// buffer: <why> at <offset>".
+// buffer: <why> at <offset>". The value returned is body's own bytes,
+// without the white space around it.
 func parseJSONDocument(body []byte) (json.RawMessage, error) {
+	if json.Valid(body) { // one pass that allocates nothing
+		return bytes.Trim(body, " \t\r\n"), nil
+	}
 	fail := func(why string, at int64) error {
 		return core.Errorf(core.CodeInternal, "failed to parse the request JSON buffer: %s at %d", why, at)
 	}
@@ -114,74 +124,99 @@ func parseJSONDocument(body []byte) (json.RawMessage, error) {
 }
 
 // objectMembers returns the members of raw, a valid JSON value, in
-// document order, duplicates included; ok is false when raw is not an
-// object.
-func objectMembers(raw json.RawMessage) (members []jsonMember, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, false
+// document order, duplicates included, each value a slice of raw; ok is
+// false when raw is not an object. It stops after limit members: over
+// says there were more.
+func objectMembers(raw json.RawMessage, limit int) (members []jsonMember, ok, over bool) {
+	s := jsonScanner{b: raw}
+	if s.next() != '{' {
+		return nil, false, false
 	}
-	for dec.More() {
-		key, err := dec.Token()
+	_ = s.members(func(quoted []byte) (bool, error) {
+		if len(members) == limit {
+			over = true
+			return false, nil
+		}
+		name, err := memberName(quoted)
 		if err != nil {
-			return members, true
+			return false, err
 		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return members, true
+		s.space()
+		from := s.i
+		if err := s.skipValue(); err != nil {
+			return false, err
 		}
-		members = append(members, jsonMember{name: key.(string), raw: v})
-	}
-	return members, true
+		members = append(members, jsonMember{name: name, raw: raw[from:s.i]})
+		return true, nil
+	})
+	return members, true, over
 }
 
-// firstMember returns the value of the first member called name, as
-// Triton's reader finds a member.
-func firstMember(members []jsonMember, name string) (json.RawMessage, bool) {
-	for _, mb := range members {
-		if mb.name == name {
-			return mb.raw, true
+// findMember returns the value of the first member of raw, a valid JSON
+// object, called name, as Triton's reader finds a member; it holds no
+// other member meanwhile.
+func findMember(raw json.RawMessage, name string) (value json.RawMessage, found bool) {
+	s := jsonScanner{b: raw}
+	_ = s.members(func(quoted []byte) (bool, error) {
+		key, err := memberName(quoted)
+		if err != nil {
+			return false, err
 		}
-	}
-	return nil, false
+		s.space()
+		from := s.i
+		if err := s.skipValue(); err != nil {
+			return false, err
+		}
+		if key == name {
+			value, found = raw[from:s.i], true
+			return false, nil
+		}
+		return true, nil
+	})
+	return value, found
 }
 
 // convert maps the members of one object onto the request, in order; at
-// the top level, "parameters" holds more of them.
-func (d *generateDecoder) convert(members []jsonMember, top bool) error {
-	if max := protocol.MaxRequestTensors + protocol.MaxRequestParameters; len(d.req.Inputs)+len(d.req.Parameters)+len(members) > max {
+// the top level, "parameters" holds more of them. over says the object had
+// more members than maxGenerateMembers (the rest were not read).
+func (d *generateDecoder) convert(members []jsonMember, over, top bool) error {
+	if over || len(d.req.Inputs)+len(d.req.Parameters)+len(members) > maxGenerateMembers {
 		// Past both bounds together whatever the members are: refused
 		// before any is decoded (checkCounts names the bound).
-		return fmt.Errorf("model %q: %w", d.m.Name(), protocol.TooMany("the request", len(d.req.Inputs)+len(d.req.Parameters)+len(members), "inputs and parameters", max))
+		return fmt.Errorf("model %q: %w", d.m.Name(), protocol.MoreThan("the request", "inputs and parameters", maxGenerateMembers))
+	}
+	first := make(map[string]json.RawMessage, len(members)) // a name's value, as Triton's reader finds it
+	for _, mb := range members {
+		if _, ok := first[mb.name]; !ok {
+			first[mb.name] = mb.raw
+		}
 	}
 	for _, mb := range members {
 		if top && mb.name == generateParametersKey {
-			if err := d.convertParameters(members); err != nil {
+			if err := d.convertParameters(first[generateParametersKey]); err != nil {
 				return err
 			}
 			continue
 		}
-		raw, _ := firstMember(members, mb.name)
-		if err := d.exactMapping(mb.name, raw); err != nil {
+		if err := d.exactMapping(mb.name, first[mb.name]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// convertParameters reads the "parameters" member, which must be an
+// convertParameters reads the "parameters" member, raw, which must be an
 // object and not also the name of an input.
-func (d *generateDecoder) convertParameters(members []jsonMember) error {
+func (d *generateDecoder) convertParameters(raw json.RawMessage) error {
 	key := generateParametersKey
 	if _, ok := d.m.InputDataType(key); ok {
 		return core.Errorf(core.CodeInvalidArg, "Keyword '%s' for nested schema also given as input tensor name", key)
 	}
-	raw, _ := firstMember(members, key)
-	nested, ok := objectMembers(raw)
+	nested, ok, over := objectMembers(raw, maxGenerateMembers)
 	if !ok {
 		return core.Errorf(core.CodeInternal, "Expected JSON object for keyword: '%s': attempt to access JSON non-object as object", key)
 	}
-	if err := d.convert(nested, false); err != nil {
+	if err := d.convert(nested, over, false); err != nil {
 		return core.Errorf(core.CodeOf(err), "Converting keyword: '%s': %w", key, err)
 	}
 	return nil

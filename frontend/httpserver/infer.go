@@ -14,24 +14,26 @@ import (
 const HeaderContentLength = "Inference-Header-Content-Length"
 
 // inferRequestJSON is the JSON part of an infer request.
+// Its lists and objects are counted before they are decoded
+// (jsonbound.go).
 type inferRequestJSON struct {
-	ID         string                     `json:"id"`
-	Parameters map[string]json.RawMessage `json:"parameters"`
-	Inputs     []inputJSON                `json:"inputs"`
-	Outputs    []outputJSON               `json:"outputs"`
+	ID         string      `json:"id"`
+	Parameters paramsJSON  `json:"parameters"`
+	Inputs     inputsJSON  `json:"inputs"`
+	Outputs    outputsJSON `json:"outputs"`
 }
 
 type inputJSON struct {
-	Name       string                     `json:"name"`
-	Shape      []int64                    `json:"shape"`
-	Datatype   string                     `json:"datatype"`
-	Parameters map[string]json.RawMessage `json:"parameters"`
-	Data       json.RawMessage            `json:"data"`
+	Name       string          `json:"name"`
+	Shape      shapeJSON       `json:"shape"`
+	Datatype   string          `json:"datatype"`
+	Parameters paramsJSON      `json:"parameters"`
+	Data       json.RawMessage `json:"data"`
 }
 
 type outputJSON struct {
-	Name       string                     `json:"name"`
-	Parameters map[string]json.RawMessage `json:"parameters"`
+	Name       string     `json:"name"`
+	Parameters paramsJSON `json:"parameters"`
 }
 
 // inferCall is a decoded infer request: what core takes, and how to answer.

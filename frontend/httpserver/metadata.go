@@ -96,13 +96,17 @@ func (s *Server) statistics(w http.ResponseWriter, r *http.Request) {
 // JSON object of settings).
 func (s *Server) logging(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
-		var req map[string]json.RawMessage
+		var req paramsJSON // counted before it is decoded (jsonbound.go)
 		if err := s.readJSON(w, r, &req); err != nil {
 			writeError(w, err)
 			return
 		}
-		settings := make(map[string]protocol.LogValue, len(req))
-		for name, raw := range req {
+		if req.over {
+			writeError(w, protocol.MoreThan("the log settings request", "settings", protocol.MaxRequestParameters))
+			return
+		}
+		settings := make(map[string]protocol.LogValue, len(req.m))
+		for name, raw := range req.m {
 			v, err := parameterValue(raw)
 			if err != nil {
 				writeError(w, core.Errorf(core.CodeInvalidArg, "log setting %q: %v", name, err))

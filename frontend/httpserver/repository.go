@@ -41,9 +41,10 @@ func (s *Server) namedRepository(w http.ResponseWriter, _ *http.Request) {
 	writeError(w, protocol.NoRepositoryName())
 }
 
-// repositoryRequest is the body of load and unload.
+// repositoryRequest is the body of load and unload; its parameters are
+// counted before they are decoded (jsonbound.go).
 type repositoryRequest struct {
-	Parameters map[string]json.RawMessage `json:"parameters"`
+	Parameters loadParamsJSON `json:"parameters"`
 }
 
 // load loads or reloads a model (explicit model control), with Triton's
@@ -56,7 +57,11 @@ func (s *Server) load(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	opts, err := loadOptions(req.Parameters)
+	if req.Parameters.over {
+		writeError(w, protocol.MoreThan("the load request", "parameters", protocol.MaxLoadParameters))
+		return
+	}
+	opts, err := loadOptions(req.Parameters.m)
 	if err == nil {
 		err = s.core.LoadModelWith(r.PathValue("model"), opts)
 	}
@@ -101,8 +106,12 @@ func (s *Server) unload(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if req.Parameters.over {
+		writeError(w, protocol.MoreThan("the unload request", "parameters", protocol.MaxLoadParameters))
+		return
+	}
 	var dependents bool
-	if raw, ok := req.Parameters["unload_dependents"]; ok {
+	if raw, ok := req.Parameters.m["unload_dependents"]; ok {
 		if err := json.Unmarshal(raw, &dependents); err != nil {
 			writeError(w, core.Errorf(core.CodeInvalidArg, "Unable to parse 'unload_dependents': expected a bool"))
 			return

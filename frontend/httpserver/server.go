@@ -3,6 +3,7 @@ package httpserver
 import (
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -74,6 +75,12 @@ type Options struct {
 	// kernel's queue for one to close, and idle kept-alive connections are
 	// closed to make room (Listen).
 	MaxConnections int
+	// MaxConnectionsPerClient bounds the connections of one client (one
+	// source IP address) at once (default a quarter of MaxConnections,
+	// connlimit.DefaultPerClient): a connection past it is closed as soon
+	// as it is accepted, so that one client cannot take the connections
+	// of the others.
+	MaxConnectionsPerClient int
 	// Stream bounds one /generate_stream event stream.
 	Stream StreamLimits
 	// Restricted limits categories of routes to clients that send a header
@@ -145,9 +152,14 @@ func New(srv *core.Server, opts Options) *Server {
 	s := &Server{core: srv, opts: opts, logs: logs, draining: make(chan struct{}), aborting: make(chan struct{})}
 	s.mux = s.routes()
 	s.handler = s.timeBodies(restricted(s.mux, opts.Restricted))
-	s.conns = connlimit.New(opts.MaxConnections, func() {
-		srv.Logger().Warnf("HTTP: all %d connections the server may hold are open; new connections wait for one to close, idle ones being closed first", opts.MaxConnections)
-	})
+	s.conns = connlimit.New(connlimit.Options{Max: opts.MaxConnections, PerClient: opts.MaxConnectionsPerClient,
+		OnFull: func() {
+			srv.Logger().Warnf("HTTP: all %d connections the server may hold are open; new connections wait for one to close, idle ones being closed first", opts.MaxConnections)
+		},
+		OnClientFull: func(client netip.Addr, refused int) {
+			srv.Logger().Warnf("HTTP: client %s holds all the connections one client may (--http-max-connections-per-client); its new ones are closed at once (%d since the last report)",
+				client, refused)
+		}})
 	return s
 }
 

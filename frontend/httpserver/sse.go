@@ -169,8 +169,13 @@ func (st *eventStream) write(w http.ResponseWriter) {
 		case <-st.ctx.Done():
 			return
 		case <-st.s.aborting:
+			ev := sseEvent{data: sseData(appendJSONString([]byte(`{"error":`), st.s.abortErr.Error()), '}'), last: true,
+				status: StatusOf(st.s.abortErr)}
+			if !started { // the error is the stream's first event: its status is the stream's
+				st.start(w, ev)
+			}
 			st.s.setWriteDeadline(w, st.s.opts.Stream.StallTimeout)
-			if _, err := w.Write(sseData(appendJSONString([]byte(`{"error":`), st.s.abortErr.Error()), '}')); err == nil {
+			if _, err := w.Write(ev.data); err == nil {
 				_ = rc.Flush()
 			}
 			return

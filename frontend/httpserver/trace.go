@@ -65,10 +65,9 @@ func (s *Server) updateTraceSetting(w http.ResponseWriter, r *http.Request, mode
 	if err != nil {
 		return err
 	}
-	members, _ := objectMembers(root)
 	settings := map[string][]string{}
 	for _, key := range []string{trace.KeyFile, trace.KeyLevel, trace.KeyRate, trace.KeyCount, trace.KeyLogFrequency} {
-		raw, ok := firstMember(members, key)
+		raw, ok := findMember(root, key)
 		if !ok {
 			continue
 		}

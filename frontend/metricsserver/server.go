@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -44,6 +45,12 @@ type Options struct {
 	// kept-alive ones being closed first, so that a flood of connections
 	// cannot take the file descriptors the other endpoints need.
 	MaxConnections int
+	// MaxConnectionsPerClient bounds the connections of one client (one
+	// source IP address) at once (default a quarter of MaxConnections,
+	// connlimit.DefaultPerClient): a connection past it is closed as soon
+	// as it is accepted, so that one client cannot take the connections
+	// of the other scrapers.
+	MaxConnectionsPerClient int
 }
 
 // DefaultMaxConnections is the default Options.MaxConnections: scrapers
@@ -75,9 +82,14 @@ func New(opts Options) (*Server, error) {
 		opts.MaxConnections = DefaultMaxConnections
 	}
 	maxConns, log := opts.MaxConnections, opts.Core.Logger()
-	s := &Server{reg: prometheus.NewRegistry(), conns: connlimit.New(maxConns, func() {
-		log.Warnf("metrics: all %d connections the endpoint may hold are open; new connections wait for one to close, idle ones being closed first", maxConns)
-	})}
+	s := &Server{reg: prometheus.NewRegistry(), conns: connlimit.New(connlimit.Options{Max: maxConns, PerClient: opts.MaxConnectionsPerClient,
+		OnFull: func() {
+			log.Warnf("metrics: all %d connections the endpoint may hold are open; new connections wait for one to close, idle ones being closed first", maxConns)
+		},
+		OnClientFull: func(client netip.Addr, refused int) {
+			log.Warnf("metrics: client %s holds all the connections one client may (--metrics-max-connections-per-client); its new ones are closed at once (%d since the last report)",
+				client, refused)
+		}})}
 	collectors := []prometheus.Collector{newModelCollector(opts.Core), &cacheCollector{core: opts.Core}}
 	if opts.Custom != nil {
 		collectors = append(collectors, newCustomCollector(opts.Custom, opts.Core.Logger()))

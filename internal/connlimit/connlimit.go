@@ -1,14 +1,53 @@
 // Package connlimit bounds the connections a server holds at once, so
 // that a flood of connections cannot take the file descriptors the
-// server's other endpoints and its models need. Each endpoint (gRPC, HTTP,
-// metrics) has a Limiter of its own.
+// server's other endpoints and its models need, and the connections of
+// one client (one source IP address), so that one client cannot take all
+// of them from the others. Each endpoint (gRPC, HTTP, metrics) has a
+// Limiter of its own.
 package connlimit
 
 import (
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
+	"time"
 )
+
+// DefaultReportInterval is Options.ReportInterval unless told otherwise.
+const DefaultReportInterval = time.Minute
+
+// DefaultPerClient is Options.PerClient unless told otherwise: a quarter
+// of maxConns (at least 1), so that one client leaves three quarters of
+// the connections to the others, and the connections a busy client keeps
+// open are still far more than it needs (a gRPC client multiplexes its
+// calls on one, an HTTP client pools a few).
+func DefaultPerClient(maxConns int) int { return max(1, maxConns/4) }
+
+// Options configure a Limiter.
+type Options struct {
+	// Max bounds the connections open at once (at least 1).
+	Max int
+	// PerClient bounds the connections of one client, by source IP
+	// address (IPv4-mapped IPv6 addresses as IPv4), at once (0:
+	// DefaultPerClient(Max); more than Max: Max, no share of its own). A
+	// connection past its client's share is closed as soon as it is
+	// accepted. Connections without an IP address (a Unix
+	// socket, an in-memory pipe) have no client and only Max bounds them.
+	PerClient int
+	// OnFull, if not nil, is called when Accept finds every slot taken,
+	// once until a slot is again free when asked for: to log that
+	// connections wait.
+	OnFull func()
+	// OnClientFull, if not nil, is called when a connection past its
+	// client's share is closed, at most once per ReportInterval: with that
+	// client and how many connections past their clients' shares were
+	// closed since the last call (this one included), to log it.
+	OnClientFull func(client netip.Addr, refused int)
+	// ReportInterval spaces the calls of OnClientFull (default
+	// DefaultReportInterval).
+	ReportInterval time.Duration
+}
 
 // Limiter bounds the connections accepted through the listeners it wraps.
 // Accept takes a slot for each connection, which the connection gives back
@@ -18,22 +57,36 @@ import (
 // waits. The server must bound how long a connection that is not idle may
 // hold its slot (its header, body and write timeouts; for gRPC, the
 // handshake timeout, keepalive and the idle timeout), so that a slot
-// always comes free. Safe for concurrent use.
+// always comes free. A client holding its share of the slots has its next
+// connections closed at once, so the slots it does not hold stay for the
+// others. Safe for concurrent use.
 type Limiter struct {
-	slots  chan struct{} // one token per open connection
-	onFull func()        // called when Accept starts to wait, once per time the slots run out
+	opts  Options
+	slots chan struct{} // one token per open connection
+	now   func() time.Time
 
-	mu      sync.Mutex
-	full    bool                      // Accept has waited since a slot was last free at once
-	idle    map[*limitedConn]struct{} // connections between requests
-	waiting chan struct{}             // closed when a connection turns idle while Accept waits (nil when none waits)
+	mu       sync.Mutex
+	full     bool                      // Accept has waited since a slot was last free at once
+	waits    int                       // times Accept has waited for a slot (for tests)
+	idle     map[*limitedConn]struct{} // connections between requests
+	waiting  chan struct{}             // closed when a connection turns idle while Accept waits (nil when none waits)
+	clients  map[netip.Addr]int        // open connections by client
+	refused  int                       // connections past their client's share since the last report
+	reported time.Time                 // when OnClientFull was last called
 }
 
-// New returns a limiter of n connections (at least 1). onFull, if not
-// nil, is called when Accept finds every slot taken, once until a slot is
-// again free when asked for: to log that connections wait.
-func New(n int, onFull func()) *Limiter {
-	return &Limiter{slots: make(chan struct{}, max(n, 1)), onFull: onFull, idle: map[*limitedConn]struct{}{}}
+// New returns a limiter with opts.
+func New(opts Options) *Limiter {
+	opts.Max = max(opts.Max, 1)
+	if opts.PerClient <= 0 {
+		opts.PerClient = DefaultPerClient(opts.Max)
+	}
+	opts.PerClient = min(opts.PerClient, opts.Max)
+	if opts.ReportInterval <= 0 {
+		opts.ReportInterval = DefaultReportInterval
+	}
+	return &Limiter{opts: opts, slots: make(chan struct{}, opts.Max), now: time.Now,
+		idle: map[*limitedConn]struct{}{}, clients: map[netip.Addr]int{}}
 }
 
 // Wrap returns lis with Accept bounded by the limiter.
@@ -77,6 +130,7 @@ func (l *Limiter) makeRoom() <-chan struct{} {
 	if l.waiting == nil {
 		l.waiting = make(chan struct{})
 	}
+	l.waits++
 	next := l.waiting
 	l.mu.Unlock()
 	if victim != nil {
@@ -85,15 +139,66 @@ func (l *Limiter) makeRoom() <-chan struct{} {
 	return next
 }
 
-// setFull records whether Accept found every slot taken, calling onFull
+// setFull records whether Accept found every slot taken, calling OnFull
 // when the slots have just run out.
 func (l *Limiter) setFull(full bool) {
 	l.mu.Lock()
 	changed := l.full != full
 	l.full = full
 	l.mu.Unlock()
-	if full && changed && l.onFull != nil {
-		l.onFull()
+	if full && changed && l.opts.OnFull != nil {
+		l.opts.OnFull()
+	}
+}
+
+// clientOf is the client of a connection from addr: its IP address, or
+// the zero Addr when it has none.
+func clientOf(addr net.Addr) netip.Addr {
+	if tcp, ok := addr.(*net.TCPAddr); ok {
+		return tcp.AddrPort().Addr().Unmap()
+	}
+	return netip.Addr{}
+}
+
+// admit counts a connection of client against its share, or reports that
+// the share is taken; a connection without a client is always admitted.
+func (l *Limiter) admit(client netip.Addr) bool {
+	if !client.IsValid() {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.clients[client] >= l.opts.PerClient {
+		return false
+	}
+	l.clients[client]++
+	return true
+}
+
+// release gives back a connection of client.
+func (l *Limiter) release(client netip.Addr) {
+	if !client.IsValid() {
+		return
+	}
+	if l.clients[client]--; l.clients[client] <= 0 {
+		delete(l.clients, client)
+	}
+}
+
+// refuse counts a connection closed past its client's share, and reports
+// it when the last report is at least ReportInterval old.
+func (l *Limiter) refuse(client netip.Addr) {
+	l.mu.Lock()
+	l.refused++
+	now := l.now()
+	report := l.opts.OnClientFull != nil && (l.reported.IsZero() || now.Sub(l.reported) >= l.opts.ReportInterval)
+	n := l.refused
+	if report {
+		l.refused, l.reported = 0, now
+	}
+	l.mu.Unlock()
+	if report {
+		l.opts.OnClientFull(client, n)
 	}
 }
 
@@ -104,17 +209,26 @@ type limitedListener struct {
 	closed    chan struct{}
 }
 
-// Accept waits for a free slot, then for a connection.
+// Accept waits for a free slot, then for a connection, which it closes
+// and does not return when its client already holds its share.
 func (ll *limitedListener) Accept() (net.Conn, error) {
-	if err := ll.takeSlot(); err != nil {
-		return nil, err
-	}
-	c, err := ll.Listener.Accept()
-	if err != nil {
+	for {
+		if err := ll.takeSlot(); err != nil {
+			return nil, err
+		}
+		c, err := ll.Listener.Accept()
+		if err != nil {
+			<-ll.l.slots
+			return nil, err
+		}
+		client := clientOf(c.RemoteAddr())
+		if ll.l.admit(client) {
+			return &limitedConn{Conn: c, l: ll.l, client: client}, nil
+		}
+		c.Close()
 		<-ll.l.slots
-		return nil, err
+		ll.l.refuse(client)
 	}
-	return &limitedConn{Conn: c, l: ll.l}, nil
 }
 
 // takeSlot takes a slot, closing idle connections to free one while every
@@ -144,11 +258,13 @@ func (ll *limitedListener) Close() error {
 	return ll.Listener.Close()
 }
 
-// limitedConn gives its slot back when it closes.
+// limitedConn gives its slot, and its place in its client's share, back
+// when it closes.
 type limitedConn struct {
 	net.Conn
-	l    *Limiter
-	once sync.Once
+	l      *Limiter
+	client netip.Addr
+	once   sync.Once
 }
 
 func (c *limitedConn) Close() error {
@@ -156,6 +272,7 @@ func (c *limitedConn) Close() error {
 	c.once.Do(func() {
 		c.l.mu.Lock()
 		delete(c.l.idle, c)
+		c.l.release(c.client)
 		c.l.mu.Unlock()
 		<-c.l.slots
 	})
