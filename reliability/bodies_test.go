@@ -229,7 +229,7 @@ func TestHTTPMemoryFollowsBytesReceived(t *testing.T) {
 	srv := start(t, "")
 	const (
 		clients  = 8
-		declared = 250 << 20 // under the default bound of 256 MiB
+		declared = 60 << 20 // under the default bound of 64 MiB
 	)
 	before := srv.ProcStatus(t, "VmRSS")
 	head := fmt.Sprintf("POST /v2/models/identity_int32/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n{\"in", declared)

@@ -24,6 +24,7 @@ import (
 	"tritonhost/internal/connlimit"
 	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/protocol"
+	"tritonhost/internal/testhooks"
 	"tritonhost/trace"
 )
 
@@ -183,6 +184,8 @@ type Service struct {
 
 	logs  *protocol.LogControl
 	conns *connlimit.Limiter // Options.Connection.MaxConnections
+
+	delays testhooks.GRPC // Triton's test hooks, read at start; zero unless a test sets them
 }
 
 var _ pb.GRPCInferenceServiceServer = (*Service)(nil)
@@ -224,8 +227,12 @@ func New(srv *core.Server, opts Options) *Service {
 			log.Warnf("gRPC: client %s holds all the connections one client may (--grpc-max-connections-per-client); its new ones are closed at once (%d since the last report)",
 				client, refused)
 		}})
+	delays := testhooks.GRPCDelays()
+	if delays.Any() {
+		log.Warnf("gRPC: the test hooks TRITONSERVER_DELAY_GRPC_* / TRITONSERVER_DELAY_RESPONSE_COMPLETION are set: %+v", delays)
+	}
 	return &Service{core: srv, opts: opts, health: health.NewServer(), draining: make(chan struct{}), aborting: make(chan struct{}), logs: logs,
-		conns: conns}
+		conns: conns, delays: delays}
 }
 
 // Listen returns lis bounded to Options.Connection.MaxConnections open

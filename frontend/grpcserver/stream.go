@@ -14,6 +14,7 @@ import (
 	"tritonhost/core"
 	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/sendqueue"
+	"tritonhost/internal/testhooks"
 )
 
 // streamRequest is what a stream remembers of one request to encode its
@@ -157,6 +158,7 @@ func (s *Service) modelStreamInferWire(stream grpc.ServerStream) error {
 	// disconnected. (A normal end stops this first: the handler returns
 	// before gRPC ends the call's context.)
 	stopWatch := context.AfterFunc(stream.Context(), func() {
+		testhooks.Sleep(s.delays.Notification)
 		for _, id := range st.submitted.take() {
 			s.logCancellation(streamHandlerName, id)
 		}
@@ -165,9 +167,15 @@ func (s *Service) modelStreamInferWire(stream grpc.ServerStream) error {
 	go st.read()
 	sent := make(chan error, 1)
 	go func() { sent <- st.write() }()
+	early, stopEarly := beforeDeadline(stream.Context())
+	defer stopEarly()
 	select {
 	case err := <-sent:
+		testhooks.Sleep(s.delays.Complete)
 		return err
+	case <-early:
+		st.cancel() // its requests are cancelled; the sender stops
+		return errDeadlineExceeded
 	case <-st.cut:
 		// The sender may be blocked in SendMsg on a client that does not
 		// read: returning ends the stream, which unblocks it.
@@ -199,6 +207,8 @@ func (st *inferStream) read() {
 
 // submit starts one request; its responses come back through respond.
 func (st *inferStream) submit(in *inboundRequest) {
+	testhooks.Sleep(st.svc.delays.ProcessEntry)
+	testhooks.Sleep(st.svc.delays.Process)
 	req := in.msg
 	sr := &streamRequest{header: responseHeader{model: req.GetModelName(), version: req.GetModelVersion(), id: req.GetId()}}
 	st.mu.Lock()
@@ -225,6 +235,7 @@ func (st *inferStream) submit(in *inboundRequest) {
 	r.ir.FreesResponses = true         // respond hands each response on to the wire, which frees it
 	r.ir.TraceContext = st.traceCtx
 	st.submitted.add(sr)
+	testhooks.Sleep(st.svc.delays.Enqueue)
 	err = st.svc.core.Submit(st.ctx, r.m, r.ir, func(resp *core.Response, final bool) { st.respond(sr, r.mem.Place(resp), final) })
 	if err != nil {
 		st.submitted.remove(sr)
@@ -239,6 +250,8 @@ func (st *inferStream) submit(in *inboundRequest) {
 // goes to its message (encodeResponse), which the sender, gRPC, or the
 // queue when the stream ends, frees.
 func (st *inferStream) respond(sr *streamRequest, resp *core.Response, last bool) {
+	testhooks.Sleep(st.svc.delays.ResponseCompletion)
+	testhooks.Sleep(st.svc.delays.Response)
 	fin := notFinal
 	if last {
 		fin = isFinal

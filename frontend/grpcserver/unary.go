@@ -3,12 +3,14 @@ package grpcserver
 import (
 	"context"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"tritonhost/core"
 	pb "tritonhost/internal/inferencepb"
+	"tritonhost/internal/testhooks"
 )
 
 // ModelInfer runs one request on a model that sends one response per
@@ -41,6 +43,8 @@ func (s *Service) modelInferWire(ctx context.Context, req *inboundRequest) (*enc
 // header that labels it.
 func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response, responseHeader, error) {
 	var h responseHeader
+	testhooks.Sleep(s.delays.ProcessEntry)
+	testhooks.Sleep(s.delays.Process)
 	if in.refused != nil {
 		return nil, h, toStatus(in.refused)
 	}
@@ -58,7 +62,13 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 	// Not Submission.Inline: a handler executing its request could not
 	// answer the client at the server's abort time while the backend runs.
 	res := &unaryResult{done: make(chan *core.Response, 1)}
+	early, stopEarly := beforeDeadline(ctx)
+	defer stopEarly()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // after the final response: nothing left to cancel
+	testhooks.Sleep(s.delays.Enqueue)
 	err = s.core.Submit(ctx, m, ir, func(resp *core.Response, final bool) {
+		testhooks.Sleep(s.delays.ResponseCompletion)
 		if final {
 			res.deliver(r.mem.Place(resp))
 		} else {
@@ -74,11 +84,19 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 		if resp == nil {
 			return nil, h, status.Errorf(codes.Internal, "model %q completed request %q without a response", m.Name(), ir.ID)
 		}
+		testhooks.Sleep(s.delays.Response)
+		testhooks.Sleep(s.delays.Complete)
 		if resp.Err != nil {
 			return nil, h, toStatus(resp.Err)
 		}
 		return resp, h, nil
+	case <-early:
+		cancel()
+		res.abandon()
+		s.logCancellation(unaryHandlerName, ir.ID)
+		return nil, h, errDeadlineExceeded
 	case <-ctx.Done():
+		testhooks.Sleep(s.delays.Notification)
 		res.abandon()
 		s.logCancellation(unaryHandlerName, ir.ID)
 		return nil, h, status.FromContextError(ctx.Err()).Err()
@@ -86,6 +104,33 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 		res.abandon()
 		return nil, h, toStatus(s.abortErr)
 	}
+}
+
+// deadlineMargin is how long before a call's deadline the server ends it
+// itself with DEADLINE_EXCEEDED "Deadline Exceeded", as Triton's clients
+// see a call past its deadline: at the deadline, grpc-go resets the
+// stream (RST_STREAM CANCEL), which a client whose own timer has not fired
+// yet reports as a cancellation.
+const deadlineMargin = 2 * time.Millisecond
+
+// errDeadlineExceeded is the status of a call the server ended at its
+// deadline.
+var errDeadlineExceeded = status.Error(codes.DeadlineExceeded, "Deadline Exceeded")
+
+// beforeDeadline returns a channel that receives deadlineMargin before
+// ctx's deadline, and what stops it; nil (never) when ctx has no deadline
+// or less than twice the margin left.
+func beforeDeadline(ctx context.Context) (<-chan time.Time, func() bool) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return nil, func() bool { return false }
+	}
+	left := time.Until(dl)
+	if left < 2*deadlineMargin {
+		return nil, func() bool { return false }
+	}
+	t := time.NewTimer(left - deadlineMargin)
+	return t.C, t.Stop
 }
 
 // unaryResult hands the final response of a unary request to its handler,

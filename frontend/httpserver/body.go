@@ -14,8 +14,9 @@ import (
 // when it comes compressed (Content-Encoding gzip or deflate), by max bytes
 // once decompressed too. An empty body is nil.
 func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	what := bodyKind(r)
 	if r.ContentLength > max {
-		return nil, tooLarge("request body", r.ContentLength, max)
+		return nil, tooLarge(what, r.ContentLength, max)
 	}
 	body := http.MaxBytesReader(w, r.Body, max)
 	defer body.Close()
@@ -46,10 +47,10 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 	}
 	data, err := readGrowing(src, declared, max)
 	if err != nil {
-		return nil, bodyError(err, max, "reading the request body")
+		return nil, bodyErrorOf(err, max, what, "reading the request body")
 	}
 	if int64(len(data)) > max {
-		return nil, tooLarge("decompressed request body", int64(len(data)), max)
+		return nil, tooLarge("decompressed "+what, int64(len(data)), max)
 	}
 	if src != io.Reader(body) {
 		// What follows a compressed stream is read to the body's end (a
@@ -105,12 +106,29 @@ func readGrowing(src io.Reader, declared, maxBytes int64) ([]byte, error) {
 	}
 }
 
-// bodyError turns a failed read into the answer: 413 when the body was
-// over the bound, 408 when it came too slowly, 400 otherwise.
+// bodyKind names a request's body as Triton's size error does: "request
+// JSON" for an inference request all in JSON, "request body" for one with
+// binary tensors after its JSON (Inference-Header-Content-Length) or any
+// other body.
+func bodyKind(r *http.Request) string {
+	if r.Header.Get(HeaderContentLength) == "" && strings.HasSuffix(r.URL.Path, "/infer") {
+		return "request JSON"
+	}
+	return "request body"
+}
+
+// bodyError turns a failed read into the answer: 400 with Triton's text
+// when the body was over the bound, 408 when it came too slowly, 400
+// otherwise.
 func bodyError(err error, max int64, what string) error {
+	return bodyErrorOf(err, max, "request body", what)
+}
+
+// bodyErrorOf is bodyError for a body of the given kind (bodyKind).
+func bodyErrorOf(err error, max int64, kind, what string) error {
 	var mb *http.MaxBytesError
 	if errors.As(err, &mb) {
-		return tooLarge("request body", -1, max)
+		return tooLarge(kind, -1, max)
 	}
 	var he *httpError
 	if errors.As(err, &he) { // the body came too slowly (bodytime.go)
@@ -119,11 +137,13 @@ func bodyError(err error, max int64, what string) error {
 	return &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("%s: %v", what, err)}
 }
 
+// tooLarge is the answer to a body of n bytes (-1: not known, a chunked
+// one cut at the bound) over the bound of max: 400, with Triton's words.
 func tooLarge(what string, n, max int64) error {
-	size := ""
+	size := " size"
 	if n > max {
-		size = fmt.Sprintf(" (%d bytes)", n)
+		size = fmt.Sprintf(" size of %d bytes", n)
 	}
-	return &httpError{status: http.StatusRequestEntityTooLarge,
-		msg: fmt.Sprintf("%s%s is larger than the server's limit of %d bytes (--http-max-input-size)", what, size, max)}
+	return &httpError{status: http.StatusBadRequest,
+		msg: fmt.Sprintf("%s%s exceeds the maximum allowed input size of %d bytes. Use --http-max-input-size to increase the limit.", what, size, max)}
 }

@@ -117,8 +117,8 @@ func TestInferReadsCompressedBodies(t *testing.T) {
 }
 
 // TestBodiesAreBoundedAsSentAndDecompressed: a body over MaxInputBytes is
-// refused with 413, and so is a small compressed body that inflates past it;
-// the server goes on serving.
+// refused with 400 and Triton's text, and so is a small compressed body
+// that inflates past it; the server goes on serving.
 func TestBodiesAreBoundedAsSentAndDecompressed(t *testing.T) {
 	t.Parallel()
 	const limit = 64 << 10
@@ -126,7 +126,10 @@ func TestBodiesAreBoundedAsSentAndDecompressed(t *testing.T) {
 	h.p.Set("echo", coretest.Echo())
 	big := make([]byte, limit+1)
 	status, _, body := h.call(t, "POST", "/v2/models/echo/infer", big)
-	wantError(t, "a body over the limit", status, body, 413, "--http-max-input-size")
+	wantError(t, "a body over the limit", status, body, 400, fmt.Sprintf("request JSON size of %d bytes exceeds the maximum allowed input size of %d bytes. "+
+		"Use --http-max-input-size to increase the limit.", limit+1, limit))
+	status, _, body = h.call(t, "POST", "/v2/models/echo/infer", big, httpserver.HeaderContentLength, "10")
+	wantError(t, "a body with binary tensors over the limit", status, body, 400, fmt.Sprintf("request body size of %d bytes exceeds", limit+1))
 
 	var bomb bytes.Buffer
 	zw := gzip.NewWriter(&bomb)
@@ -136,14 +139,14 @@ func TestBodiesAreBoundedAsSentAndDecompressed(t *testing.T) {
 		t.Fatalf("the compressed body is %d bytes, not under the limit", bomb.Len())
 	}
 	status, _, body = h.call(t, "POST", "/v2/models/echo/infer", bomb.Bytes(), "Content-Encoding", "gzip")
-	wantError(t, "a body that inflates past the limit", status, body, 413, "decompressed")
+	wantError(t, "a body that inflates past the limit", status, body, 400, "decompressed request JSON size of")
 
 	// Chunked (no Content-Length) and over the limit.
 	req, _ := http.NewRequest("POST", h.ts.URL+"/v2/models/echo/infer", struct{ *bytes.Reader }{bytes.NewReader(big)})
 	resp, err := h.ts.Client().Do(req)
 	if err == nil {
-		if resp.StatusCode != 413 {
-			t.Errorf("a chunked body over the limit: %d, want 413", resp.StatusCode)
+		if resp.StatusCode != 400 {
+			t.Errorf("a chunked body over the limit: %d, want 400", resp.StatusCode)
 		}
 		resp.Body.Close()
 	}
@@ -151,7 +154,7 @@ func TestBodiesAreBoundedAsSentAndDecompressed(t *testing.T) {
 		t.Errorf("after the refusals: %d %s", status, body)
 	}
 	status, _, body = h.call(t, "POST", "/v2/repository/index", big)
-	wantError(t, "an index body over the limit", status, body, 413)
+	wantError(t, "an index body over the limit", status, body, 400, "request body size of")
 }
 
 func TestInferRefusesBadRequestsClearly(t *testing.T) {

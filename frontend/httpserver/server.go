@@ -16,7 +16,7 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultMaxInputBytes     = 256 << 20
+	DefaultMaxInputBytes     = 64 << 20
 	DefaultMaxHeaderBytes    = 64 << 10
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout       = 5 * time.Minute
@@ -43,7 +43,8 @@ type Options struct {
 	// Server.SharedMemory at shutdown).
 	SharedMemory *sharedmem.Registry
 	// MaxInputBytes bounds a request body, as sent and once decompressed
-	// (default DefaultMaxInputBytes): a larger one is answered 413.
+	// (default DefaultMaxInputBytes, Triton's): a larger one is answered
+	// 400 with Triton's text.
 	MaxInputBytes int64
 	// MaxHeaderBytes bounds a request's header (default
 	// DefaultMaxHeaderBytes); a larger
