@@ -57,7 +57,9 @@ TRITONSERVER_ServerInferAsync(
   struct thost_trace* t = NULL;
   if (trace != NULL && (t = take_trace(trace, &err)) == NULL)
     return err;
-  // From here the trace is the server's: it goes back on any error.
+  // The trace is the server's from here if the request is accepted; on an
+  // error it stays the caller's, unreleased, as Triton leaves it after a
+  // request that fails its checks.
   if (r->host != host) {
     err = thost_errorf(
         TRITONSERVER_ERROR_INVALID_ARG,
@@ -88,7 +90,7 @@ TRITONSERVER_ServerInferAsync(
     }
   }
   if (t != NULL)
-    thost_trace_return(t);
+    __atomic_store_n(&t->in_flight, 0, __ATOMIC_RELEASE);
   return err;
 }
 

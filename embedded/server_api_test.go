@@ -18,6 +18,9 @@ import (
 // INVALID_ARG; otherwise the codes are Triton's.
 
 var serverAPIChecks = map[string]string{
+	"TRITONSERVER_InferenceRequestNew for_trace":                          "OK",
+	"TRITONSERVER_ServerInferAsync refused_with_trace":                    "INVALID_ARG",
+	"TRITONSERVER_InferenceTraceDelete after_refusal":                     "OK",
 	"TRITONSERVER_ServerOptionsNew null_out":                              "INVALID_ARG",
 	"TRITONSERVER_ServerOptionsNew good":                                  "OK",
 	"TRITONSERVER_ServerOptionsSetServerId good":                          "OK",
@@ -200,6 +203,7 @@ var serverAPIChecks = map[string]string{
 
 // serverAPIValues are what the calls handed back.
 var serverAPIValues = map[string]string{
+	"trace.released_by_refusal":    "0",
 	"not_strict.ready":             "true",
 	"stopped.live":                 "false",
 	"trace.parent_id":              "42",

@@ -423,6 +423,95 @@ on_release(TRITONSERVER_InferenceTrace* trace, void* userp)
   TRITONSERVER_ErrorDelete(TRITONSERVER_InferenceTraceDelete(trace));
 }
 
+static int released;
+
+static void
+count_release(TRITONSERVER_InferenceTrace* trace, void* userp)
+{
+  (void)trace;
+  (void)userp;
+  released++;
+}
+
+static TRITONSERVER_Error*
+alloc_host(
+    TRITONSERVER_ResponseAllocator* a, const char* name, size_t size,
+    TRITONSERVER_MemoryType type, int64_t id, void* userp, void** buffer,
+    void** buffer_userp, TRITONSERVER_MemoryType* actual_type,
+    int64_t* actual_id)
+{
+  (void)a;
+  (void)name;
+  (void)type;
+  (void)id;
+  (void)userp;
+  *buffer = malloc(size > 0 ? size : 1);
+  *buffer_userp = NULL;
+  *actual_type = TRITONSERVER_MEMORY_CPU;
+  *actual_id = 0;
+  return NULL;
+}
+
+static TRITONSERVER_Error*
+free_host(
+    TRITONSERVER_ResponseAllocator* a, void* buffer, void* buffer_userp,
+    size_t size, TRITONSERVER_MemoryType type, int64_t id)
+{
+  (void)a;
+  (void)buffer_userp;
+  (void)size;
+  (void)type;
+  (void)id;
+  free(buffer);
+  return NULL;
+}
+
+static void
+ignore_response(
+    TRITONSERVER_InferenceResponse* r, const uint32_t flags, void* userp)
+{
+  (void)flags;
+  (void)userp;
+  TRITONSERVER_InferenceResponseDelete(r);
+}
+
+static void
+ignore_release(
+    TRITONSERVER_InferenceRequest* r, const uint32_t flags, void* userp)
+{
+  (void)r;
+  (void)flags;
+  (void)userp;
+}
+
+/* A request that fails its checks (identity without its input) leaves
+ * the trace given with it to the caller, unreleased, as Triton does: the
+ * caller deletes it. */
+static void
+check_refused_request_keeps_trace(TRITONSERVER_Server* s)
+{
+  TRITONSERVER_InferenceRequest* req = NULL;
+  TRITONSERVER_ResponseAllocator* alloc = NULL;
+  TRITONSERVER_InferenceTrace* t = NULL;
+  if (!CHECK(
+          TRITONSERVER_InferenceRequestNew, "for_trace", &req, s, "identity",
+          -1))
+    return;
+  TRITONSERVER_ResponseAllocatorNew(&alloc, alloc_host, free_host, NULL);
+  TRITONSERVER_InferenceRequestSetReleaseCallback(req, ignore_release, NULL);
+  TRITONSERVER_InferenceRequestSetResponseCallback(
+      req, alloc, NULL, ignore_response, NULL);
+  TRITONSERVER_InferenceTraceNew(
+      &t, TRITONSERVER_TRACE_LEVEL_TIMESTAMPS, 0, on_activity, count_release,
+      NULL);
+  released = 0;
+  CHECK(TRITONSERVER_ServerInferAsync, "refused_with_trace", s, req, t);
+  printf("value trace.released_by_refusal=%d\n", released);
+  CHECK(TRITONSERVER_InferenceTraceDelete, "after_refusal", t);
+  TRITONSERVER_InferenceRequestDelete(req);
+  TRITONSERVER_ResponseAllocatorDelete(alloc);
+}
+
 static void
 check_traces(void)
 {
@@ -501,6 +590,7 @@ main(int argc, char** argv)
   TRITONSERVER_ServerOptionsDelete(o);
   if (ok) {
     check_queries(s);
+    check_refused_request_keeps_trace(s);
     TRITONSERVER_ErrorDelete(TRITONSERVER_ServerDelete(s));
   }
   o = options(TRITONSERVER_MODEL_CONTROL_POLL);
