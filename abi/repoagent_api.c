@@ -110,14 +110,13 @@ TRITONREPOAGENT_ModelRepositoryLocationRelease(
 {
   struct thost_repoagent_model* m;
   MODEL_OF(m, agent, model);
-  THOST_CHECK_ARG(location != NULL, "location is NULL");
+  (void)location;  // Triton releases what was acquired, whatever is passed
   pthread_mutex_lock(&m->mu);
-  if (m->acquired == NULL || strcmp(m->acquired, location) != 0) {
+  if (m->acquired == NULL) {
     pthread_mutex_unlock(&m->mu);
     return thost_errorf(
-        TRITONSERVER_ERROR_INVALID_ARG,
-        "%s: '%s' is not the location this agent model acquired", __func__,
-        location);
+        TRITONSERVER_ERROR_UNAVAILABLE,
+        "%s: this agent model has acquired no location", __func__);
   }
   char* dir = m->acquired;
   m->acquired = NULL;

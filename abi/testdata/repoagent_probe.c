@@ -127,7 +127,7 @@ bad_arguments(TRITONREPOAGENT_Agent* agent, TRITONREPOAGENT_AgentModel* model)
       INVALID, "Acquire remote");
   CHECK(
       TRITONREPOAGENT_ModelRepositoryLocationRelease(agent, model, "/nope"),
-      INVALID, "Release a location never acquired");
+      4 /* UNAVAILABLE */, "Release with nothing acquired");
   CHECK(
       TRITONREPOAGENT_ModelRepositoryUpdate(
           agent, model, TRITONREPOAGENT_ARTIFACT_REMOTE_FILESYSTEM, "s3://x"),
@@ -152,8 +152,9 @@ bad_arguments(TRITONREPOAGENT_Agent* agent, TRITONREPOAGENT_AgentModel* model)
     return "Acquire makes a directory";
   char* path = strdup(a1);
   CHECK(
-      TRITONREPOAGENT_ModelRepositoryLocationRelease(agent, model, a1), 0,
-      "Release");
+      TRITONREPOAGENT_ModelRepositoryLocationRelease(
+          agent, model, "/elsewhere"),
+      0, "Release (the location passed is not looked at, as in Triton)");
   int gone = stat(path, &st) != 0;
   free(path);
   if (!gone)
