@@ -250,6 +250,9 @@ func (s *Server) loadSource(name string, opts LoadOptions) (*modelEntry, error) 
 		e.dir, e.filesDir, e.filesBytes = dir, dir, size
 		return e, nil
 	}
+	if err := s.refreshRemote([]string{name})[name]; err != nil { // remote_repository.go
+		return nil, pollFailure(name, err)
+	}
 	dirs, _, err := s.scanRepositories()
 	if err != nil {
 		return nil, pollFailure(name, err)

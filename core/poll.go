@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -88,6 +89,7 @@ func (s *Server) Poll() error {
 	if s.stopping.Load() {
 		return errShuttingDown()
 	}
+	remoteErrs := s.refreshRemote(nil) // remote_repository.go
 	dirs, dupes, err := s.scanRepositories()
 	if err != nil {
 		return Errorf(CodeInternal, "poll the model repositories: %w", err)
@@ -95,7 +97,12 @@ func (s *Server) Poll() error {
 	for name := range dupes {
 		delete(dirs, name) // a model in two repositories stays as it is
 	}
+	for name := range remoteErrs {
+		delete(dirs, name) // so does one whose copy could not be refreshed
+	}
 	added, changed, removed := s.repositoryChanges(dirs)
+	removed = slices.DeleteFunc(removed, func(n string) bool { return remoteErrs[n] != nil })
+	s.keepFailedRemote(remoteErrs)
 	for _, name := range removed {
 		s.pollUnload(name)
 	}

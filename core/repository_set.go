@@ -76,13 +76,18 @@ func (s *Server) RegisterRepository(path string, mapping map[string]string) erro
 	if !s.opts.ExplicitModelControl {
 		return Errorf(CodeUnsupported, "repository registration is not allowed if model control mode is not EXPLICIT")
 	}
+	given := path
+	path, err := s.localRepository(given) // a remote repository's local copy (remote_repository.go)
+	if err != nil {
+		return Errorf(CodeInvalidArg, "failed to register '%s': %w", given, err)
+	}
 	if !isDir(path) {
-		return Errorf(CodeInvalidArg, "failed to register '%s', repository not found", path)
+		return Errorf(CodeInvalidArg, "failed to register '%s', repository not found", given)
 	}
 	s.repos.mu.Lock()
 	defer s.repos.mu.Unlock()
 	if slices.Contains(s.repos.paths, path) {
-		return Errorf(CodeAlreadyExists, "model repository '%s' has already been registered", path)
+		return Errorf(CodeAlreadyExists, "model repository '%s' has already been registered", given)
 	}
 	for name := range mapping {
 		if _, ok := s.repos.mapped[name]; ok {
@@ -96,7 +101,7 @@ func (s *Server) RegisterRepository(path string, mapping map[string]string) erro
 	for name, sub := range mapping {
 		s.repos.mapped[name] = mappedModel{repo: path, dir: filepath.Join(path, sub)}
 	}
-	s.log.Infof("Model repository registered: %s", path)
+	s.log.Infof("Model repository registered: %s", given)
 	return nil
 }
 
@@ -107,14 +112,18 @@ func (s *Server) UnregisterRepository(path string) error {
 	if !s.opts.ExplicitModelControl {
 		return Errorf(CodeUnsupported, "repository unregistration is not allowed if model control mode is not EXPLICIT")
 	}
+	given := path
+	if dir, err := s.localRepository(given); err == nil {
+		path = dir
+	}
 	s.repos.mu.Lock()
 	defer s.repos.mu.Unlock()
 	i := slices.Index(s.repos.paths, path)
 	if i < 0 {
-		return Errorf(CodeInvalidArg, "failed to unregister '%s', repository not found", path)
+		return Errorf(CodeInvalidArg, "failed to unregister '%s', repository not found", given)
 	}
 	s.repos.paths = slices.Delete(s.repos.paths, i, i+1)
 	maps.DeleteFunc(s.repos.mapped, func(_ string, m mappedModel) bool { return m.repo == path })
-	s.log.Infof("Model repository unregistered: %s", path)
+	s.log.Infof("Model repository unregistered: %s", given)
 	return nil
 }

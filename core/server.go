@@ -140,6 +140,12 @@ type Options struct {
 	// StatisticsObserver, if set, receives every statistics report the
 	// backends make, besides the server's own record of it.
 	StatisticsObserver StatisticsObserver
+	// RemoteRepositories, if set, keeps the local copies of the
+	// repositories in object storage (s3://, gs://, as:// paths among
+	// ModelRepositories, or registered), which the server reads in their
+	// place (remote_repository.go). Without it every path is a local
+	// directory.
+	RemoteRepositories RemoteRepositories
 	// RateLimiter, if set, is the server's rate limiter
 	// (--rate-limit=execution_count): every active instance executes only
 	// once the resources its instance_group's rate_limiter lists are
@@ -175,6 +181,10 @@ type Server struct {
 
 	repos repositorySet // the repositories, which explicit control may change (repository_set.go)
 	poll  *poller       // model control POLL; nil otherwise
+
+	// remoteErr is why the last full refresh of the remote repositories
+	// could not read one of them (guarded by mu; nil: all read).
+	remoteErr error
 }
 
 // VersionStatus is one line of the repository index.
@@ -246,7 +256,12 @@ func NewServer(opts Options) (*Server, error) {
 		s.cache = newCachePath(opts.ResponseCache, &opts, opts.Logger)
 	}
 	s.repos.paths = slices.Clone(opts.ModelRepositories)
-	dirs, dupes, err := s.scanRepositories()
+	var remoteErrs map[string]error
+	err := s.localRepositories()
+	if err == nil {
+		remoteErrs = s.refreshRemote(s.startupNames())
+	}
+	dirs, dupes, err := s.scanRepositoriesAfter(err)
 	if err != nil {
 		if s.cache != nil {
 			_ = s.cache.close(context.Background())
@@ -258,6 +273,12 @@ func NewServer(opts Options) (*Server, error) {
 		s.models[name] = &modelEntry{name: name, err: err, status: []VersionStatus{{Name: name, Readiness: ModelUnavailable, Reason: err.Error()}}}
 		s.log.Errorf("%v", err)
 		delete(dirs, name)
+	}
+	for name, err := range remoteErrs {
+		if dupes[name] == nil {
+			s.models[name] = remoteFailure(name, err)
+			delete(dirs, name)
+		}
 	}
 	var names []string
 	for name := range dirs {
@@ -418,6 +439,9 @@ func (s *Server) Ready() bool {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	if s.remoteErr != nil {
+		return false
+	}
 	for _, e := range s.models {
 		if e.err != nil && !e.orphaned {
 			return false

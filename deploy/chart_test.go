@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -221,6 +222,38 @@ func TestChartRendersTritonsLayout(t *testing.T) {
 				t.Errorf("%s rendered while not enabled", kind)
 			}
 		}
+	}
+}
+
+// TestChartReadsARepositoryInObjectStorage: with the repository's path in
+// object storage, the server is pointed at it, no volume is mounted for
+// it, and extraEnv brings the credentials from a Secret.
+func TestChartReadsARepositoryInObjectStorage(t *testing.T) {
+	ms := render(t, "modelRepository.path=s3://bucket/models",
+		"extraEnv[0].name=AWS_ACCESS_KEY_ID", "extraEnv[0].valueFrom.secretKeyRef.name=s3-credentials",
+		"extraEnv[0].valueFrom.secretKeyRef.key=access-key-id")
+	spec := find(t, ms, "Deployment", "").Spec.Template.Spec
+	c := &spec.Containers[0]
+	if !slices.Contains(c.Args, "--model-repository=s3://bucket/models") {
+		t.Errorf("args %v do not name the bucket", c.Args)
+	}
+	for _, v := range spec.Volumes {
+		if v.Name == "models" {
+			t.Errorf("a models volume is mounted for a repository in object storage")
+		}
+	}
+	found := false
+	for _, e := range c.Env {
+		if e.Name == "AWS_ACCESS_KEY_ID" && e.ValueFrom.SecretKeyRef.Name == "s3-credentials" && e.ValueFrom.SecretKeyRef.Key == "access-key-id" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("env %+v lacks AWS_ACCESS_KEY_ID from the Secret", c.Env)
+	}
+	local := find(t, render(t), "Deployment", "").Spec.Template.Spec
+	if len(local.Volumes) == 0 || local.Volumes[0].Name != "models" {
+		t.Errorf("the default chart mounts no models volume: %+v", local.Volumes)
 	}
 }
 

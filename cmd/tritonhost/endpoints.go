@@ -93,6 +93,12 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 			ms.Close()
 			return fail(fmt.Errorf("metrics: tracing: %w", err))
 		}
+		if c := o.ObjStore.collector(); c != nil {
+			if err := ms.Register(c); err != nil {
+				ms.Close()
+				return fail(fmt.Errorf("metrics: repository downloads: %w", err))
+			}
+		}
 		if c := gpus.metricsCollector(); c != nil {
 			if err := ms.Register(c); err != nil {
 				ms.Close()

@@ -75,6 +75,11 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	closeRemote, err := o.ObjStore.open(o.ModelRepositories, o.ModelControlMode, log) // objstore_flags.go
+	if err != nil {
+		return err
+	}
+	defer closeRemote() // after the server stopped
 	srv, err := o.start(ctx, log, backends, cache, agents)
 	if err != nil {
 		return err
@@ -211,6 +216,7 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 		}
 		o.Plugins.apply(&opts, cache, agents)
 		o.Repository.apply(&opts)
+		o.ObjStore.apply(&opts)
 		srv, err := core.NewServer(opts)
 		if err != nil && cache != nil {
 			_ = cache.Close()

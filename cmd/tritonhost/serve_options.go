@@ -18,6 +18,7 @@ import (
 	"tritonhost/frontend/grpcserver"
 	"tritonhost/frontend/sharedmem"
 	"tritonhost/frontend/tlsfiles"
+	"tritonhost/internal/objstore"
 	"tritonhost/trace"
 )
 
@@ -69,6 +70,7 @@ type serveOptions struct {
 	Repository          repositoryFlags
 	RateLimit           rateLimitFlags
 	Isolation           isolationFlags
+	ObjStore            objstoreFlags
 
 	backendConfig map[string]map[string]string
 	devices       core.Devices   // the GPUs instances may be placed on (Run)
@@ -138,6 +140,7 @@ func newServeCommand() *cobra.Command {
 	o.Repository.bind(f)
 	o.RateLimit.bind(f)
 	o.Isolation.bind(f)
+	o.ObjStore.bind(f)
 	return cmd
 }
 
@@ -195,6 +198,9 @@ func (o *serveOptions) Validate() error {
 		return errors.New("--model-repository is required")
 	}
 	for _, r := range o.ModelRepositories {
+		if objstore.IsRemote(r) {
+			continue // checked by o.ObjStore.validate
+		}
 		if st, err := os.Stat(r); err != nil || !st.IsDir() {
 			return fmt.Errorf("--model-repository %q is not a directory", r)
 		}
@@ -264,6 +270,9 @@ func (o *serveOptions) Validate() error {
 		return err
 	}
 	if err := o.Isolation.validate(); err != nil {
+		return err
+	}
+	if err := o.ObjStore.validate(o.ModelRepositories); err != nil {
 		return err
 	}
 	return o.GRPC.validate()

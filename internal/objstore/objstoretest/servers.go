@@ -1,0 +1,148 @@
+// Package objstoretest starts real object-storage servers for tests, on
+// loopback with credentials of their own: MinIO for S3, fake-gcs-server
+// for Google Cloud Storage (reached through the client library's
+// STORAGE_EMULATOR_HOST) and Azurite for Azure Blob. A test whose server
+// is not installed is skipped with the reason; .ci/run installs them
+// under ToolsDir.
+package objstoretest
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"tritonhost/internal/testenv"
+)
+
+// ToolsEnv names the directory the servers are installed under
+// (bin/minio, bin/fake-gcs-server, azurite/node_modules/.bin/azurite-blob),
+// by default ToolsDir.
+const ToolsEnv = "TRITONHOST_OBJSTORE_TOOLS"
+
+// ToolsDir is where .ci/run installs the servers unless ToolsEnv says
+// otherwise.
+func ToolsDir() string {
+	if d := os.Getenv(ToolsEnv); d != "" {
+		return d
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(cache, "tritonhost", "objstore-tools")
+}
+
+// tool finds a server's executable on PATH or under ToolsDir, or skips
+// the test.
+func tool(t testing.TB, name string, under ...string) string {
+	t.Helper()
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	p := filepath.Join(append([]string{ToolsDir()}, append(under, name)...)...)
+	if st, err := os.Stat(p); err == nil && !st.IsDir() {
+		return p
+	}
+	t.Skipf("%s is not installed (not on PATH nor at %s; .ci/run installs it)", name, p)
+	return ""
+}
+
+// freePort returns a loopback port free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// process runs a server until the test ends, its output kept for the
+// log of a failed test.
+type process struct {
+	cmd *exec.Cmd
+	out *syncBuffer
+}
+
+// syncBuffer is a bytes.Buffer safe for the writes of a process's two
+// output streams and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what was written.
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func startProcess(t testing.TB, env []string, bin string, args ...string) *process {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+		if t.Failed() {
+			t.Logf("%s output:\n%s", filepath.Base(bin), out.String())
+		}
+	})
+	return &process{cmd: cmd, out: out}
+}
+
+// waitHTTP waits until url answers (any status), failing the test after
+// testenv.Patience.
+func waitHTTP(t testing.TB, what, url string) {
+	t.Helper()
+	c := &http.Client{Timeout: 2 * time.Second}
+	testenv.WaitUntil(t, what+" to answer at "+url, func() bool {
+		resp, err := c.Get(url)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return true
+	})
+}
+
+// ctx is a bounded context for a test's calls to a server.
+func ctx(t testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return c
+}
+
+func addr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+
+// must fails the test on err.
+func must(t testing.TB, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
