@@ -1,7 +1,6 @@
 package core
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -33,7 +32,7 @@ func (s *Server) configuredSteps(dir string) []string {
 	if dir == "" {
 		return nil
 	}
-	cfg, err := s.readConfigFile(filepath.Join(dir, ConfigFileName))
+	cfg, _, err := s.readDirConfig(dir)
 	if err != nil {
 		return nil
 	}

@@ -57,6 +57,7 @@ type Instance struct {
 	kind       InstanceKind
 	deviceID   int32
 	hostPolicy string
+	policy     *HostPolicy // the server's policy of that name (nil: none; host_policy.go)
 	group      *configpb.ModelInstanceGroup
 	backend    BackendInstance
 	deviceLock *sync.Mutex     // shared by the instances of a device when the backend is device-blocking
@@ -154,7 +155,7 @@ func (i *Instance) execute(batch []*Request) {
 		r.leaveQueue()
 	}
 	i.executing.Add(1)
-	err := i.backend.Execute(batch)
+	err := i.executeBackend(batch) // under its host policy (host_policy.go)
 	i.executing.Add(-1)
 	if i.rate != nil {
 		i.rate.Release()

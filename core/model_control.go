@@ -109,11 +109,7 @@ func (s *Server) loadVersions(e *modelEntry) error {
 	var errs []error
 	for _, v := range versions {
 		st := VersionStatus{Name: e.name, Version: strconv.FormatInt(v, 10)}
-		m, err := newModel(e.name, v, dir, raw, cloneConfig(cfg), s.modelEnv())
-		if err == nil {
-			s.log.Infof("loading: %s:%d", e.name, v)
-			err = s.loadVersion(m, ensemble)
-		}
+		m, err := s.loadVersionRetrying(e, v, dir, raw, cfg, ensemble) // load_retry.go
 		if err != nil {
 			// Triton's line for a version that failed, which its tests
 			// look for in the log.

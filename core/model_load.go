@@ -60,6 +60,7 @@ func (m *Model) loadSteps(lc *lifecycle, provider BackendProvider) error {
 	if m.instances, err = instancesFromConfig(m, m.cfg); err != nil {
 		return m.undoLoad(lc, err)
 	}
+	m.attachHostPolicies() // host_policy.go
 	if err := m.createInstances(lc, bm); err != nil {
 		return m.undoLoad(lc, err)
 	}
@@ -95,8 +96,10 @@ func (m *Model) createInstances(lc *lifecycle, bm BackendModel) error {
 		inst := m.instances[i]
 		var bi BackendInstance
 		err := lc.call(fmt.Sprintf("NewInstance of instance %q", inst.name), func() (err error) {
-			bi, err = bm.NewInstance(inst)
-			return err
+			return inst.underPolicy(func() (err error) { // host_policy.go
+				bi, err = bm.NewInstance(inst)
+				return err
+			})
 		})
 		if err != nil {
 			errs[i] = fmt.Errorf("instance %q: %w", inst.name, err)

@@ -49,13 +49,13 @@ func isDir(path string) bool {
 	return err == nil && st.IsDir()
 }
 
-// readModelConfig reads a model's configuration, with the bounds of
+// readModelConfig reads a model's configuration (config.pbtxt, or the
+// alternative Options.ModelConfigName names), with the bounds of
 // Options.RepositoryFiles, and returns it as written and normalized and
 // validated.
 func (s *Server) readModelConfig(name, dir string) (raw, cfg *configpb.ModelConfig, err error) {
 	gpus := s.opts.GPUs
-	path := filepath.Join(dir, ConfigFileName)
-	raw, err = s.readConfigFile(path)
+	raw, path, err := s.readDirConfig(dir) // config_name.go: config.pbtxt, or --model-config-name's
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !s.opts.DisableAutoCompleteConfig:
 		// No configuration: as in Triton, the model starts from its name

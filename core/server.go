@@ -51,8 +51,23 @@ type Options struct {
 	// when Poll is called, as an application embedding Triton polls with
 	// TRITONSERVER_ServerPollModelRepository.
 	RepositoryPollInterval time.Duration
-	// LoadConcurrency bounds how many models load at once (default 4).
+	// LoadConcurrency bounds how many models load at once (default 4,
+	// Triton's --model-load-thread-count).
 	LoadConcurrency int
+	// LoadRetries is how many more times a model version that failed to
+	// load is tried before it is given up (Triton's
+	// --model-load-retry-count; default 0). A load the server gave up on
+	// (a backend call past BackendCallTimeout) or one refused before the
+	// backend was called is not tried again (load_retry.go).
+	LoadRetries int
+	// HostPolicies are the server's host policies by name (Triton's
+	// --host-policy): an instance whose host policy name has one runs its
+	// initialization and executions as it says (host_policy.go).
+	HostPolicies map[string]HostPolicy
+	// ModelConfigName, if set, makes a model read
+	// configs/<ModelConfigName>.pbtxt in its directory in place of
+	// config.pbtxt when it has that file (Triton's --model-config-name).
+	ModelConfigName string
 	// Tracer, if set, picks requests to trace and receives their traces.
 	Tracer Tracer
 	// MaxTensorBytes is the largest input, output or state value, in bytes,

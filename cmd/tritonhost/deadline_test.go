@@ -2,18 +2,14 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"crypto/tls"
 	"encoding/binary"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/net/http2"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -53,10 +49,9 @@ func TestCallPastItsDeadlineEndsDeadlineExceeded(t *testing.T) {
 	frame := make([]byte, 5, 5+len(payload))
 	binary.BigEndian.PutUint32(frame[1:], uint32(len(payload)))
 	frame = append(frame, payload...)
-	tr := &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, network, addr)
-	}}
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true) // h2c, as gRPC without TLS
+	tr := &http.Transport{Protocols: &protocols}
 	defer tr.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctxFor(t), "POST", "http://"+srv.Addr+"/inference.GRPCInferenceService/ModelInfer", bytes.NewReader(frame))
 	if err != nil {

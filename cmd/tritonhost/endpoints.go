@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 
 	"tritonhost/abi"
@@ -31,13 +33,16 @@ type endpoint struct {
 	stop  func(deadline context.Context) // graceful until deadline, then forced
 }
 
-// endpoints listens on every port serve was asked for (gRPC always; HTTP
-// and metrics unless turned off). Both protocols share the log control and
+// endpoints listens on every port serve was asked for (gRPC, HTTP and
+// metrics, each unless turned off). Both protocols share the log control and
 // the shared-memory regions shm; the metrics endpoint reports the GPUs'
 // figures too when gpus has them, and is returned (nil when off). If one
 // cannot listen, those already listening are closed.
 func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *abi.Host, shm *sharedmem.Registry, gpus *serverGPUs) ([]endpoint, *metricsserver.Server, error) {
 	logs := protocol.NewLogControl(log, o.GRPC.AllowLogFileSetting)
+	if f := o.Triton.logOut; f != nil {
+		logs.UseFile(o.Triton.LogFile, f) // --log-file: the settings report it
+	}
 	var eps []endpoint
 	fail := func(err error) ([]endpoint, *metricsserver.Server, error) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -49,27 +54,31 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 	}
 
 	reload := ms(o.SSLReloadMs) // how often the TLS files are checked
-	streams, conns := o.GRPC.options()
-	svc := grpcserver.New(srv, grpcserver.Options{ServerName: o.ID, ServerVersion: buildVersion(), MaxMessageBytes: o.MaxMessageBytes,
-		StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, LogControl: logs, SharedMemory: shm,
-		Restricted: &o.GRPC.restricted, Trace: o.tracer})
-	creds, err := o.GRPC.SSL.grpcOptions(log, reload)
-	if err != nil {
-		return fail(err)
+	if o.GRPC.Allow {
+		streams, conns := o.GRPC.options()
+		svc := grpcserver.New(srv, grpcserver.Options{ServerName: o.ID, ServerVersion: buildVersion(), MaxMessageBytes: o.MaxMessageBytes,
+			StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, LogControl: logs, SharedMemory: shm,
+			Restricted: &o.GRPC.restricted, Trace: o.tracer, HeaderForward: o.GRPC.headerForward,
+			DisallowClientSharedMemory: !o.Triton.AllowClientShm, InferResponseCompression: o.GRPC.compression})
+		creds, err := o.GRPC.SSL.grpcOptions(log, reload)
+		if err != nil {
+			return fail(err)
+		}
+		lis, err := listen(o.GRPCAddress, o.GRPCPort, o.GRPC.ReusePort)
+		if err != nil {
+			return fail(fmt.Errorf("listen for gRPC: %w", err))
+		}
+		log.Infof("Started GRPCInferenceService at %s", lis.Addr())
+		eps = append(eps, grpcEndpoint(log, svc, svc.Listen(lis), creds...))
 	}
-	lis, err := listen(o.GRPCAddress, o.GRPCPort)
-	if err != nil {
-		return fail(fmt.Errorf("listen for gRPC: %w", err))
-	}
-	log.Infof("Started GRPCInferenceService at %s", lis.Addr())
-	eps = append(eps, grpcEndpoint(log, svc, svc.Listen(lis), creds...))
 
 	if o.HTTP.Allow {
 		opts := o.HTTP.options()
 		opts.ServerName, opts.ServerVersion, opts.StrictReadiness = o.ID, buildVersion(), o.StrictReadiness
 		opts.LogControl, opts.SharedMemory, opts.Trace = logs, shm, o.tracer
+		opts.DisallowClientSharedMemory = !o.Triton.AllowClientShm
 		hs := httpserver.New(srv, opts)
-		lis, err := listen(o.HTTP.Address, o.HTTP.Port)
+		lis, err := listen(o.HTTP.Address, o.HTTP.Port, o.HTTP.ReusePort)
 		if err != nil {
 			return fail(fmt.Errorf("listen for HTTP: %w", err))
 		}
@@ -105,7 +114,7 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 				return fail(fmt.Errorf("metrics: GPU figures: %w", err))
 			}
 		}
-		lis, err := listen(o.Metrics.address(&o.HTTP), o.Metrics.Port)
+		lis, err := listen(o.Metrics.address(&o.HTTP), o.Metrics.Port, false)
 		if err != nil {
 			ms.Close()
 			return fail(fmt.Errorf("listen for metrics: %w", err))
@@ -122,8 +131,27 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 	return eps, nil, nil
 }
 
-func listen(address string, port int) (net.Listener, error) {
-	return net.Listen("tcp", net.JoinHostPort(address, strconv.Itoa(port)))
+// listen listens on address:port; with reusePort (Triton's
+// --reuse-grpc-port, --reuse-http-port) the socket takes SO_REUSEPORT, so
+// that other servers that set it too listen on the same port and the
+// kernel spreads the connections among them.
+func listen(address string, port int, reusePort bool) (net.Listener, error) {
+	var lc net.ListenConfig
+	if reusePort {
+		lc.Control = func(_, _ string, c syscall.RawConn) error {
+			var serr error
+			if err := c.Control(func(fd uintptr) {
+				serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+			}); err != nil {
+				return err
+			}
+			if serr != nil {
+				return fmt.Errorf("SO_REUSEPORT: %w", serr)
+			}
+			return nil
+		}
+	}
+	return lc.Listen(context.Background(), "tcp", net.JoinHostPort(address, strconv.Itoa(port)))
 }
 
 func grpcEndpoint(log *serverlog.Logger, svc *grpcserver.Service, lis net.Listener, opts ...grpc.ServerOption) endpoint {

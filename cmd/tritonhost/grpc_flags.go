@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -37,7 +38,19 @@ type grpcFlags struct {
 	SSL                      sslFlags
 	RestrictedProtocol       []string
 
-	restricted protocol.Restrictions // RestrictedProtocol parsed (validate)
+	// Triton's other gRPC options (triton_flags.go).
+	Allow                   bool
+	ReusePort               bool
+	HeaderForwardPattern    string
+	InferThreadCount        int
+	InferAllocationPoolSize int
+	CompressionLevel        string
+	MaxConnectionAgeMs      int
+	MaxConnectionAgeGraceMs int
+
+	restricted    protocol.Restrictions // RestrictedProtocol parsed (validate)
+	headerForward *regexp.Regexp        // HeaderForwardPattern compiled (validate); nil: none
+	compression   int                   // CompressionLevel as a gzip level (validate); 0: none
 }
 
 // gRPC's ping policy that grpc-go applies and does not let change.
@@ -67,6 +80,7 @@ func (g *grpcFlags) bind(f *pflag.FlagSet) {
 	f.BoolVar(&g.AllowLogFileSetting, "allow-log-file-setting", false, "let LogSettings clients send the log to a file they name on this machine")
 	g.SSL.bind(f, "grpc", "gRPC", false)
 	f.StringArrayVar(&g.RestrictedProtocol, "grpc-restricted-protocol", nil, "<category>[,<category>...]:<key>=<value>: those RPCs answer only calls with metadata triton-grpc-protocol-<key>: <value>; categories: "+categoryList()+" (repeatable)")
+	g.bindTriton(f) // triton_flags.go
 }
 
 func (g *grpcFlags) validate() error {
@@ -93,6 +107,9 @@ func (g *grpcFlags) validate() error {
 		return fmt.Errorf("--grpc-max-header-list-size %d is more than HTTP/2 can announce (%d)", g.MaxHeaderListSize, uint32(math.MaxUint32))
 	}
 	if err := g.SSL.validate(); err != nil {
+		return err
+	}
+	if err := g.validateTriton(); err != nil { // triton_flags.go
 		return err
 	}
 	g.restricted = protocol.Restrictions{}
@@ -132,5 +149,7 @@ func (g *grpcFlags) options() (grpcserver.StreamLimits, grpcserver.ConnectionLim
 			MaxConnections:          g.MaxConnections,
 			MaxConnectionsPerClient: g.MaxConnectionsPerClient,
 			HandshakeTimeout:        ms(g.HandshakeTimeoutMs),
+			MaxAge:                  ms(g.MaxConnectionAgeMs),
+			MaxAgeGrace:             ms(g.MaxConnectionAgeGraceMs),
 		}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -38,7 +39,13 @@ type httpFlags struct {
 	SSL                     sslFlags
 	RestrictedAPI           []string
 
-	restricted protocol.Restrictions // RestrictedAPI parsed (validate)
+	// Triton's other HTTP options (triton_flags.go).
+	ReusePort            bool
+	HeaderForwardPattern string
+	ThreadCount          int
+
+	restricted    protocol.Restrictions // RestrictedAPI parsed (validate)
+	headerForward *regexp.Regexp        // HeaderForwardPattern compiled (validate); nil: none
 }
 
 func (h *httpFlags) bind(f *pflag.FlagSet) {
@@ -60,6 +67,7 @@ func (h *httpFlags) bind(f *pflag.FlagSet) {
 	f.IntVar(&h.MaxStreamResponseBytes, "http-max-stream-response-bytes", protocol.DefaultStreamMaxResponseBytes, "bytes of events one generate_stream may hold for a client that reads slowly")
 	h.SSL.bind(f, "http", "HTTP", true)
 	f.StringArrayVar(&h.RestrictedAPI, "http-restricted-api", nil, "<category>[,<category>...]:<key>=<value>: those routes answer only requests with the header <key>: <value>; categories: "+categoryList()+" (repeatable)")
+	h.bindTriton(f) // triton_flags.go
 }
 
 func (h *httpFlags) validate() error {
@@ -90,6 +98,9 @@ func (h *httpFlags) validate() error {
 		}
 	}
 	if err := h.SSL.validate(); err != nil {
+		return err
+	}
+	if err := h.validateTriton(); err != nil { // triton_flags.go
 		return err
 	}
 	h.restricted = protocol.Restrictions{}
@@ -134,7 +145,8 @@ func (h *httpFlags) options() httpserver.Options {
 		MaxConnectionsPerClient: h.MaxConnectionsPerClient,
 		Stream: httpserver.StreamLimits{MaxResponses: h.MaxStreamResponses, MaxResponseBytes: h.MaxStreamResponseBytes,
 			StallTimeout: ms(h.StreamStallTimeoutMs)},
-		Restricted: &h.restricted,
+		Restricted:    &h.restricted,
+		HeaderForward: h.headerForward,
 	}
 }
 
@@ -151,6 +163,9 @@ type metricsFlags struct {
 	MaxConnections          int
 	MaxConnectionsPerClient int
 	SSL                     sslFlags
+	// Config is Triton's --metrics-config <setting>=<value> (repeatable;
+	// triton_flags.go).
+	Config []string
 }
 
 func (m *metricsFlags) bind(f *pflag.FlagSet) {
@@ -163,6 +178,7 @@ func (m *metricsFlags) bind(f *pflag.FlagSet) {
 		"metrics connections one client (source IP address) may have open at once; past it its new ones are closed at once (0: a quarter of --metrics-max-connections)")
 	f.IntVar(&m.IntervalMs, "metrics-interval-ms", int(metricsserver.DefaultInterval/time.Millisecond), "ms between polls of the per-interval metrics (CPU)")
 	m.SSL.bind(f, "metrics", "metrics", true)
+	m.bindTriton(f) // triton_flags.go
 }
 
 func (m *metricsFlags) validate() error {
@@ -177,6 +193,9 @@ func (m *metricsFlags) validate() error {
 	}
 	if m.MaxConnectionsPerClient < 0 {
 		return fmt.Errorf("--metrics-max-connections-per-client must not be negative, not %d", m.MaxConnectionsPerClient)
+	}
+	if err := m.validateTriton(); err != nil { // triton_flags.go
+		return err
 	}
 	return m.SSL.validate()
 }

@@ -19,6 +19,12 @@ type repositoryFlags struct {
 	ReadTimeoutMs  int
 	ModelMaxCount  int
 	FilesDirectory string
+
+	// Triton's other repository options (triton_flags.go).
+	ConfigName      string
+	LoadThreadCount int
+	LoadRetryCount  int
+	Namespacing     bool
 }
 
 func (r *repositoryFlags) bind(f *pflag.FlagSet) {
@@ -30,6 +36,7 @@ func (r *repositoryFlags) bind(f *pflag.FlagSet) {
 		"models loaded at once; past it a load is refused until one is unloaded")
 	f.StringVar(&r.FilesDirectory, "model-files-directory", "",
 		"directory under which the model files that load requests send are kept, in a directory of each server's own; those of servers that are gone are removed at start (default: tritonhost-uploads-<uid> under $TMPDIR or /tmp)")
+	r.bindTriton(f) // triton_flags.go
 }
 
 func (r *repositoryFlags) validate() error {
@@ -47,7 +54,7 @@ func (r *repositoryFlags) validate() error {
 			return fmt.Errorf("--model-files-directory %q is not a directory", r.FilesDirectory)
 		}
 	}
-	return nil
+	return r.validateTriton() // triton_flags.go
 }
 
 // apply sets the server's options from the flags.
@@ -58,4 +65,5 @@ func (r *repositoryFlags) apply(opts *core.Options) {
 	}
 	opts.MaxModels, opts.MaxModelsSetting = r.ModelMaxCount, "--model-max-count"
 	opts.LoadFiles.Directory = r.FilesDirectory
+	r.applyTriton(opts) // triton_flags.go
 }

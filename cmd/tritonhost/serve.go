@@ -32,6 +32,7 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	}()
 	log := o.logger()
 	o.GRPC.warn(log)
+	o.Triton.warn(log, o) // Triton's options without effect here (triton_flags.go)
 	o.GC.apply(log)
 	warnConnectionCaps(log, o)
 	if o.DebugAddress != "" {
@@ -43,6 +44,9 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	}
 	gpus := o.GPU.open(log)
 	defer gpus.close(log) // after the host: the server has stopped
+	if err := o.Triton.checkGPUs(log, gpus.ids()); err != nil {
+		return err
+	}
 	o.devices = gpus.hostDevices()
 	hopts := o.InProcess.hostOptions(log)
 	hopts.Devices = o.devices
@@ -217,6 +221,7 @@ func (o *serveOptions) start(ctx context.Context, log *serverlog.Logger, provide
 		o.Plugins.apply(&opts, cache, agents)
 		o.Repository.apply(&opts)
 		o.ObjStore.apply(&opts)
+		o.Triton.apply(&opts) // host policies (triton_flags.go)
 		srv, err := core.NewServer(opts)
 		if err != nil && cache != nil {
 			_ = cache.Close()

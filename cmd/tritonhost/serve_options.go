@@ -71,6 +71,7 @@ type serveOptions struct {
 	RateLimit           rateLimitFlags
 	Isolation           isolationFlags
 	ObjStore            objstoreFlags
+	Triton              tritonFlags // Triton's options of no other group (triton_flags.go)
 
 	backendConfig map[string]map[string]string
 	devices       core.Devices   // the GPUs instances may be placed on (Run)
@@ -99,9 +100,8 @@ func newServeCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.ID, "id", grpcserver.DefaultServerName, "identifier of this server, as ServerMetadata reports it")
-	f.StringSliceVar(&o.ModelRepositories, "model-repository", nil, "model repository directory (repeatable)")
-	f.StringSliceVar(&o.ModelRepositories, "model-store", nil, "alias of --model-repository")
-	_ = f.MarkHidden("model-store")
+	f.StringArrayVar(&o.ModelRepositories, "model-repository", nil, "model repository directory (repeatable)")
+	f.StringArrayVar(&o.Triton.ModelStore, "model-store", nil, "the same as --model-repository (Triton's older name)")
 	f.StringVar(&o.BackendDirectory, "backend-directory", "", "directory holding <backend>/libtriton_<backend>.so (default: backends/ next to the binary's directory, else /opt/tritonserver/backends)")
 	f.StringArrayVar(&o.BackendConfig, "backend-config", nil, "backend setting <backend>,<key>=<value>, or <key>=<value> for every backend (repeatable)")
 	f.StringVar(&o.GRPCAddress, "grpc-address", "0.0.0.0", "address to listen on for gRPC")
@@ -141,11 +141,16 @@ func newServeCommand() *cobra.Command {
 	o.RateLimit.bind(f)
 	o.Isolation.bind(f)
 	o.ObjStore.bind(f)
+	o.Triton.bind(f)
+	tritonCommandLine(cmd) // Triton's syntax (triton_flags.go)
 	return cmd
 }
 
 // Complete fills defaults and parses compound flags.
 func (o *serveOptions) Complete() error {
+	if err := o.Triton.complete(o); err != nil {
+		return err
+	}
 	if o.BackendDirectory == "" {
 		o.BackendDirectory = defaultBackendDirectory()
 	}
@@ -275,11 +280,14 @@ func (o *serveOptions) Validate() error {
 	if err := o.ObjStore.validate(o.ModelRepositories); err != nil {
 		return err
 	}
-	return o.GRPC.validate()
+	if err := o.GRPC.validate(); err != nil {
+		return err
+	}
+	return o.Triton.validate(o)
 }
 
 func (o *serveOptions) logger() *serverlog.Logger {
-	l := serverlog.New(os.Stderr)
+	l := serverlog.New(o.Triton.logOutput()) // --log-file, else standard error
 	l.SetVerbose(o.LogVerbose)
 	l.SetEnabled(serverlog.Info, o.LogInfo)
 	l.SetEnabled(serverlog.Warning, o.LogWarning)

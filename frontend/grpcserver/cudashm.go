@@ -41,6 +41,9 @@ func (s *Service) CudaSharedMemoryStatus(_ context.Context, req *pb.CudaSharedMe
 // handle, on the GPU it names, as a region requests may read inputs from
 // and write outputs to.
 func (s *Service) CudaSharedMemoryRegister(_ context.Context, req *pb.CudaSharedMemoryRegisterRequest) (*pb.CudaSharedMemoryRegisterResponse, error) {
+	if err := s.clientSharedMemory(); err != nil {
+		return nil, err
+	}
 	if err := s.opts.SharedMemory.RegisterCUDA(req.GetName(), req.GetRawHandle(), req.GetDeviceId(), req.GetByteSize()); err != nil {
 		return nil, toStatus(err)
 	}
@@ -51,6 +54,9 @@ func (s *Service) CudaSharedMemoryRegister(_ context.Context, req *pb.CudaShared
 // region when no name is given; a handle is closed once no request in
 // flight uses its region.
 func (s *Service) CudaSharedMemoryUnregister(_ context.Context, req *pb.CudaSharedMemoryUnregisterRequest) (*pb.CudaSharedMemoryUnregisterResponse, error) {
+	if err := s.clientSharedMemory(); err != nil {
+		return nil, err
+	}
 	if err := s.opts.SharedMemory.UnregisterCUDA(req.GetName()); err != nil {
 		return nil, toStatus(err)
 	}

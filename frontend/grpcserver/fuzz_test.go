@@ -128,7 +128,7 @@ func FuzzModelInferRequest(f *testing.F) {
 		// As a stream's request: converted, then let go.
 		if in.refused != nil {
 			checkStatus(t, "decoding", toStatus(in.refused))
-		} else if r, err := svc.resolve(in, false); err == nil {
+		} else if r, err := svc.resolve(in, false, nil); err == nil {
 			r.mem.Release()
 		} else {
 			checkStatus(t, "resolve", toStatus(err))

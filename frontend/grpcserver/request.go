@@ -1,6 +1,8 @@
 package grpcserver
 
 import (
+	"google.golang.org/grpc/metadata"
+
 	"tritonhost/core"
 	pb "tritonhost/internal/inferencepb"
 	"tritonhost/internal/protocol"
@@ -24,8 +26,10 @@ type resolved struct {
 // model version (and, for ModelInfer, its transaction policy), the
 // parameters, the inputs' data, the outputs' shared memory; core then
 // checks the inputs against the model. A request that breaks a rule holds
-// nothing: what it leased is released.
-func (s *Service) resolve(in *inboundRequest, unary bool) (*resolved, error) {
+// nothing: what it leased is released. The call metadata headers are
+// forwarded as parameters after the request's own (Options.HeaderForward,
+// Triton's ForwardHeadersAsParameters).
+func (s *Service) resolve(in *inboundRequest, unary bool, headers metadata.MD) (*resolved, error) {
 	req := in.msg
 	m, err := protocol.LookupModel(s.core, req.GetModelName(), req.GetModelVersion())
 	if err != nil {
@@ -36,6 +40,9 @@ func (s *Service) resolve(in *inboundRequest, unary bool) (*resolved, error) {
 	}
 	ir, opts, err := decodeRequest(req)
 	if err != nil {
+		return nil, err
+	}
+	if err := protocol.ForwardHeaders(s.opts.HeaderForward, HeaderForwardSetting, headers, ir); err != nil {
 		return nil, err
 	}
 	mem := &protocol.RequestMemory{}
@@ -99,6 +106,9 @@ func (s *Service) inputData(req *inboundRequest, m *core.Model, ir *core.Submiss
 		}
 		switch {
 		case shm != nil:
+			if err := s.clientSharedMemory(); err != nil {
+				return err
+			}
 			if contents != nil {
 				return core.Errorf(core.CodeInvalidArg, "unexpected 'content' provided when using shared memory for input tensor '%s' for model '%s'", in.GetName(), model)
 			}

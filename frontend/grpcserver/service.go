@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"net/netip"
+	"regexp"
 	"runtime"
 	"strconv"
 	"sync"
@@ -91,6 +92,24 @@ type Options struct {
 	// reads and changes (nil: TraceSetting answers that the server does
 	// not trace).
 	Trace *trace.Manager
+	// HeaderForward, if set, selects the call metadata (headers) that
+	// become string parameters of each inference request, under the
+	// header's name (Triton's --grpc-header-forward-pattern): every key
+	// it matches anywhere (headers.go).
+	HeaderForward *regexp.Regexp
+	// DisallowClientSharedMemory refuses the registration and
+	// unregistration of shared-memory regions, system and CUDA, and
+	// requests whose tensors name one (PERMISSION_DENIED), as Triton with
+	// --allow-client-shm=false; region status still answers (with no
+	// regions). The zero value allows them, as Triton before 26.04.
+	DisallowClientSharedMemory bool
+	// InferResponseCompression, when above 0, compresses the responses of
+	// ModelInfer and ModelStreamInfer with gzip at this level
+	// (gzip.BestSpeed to gzip.BestCompression) for clients that accept
+	// gzip (Triton's --grpc-infer-response-compression-level); 0 sends
+	// them uncompressed. The level applies to every gzip compression of
+	// the process.
+	InferResponseCompression int
 }
 
 // StreamLimits bound one ModelStreamInfer stream, so that no client holds
@@ -163,6 +182,13 @@ type ConnectionLimits struct {
 	// longer than it ends the connection, so that no client makes the
 	// server hold more than this for a call it has not started.
 	MaxHeaderListBytes uint32
+	// MaxAge closes a connection, gracefully, once it has been open this
+	// long (give or take gRPC's 10% jitter), and MaxAgeGrace is how long
+	// its calls then have to finish before it is cut (Triton's
+	// --grpc-max-connection-age and --grpc-max-connection-age-grace, in
+	// ms there). Zero: no limit, Triton's default.
+	MaxAge      time.Duration
+	MaxAgeGrace time.Duration
 }
 
 // DefaultMaxHeaderListBytes is the default ConnectionLimits.MaxHeaderListBytes:
@@ -227,6 +253,10 @@ func New(srv *core.Server, opts Options) *Service {
 			log.Warnf("gRPC: client %s holds all the connections one client may (--grpc-max-connections-per-client); its new ones are closed at once (%d since the last report)",
 				client, refused)
 		}})
+	if err := setCompressionLevel(opts.InferResponseCompression); err != nil {
+		log.Warnf("gRPC: compression level %d: %v; responses go uncompressed", opts.InferResponseCompression, err)
+		opts.InferResponseCompression = 0
+	}
 	delays := testhooks.GRPCDelays()
 	if delays.Any() {
 		log.Warnf("gRPC: the test hooks TRITONSERVER_DELAY_GRPC_* / TRITONSERVER_DELAY_RESPONSE_COMPLETION are set: %+v", delays)
@@ -270,7 +300,8 @@ func (s *Service) NewGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 		grpc.MaxConcurrentStreams(c.MaxConcurrentStreams),
 		grpc.MaxHeaderListSize(c.MaxHeaderListBytes),
 		grpc.ConnectionTimeout(c.HandshakeTimeout),
-		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: c.MaxIdle, Time: c.KeepaliveTime, Timeout: c.KeepaliveTimeout}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: c.MaxIdle, Time: c.KeepaliveTime, Timeout: c.KeepaliveTimeout,
+			MaxConnectionAge: c.MaxAge, MaxConnectionAgeGrace: c.MaxAgeGrace}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: c.MinPingInterval, PermitWithoutStream: c.PermitPingsWithoutCalls}),
 	}, restrictedOptions(s.opts.Restricted)...)
 	g := grpc.NewServer(append(opts, extra...)...)

@@ -23,6 +23,9 @@ func (s *Service) SystemSharedMemoryStatus(_ context.Context, req *pb.SystemShar
 // SystemSharedMemoryRegister maps a span of a POSIX shared-memory object as
 // a named region that requests may read inputs from and write outputs to.
 func (s *Service) SystemSharedMemoryRegister(_ context.Context, req *pb.SystemSharedMemoryRegisterRequest) (*pb.SystemSharedMemoryRegisterResponse, error) {
+	if err := s.clientSharedMemory(); err != nil {
+		return nil, err
+	}
 	if err := s.opts.SharedMemory.Register(req.GetName(), req.GetKey(), req.GetOffset(), req.GetByteSize()); err != nil {
 		return nil, toStatus(err)
 	}
@@ -32,6 +35,9 @@ func (s *Service) SystemSharedMemoryRegister(_ context.Context, req *pb.SystemSh
 // SystemSharedMemoryUnregister removes the region named, or every region
 // when no name is given; requests in flight keep what they use.
 func (s *Service) SystemSharedMemoryUnregister(_ context.Context, req *pb.SystemSharedMemoryUnregisterRequest) (*pb.SystemSharedMemoryUnregisterResponse, error) {
+	if err := s.clientSharedMemory(); err != nil {
+		return nil, err
+	}
 	if err := s.opts.SharedMemory.Unregister(req.GetName()); err != nil {
 		return nil, toStatus(err)
 	}

@@ -77,6 +77,9 @@ func (s *Service) outputMemory(req *pb.ModelInferRequest, mem *protocol.RequestM
 		if shm == nil {
 			continue
 		}
+		if err := s.clientSharedMemory(); err != nil {
+			return err
+		}
 		if err := mem.Output(s.opts.SharedMemory, out.GetName(), shm.region, shm.offset, shm.byteSize); err != nil {
 			return err
 		}

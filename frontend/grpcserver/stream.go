@@ -97,6 +97,9 @@ type inferStream struct {
 	// and every later event is dropped.
 	statusMode bool
 	ended      atomic.Bool
+	// headers is the stream's metadata that Options.HeaderForward
+	// forwards into each of its requests (nil when it is not set).
+	headers metadata.MD
 
 	sendMu     sync.Mutex            // held by whoever calls SendMsg, and by the sender while it takes a batch
 	sendClosed bool                  // under sendMu: the sender returned, nothing more goes out
@@ -139,6 +142,7 @@ func (s *Service) newInferStream(stream grpc.ServerStream) *inferStream {
 		live:       map[*streamRequest]struct{}{},
 		traceCtx:   traceContext(stream.Context()),
 		statusMode: statusModeOf(stream.Context()),
+		headers:    s.forwardedHeaders(stream.Context()),
 	}
 }
 
@@ -151,6 +155,7 @@ func statusModeOf(ctx context.Context) bool {
 
 // modelStreamInferWire is the ModelStreamInfer RPC handler.
 func (s *Service) modelStreamInferWire(stream grpc.ServerStream) error {
+	s.compressResponses(stream.Context())
 	st := s.newInferStream(stream)
 	defer st.cancel()
 	lim := s.opts.Stream
@@ -224,7 +229,7 @@ func (st *inferStream) submit(in *inboundRequest) {
 		st.refuse(sr, core.Errorf(core.CodeUnavailable, ShuttingDown))
 		return
 	}
-	r, err := st.svc.resolve(in, false)
+	r, err := st.svc.resolve(in, false, st.headers)
 	if err != nil {
 		st.refuse(sr, err)
 		return

@@ -32,6 +32,7 @@ func (s *Service) ModelInfer(ctx context.Context, req *pb.ModelInferRequest) (*p
 // modelInferWire is the ModelInfer RPC handler: the response goes on the
 // wire without an intermediate message struct.
 func (s *Service) modelInferWire(ctx context.Context, req *inboundRequest) (*encodedMessage, error) {
+	s.compressResponses(ctx)
 	resp, h, err := s.infer(ctx, req)
 	if err != nil {
 		return nil, err
@@ -51,7 +52,7 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 	if s.isDraining() {
 		return nil, h, status.Error(codes.Unavailable, ShuttingDown)
 	}
-	r, err := s.resolve(in, true)
+	r, err := s.resolve(in, true, s.forwardedHeaders(ctx))
 	if err != nil {
 		return nil, h, toStatus(err)
 	}

@@ -3,6 +3,7 @@ package httpserver
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 
@@ -24,17 +25,18 @@ const (
 // JSON header of that many bytes followed by binary tensor data. Input
 // buffers point into body, which must outlive the request, or into the
 // shared memory the call leases (released here on error; otherwise
-// runOnce releases it).
-func (s *Server) decodeInfer(m *core.Model, body []byte, headerLen string) (*inferCall, error) {
+// runOnce releases it). The headers Options.HeaderForward selects follow
+// the body's parameters.
+func (s *Server) decodeInfer(m *core.Model, body []byte, headerLen string, headers http.Header) (*inferCall, error) {
 	call := &inferCall{binary: map[string]bool{}, mem: &protocol.RequestMemory{}}
-	if err := s.decodeInferInto(call, m, body, headerLen); err != nil {
+	if err := s.decodeInferInto(call, m, body, headerLen, headers); err != nil {
 		call.mem.Release()
 		return nil, err
 	}
 	return call, nil
 }
 
-func (s *Server) decodeInferInto(call *inferCall, m *core.Model, body []byte, headerLen string) error {
+func (s *Server) decodeInferInto(call *inferCall, m *core.Model, body []byte, headerLen string, headers http.Header) error {
 	bad := func(format string, args ...any) error {
 		return core.Errorf(core.CodeInvalidArg, "model %q: %s", m.Name(), fmt.Sprintf(format, args...))
 	}
@@ -62,6 +64,9 @@ func (s *Server) decodeInferInto(call *inferCall, m *core.Model, body []byte, he
 		if err != nil {
 			return bad("parameter %q: %v", name, err)
 		}
+	}
+	if err := s.forwardHeaders(headers, call.req); err != nil {
+		return err
 	}
 	call.req.Inputs = make([]core.Input, 0, len(rj.Inputs.list))
 	for i := range rj.Inputs.list {
@@ -200,6 +205,9 @@ func (s *Server) decodeInput(m *core.Model, in *inputJSON, binary []byte, mem *p
 	}
 	switch {
 	case p.region != nil:
+		if err := s.clientSharedMemory(); err != nil {
+			return core.Input{}, nil, err
+		}
 		data, err := mem.Input(s.opts.SharedMemory, *p.region, p.offset, p.byteSize)
 		if err != nil {
 			return core.Input{}, nil, err
@@ -250,6 +258,9 @@ func (s *Server) decodeOutput(m *core.Model, out *outputJSON, call *inferCall) e
 		return core.Errorf(core.CodeUnsupported, "model %q: output %q: the classification extension is not supported by this server", m.Name(), out.Name)
 	}
 	if p.region != nil {
+		if err := s.clientSharedMemory(); err != nil {
+			return err
+		}
 		if err := call.mem.Output(s.opts.SharedMemory, out.Name, *p.region, p.offset, p.byteSize); err != nil {
 			return err
 		}

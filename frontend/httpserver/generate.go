@@ -114,6 +114,9 @@ func (s *Server) generateRequest(w http.ResponseWriter, r *http.Request) (*core.
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := s.forwardHeaders(r.Header, req); err != nil {
+		return nil, nil, err
+	}
 	req.TraceContext = traceContext(r)
 	return m, req, nil
 }

@@ -55,7 +55,7 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	call, err := s.decodeInfer(m, body, r.Header.Get(HeaderContentLength))
+	call, err := s.decodeInfer(m, body, r.Header.Get(HeaderContentLength), r.Header)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"regexp"
 	"sync"
 	"time"
 
@@ -91,6 +92,18 @@ type Options struct {
 	// routes read and change (nil: they answer that the server does not
 	// trace).
 	Trace *trace.Manager
+	// HeaderForward, if set, selects the request headers that become
+	// string parameters of the inference request of /infer, /generate and
+	// /generate_stream, under the header's name in lower case (Triton's
+	// --http-header-forward-pattern): every name it matches anywhere
+	// (forward.go).
+	HeaderForward *regexp.Regexp
+	// DisallowClientSharedMemory refuses the registration and
+	// unregistration of shared-memory regions, system and CUDA, and
+	// requests whose tensors name one (403), as Triton with
+	// --allow-client-shm=false; region status still answers (with no
+	// regions). The zero value allows them, as Triton before 26.04.
+	DisallowClientSharedMemory bool
 }
 
 // StreamLimits bound one Server-Sent Events stream, as the gRPC frontend's

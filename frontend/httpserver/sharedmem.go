@@ -37,6 +37,10 @@ func (s *Server) systemShmStatus(w http.ResponseWriter, r *http.Request) {
 // systemShmRegister registers a region from a body {"key": ...,
 // "offset": ..., "byte_size": ...} (offset optional).
 func (s *Server) systemShmRegister(w http.ResponseWriter, r *http.Request) {
+	if err := s.clientSharedMemory(); err != nil {
+		writeError(w, err)
+		return
+	}
 	name := r.PathValue("region")
 	if name == "" {
 		writeError(w, core.Errorf(core.CodeInvalidArg, "'region name' is necessary to register system shared memory region"))
@@ -66,6 +70,10 @@ func (s *Server) systemShmRegister(w http.ResponseWriter, r *http.Request) {
 
 // systemShmUnregister removes the region named, or every region.
 func (s *Server) systemShmUnregister(w http.ResponseWriter, r *http.Request) {
+	if err := s.clientSharedMemory(); err != nil {
+		writeError(w, err)
+		return
+	}
 	if err := s.opts.SharedMemory.Unregister(r.PathValue("region")); err != nil {
 		writeError(w, err)
 		return
@@ -100,6 +108,10 @@ func (s *Server) cudaShmStatus(w http.ResponseWriter, r *http.Request) {
 // cudaIpcMemHandle_t in base64; a server without GPUs refuses it as
 // Triton built without GPU support does.
 func (s *Server) cudaShmRegister(w http.ResponseWriter, r *http.Request) {
+	if err := s.clientSharedMemory(); err != nil {
+		writeError(w, err)
+		return
+	}
 	name := r.PathValue("region")
 	if name == "" {
 		writeError(w, core.Errorf(core.CodeInvalidArg, "'region name' is necessary to register cuda shared memory region"))
@@ -142,6 +154,10 @@ func (s *Server) cudaShmRegister(w http.ResponseWriter, r *http.Request) {
 
 // cudaShmUnregister removes the CUDA region named, or every one.
 func (s *Server) cudaShmUnregister(w http.ResponseWriter, r *http.Request) {
+	if err := s.clientSharedMemory(); err != nil {
+		writeError(w, err)
+		return
+	}
 	if err := s.opts.SharedMemory.UnregisterCUDA(r.PathValue("region")); err != nil {
 		writeError(w, err)
 		return

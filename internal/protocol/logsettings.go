@@ -118,6 +118,15 @@ func (c *LogControl) Current() LogSettings {
 		Error: c.log.Enabled(serverlog.Error), VerboseLevel: uint32(c.log.VerboseLevel()), Format: string(c.log.CurrentFormat())}
 }
 
+// UseFile records that the log already goes to f, the file at path, as
+// the server opened it for --log-file: the settings report it, and a change
+// of log_file closes it.
+func (c *LogControl) UseFile(path string, f *os.File) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.file, c.out = path, f
+}
+
 func (c *LogControl) setFile(path string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
