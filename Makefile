@@ -90,7 +90,7 @@ serve-gpu: all ## serve examples/models and their GPU variants, examples/models_
 .PHONY: test
 test: all ## run every test: pure-Go packages without cgo, everything with the race detector, abi under cgocheck2
 	$(GO) vet ./...
-	CGO_ENABLED=0 $(GO) test -count=1 ./core/... ./frontend/... ./internal/... ./loader/... ./gpu/...
+	CGO_ENABLED=0 $(GO) test -count=1 ./core/... ./frontend/... $$(CGO_ENABLED=0 $(GO) list ./internal/... | grep -v /internal/isolation) ./loader/... ./gpu/...
 	$(GO) test -race -count=1 ./...
 	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./abi/...
 	$(call fuzz-each,$(FUZZTIME_TEST))
@@ -102,13 +102,13 @@ test: all ## run every test: pure-Go packages without cgo, everything with the r
 FUZZ_TARGETS := ./frontend/httpserver:FuzzHTTPRequest ./frontend/httpserver:FuzzBoundedDecodingMatchesEncodingJSON \
 	./frontend/httpserver:FuzzJSONStringMatchesEncodingJSON ./frontend/httpserver:FuzzSharedMemoryRequest \
 	./frontend/grpcserver:FuzzDecodeInbound ./frontend/grpcserver:FuzzModelInferRequest \
-	./frontend/grpcserver:FuzzBoundedMapMatchesProtobuf
+	./frontend/grpcserver:FuzzBoundedMapMatchesProtobuf ./internal/isolation:FuzzWorkerMessages
 FUZZTIME ?= 60s
 FUZZTIME_TEST ?= 4s
 
 # fuzz-each runs every fuzz target for $(1).
 fuzz-each = @for t in $(FUZZ_TARGETS); do set -- $$(echo $$t | tr : ' '); \
-	echo "fuzz $$1 $$2 for $(1)"; $(GO) test -run '^$$' -fuzz "^$$2\$$" -fuzztime $(1) $$1 || exit 1; done
+	echo "fuzz $$1 $$2 for $(1)"; $(GO) test -run '^$$' -fuzz "^$$2\$$" -fuzztime $(1) -fuzzminimizetime 50x $$1 || exit 1; done
 
 .PHONY: fuzz
 fuzz: ## run each fuzz target (the HTTP and gRPC request decoders, shared memory) for FUZZTIME (default 60s)

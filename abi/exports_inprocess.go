@@ -19,11 +19,11 @@ import (
 func thostServerFindModel(host *C.struct_thost_host, name *C.char, version C.int64_t) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONSERVER_InferenceRequestNew"
 	defer recoverError(fn, &ret)
-	_, srv, cerr := serverOf(host, fn)
+	h, srv, cerr := serverOf(host, fn)
 	if cerr != nil {
 		return cerr
 	}
-	_, err := srv.Model(C.GoString(name), int64(version))
+	_, err := h.findModel(srv, C.GoString(name), int64(version))
 	return cError(err)
 }
 
@@ -52,15 +52,15 @@ func thostInferCancel(host *C.struct_thost_host, key C.uint64_t) {
 func thostServerModelIsReady(host *C.struct_thost_host, name *C.char, version C.int64_t, ready *C.bool) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONSERVER_ServerModelIsReady"
 	defer recoverError(fn, &ret)
-	_, srv, cerr := serverOf(host, fn)
+	h, srv, cerr := serverOf(host, fn)
 	if cerr != nil {
 		return cerr
 	}
 	if !srv.Live() {
 		return errServerNotReady()
 	}
-	m, err := srv.Model(C.GoString(name), int64(version))
-	*ready = C.bool(err == nil && m.Readiness() == core.ModelReady)
+	m, err := h.findModel(srv, C.GoString(name), int64(version))
+	*ready = C.bool(err == nil && m.ready())
 	return nil
 }
 
@@ -72,9 +72,12 @@ func thostServerModelMetadata(host *C.struct_thost_host, name *C.char, version C
 	if cerr != nil {
 		return cerr
 	}
-	js, err := json.Marshal(srv.Metadata(m, int64(version)))
+	if m.up != nil {
+		return newMessage(fn, m.up.MetadataJSON, out)
+	}
+	js, err := json.Marshal(srv.Metadata(m.local, int64(version)))
 	if err != nil {
-		return cErrorf(core.CodeInternal, "%s: model %q: %v", fn, m.Name(), err)
+		return cErrorf(core.CodeInternal, "%s: model %q: %v", fn, m.name(), err)
 	}
 	return newMessage(fn, js, out)
 }
@@ -90,7 +93,7 @@ func thostServerModelConfig(host *C.struct_thost_host, name *C.char, version C.i
 	if configVersion != 1 { // Triton's ModelConfigToJson
 		return cErrorf(core.CodeInvalidArg, "model configuration version %d not supported, supported versions are: 1", configVersion)
 	}
-	return newMessage(fn, m.ConfigJSON(), out)
+	return newMessage(fn, m.configJSON(), out)
 }
 
 // newMessage stores in *out a new message holding js, owned by the caller.

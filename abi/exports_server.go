@@ -13,8 +13,6 @@ import "C"
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"slices"
 	"unsafe"
 
 	"tritonhost/core"
@@ -24,13 +22,16 @@ import (
 func thostServerLoadModel(host *C.struct_thost_host, name *C.char, params **C.TRITONSERVER_Parameter, count C.uint64_t) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONSERVER_ServerLoadModelWithParameters"
 	defer recoverError(fn, &ret)
-	_, srv, cerr := serverOf(host, fn)
+	h, srv, cerr := serverOf(host, fn)
 	if cerr != nil {
 		return cerr
 	}
 	opts, err := loadParameters(unsafe.Slice(params, int(count)))
 	if err != nil {
 		return cError(err)
+	}
+	if h.upstream != nil {
+		return cError(h.upstream.LoadModel(C.GoString(name), opts))
 	}
 	return cError(srv.LoadModelWith(C.GoString(name), opts))
 }
@@ -76,9 +77,12 @@ func thostServerUnloadModel(host *C.struct_thost_host, name *C.char, dependents 
 	if dependents {
 		fn = "TRITONSERVER_ServerUnloadModelAndDependents"
 	}
-	_, srv, cerr := serverOf(host, fn)
+	h, srv, cerr := serverOf(host, fn)
 	if cerr != nil {
 		return cerr
+	}
+	if h.upstream != nil {
+		return cError(h.upstream.UnloadModel(C.GoString(name), bool(dependents)))
 	}
 	return cError(srv.StartUnload(context.Background(), C.GoString(name), bool(dependents)))
 }
@@ -91,7 +95,11 @@ func thostServerModelDecoupled(host *C.struct_thost_host, name *C.char, version 
 	if cerr != nil {
 		return cerr
 	}
-	*decoupled = C.bool(m.Config().GetModelTransactionPolicy().GetDecoupled())
+	cfg, err := m.config()
+	if err != nil {
+		return cError(err)
+	}
+	*decoupled = C.bool(cfg.GetModelTransactionPolicy().GetDecoupled())
 	return nil
 }
 
@@ -192,10 +200,15 @@ func thostServerMetadata(host *C.struct_thost_host, out **C.TRITONSERVER_Message
 	if h == nil {
 		return cErrorf(core.CodeUnavailable, "%s: the server has stopped", fn)
 	}
-	info := h.serverInfo()
-	js, err := json.Marshal(core.ServerMetadata{Name: info.Name, Version: info.Version, Extensions: append([]string{}, info.Extensions...)})
+	var js []byte
+	var err error
+	if h.upstream != nil {
+		js, err = h.upstream.ServerMetadata()
+	} else {
+		js, err = ServerMetadataJSON(*h.serverInfo())
+	}
 	if err != nil {
-		return cErrorf(core.CodeInternal, "%s: %v", fn, err)
+		return cErrorf(core.CodeOf(err), "%s: %v", fn, err)
 	}
 	return newMessage(fn, js, out)
 }
@@ -208,7 +221,11 @@ func thostServerModelMaxBatch(host *C.struct_thost_host, name *C.char, version C
 	if cerr != nil {
 		return cerr
 	}
-	*out = C.int64_t(m.Config().GetMaxBatchSize())
+	cfg, err := m.config()
+	if err != nil {
+		return cError(err)
+	}
+	*out = C.int64_t(cfg.GetMaxBatchSize())
 	return nil
 }
 
@@ -216,65 +233,40 @@ func thostServerModelMaxBatch(host *C.struct_thost_host, name *C.char, version C
 func thostServerModelStatistics(host *C.struct_thost_host, name *C.char, version C.int64_t, out **C.TRITONSERVER_Message) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONSERVER_ServerModelStatistics"
 	defer recoverError(fn, &ret)
-	_, srv, cerr := serverOf(host, fn)
+	h, srv, cerr := serverOf(host, fn)
 	if cerr != nil {
 		return cerr
 	}
-	stats, err := modelStatistics(srv, C.GoString(name), int64(version))
+	var js []byte
+	var err error
+	if h.upstream != nil {
+		js, err = h.upstream.Statistics(C.GoString(name), int64(version))
+	} else {
+		js, err = StatisticsJSON(srv, C.GoString(name), int64(version))
+	}
 	if err != nil {
 		return cError(err)
 	}
-	js, err := json.Marshal(core.NewStatisticsReport(stats))
-	if err != nil {
-		return cErrorf(core.CodeInternal, "%s: %v", fn, err)
-	}
 	return newMessage(fn, js, out)
-}
-
-// modelStatistics returns the statistics of the ready versions of a model
-// ("" for every model, a negative version for every version), with
-// Triton's errors for a model or version not ready.
-func modelStatistics(srv *core.Server, name string, version int64) ([]core.ModelStatistics, error) {
-	if name == "" {
-		return srv.Statistics("", 0)
-	}
-	ready := srv.Versions(name)
-	if len(ready) == 0 {
-		return nil, core.Errorf(core.CodeInvalidArg, "requested model '%s' is not available", name)
-	}
-	if version >= 0 && !slices.Contains(ready, version) {
-		return nil, core.Errorf(core.CodeInvalidArg, "requested model version is not available for model '%s'", name)
-	}
-	return srv.Statistics(name, max(version, 0))
-}
-
-// indexEntry is one model version of TRITONSERVER_ServerModelIndex, as
-// Triton writes it: no version when none is known, no reason when empty.
-type indexEntry struct {
-	Name    string `json:"name"`
-	Version string `json:"version,omitempty"`
-	State   string `json:"state"`
-	Reason  string `json:"reason,omitempty"`
 }
 
 //export thostServerModelIndex
 func thostServerModelIndex(host *C.struct_thost_host, readyOnly C.bool, out **C.TRITONSERVER_Message) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONSERVER_ServerModelIndex"
 	defer recoverError(fn, &ret)
-	_, srv, cerr := serverOf(host, fn)
+	h, srv, cerr := serverOf(host, fn)
 	if cerr != nil {
 		return cerr
 	}
-	index := []indexEntry{}
-	for _, st := range srv.RepositoryIndex() {
-		if readyOnly && st.Readiness != core.ModelReady {
-			continue
-		}
-		index = append(index, indexEntry{Name: st.Name, Version: st.Version, State: st.Readiness.String(), Reason: st.Reason})
+	var js []byte
+	var err error
+	if h.upstream != nil {
+		js, err = h.upstream.Index(bool(readyOnly))
+	} else {
+		js, err = IndexJSON(srv, bool(readyOnly))
 	}
-	js, err := json.Marshal(index)
 	if err != nil {
-		return cErrorf(core.CodeInternal, "%s: %v", fn, err)
+		return cError(err)
 	}
 	return newMessage(fn, js, out)
 }
@@ -334,10 +326,14 @@ func thostServerMetricsText(host *C.struct_thost_host, text **C.char, size *C.si
 		return cErrorf(core.CodeUnavailable, "%s: the server of the metrics has stopped", fn)
 	}
 	var buf bytes.Buffer
-	if write := h.serverInfo().Metrics; write != nil {
-		if err := write(&buf); err != nil {
-			return cErrorf(core.CodeInternal, "%s: %v", fn, err)
+	if h.upstream != nil {
+		text, err := h.upstream.MetricsText()
+		if err != nil {
+			return cErrorf(core.CodeOf(err), "%s: %v", fn, err)
 		}
+		buf.Write(text)
+	} else if err := MetricsText(*h.serverInfo(), &buf); err != nil {
+		return cErrorf(core.CodeInternal, "%s: %v", fn, err)
 	}
 	// C memory the snapshot owns, NUL-terminated, until it is formatted
 	// again or deleted.

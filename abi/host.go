@@ -49,6 +49,10 @@ type HostOptions struct {
 	// overlap; without the cache, each large one would take fresh pages
 	// from the system, and a page fault for each.
 	OutputCacheBytes int64
+	// Upstream, if set, answers the in-process API about models in place
+	// of the attached server (see Upstream): the worker process of an
+	// isolated backend.
+	Upstream Upstream
 }
 
 // DefaultOutputCacheBytes is HostOptions.OutputCacheBytes when it is left
@@ -84,6 +88,7 @@ type Host struct {
 	maxPending   int
 	stallTimeout time.Duration
 	maxTensor    core.TensorLimit // each tensor of an in-process request
+	upstream     Upstream         // HostOptions.Upstream
 
 	plugins pluginTables // caches' lookups in flight (cache.go)
 }
@@ -117,7 +122,8 @@ func NewHost(opts HostOptions) *Host {
 	}
 	h := &Host{log: opts.Logger, metrics: opts.Metrics, devices: opts.Devices,
 		maxPending: opts.InProcessMaxPending, stallTimeout: opts.InProcessStallTimeout,
-		maxTensor: core.TensorLimit{Bytes: opts.InProcessMaxTensorBytes, Setting: InProcessMaxTensorSetting}}
+		maxTensor: core.TensorLimit{Bytes: opts.InProcessMaxTensorBytes, Setting: InProcessMaxTensorSetting},
+		upstream:  opts.Upstream}
 
 	hostRegistry.mu.Lock()
 	defer hostRegistry.mu.Unlock()

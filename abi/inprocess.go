@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"tritonhost/core"
+	"tritonhost/core/configpb"
 )
 
 // Defaults of HostOptions.InProcessMaxPending, InProcessStallTimeout and
@@ -57,17 +58,71 @@ func serverOf(c *C.struct_thost_host, fn string) (*Host, *core.Server, *C.TRITON
 }
 
 // serverModel is serverOf followed by the lookup of model name at version (0:
-// the latest ready), for the functions that read one model.
-func serverModel(c *C.struct_thost_host, fn string, name *C.char, version C.int64_t) (*core.Server, *core.Model, *C.TRITONSERVER_Error) {
-	_, srv, cerr := serverOf(c, fn)
+// the latest ready), for the functions that read one model: in the host's
+// server, or its upstream's when it has one.
+func serverModel(c *C.struct_thost_host, fn string, name *C.char, version C.int64_t) (*core.Server, modelRef, *C.TRITONSERVER_Error) {
+	h, srv, cerr := serverOf(c, fn)
 	if cerr != nil {
-		return nil, nil, cerr
+		return nil, modelRef{}, cerr
 	}
-	m, err := srv.Model(C.GoString(name), int64(version))
+	m, err := h.findModel(srv, C.GoString(name), int64(version))
 	if err != nil {
-		return nil, nil, cError(err)
+		return nil, modelRef{}, cError(err)
 	}
 	return srv, m, nil
+}
+
+// modelRef is a model version the in-process API reads: one of the host's
+// own server (local), or one its upstream described (up).
+type modelRef struct {
+	local *core.Model
+	up    *UpstreamModel
+}
+
+// findModel looks version (0: the newest ready) of model name up where
+// the host's in-process API finds models.
+func (h *Host) findModel(srv *core.Server, name string, version int64) (modelRef, error) {
+	if h.upstream != nil {
+		m, err := h.upstream.Model(name, version)
+		return modelRef{up: m}, err
+	}
+	m, err := srv.Model(name, version)
+	return modelRef{local: m}, err
+}
+
+func (m modelRef) name() string {
+	if m.up != nil {
+		return m.up.Name
+	}
+	return m.local.Name()
+}
+
+func (m modelRef) version() int64 {
+	if m.up != nil {
+		return m.up.Version
+	}
+	return m.local.Version()
+}
+
+func (m modelRef) ready() bool {
+	if m.up != nil {
+		return m.up.Ready
+	}
+	return m.local.Readiness() == core.ModelReady
+}
+
+func (m modelRef) config() (*configpb.ModelConfig, error) {
+	if m.up != nil {
+		return m.up.Config()
+	}
+	return m.local.Config(), nil
+}
+
+func (m modelRef) configJSON() []byte {
+	if m.up != nil {
+		return m.up.ConfigJSON
+	}
+	return m.local.ConfigJSON()
 }
 
 // inferCall is one submission of an inference request by a backend
@@ -80,14 +135,15 @@ func serverModel(c *C.struct_thost_host, fn string, name *C.char, version C.int6
 // goroutine (and its thread); the serving backend's sends wait for room
 // in the queue (maxPending) only up to stallTimeout.
 type inferCall struct {
-	host   *Host
-	key    uint64
-	creq   *C.struct_thost_infer_request // the caller's; in flight, so not freed
-	cb     *C.struct_thost_infer_call    // C memory, owned; freed at the end
-	trace  *C.struct_thost_trace         // the caller's trace, the server's until the end; or nil
-	model  *core.Model
-	id     string
-	cancel context.CancelFunc
+	host    *Host
+	key     uint64
+	creq    *C.struct_thost_infer_request // the caller's; in flight, so not freed
+	cb      *C.struct_thost_infer_call    // C memory, owned; freed at the end
+	trace   *C.struct_thost_trace         // the caller's trace, the server's until the end; or nil
+	model   string                        // the version serving the request
+	version int64
+	id      string
+	cancel  context.CancelFunc
 
 	mu       sync.Mutex
 	queue    []delivery
@@ -126,29 +182,41 @@ func (h *Host) submit(srv *core.Server, creq *C.struct_thost_infer_request, cb *
 		return err
 	}
 	req.TensorLimit = h.maxTensor
-	m, err := srv.Model(req.Model, req.Version)
+	m, err := h.findModel(srv, req.Model, req.Version)
 	if err != nil {
 		return err
 	}
-	if err := resolveRawInput(m, req); err != nil {
+	cfg, err := m.config()
+	if err != nil {
+		return err
+	}
+	name, version := m.name(), m.version()
+	if err := resolveRawInput(name, cfg, req); err != nil {
 		return err
 	}
 	if trace != nil {
 		rec, ok := traceRecordOf(trace)
-		if !ok || !bool(C.thost_trace_bind(trace, cstr(m.Name()), C.size_t(len(m.Name())), C.int64_t(m.Version()),
+		if !ok || !bool(C.thost_trace_bind(trace, cstr(name), C.size_t(len(name)), C.int64_t(version),
 			cstr(req.ID), C.size_t(len(req.ID)))) {
-			return core.Errorf(core.CodeInternal, "request %q to model %q: out of memory tracing it", req.ID, m.Name())
+			return core.Errorf(core.CodeInternal, "request %q to model %q: out of memory tracing it", req.ID, name)
 		}
-		req.Trace = rec.tr
+		if m.local != nil {
+			req.Trace = rec.tr // an upstream traces the request itself
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &inferCall{host: h, creq: creq, cb: cb, trace: trace, model: m, id: req.ID, cancel: cancel,
+	c := &inferCall{host: h, creq: creq, cb: cb, trace: trace, model: name, version: version, id: req.ID, cancel: cancel,
 		pending: map[*core.Response]*C.struct_thost_output_set{}, wake: make(chan struct{}, 1)}
 	c.key = h.calls.add(c)
 	storeCallKey(creq, c.key) // from here Cancel reaches the call
 	req.Origin = c
 	req.Finished = c.finished
-	if err := srv.Submit(ctx, m, req, c.onResponse); err != nil {
+	if m.up != nil {
+		err = h.upstream.Submit(ctx, m.up, req, c.onResponse)
+	} else {
+		err = srv.Submit(ctx, m.local, req, c.onResponse)
+	}
+	if err != nil {
 		storeCallKey(creq, 0)
 		h.calls.take(c.key)
 		cancel()
@@ -262,7 +330,7 @@ func (c *inferCall) send(p *core.Responder, resp *C.struct_thost_response, final
 	if err := c.admit(final); err != nil {
 		return cErrorf(core.CodeUnavailable, "TRITONBACKEND_ResponseSend: the caller of request %q to model %q "+
 			"has not taken its last %d responses within %v; the request is cancelled",
-			c.id, c.model.Name(), c.host.maxPending, c.host.stallTimeout)
+			c.id, c.model, c.host.maxPending, c.host.stallTimeout)
 	}
 	defer c.leave()
 	var r *core.Response

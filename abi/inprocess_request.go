@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"tritonhost/core"
+	"tritonhost/core/configpb"
 )
 
 // readRequest turns a backend's inference request into a core request. Ids,
@@ -76,15 +77,14 @@ func microseconds(us uint64) time.Duration {
 // and the data's size imply, as Triton does: a batching model gets a batch
 // of 1, at most one dimension may be -1, and a BYTES input must be a single
 // element, whose data gets its 4-byte length put in front.
-func resolveRawInput(m *core.Model, req *core.Submission) error {
+func resolveRawInput(model string, cfg *configpb.ModelConfig, req *core.Submission) error {
 	if len(req.Inputs) != 1 || req.Inputs[0].DataType != core.TypeInvalid {
 		return nil
 	}
 	in := &req.Inputs[0]
-	cfg := m.Config()
 	if n := len(cfg.GetInput()); n != 1 {
 		return core.Errorf(core.CodeInvalidArg, "[request id: %s] raw request must only have 1 input (found 1) to be "+
-			"deduced but got %d inputs in '%s' model configuration", req.ID, n, m.Name())
+			"deduced but got %d inputs in '%s' model configuration", req.ID, n, model)
 	}
 	ci := cfg.GetInput()[0]
 	dt := core.DataType(ci.GetDataType())

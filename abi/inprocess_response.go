@@ -28,7 +28,7 @@ func (c *inferCall) deliver(d delivery) {
 	if d.resp != nil {
 		r := c.build(d.resp, d.set)
 		if r == nil {
-			c.host.log.Errorf("model %q, request %q: out of memory or handles delivering a response", c.model.Name(), c.id)
+			c.host.log.Errorf("model %q, request %q: out of memory or handles delivering a response", c.model, c.id)
 		} else {
 			handle = r.handle
 			if c.trace != nil {
@@ -49,8 +49,8 @@ func (c *inferCall) deliver(d delivery) {
 // others allocated now and copied in) and parameters. nil when memory or
 // handles run out.
 func (c *inferCall) build(resp *core.Response, set *C.struct_thost_output_set) *C.struct_thost_infer_response {
-	name := c.model.Name()
-	r := C.thost_iresp_new(c.host.c, cstr(name), C.size_t(len(name)), C.int64_t(c.model.Version()),
+	name := c.model
+	r := C.thost_iresp_new(c.host.c, cstr(name), C.size_t(len(name)), C.int64_t(c.version),
 		cstr(c.id), C.size_t(len(c.id)), C.uint32_t(len(resp.Outputs)), C.uint32_t(len(resp.Parameters)))
 	if r == nil {
 		return nil
@@ -93,8 +93,8 @@ func (c *inferCall) build(resp *core.Response, set *C.struct_thost_output_set) *
 }
 
 func (c *inferCall) errorResponse(err error) *C.struct_thost_infer_response {
-	name := c.model.Name()
-	r := C.thost_iresp_new(c.host.c, cstr(name), C.size_t(len(name)), C.int64_t(c.model.Version()),
+	name := c.model
+	r := C.thost_iresp_new(c.host.c, cstr(name), C.size_t(len(name)), C.int64_t(c.version),
 		cstr(c.id), C.size_t(len(c.id)), 0, 0)
 	if r != nil {
 		setError(r, err)

@@ -3,5 +3,8 @@
 // same machine. Both servers run as child processes; one client, which
 // counts frames without decoding them, drives both in the same run, so the
 // ratio is the cost of everything tritonhost does between the wire and the
-// backend. Run with `make bench` or `go test -run '^$' -bench . ./bench/`.
+// backend. The isolation benchmarks (isolation_test.go) compare instead a
+// backend in a worker process with the same backend in the server's
+// process, in one server, and time a worker's crash to its model serving
+// again. Run with `make bench` or `go test -run '^$' -bench . ./bench/`.
 package bench

@@ -108,6 +108,12 @@ func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *
 				return fail(fmt.Errorf("metrics: repository downloads: %w", err))
 			}
 		}
+		if o.backendFamilies != nil {
+			if err := ms.Register(o.backendFamilies); err != nil {
+				ms.Close()
+				return fail(fmt.Errorf("metrics: isolated backends' families: %w", err))
+			}
+		}
 		if c := gpus.metricsCollector(); c != nil {
 			if err := ms.Register(c); err != nil {
 				ms.Close()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"tritonhost/abi"
 	"tritonhost/core"
 	"tritonhost/core/serverlog"
 	"tritonhost/internal/isolation"
@@ -19,6 +20,7 @@ type isolationFlags struct {
 	RestartBackoffMax int
 	ExecuteTimeoutMs  int
 	MemoryLimit       int64
+	MaxRequests       int
 }
 
 func (i *isolationFlags) bind(f *pflag.FlagSet) {
@@ -27,6 +29,8 @@ func (i *isolationFlags) bind(f *pflag.FlagSet) {
 	f.IntVar(&i.RestartBackoffMs, "backend-restart-backoff", 100, "ms before a dead worker's first restart; doubled after each failed one")
 	f.IntVar(&i.RestartBackoffMax, "backend-restart-backoff-max", 30000, "ms the restart backoff grows to at most")
 	f.IntVar(&i.ExecuteTimeoutMs, "backend-execute-timeout", 0, "ms an isolated model's execution may take before its worker is killed and restarted (0: no bound)")
+	f.IntVar(&i.MaxRequests, "backend-worker-max-requests", isolation.DefaultMaxUpstreamRequests,
+		"requests and calls an isolated backend may have in flight to the server at once (its BLS requests, model queries and loads); past it they fail with UNAVAILABLE")
 	f.Int64Var(&i.MemoryLimit, "backend-memory-limit", 0, "bytes of address space each worker process may map beyond what it maps at its start, before its backend is loaded (RLIMIT_AS; 0: no bound)")
 }
 
@@ -41,6 +45,8 @@ func (i *isolationFlags) validate() error {
 		return fmt.Errorf("--backend-restart-backoff-max (%d) must be at least --backend-restart-backoff (%d)", i.RestartBackoffMax, i.RestartBackoffMs)
 	case i.ExecuteTimeoutMs < 0:
 		return fmt.Errorf("--backend-execute-timeout must not be negative, not %d", i.ExecuteTimeoutMs)
+	case i.MaxRequests <= 0:
+		return fmt.Errorf("--backend-worker-max-requests must be positive, not %d", i.MaxRequests)
 	case i.MemoryLimit < 0:
 		return fmt.Errorf("--backend-memory-limit must not be negative, not %d", i.MemoryLimit)
 	}
@@ -48,7 +54,7 @@ func (i *isolationFlags) validate() error {
 }
 
 // provider wraps the in-process provider with isolation.
-func (i *isolationFlags) provider(inproc core.BackendProvider, log *serverlog.Logger, o *serveOptions) (core.BackendProvider, error) {
+func (i *isolationFlags) provider(inproc core.BackendProvider, log *serverlog.Logger, o *serveOptions, host *abi.Host) (core.BackendProvider, error) {
 	mode, _ := isolation.ParseMode(i.Mode)
 	var gpus []int
 	if o.devices != nil {
@@ -69,5 +75,11 @@ func (i *isolationFlags) provider(inproc core.BackendProvider, log *serverlog.Lo
 		RestartBackoffMax:    time.Duration(i.RestartBackoffMax) * time.Millisecond,
 		ExecuteTimeout:       time.Duration(i.ExecuteTimeoutMs) * time.Millisecond,
 		MemoryLimit:          i.MemoryLimit,
+		MaxUpstreamRequests:  i.MaxRequests,
+
+		InProcessMaxTensorBytes: o.InProcess.MaxTensorSize,
+		InProcessMaxPending:     o.InProcess.MaxPending,
+		InProcessStallTimeout:   time.Duration(o.InProcess.StallTimeoutMs) * time.Millisecond,
+		ServerInfo:              host.ServerInfo,
 	})
 }

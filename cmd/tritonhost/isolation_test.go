@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -207,4 +209,47 @@ func grepLines(text, word string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestIsolatedBackendsMetricFamiliesAreServed: the metric families a
+// backend registers in its worker (TRITONSERVER_MetricFamilyNew: a
+// counter, a gauge, a histogram) are on the server's /metrics with what
+// the backend set, as they are for a backend in process.
+func TestIsolatedBackendsMetricFamiliesAreServed(t *testing.T) {
+	lib := testenv.SharedLibrary(t, "triton_metrics_test", filepath.Join("..", "..", "abi", "testdata", "metrics_backend.c"))
+	repo := testenv.Repository(t, testenv.Model{Name: "metrics", Files: []string{lib}, Config: `name: "metrics"
+backend: "metrics_test"
+max_batch_size: 0
+input [ { name: "IN" data_type: TYPE_FP64 dims: [ -1 ] } ]
+output [
+  { name: "CODES" data_type: TYPE_INT32 dims: [ -1 ] },
+  { name: "VALUES" data_type: TYPE_FP64 dims: [ 5 ] }
+]
+parameters { key: "tritonhost_isolation" value: { string_value: "process" } }
+`})
+	srv := startServer(t, repo)
+	in := client.Tensor{Name: "IN", Datatype: "FP64", Shape: []int64{1}, Data: binary.LittleEndian.AppendUint64(nil, math.Float64bits(0.5))}
+	msg, err := client.Request{Model: "metrics", ID: "m", Inputs: []client.Tensor{in}}.Message()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Client.ModelInfer(ctxFor(t), msg); err != nil {
+		t.Fatalf("ModelInfer(metrics): %v", err)
+	}
+	if !strings.Contains(srv.Log(), `model "metrics" version 1: its backend runs in worker process`) {
+		t.Fatalf("the model is not isolated")
+	}
+	text := srv.scrapeMetrics(t)
+	for _, want := range []string{
+		"# TYPE thost_test_requests counter",
+		`thost_test_requests{kind="ok",model="metrics"}`,
+		"# TYPE thost_test_level gauge",
+		`thost_test_level{model="metrics"}`,
+		"# TYPE thost_test_latency histogram",
+		`thost_test_latency_bucket{model="metrics",le="+Inf"}`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, grepLines(text, "thost_test"))
+		}
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"tritonhost/abi"
 	"tritonhost/core"
 	"tritonhost/core/scheduling"
@@ -71,9 +73,12 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		closeTracer(log, tracer, deadline)
 	}()
 	o.tracer = tracer
-	backends, err := o.Isolation.provider(provider, log, o)
+	backends, err := o.Isolation.provider(provider, log, o, host)
 	if err != nil {
 		return err
+	}
+	if c, ok := backends.(prometheus.Collector); ok {
+		o.backendFamilies = c
 	}
 	cache, agents, err := o.Plugins.open(host, log)
 	if err != nil {
@@ -89,6 +94,9 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		return err
 	}
 	host.AttachServer(srv) // backends' in-process API (TRITONSERVER_ServerInferAsync)
+	if p, ok := backends.(interface{ AttachServer(*core.Server) }); ok {
+		p.AttachServer(srv) // the same API of isolated backends, in their workers
+	}
 	info := abi.ServerInfo{Name: o.ID, Version: buildVersion(), Extensions: protocol.ServerExtensions(gpus.devices != nil),
 		StrictReadiness: o.StrictReadiness}
 	host.SetServerInfo(info)

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"tritonhost/abi"
@@ -76,6 +77,9 @@ type serveOptions struct {
 	backendConfig map[string]map[string]string
 	devices       core.Devices   // the GPUs instances may be placed on (Run)
 	tracer        *trace.Manager // the server's tracer (Run)
+	// backendFamilies serves the metric families of isolated backends
+	// (Run; nil without isolation).
+	backendFamilies prometheus.Collector
 }
 
 func newServeCommand() *cobra.Command {

@@ -24,6 +24,14 @@ func newCustomCollector(reg *metrics.Registry, log *serverlog.Logger) *customCol
 	return &customCollector{reg: reg, log: log}
 }
 
+// NewCustomCollector returns a collector of the backends' own families in
+// reg, as the endpoint serves them (Options.Custom): for a process that
+// gathers them apart from the endpoint (the worker of an isolated
+// backend, whose server serves them).
+func NewCustomCollector(reg *metrics.Registry, log *serverlog.Logger) prometheus.Collector {
+	return newCustomCollector(reg, log)
+}
+
 // Describe implements prometheus.Collector (unchecked: nothing).
 func (c *customCollector) Describe(chan<- *prometheus.Desc) {}
 

@@ -31,6 +31,18 @@ const (
 	msgBatchStats
 	msgResponseStats
 	msgState
+	// worker to server: its backend's calls into the server (upstream.go)
+	msgCall
+	msgSubmit
+	msgSubmitCancel
+	// server to worker: their answers
+	msgReply
+	msgUpResponse
+	msgUpDone
+	// the backend's own metric families, which the server serves
+	// (metrics.go): asked by the server, sent by the worker
+	msgCollect
+	msgCollected
 )
 
 // inlineBytes is the most tensor bytes a message carries inline.
@@ -255,6 +267,10 @@ type loadMsg struct {
 	LogVerbose           int
 	MaxTensorBytes       int64
 	CallTimeoutMs        int64
+	// What bounds the backend's own requests (abi.HostOptions).
+	InProcessMaxTensorBytes int64
+	InProcessMaxPending     int
+	InProcessStallTimeoutMs int64
 }
 
 func (m *loadMsg) encode(e *wire.Encoder) {
@@ -282,6 +298,9 @@ func (m *loadMsg) encode(e *wire.Encoder) {
 	e.Int(int64(m.LogVerbose))
 	e.Int(m.MaxTensorBytes)
 	e.Int(m.CallTimeoutMs)
+	e.Int(m.InProcessMaxTensorBytes)
+	e.Int(int64(m.InProcessMaxPending))
+	e.Int(m.InProcessStallTimeoutMs)
 }
 
 func (m *loadMsg) decode(d *wire.Decoder) {
@@ -308,6 +327,9 @@ func (m *loadMsg) decode(d *wire.Decoder) {
 	m.LogVerbose = int(d.Int())
 	m.MaxTensorBytes = d.Int()
 	m.CallTimeoutMs = d.Int()
+	m.InProcessMaxTensorBytes = d.Int()
+	m.InProcessMaxPending = int(d.Int())
+	m.InProcessStallTimeoutMs = d.Int()
 }
 
 // loadedMsg is a worker's answer to loadMsg.
@@ -430,6 +452,12 @@ func decodeExecute(d *wire.Decoder, src *source) (inst int, reqs []executeReq) {
 // encodeResponse encodes one response of request key: its error, or its
 // outputs and parameters; nil resp is a flags-only final.
 func encodeResponse(e *wire.Encoder, key uint64, resp *core.Response, final bool) (*payload, error) {
+	return encodeResponseAs(e, msgResponse, key, resp, final)
+}
+
+// encodeResponseAs is encodeResponse for a message of the given kind (a
+// response of a backend's own request: msgUpResponse).
+func encodeResponseAs(e *wire.Encoder, kind byte, key uint64, resp *core.Response, final bool) (*payload, error) {
 	total := 0
 	if resp != nil {
 		for _, o := range resp.Outputs {
@@ -440,7 +468,7 @@ func encodeResponse(e *wire.Encoder, key uint64, resp *core.Response, final bool
 	if err != nil {
 		return nil, err
 	}
-	header(e, msgResponse, p)
+	header(e, kind, p)
 	e.Uint(key)
 	e.Bool(final)
 	e.Bool(resp != nil)

@@ -35,13 +35,19 @@ type process struct {
 	conn  *wire.Conn
 	pid   int
 
-	mu       sync.Mutex
-	reqs     map[uint64]*core.Request // what the worker holds, by key
-	hooks    map[uint64]core.CancelHook
-	nextKey  uint64
-	waiting  map[int]chan error // the execution each instance waits on
-	dead     bool
-	deathErr error
+	mu      sync.Mutex
+	reqs    map[uint64]*core.Request // what the worker holds, by key
+	hooks   map[uint64]core.CancelHook
+	nextKey uint64
+	waiting map[int]chan error // the execution each instance waits on
+	// The backend's own requests and calls to the server (upstream.go).
+	served        map[uint64]*servedReq
+	upstreamCount int
+	// Metric families asked of the worker (metrics.go), by id.
+	collecting  map[uint64]chan []byte
+	nextCollect uint64
+	dead        bool
+	deathErr    error
 
 	exited chan struct{} // closed once the process was reaped
 	state  *os.ProcessState
@@ -89,9 +95,7 @@ func startProcess(mod *isolatedModel) (*process, *loadedMsg, error) {
 		logr.Close()
 		return nil, nil, err
 	}
-	pr := &process{model: mod, cmd: cmd, conn: conn, pid: cmd.Process.Pid,
-		reqs: map[uint64]*core.Request{}, hooks: map[uint64]core.CancelHook{}, waiting: map[int]chan error{},
-		exited: make(chan struct{}), logDone: make(chan struct{})}
+	pr := newProcess(mod, cmd, conn)
 	go pr.relayLog(logr)
 	go func() {
 		_ = cmd.Wait()
@@ -107,6 +111,18 @@ func startProcess(mod *isolatedModel) (*process, *loadedMsg, error) {
 	}
 	go pr.read()
 	return pr, loaded, nil
+}
+
+// newProcess is the server's side of the worker cmd (started, or nil
+// Process in tests), which it talks to over conn.
+func newProcess(mod *isolatedModel, cmd *exec.Cmd, conn *wire.Conn) *process {
+	pr := &process{model: mod, cmd: cmd, conn: conn,
+		reqs: map[uint64]*core.Request{}, hooks: map[uint64]core.CancelHook{}, waiting: map[int]chan error{},
+		served: map[uint64]*servedReq{}, exited: make(chan struct{}), logDone: make(chan struct{})}
+	if cmd.Process != nil {
+		pr.pid = cmd.Process.Pid
+	}
+	return pr
 }
 
 // relayLog copies the worker's log lines into the server's log until the
@@ -261,7 +277,6 @@ func (pr *process) execute(inst int, batch []*core.Request) error {
 		keys[i] = key
 		pr.reqs[key] = r
 		r.Hold()
-		pr.hooks[key] = r.Responder().OnCancel(func() { pr.sendCancel(key) })
 	}
 	pr.waiting[inst] = done
 	pr.mu.Unlock()
@@ -275,10 +290,41 @@ func (pr *process) execute(inst int, batch []*core.Request) error {
 		}
 		p.close()
 	}
+	if errors.Is(err, wire.ErrTooLarge) {
+		// Nothing reached the worker, which serves on: the batch fails
+		// alone (its parameters, names and shapes do not fit in a message).
+		pr.mu.Lock()
+		var taken []*core.Request
+		for i, r := range batch {
+			if pr.reqs[keys[i]] == r {
+				delete(pr.reqs, keys[i])
+				taken = append(taken, r)
+			}
+		}
+		if pr.waiting[inst] == done {
+			delete(pr.waiting, inst)
+		}
+		pr.mu.Unlock()
+		for _, r := range taken {
+			r.Drop()
+		}
+		return core.Errorf(core.CodeInvalidArg, "model '%s' version %d: the batch does not fit in a message to its worker process: %v",
+			pr.model.m.Name(), pr.model.m.Version(), err)
+	}
 	if err != nil {
 		pr.die(fmt.Errorf("send a batch to it: %w", err))
 		return <-done
 	}
+	// Only now that the worker has the batch: a cancel sent before it
+	// would name a request the worker does not know yet, and be lost. A
+	// request cancelled meanwhile runs its hook at once.
+	pr.mu.Lock()
+	for i, r := range batch {
+		if key := keys[i]; pr.reqs[key] == r {
+			pr.hooks[key] = r.Responder().OnCancel(func() { pr.sendCancel(key) })
+		}
+	}
+	pr.mu.Unlock()
 	if timeout := pr.model.executeTimeout(); timeout > 0 {
 		t := time.NewTimer(timeout)
 		defer t.Stop()
@@ -355,13 +401,44 @@ func (pr *process) handle(msg []byte, fds []int) error {
 		if region, err = wire.Map(fds[0], maxRegion); err != nil {
 			return errMalformed(kind, err)
 		}
-		defer region.Close()
+		defer func() {
+			if region != nil { // a request that took it keeps it
+				_ = region.Close()
+			}
+		}()
 		src.region = region.Bytes()
 	case withRegion || len(fds) > 0:
 		wire.CloseFiles(fds)
 		return errMalformed(kind, fmt.Errorf("%d descriptors with a region flag of %v", len(fds), withRegion))
 	}
 	switch kind {
+	case msgCall:
+		if err := pr.serveCall(d, src); err != nil {
+			return errMalformed(kind, err)
+		}
+	case msgSubmit:
+		owned := region
+		region = nil
+		if err := pr.serveSubmit(d, src, owned); err != nil {
+			return errMalformed(kind, err)
+		}
+	case msgCollected:
+		id := d.Uint()
+		data := src.get(d)
+		if err := d.Done(); err != nil {
+			return errMalformed(kind, err)
+		}
+		if len(data) > maxFamiliesBytes {
+			return errMalformed(kind, fmt.Errorf("metric families of %d bytes", len(data)))
+		}
+		pr.collected(id, data)
+	case msgSubmitCancel:
+		id := d.Uint()
+		d.Uint()
+		if err := d.Done(); err != nil {
+			return errMalformed(kind, err)
+		}
+		pr.cancelServed(id)
 	case msgResponse:
 		key, resp, final := decodeResponse(d, src)
 		if err := d.Done(); err != nil {
@@ -377,7 +454,11 @@ func (pr *process) handle(msg []byte, fds []int) error {
 			}
 			return nil
 		}
-		copyOutputs(resp) // they alias the message or the region, both gone after this
+		if err := pr.admitOutputs(r, resp); err != nil {
+			resp = &core.Response{Err: err}
+		} else {
+			copyOutputs(resp) // they alias the message or the region, both gone after this
+		}
 		_ = r.Responder().Send(resp, final)
 	case msgReleased:
 		key, flags := d.Uint(), d.Uint()
@@ -389,9 +470,15 @@ func (pr *process) handle(msg []byte, fds []int) error {
 			return nil
 		}
 		if flags&uint64(core.ReleaseReschedule) != 0 {
-			pr.forget(key) // the worker is done with it; the server runs it again
+			if pr.forget(key) == nil {
+				return nil // failed meanwhile (the worker died), which ended it
+			}
+			// The worker is done with it; the server runs it again, unless
+			// it can no longer be (it was answered already): then it ends.
 			r.Drop()
-			_ = r.Release(core.ReleaseReschedule)
+			if err := r.Release(core.ReleaseReschedule); err != nil && !r.Released() {
+				_ = r.Release(core.ReleaseAll)
+			}
 			return nil
 		}
 		_ = r.Release(core.ReleaseAll)
@@ -401,8 +488,13 @@ func (pr *process) handle(msg []byte, fds []int) error {
 		if err := d.Done(); err != nil {
 			return errMalformed(kind, err)
 		}
+		// The worker sends this once it both released the request and
+		// delivered its final response, but its release can reach the
+		// server after it (two backend threads): the release is implied.
+		// A request that got no final response never will, and fails.
 		if r := pr.forget(key); r != nil {
-			r.Drop()
+			pr.end(r, core.Errorf(core.CodeInternal, "model '%s' version %d: its worker process finished request %q without a final response",
+				pr.model.m.Name(), pr.model.m.Version(), r.ID()))
 		}
 	case msgStats, msgBatchStats, msgResponseStats:
 		var m timesMsg
@@ -421,7 +513,13 @@ func (pr *process) handle(msg []byte, fds []int) error {
 			return errMalformed(kind, err)
 		}
 		if r := pr.request(key); r != nil {
-			if err := r.UpdateState(name, dtype, shape, append([]byte(nil), data...)); err != nil {
+			// Checked before the copy: data may alias a sparse region of
+			// any size.
+			err := r.CheckStateSize(name, int64(len(data)))
+			if err == nil {
+				err = r.UpdateState(name, dtype, shape, append([]byte(nil), data...))
+			}
+			if err != nil {
 				pr.model.p.opts.Logger.Errorf("model %q: %v", pr.model.m.Name(), err)
 			}
 		}
@@ -441,6 +539,35 @@ func (pr *process) handle(msg []byte, fds []int) error {
 		done <- err
 	default:
 		return errMalformed(kind, errors.New("unknown message"))
+	}
+	return nil
+}
+
+// admitOutputs drops the outputs of resp that the client did not ask for
+// and checks the others' sizes before anything is copied: each within the
+// request's tensor bound, and all together within what as many outputs as
+// the configuration declares (one at least) could hold. A worker's outputs
+// may all alias one sealed region, which costs the worker nothing when it
+// is sparse; copied unchecked, they could exhaust the server's memory.
+func (pr *process) admitOutputs(r *core.Request, resp *core.Response) error {
+	p := r.Responder()
+	kept := resp.Outputs[:0]
+	var total int64
+	for _, o := range resp.Outputs {
+		if !p.Requested(o.Name) {
+			continue
+		}
+		if err := p.CheckOutputSize(o.Name, int64(len(o.Data))); err != nil {
+			return err
+		}
+		total += int64(len(o.Data))
+		kept = append(kept, o)
+	}
+	resp.Outputs = kept
+	n := int64(max(len(pr.model.m.Config().GetOutput()), 1))
+	if (total+n-1)/n > p.MaxTensorBytes() {
+		return core.Errorf(core.CodeInternal, "model '%s' version %d: its worker process sent a response of %d output bytes, more than its %d outputs can hold",
+			pr.model.m.Name(), pr.model.m.Version(), total, n)
 	}
 	return nil
 }
@@ -514,6 +641,11 @@ func (pr *process) die(cause error) {
 		return
 	}
 	pr.dead = true
+	// What an execution meanwhile fails with (describeEnd may wait): a
+	// nil error would tell the server the worker took the batch.
+	m := pr.model.m
+	pr.deathErr = core.Errorf(core.CodeUnavailable, "model '%s' version %d: the worker process (pid %d) hosting its backend is ending; the model restarts",
+		m.Name(), m.Version(), pr.pid)
 	pr.mu.Unlock()
 	if cause != nil {
 		pr.kill()
@@ -522,7 +654,6 @@ func (pr *process) die(cause error) {
 	if cause != nil {
 		how = cause.Error()
 	}
-	m := pr.model.m
 	err := core.Errorf(core.CodeUnavailable, "model '%s' version %d: the worker process (pid %d) hosting its backend %s; the model restarts",
 		m.Name(), m.Version(), pr.pid, how)
 	pr.mu.Lock()
@@ -548,13 +679,20 @@ func (pr *process) fail(err error) {
 		h.Remove()
 	}
 	for _, r := range reqs {
-		r.Responder().Fail(err)
-		if !r.Released() {
-			_ = r.Release(core.ReleaseAll)
-		}
-		r.Drop()
+		pr.end(r, err)
 	}
 	for _, done := range waiting {
 		done <- err
 	}
+	pr.cancelAllServed()
+}
+
+// end ends a request the worker no longer holds: with err unless it got
+// its final response, released unless it was, and its hold dropped.
+func (pr *process) end(r *core.Request, err error) {
+	r.Responder().Fail(err)
+	if !r.Released() {
+		_ = r.Release(core.ReleaseAll)
+	}
+	r.Drop()
 }

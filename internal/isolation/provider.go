@@ -33,10 +33,12 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
+	"tritonhost/abi"
 	"tritonhost/core"
 	"tritonhost/core/configpb"
 	"tritonhost/core/modelconfig"
@@ -96,13 +98,45 @@ type Options struct {
 	// (RLIMIT_AS), in bytes: a backend that allocates past it fails its
 	// allocations, or dies, alone.
 	MemoryLimit int64
+	// What bounds a worker's backend's own requests to the server (BLS):
+	// each tensor's bytes (default abi.DefaultInProcessMaxTensorBytes),
+	// the responses of one waiting for its callback and how long a sender
+	// waits for room (abi.HostOptions), and how many requests and calls
+	// it may have in flight at once (default
+	// DefaultMaxUpstreamRequests).
+	InProcessMaxTensorBytes int64
+	InProcessMaxPending     int
+	InProcessStallTimeout   time.Duration
+	MaxUpstreamRequests     int
+	// ServerInfo, if set, describes the server to the workers' backends
+	// (TRITONSERVER_ServerMetadata, TRITONSERVER_MetricsFormatted): the
+	// in-process host's abi.Host.ServerInfo.
+	ServerInfo func() abi.ServerInfo
 }
 
 // Provider loads each model in process or in a worker, as its mode says.
 type Provider struct {
 	inproc core.BackendProvider
 	opts   Options
+	server atomic.Pointer[core.Server] // AttachServer
+
+	mu     sync.Mutex
+	models map[*isolatedModel]struct{} // loaded, for their metric families
 }
+
+// serverInfo describes the server (Options.ServerInfo; abi's defaults
+// without it).
+func (p *Provider) serverInfo() abi.ServerInfo {
+	if p.opts.ServerInfo != nil {
+		return p.opts.ServerInfo()
+	}
+	return abi.ServerInfo{Name: "triton", Version: "dev"}
+}
+
+// AttachServer makes srv the server that answers the workers' backends'
+// own requests and calls (their BLS requests, model queries, loads);
+// until then those fail with UNAVAILABLE "Server not ready".
+func (p *Provider) AttachServer(srv *core.Server) { p.server.Store(srv) }
 
 // New returns a provider that sends models in ModeNone to inproc.
 func New(inproc core.BackendProvider, opts Options) (*Provider, error) {
@@ -122,13 +156,19 @@ func New(inproc core.BackendProvider, opts Options) (*Provider, error) {
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = 10 * time.Minute
 	}
+	if opts.InProcessMaxTensorBytes <= 0 {
+		opts.InProcessMaxTensorBytes = abi.DefaultInProcessMaxTensorBytes
+	}
+	if opts.MaxUpstreamRequests <= 0 {
+		opts.MaxUpstreamRequests = DefaultMaxUpstreamRequests
+	}
 	if opts.RestartBackoff <= 0 {
 		opts.RestartBackoff = 100 * time.Millisecond
 	}
 	if opts.RestartBackoffMax < opts.RestartBackoff {
 		opts.RestartBackoffMax = max(30*time.Second, opts.RestartBackoff)
 	}
-	return &Provider{inproc: inproc, opts: opts}, nil
+	return &Provider{inproc: inproc, opts: opts, models: map[*isolatedModel]struct{}{}}, nil
 }
 
 // ModeOf returns the mode of a model with configuration cfg.
@@ -169,6 +209,9 @@ func (p *Provider) LoadModel(m *core.Model) (core.BackendModel, error) {
 	}
 	mod.instances = loaded.Instances
 	mod.cur = pr
+	p.mu.Lock()
+	p.models[mod] = struct{}{}
+	p.mu.Unlock()
 	p.opts.Logger.Infof("model %q version %d: its backend runs in worker process %d", m.Name(), m.Version(), pr.pid)
 	return mod, nil
 }
@@ -207,6 +250,8 @@ func (mod *isolatedModel) loadMsg() *loadMsg {
 		BackendDir: o.BackendDirectory, BackendConfig: o.BackendConfig, DisableAutoComplete: o.DisableAutoComplete,
 		MinComputeCapability: o.MinComputeCapability, GPUs: o.GPUs, LogVerbose: o.LogVerbose,
 		MaxTensorBytes: o.MaxTensorBytes, CallTimeoutMs: o.CallTimeout.Milliseconds(),
+		InProcessMaxTensorBytes: o.InProcessMaxTensorBytes, InProcessMaxPending: o.InProcessMaxPending,
+		InProcessStallTimeoutMs: o.InProcessStallTimeout.Milliseconds(),
 	}
 }
 
@@ -225,6 +270,9 @@ func (mod *isolatedModel) ParallelInstanceLoading() bool { return true }
 
 // Finalize unloads the version in its worker, which then exits.
 func (mod *isolatedModel) Finalize() error {
+	mod.p.mu.Lock()
+	delete(mod.p.models, mod)
+	mod.p.mu.Unlock()
 	mod.mu.Lock()
 	mod.closing = true
 	pr := mod.cur

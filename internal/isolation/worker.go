@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"tritonhost/abi"
 	"tritonhost/core"
 	"tritonhost/core/serverlog"
@@ -62,8 +64,12 @@ type worker struct {
 	conn *wire.Conn
 	log  *serverlog.Logger
 	host *abi.Host
-	srv  *core.Server
-	m    *core.Model
+	up   *upstreamClient // the backend's calls into the server
+
+	familiesOnce sync.Once
+	families     *prometheus.Registry // the backend's metric families (metrics.go)
+	srv          *core.Server
+	m            *core.Model
 
 	instances map[*core.Instance]int
 	states    *core.States
@@ -104,7 +110,11 @@ func (s *sharedRef) release() {
 
 // load assembles what serves the version in this process and loads it.
 func (w *worker) load(lm *loadMsg) *loadedMsg {
-	w.host = abi.NewHost(abi.HostOptions{Logger: w.log})
+	w.callLimit = time.Duration(lm.CallTimeoutMs) * time.Millisecond
+	w.up = newUpstreamClient(w, w.callLimit)
+	w.host = abi.NewHost(abi.HostOptions{Logger: w.log, Upstream: w.up,
+		InProcessMaxTensorBytes: lm.InProcessMaxTensorBytes, InProcessMaxPending: lm.InProcessMaxPending,
+		InProcessStallTimeout: time.Duration(lm.InProcessStallTimeoutMs) * time.Millisecond})
 	provider := loader.New(loader.Options{
 		Opener:               w.host,
 		BackendDirectory:     lm.BackendDir,
@@ -113,7 +123,6 @@ func (w *worker) load(lm *loadMsg) *loadedMsg {
 		Logger:               w.log,
 		MinComputeCapability: lm.MinComputeCapability,
 	})
-	w.callLimit = time.Duration(lm.CallTimeoutMs) * time.Millisecond
 	srv, err := core.NewServer(core.Options{
 		Backends:                  provider,
 		Schedulers:                func(*core.Server, *core.Model) (core.Scheduler, error) { return idleScheduler{}, nil },
@@ -184,6 +193,15 @@ func (w *worker) serve(buf []byte) error {
 			wire.CloseFiles(fds)
 			w.close()
 			return nil
+		case msgReply, msgUpResponse, msgUpDone:
+			err = w.answer(kind, d, withRegion, fds)
+		case msgCollect:
+			id := d.Uint()
+			d.Uint()
+			wire.CloseFiles(fds)
+			if err = d.Done(); err == nil {
+				go w.sendFamilies(id)
+			}
 		default:
 			wire.CloseFiles(fds)
 			err = fmt.Errorf("unknown message %d", kind)
@@ -192,6 +210,25 @@ func (w *worker) serve(buf []byte) error {
 			return fmt.Errorf("worker: message %d from the server: %w", kind, err)
 		}
 	}
+}
+
+// answer hands one of the server's answers to the backend's calls and
+// requests to the upstream client, with its region mapped while it reads.
+func (w *worker) answer(kind byte, d *wire.Decoder, withRegion bool, fds []int) error {
+	src := &source{}
+	switch {
+	case withRegion && len(fds) == 1:
+		region, err := wire.Map(fds[0], maxRegion)
+		if err != nil {
+			return err
+		}
+		defer region.Close()
+		src.region = region.Bytes()
+	case withRegion || len(fds) > 0:
+		wire.CloseFiles(fds)
+		return fmt.Errorf("%d descriptors with a region flag of %v", len(fds), withRegion)
+	}
+	return w.up.deliver(kind, d, src)
 }
 
 // execute runs one batch: it builds the requests (their inputs in the
