@@ -13,7 +13,8 @@
 #         lib/cmake/{tritonhost,TritonCore}/, lib/stubs/libtritonserver.so,
 #         lib/libtritonhost-backend-utils.a         (CMake's install)
 #         share/doc/tritonhost/third_party/         licenses
-#         examples/, LICENSE, README.md, CHANGELOG.md
+#         examples/, LICENSE, README.md, CHANGELOG.md, docs/ (the README's
+#           links)
 #   $DIST_DIR/tritonhost_<deb version>-1_<arch>.deb
 #       the same files in Debian's places (packaging/nfpm.yaml)
 #
@@ -80,6 +81,9 @@ install -D -m 0644 "${REPOAGENTS_DIR:-repoagents}/checksum/libtritonrepoagent_ch
 # Tracked files only: no build outputs from the examples' directories.
 git ls-files -z examples | xargs -0 cp --parents -t "$stage"
 install -m 0644 LICENSE README.md CHANGELOG.md "$stage/"
+# The documents the README links to, at the same place beside it.
+mkdir -p "$stage/docs"
+install -m 0644 docs/*.md "$stage/docs/"
 install -D -m 0644 third_party/cjson/LICENSE "$stage/share/doc/tritonhost/third_party/cjson/LICENSE"
 
 # File times of the commit, so that two builds of one commit differ less.

@@ -39,6 +39,7 @@ var tarballFiles = []string{
 	"LICENSE",
 	"README.md",
 	"CHANGELOG.md",
+	"docs/serving.md", // the README links into docs/
 }
 
 // TestDistPackageInstallsAndBuildsABackend runs make dist, unpacks the
@@ -130,6 +131,7 @@ func checkInstalled(t *testing.T, dest, version string) {
 		"opt/tritonserver/caches/local/libtritoncache_local.so",
 		"opt/tritonserver/repoagents/checksum/libtritonrepoagent_checksum.so",
 		"usr/share/doc/tritonhost/copyright",
+		"usr/share/doc/tritonhost/docs/serving.md",
 		"usr/share/doc/tritonhost/examples/models/simple/config.pbtxt",
 	}
 	for _, b := range shippedBackends {

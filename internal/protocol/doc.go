@@ -18,5 +18,5 @@
 // a program outside this module leaves them nil, which gives each
 // frontend a log control of its own and restricts nothing. The per-request
 // limits (limits.go) are the server's, named once here for both frontends,
-// the flags and the README.
+// the flags and docs/limits.md.
 package protocol
