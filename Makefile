@@ -55,7 +55,7 @@ $(LIBTRITONSERVER): $(GO_SOURCES) $(VERSION_STAMP) $(NVML_UNBOUND)
 	rm -f $(LIB_DIR)/libtritonserver.h
 
 # go-nvml's cgo package, whose types package gpu uses (never its calls: gpu
-# loads NVML with purego, gpu/doc.go), wraps every NVML function and leaves
+# loads NVML with purego, internal/gpu/doc.go), wraps every NVML function and leaves
 # them undefined, to be bound once it has loaded NVML. The executable's
 # link binds them to address 0; a shared library would keep them as
 # undefined dynamic symbols, which an application's link refuses. This
@@ -90,7 +90,7 @@ serve-gpu: all ## serve examples/models and their GPU variants, examples/models_
 .PHONY: test
 test: all ## run every test: pure-Go packages without cgo, everything with the race detector, abi under cgocheck2
 	$(GO) vet ./...
-	CGO_ENABLED=0 $(GO) test -count=1 ./core/... ./frontend/... $$(CGO_ENABLED=0 $(GO) list ./internal/... | grep -v /internal/isolation) ./loader/... ./gpu/...
+	CGO_ENABLED=0 $(GO) test -count=1 ./core/... ./internal/frontend/... $$(CGO_ENABLED=0 $(GO) list ./internal/... | grep -v /internal/isolation) ./loader/... ./internal/gpu/...
 	$(GO) test -race -count=1 ./...
 	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./abi/...
 	$(call fuzz-each,$(FUZZTIME_TEST))
@@ -99,10 +99,10 @@ test: all ## run every test: pure-Go packages without cgo, everything with the r
 # FUZZTIME_TEST, `make fuzz` for FUZZTIME. go test -fuzz takes one package
 # and one target at a time; a failing input is written under the
 # package's testdata/fuzz.
-FUZZ_TARGETS := ./frontend/httpserver:FuzzHTTPRequest ./frontend/httpserver:FuzzBoundedDecodingMatchesEncodingJSON \
-	./frontend/httpserver:FuzzJSONStringMatchesEncodingJSON ./frontend/httpserver:FuzzSharedMemoryRequest \
-	./frontend/grpcserver:FuzzDecodeInbound ./frontend/grpcserver:FuzzModelInferRequest \
-	./frontend/grpcserver:FuzzBoundedMapMatchesProtobuf ./internal/isolation:FuzzWorkerMessages
+FUZZ_TARGETS := ./internal/frontend/httpserver:FuzzHTTPRequest ./internal/frontend/httpserver:FuzzBoundedDecodingMatchesEncodingJSON \
+	./internal/frontend/httpserver:FuzzJSONStringMatchesEncodingJSON ./internal/frontend/httpserver:FuzzSharedMemoryRequest \
+	./internal/frontend/grpcserver:FuzzDecodeInbound ./internal/frontend/grpcserver:FuzzModelInferRequest \
+	./internal/frontend/grpcserver:FuzzBoundedMapMatchesProtobuf ./internal/isolation:FuzzWorkerMessages
 FUZZTIME ?= 60s
 FUZZTIME_TEST ?= 4s
 
@@ -116,24 +116,24 @@ fuzz: ## run each fuzz target (the HTTP and gRPC request decoders, shared memory
 
 .PHONY: soak
 soak: all ## run the reliability suite at full scale (1000 streams x 100 requests, 35,000 pipelined requests, ...; several minutes)
-	$(GO) test -count=1 -timeout 60m -v ./reliability -soak
+	$(GO) test -count=1 -timeout 60m -v ./internal/reliability -soak
 
 # make bench writes its run to BENCH_OUT and compares it with BENCH_BASE,
 # the results kept in the repository (benchstat); copy BENCH_OUT over
 # BENCH_BASE to keep a run.
 BENCH_OUT ?= $(BUILD_DIR)/bench/results.txt
-BENCH_BASE ?= bench/results.txt
+BENCH_BASE ?= internal/bench/results.txt
 
 .PHONY: bench
-bench: all $(BENCHSTAT) ## run the benchmarks (BENCH_COUNT times each, default 5) and `tritonhost perf` (bench/perf.sh) into build/bench/results.txt, then compare with bench/results.txt (benchstat)
-	GO=$(GO) bench/run.sh $(BENCH_OUT) $(BENCH_COUNT) $(TRITONHOST)
+bench: all $(BENCHSTAT) ## run the benchmarks (BENCH_COUNT times each, default 5) and `tritonhost perf` (internal/bench/perf.sh) into build/bench/results.txt, then compare with internal/bench/results.txt (benchstat)
+	GO=$(GO) internal/bench/run.sh $(BENCH_OUT) $(BENCH_COUNT) $(TRITONHOST)
 	$(BENCHSTAT) $(BENCH_BASE) $(BENCH_OUT)
 
 # Each .proto file's go_package option names the package its code goes to.
 .PHONY: proto
 proto: ## regenerate core/configpb and internal/inferencepb from proto/*.proto (needs protoc, protoc-gen-go, protoc-gen-go-grpc)
-	PATH="$$PATH:$$($(GO) env GOPATH)/bin" protoc --proto_path=proto --go_out=. --go_opt=module=tritonhost \
-		--go-grpc_out=. --go-grpc_opt=module=tritonhost proto/model_config.proto proto/grpc_service.proto
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" protoc --proto_path=proto --go_out=. --go_opt=module=github.com/tritonhost/tritonhost \
+		--go-grpc_out=. --go-grpc_opt=module=github.com/tritonhost/tritonhost proto/model_config.proto proto/grpc_service.proto
 
 .PHONY: clean
 clean: ## remove build outputs

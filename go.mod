@@ -1,4 +1,4 @@
-module tritonhost
+module github.com/tritonhost/tritonhost
 
 go 1.26.0
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // addsubConfig is a model served by the addsub backend: INPUT0, INPUT1,

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/internal/testenv"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 func attributesModel(name, groups string) testenv.Model {

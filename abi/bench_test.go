@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/abi"
-	"tritonhost/core"
-	"tritonhost/core/scheduling"
-	"tritonhost/core/serverlog"
-	"tritonhost/internal/testenv"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/abi"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/scheduling"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // goBackends is a Go-native provider running the identity and square models

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"unsafe"
 
-	"tritonhost/core"
-	"tritonhost/core/scheduling"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/scheduling"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // blockProvider serves the model of TestRequestBlockLayoutChecksItsEnd:

@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/abi"
-	"tritonhost/core"
-	"tritonhost/core/coretest"
-	"tritonhost/internal/testenv"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/abi"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
-// The bls backend (backends_cpp/bls) answers its requests by calling
+// The bls backend (backends_c/bls) answers its requests by calling
 // another model through the in-process API: bls_simple waits for "simple",
 // bls_square streams every response of the decoupled square_int32. These
 // tests run the example models on real backends; startServer's cleanup

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"unsafe"
 
-	"tritonhost/core"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // A response cache library (tritoncache.h): its four entry points, all

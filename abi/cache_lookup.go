@@ -8,7 +8,7 @@ import "C"
 import (
 	"unsafe"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // The lookup side of a cache's TRITONCACHE_Copy: Lookup (cache.go) adds a

@@ -11,10 +11,10 @@ import (
 	"sync"
 	"testing"
 
-	"tritonhost/abi"
-	"tritonhost/core"
-	"tritonhost/internal/testenv"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/abi"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // probeCacheDir builds testdata/cache_probe.c as the cache "probe" in a

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/internal/testenv"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // The conformance backend (backends_c/conformance) calls every host function

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/include"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/include"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // Expectations for the conformance backend; conformance_run_test.go runs it.

@@ -3,7 +3,7 @@ package abi
 import (
 	"unsafe"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // Devices are the server's GPUs as the backend API needs them (see

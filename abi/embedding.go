@@ -5,7 +5,7 @@ import (
 	"io"
 	"sync"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // ServerInfo is what the server API says of the server a host serves

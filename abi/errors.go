@@ -12,8 +12,8 @@ import "C"
 import (
 	"fmt"
 
-	"tritonhost/core"
-	"tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/serverlog"
 )
 
 // cError turns a Go error into a new TRITONSERVER_Error for a backend (which

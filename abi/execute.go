@@ -30,7 +30,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // heldRequest is the Go side of one request while a backend holds anything

@@ -11,7 +11,7 @@ import "C"
 import (
 	"unsafe"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 //export thostCacheLookupCopy

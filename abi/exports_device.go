@@ -12,7 +12,7 @@ import "C"
 import (
 	"unsafe"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // deviceHost returns the Go host of h and its Devices, or an error for C.

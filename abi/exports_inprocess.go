@@ -12,7 +12,7 @@ import "C"
 import (
 	"encoding/json"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 //export thostServerFindModel

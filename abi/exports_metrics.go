@@ -15,8 +15,8 @@ import (
 	"slices"
 	"unsafe"
 
-	"tritonhost/core"
-	"tritonhost/core/metrics"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/metrics"
 )
 
 var errSeriesAlloc = errors.New("out of memory for the series")

@@ -16,10 +16,10 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"tritonhost/core"
-	"tritonhost/core/configpb"
-	"tritonhost/core/modelconfig"
-	"tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/modelconfig"
+	"github.com/tritonhost/tritonhost/core/serverlog"
 )
 
 //export thostModelSetConfig

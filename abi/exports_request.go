@@ -9,7 +9,7 @@ package abi
 */
 import "C"
 
-import "tritonhost/core"
+import "github.com/tritonhost/tritonhost/core"
 
 // requestOf returns the held request of a request context, or an error for
 // the backend calling fn.

@@ -15,7 +15,7 @@ import (
 	"context"
 	"unsafe"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 //export thostServerLoadModel

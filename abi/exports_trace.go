@@ -9,7 +9,7 @@ package abi
 */
 import "C"
 
-import "tritonhost/core"
+import "github.com/tritonhost/tritonhost/core"
 
 //export thostTraceNew
 func thostTraceNew(t *C.struct_thost_trace, parent C.uint64_t) {

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/internal/testenv"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // testBackendConfig is a one-input model served by a test backend library.

@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/abi"
-	"tritonhost/core"
-	"tritonhost/core/scheduling"
-	"tritonhost/core/serverlog"
-	"tritonhost/gpu"
-	"tritonhost/internal/testenv"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/abi"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/scheduling"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/gpu"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // These tests run the server on the fake CUDA driver (two GPUs), which the

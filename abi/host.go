@@ -13,10 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/core/metrics"
-	"tritonhost/core/serverlog"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/metrics"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // HostOptions configure a Host.

@@ -13,8 +13,8 @@ import (
 	"time"
 	"unsafe"
 
-	"tritonhost/core"
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // Defaults of HostOptions.InProcessMaxPending, InProcessStallTimeout and

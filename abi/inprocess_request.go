@@ -11,8 +11,8 @@ import (
 	"time"
 	"unsafe"
 
-	"tritonhost/core"
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // readRequest turns a backend's inference request into a core request. Ids,

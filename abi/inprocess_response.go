@@ -8,7 +8,7 @@ import "C"
 import (
 	"unsafe"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // responseFinal is TRITONSERVER_RESPONSE_COMPLETE_FINAL.

@@ -5,10 +5,10 @@ import (
 	"slices"
 	"testing"
 
-	"tritonhost/abi"
-	"tritonhost/core"
-	"tritonhost/internal/testenv"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/abi"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // pairConfig is identity with two inputs (and outputs): bytes and INT32.

@@ -15,8 +15,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"tritonhost/core"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // entryPoints are a backend library's TRITONBACKEND_* functions, nil where

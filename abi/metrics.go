@@ -6,7 +6,7 @@ package abi
 import "C"
 
 import (
-	"tritonhost/core/metrics"
+	"github.com/tritonhost/tritonhost/core/metrics"
 )
 
 // familyHandle is the Go side of one TRITONSERVER_MetricFamily: one

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/metrics"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/metrics"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // The codes the metrics test backend reports for the calls in its checks(),

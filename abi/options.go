@@ -12,9 +12,9 @@ import (
 	"slices"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/core/ratelimit"
-	"tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/ratelimit"
+	"github.com/tritonhost/tritonhost/core/serverlog"
 )
 
 // ModelControl is how a server made by TRITONSERVER_ServerNew loads its

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"unsafe"
 
-	"tritonhost/core"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // A repository agent library (tritonrepoagent.h): its entry points, only

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/abi"
-	"tritonhost/core"
-	"tritonhost/internal/testenv"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/abi"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // probeAgents builds testdata/repoagent_probe.c as the agent "probe" in an

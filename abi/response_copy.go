@@ -11,7 +11,7 @@ import (
 	"slices"
 	"unsafe"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // responseBlock holds a converted response with room for the common case

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // accumulateConfig serves testdata/accumulate.c: a sequence model whose

@@ -9,7 +9,7 @@ import (
 	"math"
 	"unsafe"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // updateState copies a state value a backend wrote (in C memory, freed by

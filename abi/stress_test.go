@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/core/serverlog"
-	"tritonhost/internal/testenv"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // The stress backend (testdata/stress.c) answers every request from one of

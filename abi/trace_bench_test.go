@@ -5,13 +5,13 @@ import (
 	"path/filepath"
 	"testing"
 
-	"tritonhost/abi"
-	"tritonhost/core"
-	"tritonhost/core/scheduling"
-	"tritonhost/core/serverlog"
-	"tritonhost/internal/testenv"
-	"tritonhost/loader"
-	"tritonhost/trace"
+	"github.com/tritonhost/tritonhost/abi"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/scheduling"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/internal/trace"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // BenchmarkIdentityRequestTraced is BenchmarkIdentityRequest's

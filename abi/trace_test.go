@@ -7,9 +7,9 @@ import (
 	"sync"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/internal/testenv"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // recordingTracer traces requests whose id starts with "t" and keeps the

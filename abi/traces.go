@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"sync"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // traceRecord is the Go side of a trace a caller owns (trace.c): the

@@ -6,9 +6,9 @@ import (
 	"io"
 	"slices"
 
-	"tritonhost/core"
-	"tritonhost/core/configpb"
-	"tritonhost/core/modelconfig"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/modelconfig"
 )
 
 // Upstream is the server that answers a host's in-process API about

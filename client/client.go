@@ -20,7 +20,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	pb "tritonhost/internal/inferencepb"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
 )
 
 // Reserved parameters of decoupled streaming.

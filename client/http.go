@@ -16,8 +16,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"tritonhost/core/configpb"
-	pb "tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/core/configpb"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
 )
 
 // maxHTTPBody bounds what HTTP reads of one answer it decodes (metadata,

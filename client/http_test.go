@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	pb "tritonhost/internal/inferencepb"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
 )
 
 // TestHTTPQueriesReadTritonsRoutes: the model queries GET Triton's routes

@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	pb "tritonhost/internal/inferencepb"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
 )
 
 // Stream is a ModelStreamInfer call. Send may be called from one goroutine

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"tritonhost/internal/datatype"
+	"github.com/tritonhost/tritonhost/internal/datatype"
 )
 
 // Tensor is a named tensor in the protocol's layout: little-endian elements,

@@ -3,7 +3,7 @@ package client
 import (
 	"testing"
 
-	pb "tritonhost/internal/inferencepb"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
 )
 
 func TestTextHasStableSpacing(t *testing.T) {

@@ -20,13 +20,13 @@
 include_guard(GLOBAL)
 
 # The version script sits next to this file once installed, and in
-# backend_link/ in the source tree.
+# backends_c/link/ in the source tree.
 if(EXISTS "${CMAKE_CURRENT_LIST_DIR}/exports.map")
   set_property(GLOBAL PROPERTY TRITONHOST_EXPORTS_MAP
     "${CMAKE_CURRENT_LIST_DIR}/exports.map")
 else()
   get_filename_component(_tritonhost_map
-    "${CMAKE_CURRENT_LIST_DIR}/../backend_link/exports.map" ABSOLUTE)
+    "${CMAKE_CURRENT_LIST_DIR}/../backends_c/link/exports.map" ABSOLUTE)
   set_property(GLOBAL PROPERTY TRITONHOST_EXPORTS_MAP "${_tritonhost_map}")
   unset(_tritonhost_map)
 endif()

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/core/serverlog"
 )
 
 // Defaults of the response cache's bounds (Options).

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // A request to a model whose configuration enables response_cache, on a

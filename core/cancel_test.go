@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
 )
 
 // TestCancelledQueuedRequestNeverReachesTheBackend: a request cancelled

@@ -5,7 +5,7 @@ import (
 	"io/fs"
 	"path/filepath"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // ConfigDirName is the directory of a model's alternative configurations,

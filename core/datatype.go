@@ -1,6 +1,6 @@
 package core
 
-import "tritonhost/internal/datatype"
+import "github.com/tritonhost/tritonhost/internal/datatype"
 
 // DataType is a tensor element type, numbered as TRITONSERVER_DataType and as
 // the model configuration's DataType enum (which share their values).

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"tritonhost/core/configpb"
-	"tritonhost/core/modelconfig"
+	"github.com/tritonhost/tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/modelconfig"
 )
 
 // The check of an ensemble against the configurations of the models its

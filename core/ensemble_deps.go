@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // An ensemble depends on the models its steps run: it loads after them,

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
 )
 
 // decoupled is the configuration line of a decoupled model.

@@ -8,8 +8,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
 )
 
 // threadCPUs returns the CPUs the calling thread may run on.

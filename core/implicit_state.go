@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	"tritonhost/core/configpb"
-	"tritonhost/internal/repofile"
+	"github.com/tritonhost/tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/internal/repofile"
 )
 
 // Implicit state (sequence_batching.state): values a stateful backend reads

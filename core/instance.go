@@ -5,8 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"tritonhost/core/configpb"
-	"tritonhost/core/ratelimit"
+	"github.com/tritonhost/tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/ratelimit"
 )
 
 // InstanceKind is where an instance runs, numbered as

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // DefaultMaxTensorBytes is Options.MaxTensorBytes when it is left 0: 256 MiB.

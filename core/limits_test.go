@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
 )
 
 // stateModel is a sequence model from INPUT to OUTPUT with the given

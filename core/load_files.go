@@ -12,8 +12,8 @@ import (
 
 	"google.golang.org/protobuf/encoding/prototext"
 
-	"tritonhost/core/configpb"
-	"tritonhost/core/modelconfig"
+	"github.com/tritonhost/tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/modelconfig"
 )
 
 // LoadOptions are what a load request may carry besides the model's name:

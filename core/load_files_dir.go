@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"tritonhost/internal/procdir"
+	"github.com/tritonhost/tritonhost/internal/procdir"
 )
 
 // DefaultLoadFilesDirectory is LoadFilesLimits.Directory unless told

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
-	"tritonhost/core/scheduling"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core/scheduling"
 )
 
 // TestLoadFilesGoUnderTheServersOwnDirectory: under explicit control a

@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // filesDirs returns the directories the server made for the files of load

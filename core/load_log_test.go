@@ -4,10 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
-	"tritonhost/core/serverlog"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // TestFailedLoadIsLoggedInTritonsWords: a version that fails to load is

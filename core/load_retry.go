@@ -3,7 +3,7 @@ package core
 import (
 	"errors"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // loadVersionRetrying makes version v of the model e describes and loads

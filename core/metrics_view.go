@@ -3,7 +3,7 @@ package core
 import (
 	"sort"
 
-	"tritonhost/core/metrics"
+	"github.com/tritonhost/tritonhost/core/metrics"
 )
 
 // FailureReason classifies a failed request, as the reason label of

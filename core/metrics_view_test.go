@@ -5,9 +5,9 @@ import (
 	"errors"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
-	"tritonhost/core/metrics"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core/metrics"
 )
 
 func loaded(t *testing.T, srv *core.Server) *core.Model {

@@ -7,10 +7,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"tritonhost/core/configpb"
-	"tritonhost/core/metrics"
-	"tritonhost/core/modelconfig"
-	"tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/metrics"
+	"github.com/tritonhost/tritonhost/core/modelconfig"
+	"github.com/tritonhost/tritonhost/core/serverlog"
 )
 
 // ModelReadiness is the readiness of a model version, as the repository index

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strconv"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // modelEntry is everything the server knows of one model directory.

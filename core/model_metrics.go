@@ -1,8 +1,8 @@
 package core
 
 import (
-	"tritonhost/core/configpb"
-	"tritonhost/core/metrics"
+	"github.com/tritonhost/tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/metrics"
 )
 
 // FirstResponseFamily is the metric family of a decoupled model's

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
-	"tritonhost/core/scheduling"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core/scheduling"
 )
 
 // TestNewServerRequiresBackendsAndSchedulers: a server is refused without

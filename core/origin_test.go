@@ -5,9 +5,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // TestFinishedWaitsForTheFinalResponseAfterRelease: a backend that releases

@@ -1,6 +1,6 @@
 package core
 
-import "tritonhost/core/ratelimit"
+import "github.com/tritonhost/tritonhost/core/ratelimit"
 
 // The server's rate limiter (Options.RateLimiter, package ratelimit): each
 // active instance of a version registers as the version loads, once its

@@ -6,10 +6,10 @@ import (
 	"sync"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
-	"tritonhost/core/ratelimit"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core/ratelimit"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // limitedConfig is a vector model (named after its directory) with count

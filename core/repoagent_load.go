@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"tritonhost/core/configpb"
-	"tritonhost/core/modelconfig"
+	"github.com/tritonhost/tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/modelconfig"
 )
 
 // Repository agents in a model's load and unload, as Triton runs them.

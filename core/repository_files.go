@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"tritonhost/core/configpb"
-	"tritonhost/core/modelconfig"
-	"tritonhost/internal/repofile"
+	"github.com/tritonhost/tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/modelconfig"
+	"github.com/tritonhost/tritonhost/internal/repofile"
 )
 
 // Defaults of RepositoryFileLimits.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
 )
 
 // TestPollRefusesHostileConfigFilesAndGoesOn: a config.pbtxt that is a

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
 )
 
 // readyModels lists the models with a ready version, from the index.

@@ -10,10 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"tritonhost/core/ratelimit"
-	"tritonhost/core/serverlog"
-	"tritonhost/internal/procdir"
-	"tritonhost/internal/repofile"
+	"github.com/tritonhost/tritonhost/core/ratelimit"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/procdir"
+	"github.com/tritonhost/tritonhost/internal/repofile"
 )
 
 // Options configure a Server.

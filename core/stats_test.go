@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
 )
 
 // TestStatisticsAddUpWhatBackendsReport: request and batch statistics are

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
 )
 
 // The models of the validation tests: "v" batches and has a BYTES input

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // Model warmup (model_warmup), as Triton's TritonModelInstance

@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 
-	pb "tritonhost/internal/inferencepb"
-	"tritonhost/internal/testenv"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // accessSets turn on TLS on every listener (mutual on gRPC) and restrict

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // DefaultCacheDirectory is Triton's --cache-directory default.

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/core/scheduling"
-	"tritonhost/core/serverlog"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/scheduling"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // fakeOpener stands in for abi.Host: it opens nothing, and records every

@@ -1,6 +1,6 @@
 package loader
 
-import "tritonhost/core"
+import "github.com/tritonhost/tritonhost/core"
 
 // Opener opens backend shared libraries (step 1 of the package lifecycle).
 // Package abi implements it.

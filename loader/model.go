@@ -3,7 +3,7 @@ package loader
 import (
 	"fmt"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // libraryModel is a model version initialized in a backend library.

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // pluginOpener stands in for abi.Host's cache and agent side: it opens

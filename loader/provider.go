@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/core/configpb"
-	"tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/serverlog"
 )
 
 // Options configure a Provider.

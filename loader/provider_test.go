@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/scheduling"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/scheduling"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 func TestLibraryFileIsRuntimeOrTritonsName(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 
-	"tritonhost/core"
-	"tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/serverlog"
 )
 
 // DefaultRepoAgentDirectory is Triton's --repoagent-directory default.

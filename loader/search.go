@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // LibraryFile returns the file name of a model's backend library: the

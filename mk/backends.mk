@@ -2,19 +2,19 @@
 #
 #   $(BACKENDS_DIR)/repeat/libtriton_repeat.so      C++17, repeat_backend/
 #   $(BACKENDS_DIR)/square/libtriton_square.so      C++17, square_backend/
-#   $(BACKENDS_DIR)/addsub/libtriton_addsub.so      C++17, backends_cpp/addsub/
-#   $(BACKENDS_DIR)/bls/libtriton_bls.so            C++17, backends_cpp/bls/
-#   $(BACKENDS_DIR)/sequence/libtriton_sequence.so  C++17, backends_cpp/sequence/
+#   $(BACKENDS_DIR)/addsub/libtriton_addsub.so      C++17, backends_c/addsub/
+#   $(BACKENDS_DIR)/bls/libtriton_bls.so            C++17, backends_c/bls/
+#   $(BACKENDS_DIR)/sequence/libtriton_sequence.so  C++17, backends_c/sequence/
 #   $(BACKENDS_DIR)/identity/libtriton_identity.so  C11,   backends_c/identity/
 #   $(BACKENDS_DIR)/conformance/libtriton_conformance.so
 #                                                   C11,   backends_c/conformance/
 #   $(BACKENDS_DIR)/modelcontrol/libtriton_modelcontrol.so
 #                                                   C11,   backends_c/modelcontrol/
 #
-# The C++ backends are linked with the C++ backend layer, backends_cpp/layer/
+# The C++ backends are linked with the C++ backend layer, backends_c/layer/
 # (a static archive; RapidJSON's headers from third_party/rapidjson), the C
 # ones with cJSON (third_party/cjson). Every library is linked with the
-# version script backend_link/exports.map.
+# version script backends_c/link/exports.map.
 #
 # Included by the root Makefile, or run alone from anywhere:
 #   make -f mk/backends.mk [BACKENDS_DIR=dir] [BUILD_DIR=dir]
@@ -73,10 +73,10 @@ BACKEND_LIBS := \
 
 THOST_OBJ := $(BUILD_DIR)/backends
 THOST_STUB := $(BUILD_DIR)/stub/libtritonserver.so
-THOST_EXPORTS_MAP := $(THOST_SRC)backend_link/exports.map
+THOST_EXPORTS_MAP := $(THOST_SRC)backends_c/link/exports.map
 
 # The C++ backends: the layer's headers, and RapidJSON's as system headers.
-THOST_CXX_CPPFLAGS := -I$(THOST_SRC)include -I$(THOST_SRC)backends_cpp/layer \
+THOST_CXX_CPPFLAGS := -I$(THOST_SRC)include -I$(THOST_SRC)backends_c/layer \
 	-isystem $(THOST_SRC)third_party/rapidjson/include -MMD -MP
 # The C backends: our json_int64.h, and cJSON's header as a system header
 # (-isystem), so that -Werror is for our code only.
@@ -102,17 +102,17 @@ THOST_OBJS_OF = $(patsubst %,$(THOST_OBJ)/$(1)/%.o,$(2))
 
 # The C++ backend layer, as a static archive: each backend takes the
 # objects it uses.
-THOST_LAYER_OBJS := $(call THOST_OBJS_OF,backends_cpp/layer,json_value \
+THOST_LAYER_OBJS := $(call THOST_OBJS_OF,backends_c/layer,json_value \
 	model_config backend_model backend_model_instance backend_io request_batch \
 	async_request_batch)
-THOST_LAYER_LIB := $(THOST_OBJ)/backends_cpp/layer/libbackend_layer.a
+THOST_LAYER_LIB := $(THOST_OBJ)/backends_c/layer/libbackend_layer.a
 THOST_CJSON_OBJ := $(THOST_OBJ)/third_party/cjson/cJSON.o
 
 THOST_REPEAT_OBJS := $(call THOST_OBJS_OF,repeat_backend,repeat)
 THOST_SQUARE_OBJS := $(call THOST_OBJS_OF,square_backend,square)
-THOST_ADDSUB_OBJS := $(call THOST_OBJS_OF,backends_cpp/addsub,addsub)
-THOST_BLS_OBJS := $(call THOST_OBJS_OF,backends_cpp/bls,bls bls_call callee_check cpu_outputs)
-THOST_SEQUENCE_OBJS := $(call THOST_OBJS_OF,backends_cpp/sequence,sequence)
+THOST_ADDSUB_OBJS := $(call THOST_OBJS_OF,backends_c/addsub,addsub)
+THOST_BLS_OBJS := $(call THOST_OBJS_OF,backends_c/bls,bls bls_call callee_check cpu_outputs)
+THOST_SEQUENCE_OBJS := $(call THOST_OBJS_OF,backends_c/sequence,sequence)
 THOST_IDENTITY_OBJS := $(call THOST_OBJS_OF,backends_c/identity,identity \
 	identity_config identity_execute messages) $(THOST_CJSON_OBJ)
 THOST_CONFORMANCE_OBJS := $(call THOST_OBJS_OF,backends_c/conformance,conformance \
@@ -174,7 +174,7 @@ $(BACKENDS_DIR)/modelcontrol/libtriton_modelcontrol.so: $(THOST_MODELCONTROL_OBJ
 	@mkdir -p $(@D)
 	$(CC) $(THOST_LDFLAGS) -o $@ $(filter %.o,$^) $(THOST_STUB_LIBS)
 
-$(THOST_STUB): $(THOST_SRC)backend_link/tritonserver_stub.c $(THOST_BACKENDS_MK)
+$(THOST_STUB): $(THOST_SRC)backends_c/link/tritonserver_stub.c $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)
 	$(CC) -shared -fPIC -o $@ $<
 
@@ -194,7 +194,7 @@ $(THOST_CJSON_OBJ): $(THOST_SRC)third_party/cjson/cJSON.c $(THOST_CJSON_HEADER) 
 	@mkdir -p $(@D)
 	$(CC) $(THOST_THIRD_PARTY_CFLAGS) -c -o $@ $<
 
-# C++: the layer and the backends on it (backends_cpp/, repeat_backend/,
+# C++: the layer and the backends on it (backends_c/, repeat_backend/,
 # square_backend/).
 $(THOST_OBJ)/%.o: $(THOST_SRC)%.cc $(THOST_RAPIDJSON_HEADERS) $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)

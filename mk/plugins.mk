@@ -1,13 +1,13 @@
 # mk/plugins.mk: builds the two other plugin kinds shipped with tritonhost,
 # laid out where the server looks for them (Triton's layout):
 #
-#   $(CACHES_DIR)/local/libtritoncache_local.so           C11, caches_c/local/
+#   $(CACHES_DIR)/local/libtritoncache_local.so           C11, plugins/caches/local/
 #   $(REPOAGENTS_DIR)/checksum/libtritonrepoagent_checksum.so
-#                                                         C11, repoagents_c/checksum/
+#                                                         C11, plugins/repoagents/checksum/
 #
 # The local cache is linked with cJSON (third_party/cjson), which it reads
 # its configuration with. Each library exports only its entry points
-# (caches_c/exports.map, repoagents_c/exports.map) and leaves the host
+# (plugins/caches/exports.map, plugins/repoagents/exports.map) and leaves the host
 # functions as undefined symbols, which resolve against the host process
 # at dlopen time.
 #
@@ -26,27 +26,27 @@ THOST_PLUGINS_MK := $(lastword $(MAKEFILE_LIST))
 THOST_PLUGIN_CPPFLAGS := -I$(THOST_SRC)include -isystem $(THOST_SRC)third_party/cjson -MMD -MP
 THOST_PLUGIN_LDFLAGS = -shared -pthread -Wl,--version-script=$(1) $(BACKEND_EXTRA_LDFLAGS)
 
-THOST_LOCAL_CACHE_OBJS := $(call THOST_OBJS_OF,caches_c/local,local_cache lru) $(THOST_CJSON_OBJ)
-THOST_CHECKSUM_OBJS := $(call THOST_OBJS_OF,repoagents_c/checksum,checksum md5)
+THOST_LOCAL_CACHE_OBJS := $(call THOST_OBJS_OF,plugins/caches/local,local_cache lru) $(THOST_CJSON_OBJ)
+THOST_CHECKSUM_OBJS := $(call THOST_OBJS_OF,plugins/repoagents/checksum,checksum md5)
 
 .PHONY: plugins caches repoagents clean-plugins
 plugins: caches repoagents ## build the local response cache into caches/ and the checksum agent into repoagents/
 caches: $(CACHES_DIR)/local/libtritoncache_local.so
 repoagents: $(REPOAGENTS_DIR)/checksum/libtritonrepoagent_checksum.so
 
-$(CACHES_DIR)/local/libtritoncache_local.so: $(THOST_LOCAL_CACHE_OBJS) $(THOST_SRC)caches_c/exports.map
+$(CACHES_DIR)/local/libtritoncache_local.so: $(THOST_LOCAL_CACHE_OBJS) $(THOST_SRC)plugins/caches/exports.map
 	@mkdir -p $(@D)
-	$(CC) $(call THOST_PLUGIN_LDFLAGS,$(THOST_SRC)caches_c/exports.map) -o $@ $(filter %.o,$^)
+	$(CC) $(call THOST_PLUGIN_LDFLAGS,$(THOST_SRC)plugins/caches/exports.map) -o $@ $(filter %.o,$^)
 
-$(REPOAGENTS_DIR)/checksum/libtritonrepoagent_checksum.so: $(THOST_CHECKSUM_OBJS) $(THOST_SRC)repoagents_c/exports.map
+$(REPOAGENTS_DIR)/checksum/libtritonrepoagent_checksum.so: $(THOST_CHECKSUM_OBJS) $(THOST_SRC)plugins/repoagents/exports.map
 	@mkdir -p $(@D)
-	$(CC) $(call THOST_PLUGIN_LDFLAGS,$(THOST_SRC)repoagents_c/exports.map) -o $@ $(filter %.o,$^)
+	$(CC) $(call THOST_PLUGIN_LDFLAGS,$(THOST_SRC)plugins/repoagents/exports.map) -o $@ $(filter %.o,$^)
 
-$(THOST_OBJ)/caches_c/%.o: $(THOST_SRC)caches_c/%.c $(THOST_CJSON_HEADER) $(THOST_PLUGINS_MK)
+$(THOST_OBJ)/plugins/caches/%.o: $(THOST_SRC)plugins/caches/%.c $(THOST_CJSON_HEADER) $(THOST_PLUGINS_MK)
 	@mkdir -p $(@D)
 	$(CC) $(THOST_PLUGIN_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
 
-$(THOST_OBJ)/repoagents_c/%.o: $(THOST_SRC)repoagents_c/%.c $(THOST_PLUGINS_MK)
+$(THOST_OBJ)/plugins/repoagents/%.o: $(THOST_SRC)plugins/repoagents/%.c $(THOST_PLUGINS_MK)
 	@mkdir -p $(@D)
 	$(CC) $(THOST_PLUGIN_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/include"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/include"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // The example embeds a server through libtritonserver.so, as Triton's

@@ -14,8 +14,8 @@ package main
 import (
 	"runtime/debug"
 
-	_ "tritonhost/abi" // the API
-	"tritonhost/embedded"
+	_ "github.com/tritonhost/tritonhost/abi" // the API
+	"github.com/tritonhost/tritonhost/internal/embedded"
 )
 
 // version is the release version, stamped at link time by `make lib` (-X

@@ -11,9 +11,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
-	"tritonhost/core/serverlog"
-	"tritonhost/frontend/tlsfiles"
-	"tritonhost/internal/protocol"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/frontend/tlsfiles"
+	"github.com/tritonhost/tritonhost/internal/protocol"
 )
 
 // Who may connect and call: TLS on each listener, and the restricted APIs.

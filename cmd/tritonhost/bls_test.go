@@ -10,13 +10,13 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"tritonhost/client"
-	pb "tritonhost/internal/inferencepb"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/client"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // The example models bls_simple and bls_square answer by calling simple
-// and square_int32 through the in-process API (backends_cpp/bls), served
+// and square_int32 through the in-process API (backends_c/bls), served
 // by the real binary over gRPC. The server's clean exit at cleanup also
 // checks that no object of the backend API is left (startServer). Each
 // test runs with the backends in the server's process, and isolated in

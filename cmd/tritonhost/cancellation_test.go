@@ -9,8 +9,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"tritonhost/client"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/client"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // TestCancellationNotificationsAreLogged: a unary call whose deadline

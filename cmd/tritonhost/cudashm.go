@@ -1,8 +1,8 @@
 package main
 
 import (
-	"tritonhost/frontend/sharedmem"
-	"tritonhost/gpu"
+	"github.com/tritonhost/tritonhost/internal/gpu"
+	"github.com/tritonhost/tritonhost/internal/sharedmem"
 )
 
 var _ sharedmem.CUDA = (*gpu.Devices)(nil)

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	pb "tritonhost/internal/inferencepb"
-	"tritonhost/internal/testenv"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 func int32Bytes(vals []int32) []byte {

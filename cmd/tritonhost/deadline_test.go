@@ -14,9 +14,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"tritonhost/client"
-	"tritonhost/internal/testenv"
-	"tritonhost/internal/testhooks"
+	"github.com/tritonhost/tritonhost/client"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/internal/testhooks"
 )
 
 // slowRepo is a repository with "slow", identity_int32 executing for

@@ -8,7 +8,7 @@ import (
 	"net/http/pprof"
 	"time"
 
-	"tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/core/serverlog"
 )
 
 // startDiagnostics serves Go's runtime profiles (net/http/pprof: goroutines,

@@ -14,14 +14,14 @@ import (
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 
-	"tritonhost/abi"
-	"tritonhost/core"
-	"tritonhost/core/serverlog"
-	"tritonhost/frontend/grpcserver"
-	"tritonhost/frontend/httpserver"
-	"tritonhost/frontend/metricsserver"
-	"tritonhost/frontend/sharedmem"
-	"tritonhost/internal/protocol"
+	"github.com/tritonhost/tritonhost/abi"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/frontend/grpcserver"
+	"github.com/tritonhost/tritonhost/internal/frontend/httpserver"
+	"github.com/tritonhost/tritonhost/internal/frontend/metricsserver"
+	"github.com/tritonhost/tritonhost/internal/protocol"
+	"github.com/tritonhost/tritonhost/internal/sharedmem"
 )
 
 // endpoint is one listening protocol server of serve.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 func TestExampleClientsPass(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/include"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/include"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // TestBinaryExportsExactlyTheHeaderAPI reads the dynamic symbol table of the

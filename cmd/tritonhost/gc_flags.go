@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/core/serverlog"
 )
 
 // The garbage collector's policy. A server's live heap is small (a few MiB

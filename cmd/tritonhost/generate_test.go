@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // textIdentity is identity over strings of dims [1, 1], as Triton's

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/client"
-	pb "tritonhost/internal/inferencepb"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/client"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // The GPU examples (examples/models_gpu) on machines without a GPU: NVML is

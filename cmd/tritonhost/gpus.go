@@ -10,10 +10,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
-	"tritonhost/core"
-	"tritonhost/core/serverlog"
-	"tritonhost/frontend/sharedmem"
-	"tritonhost/gpu"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/gpu"
+	"github.com/tritonhost/tritonhost/internal/sharedmem"
 )
 
 // gpuFlags are the serve flags about GPUs, named as Triton's.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"tritonhost/core/serverlog"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 func TestGPUFlagsParsePoolSizes(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"tritonhost/core/serverlog"
-	"tritonhost/frontend/grpcserver"
-	"tritonhost/internal/protocol"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/frontend/grpcserver"
+	"github.com/tritonhost/tritonhost/internal/protocol"
 )
 
 // grpcFlags are the flags that bound what gRPC clients may hold: Triton's

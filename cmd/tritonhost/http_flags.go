@@ -9,11 +9,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/core/serverlog"
 
-	"tritonhost/frontend/httpserver"
-	"tritonhost/frontend/metricsserver"
-	"tritonhost/internal/protocol"
+	"github.com/tritonhost/tritonhost/internal/frontend/httpserver"
+	"github.com/tritonhost/tritonhost/internal/frontend/metricsserver"
+	"github.com/tritonhost/tritonhost/internal/protocol"
 )
 
 // httpFlags are the HTTP/REST endpoint's flags: Triton's (--allow-http,

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	pb "tritonhost/internal/inferencepb"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
 )
 
 func TestHTTPFlagsBecomeTheServerLimits(t *testing.T) {

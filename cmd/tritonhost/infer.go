@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"tritonhost/client"
-	pb "tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/client"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
 )
 
 // inferOptions are the infer command's flags.

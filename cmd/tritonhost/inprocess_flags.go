@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"tritonhost/abi"
-	"tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/abi"
+	"github.com/tritonhost/tritonhost/core/serverlog"
 )
 
 // inprocessFlags bound the requests backends submit to other models

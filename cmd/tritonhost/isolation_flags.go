@@ -6,10 +6,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"tritonhost/abi"
-	"tritonhost/core"
-	"tritonhost/core/serverlog"
-	"tritonhost/internal/isolation"
+	"github.com/tritonhost/tritonhost/abi"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/isolation"
 )
 
 // isolationFlags choose where backends run (in the server's process, or

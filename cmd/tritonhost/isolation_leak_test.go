@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"testing"
 
-	pb "tritonhost/internal/inferencepb"
-	"tritonhost/internal/testenv"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // isolatedParam is the model configuration line that isolates a model.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"tritonhost/embedded" // TRITONSERVER_ServerNew for the backends
+	"github.com/tritonhost/tritonhost/internal/embedded" // TRITONSERVER_ServerNew for the backends
 )
 
 func main() {

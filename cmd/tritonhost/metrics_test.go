@@ -12,8 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
-	"tritonhost/frontend/metricsserver"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/internal/frontend/metricsserver"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // scrapeMetrics GETs /metrics of the server's metrics endpoint and checks

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/client"
-	"tritonhost/core"
-	pb "tritonhost/internal/inferencepb"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/client"
+	"github.com/tritonhost/tritonhost/core"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // The modelcontrol backend (backends_c/modelcontrol) calls the server as

@@ -9,11 +9,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
-	"tritonhost/core"
-	"tritonhost/core/serverlog"
-	"tritonhost/internal/objstore"
-	"tritonhost/internal/objstore/providers"
-	"tritonhost/internal/objstore/repocache"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/objstore"
+	"github.com/tritonhost/tritonhost/internal/objstore/providers"
+	"github.com/tritonhost/tritonhost/internal/objstore/repocache"
 )
 
 // objstoreFlags set how the server reads model repositories in object

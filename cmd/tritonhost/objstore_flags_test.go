@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"tritonhost/core"
-	"tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/serverlog"
 )
 
 // TestObjstoreFlagsValidate refuses remote repository paths Triton does

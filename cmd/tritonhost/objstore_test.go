@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/client"
-	"tritonhost/internal/objstore/objstoretest"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/client"
+	"github.com/tritonhost/tritonhost/internal/objstore/objstoretest"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // Model repositories in object storage, each provider against a real

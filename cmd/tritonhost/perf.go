@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	pb "tritonhost/internal/inferencepb"
-	"tritonhost/loadgen"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/internal/loadgen"
 )
 
 // perfOptions are the perf command's flags; the names follow Triton's

@@ -8,8 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	pb "tritonhost/internal/inferencepb"
-	"tritonhost/loadgen"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/internal/loadgen"
 )
 
 // perfRow is one measured level: its stable windows together.

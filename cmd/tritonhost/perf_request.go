@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"tritonhost/client"
-	"tritonhost/internal/datatype"
-	pb "tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/client"
+	"github.com/tritonhost/tritonhost/internal/datatype"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
 )
 
 // prepare builds the request perf sends: the --input tensors, and every

@@ -6,9 +6,9 @@ import (
 
 	"google.golang.org/grpc"
 
-	"tritonhost/client"
-	pb "tritonhost/internal/inferencepb"
-	"tritonhost/loadgen"
+	"github.com/tritonhost/tritonhost/client"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/internal/loadgen"
 )
 
 // modelQueries is what perf asks the server besides the load itself: the

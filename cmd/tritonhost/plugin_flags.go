@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"tritonhost/abi"
-	"tritonhost/core"
-	"tritonhost/core/serverlog"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/abi"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // pluginFlags are the response cache's and the repository agents' flags:

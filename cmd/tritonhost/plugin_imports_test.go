@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // The host functions Triton's own plugins import, read from their sources

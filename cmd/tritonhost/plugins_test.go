@@ -14,14 +14,14 @@ import (
 	"sync"
 	"testing"
 
-	"tritonhost/client"
-	pb "tritonhost/internal/inferencepb"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/client"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // The response cache and the repository agents against the binary: the
-// local cache (caches_c/local) and the checksum agent
-// (repoagents_c/checksum) as make builds them, over the models of
+// local cache (plugins/caches/local) and the checksum agent
+// (plugins/repoagents/checksum) as make builds them, over the models of
 // testdata/plugins, and the probe cache of abi/testdata for a cache that
 // fails or is slow.
 

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/client"
-	pb "tritonhost/internal/inferencepb"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/client"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 func writeFile(t *testing.T, path, data string) {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/client"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/client"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // serverBinary is the tritonhost executable the integration tests run, built once

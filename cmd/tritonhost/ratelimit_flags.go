@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"tritonhost/core/ratelimit"
-	"tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/core/ratelimit"
+	"github.com/tritonhost/tritonhost/core/serverlog"
 )
 
 // rateLimitFlags are Triton's rate limiter flags: --rate-limit (off, or

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/core/ratelimit"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/core/ratelimit"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // TestRateLimitFlags: --rate-limit is off by default, takes Triton's two

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/internal/protocol"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/internal/protocol"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // userDocs are the documents a user reads, relative to the repository

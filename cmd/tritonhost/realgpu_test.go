@@ -8,9 +8,9 @@ import (
 
 	"github.com/ebitengine/purego"
 
-	"tritonhost/client"
-	pb "tritonhost/internal/inferencepb"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/client"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // The tests of this file run on the machine's own NVIDIA driver and GPU,

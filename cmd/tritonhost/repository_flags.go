@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // repositoryFlags bound what the server takes from its model repositories

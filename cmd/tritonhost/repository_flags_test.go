@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // TestRepositoryFlagsBecomeTheServerOptions: the flags set the server's

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/client"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/client"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // nonDecoupledRepeat is Triton's repeat model with its

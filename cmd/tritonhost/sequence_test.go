@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/client"
+	"github.com/tritonhost/tritonhost/client"
 )
 
 // What Triton's sequence example clients (client repository,

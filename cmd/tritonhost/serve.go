@@ -9,13 +9,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"tritonhost/abi"
-	"tritonhost/core"
-	"tritonhost/core/scheduling"
-	"tritonhost/core/serverlog"
-	"tritonhost/frontend/sharedmem"
-	"tritonhost/internal/protocol"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/abi"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/scheduling"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/protocol"
+	"github.com/tritonhost/tritonhost/internal/sharedmem"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // Run serves until ctx ends, then shuts down: new requests are refused,

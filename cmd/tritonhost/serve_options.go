@@ -13,14 +13,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
-	"tritonhost/abi"
-	"tritonhost/core"
-	"tritonhost/core/serverlog"
-	"tritonhost/frontend/grpcserver"
-	"tritonhost/frontend/sharedmem"
-	"tritonhost/frontend/tlsfiles"
-	"tritonhost/internal/objstore"
-	"tritonhost/trace"
+	"github.com/tritonhost/tritonhost/abi"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/frontend/grpcserver"
+	"github.com/tritonhost/tritonhost/internal/frontend/tlsfiles"
+	"github.com/tritonhost/tritonhost/internal/objstore"
+	"github.com/tritonhost/tritonhost/internal/sharedmem"
+	"github.com/tritonhost/tritonhost/internal/trace"
 )
 
 // Backend API versions, as the headers in include/ define them.

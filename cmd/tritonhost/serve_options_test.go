@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/abi"
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/abi"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 func TestOutputBufferCacheFlag(t *testing.T) {

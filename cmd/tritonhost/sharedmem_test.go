@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	pb "tritonhost/internal/inferencepb"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
 )
 
 // shmRegion is a POSIX shared-memory object this test process creates,

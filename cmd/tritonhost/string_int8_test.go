@@ -9,8 +9,8 @@ import (
 
 	"google.golang.org/grpc/status"
 
-	"tritonhost/client"
-	pb "tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/client"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
 )
 
 // What Triton's string and INT8 example clients (client repository,

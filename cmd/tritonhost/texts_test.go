@@ -8,8 +8,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pb "tritonhost/internal/inferencepb"
-	"tritonhost/internal/testenv"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // wantStatus checks that err is a gRPC status of code with exactly the

@@ -16,8 +16,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/peer"
 
-	pb "tritonhost/internal/inferencepb"
-	"tritonhost/internal/testenv"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // tlsArgs turns on TLS (mutual with root) on every listener, with the

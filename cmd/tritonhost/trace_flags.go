@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"tritonhost/core/serverlog"
-	"tritonhost/trace"
-	"tritonhost/trace/otlp"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/trace"
+	"github.com/tritonhost/tritonhost/internal/trace/otlp"
 )
 
 // traceFlags are Triton's tracing flags: --trace-config [<mode>,]<key>=<value>

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"tritonhost/trace"
+	"github.com/tritonhost/tritonhost/internal/trace"
 )
 
 // TestTraceFileMaxSizeFlag: --trace-file-max-size bounds the trace files

@@ -18,10 +18,10 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
-	"tritonhost/client"
-	pb "tritonhost/internal/inferencepb"
-	"tritonhost/internal/testenv"
-	"tritonhost/trace/tracetest"
+	"github.com/tritonhost/tritonhost/client"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/internal/trace/tracetest"
 )
 
 var simpleInputs = `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1,16],"data":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]},` +

@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"tritonhost/core"
-	"tritonhost/core/serverlog"
-	"tritonhost/internal/protocol"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/protocol"
 )
 
 // Triton's command line. Every option of Triton's tritonserver (server

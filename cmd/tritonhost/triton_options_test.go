@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // tritonOption is an entry of testdata/triton_options.go (TritonOption

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"tritonhost/internal/datatype"
+	"github.com/tritonhost/tritonhost/internal/datatype"
 )
 
 // encodeValues encodes textual values as a tensor of the datatype.

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"tritonhost/internal/isolation"
-	"tritonhost/internal/wire"
+	"github.com/tritonhost/tritonhost/internal/isolation"
+	"github.com/tritonhost/tritonhost/internal/wire"
 )
 
 // newWorkerCommand is the hidden command a server starts a worker process

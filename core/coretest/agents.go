@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // Agents is a Go-native core.RepoAgentProvider for tests: each agent does

@@ -3,7 +3,7 @@ package coretest
 import (
 	"sync"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // Answer sends the responses of one request. It does not release the

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // Behaviour is what a model of the fake backend does with one execution. It

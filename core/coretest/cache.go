@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // Cache is a Go-native core.ResponseCache for tests: a map of entries

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // failures is a testing.TB that keeps the failures reported to it.

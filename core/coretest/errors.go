@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // WantError fails the test unless err has code and mentions every part;

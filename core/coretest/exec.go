@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // Exec is one execution as a Behaviour sees it: the instance and its batch.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // Execution is one Execute call as the fake backend saw it.

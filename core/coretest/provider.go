@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // Provider is a core.BackendProvider whose models run in Go: each does what

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // ModelDir is one model of a test repository.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/scheduling"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/scheduling"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // Serve writes models into a new repository, adds it to opts and starts a

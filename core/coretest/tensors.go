@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // OutputName is the output an input is echoed to: INPUT<x> goes to

@@ -4,8 +4,8 @@ import (
 	"sync"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // Tracer is a core.TraceStarter for tests: it traces the requests of the

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // trackLabel is the pprof label key that marks tracked goroutines.

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/internal/testhooks"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/testhooks"
 )
 
 // Batcher queues the requests of one model version and hands them to the

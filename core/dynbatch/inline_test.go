@@ -7,9 +7,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // inline returns req marked to run on its submitter when it can.

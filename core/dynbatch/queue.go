@@ -5,8 +5,8 @@ import (
 	"sort"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // The batcher's queue orders requests as Triton's dynamic batcher does:

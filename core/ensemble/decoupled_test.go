@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // generate answers a request of a vector model with one response per

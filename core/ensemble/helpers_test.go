@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
 )
 
 // decoupled is the configuration line of a decoupled model.
@@ -108,7 +108,7 @@ func running(fn string) bool {
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) {
-			return bytes.Contains(buf[:n], []byte("tritonhost/core/ensemble."+fn+"("))
+			return bytes.Contains(buf[:n], []byte("github.com/tritonhost/tritonhost/core/ensemble."+fn+"("))
 		}
 		buf = make([]byte, 2*len(buf))
 	}

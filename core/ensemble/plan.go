@@ -3,8 +3,8 @@ package ensemble
 import (
 	"slices"
 
-	"tritonhost/core/configpb"
-	"tritonhost/core/modelconfig"
+	"github.com/tritonhost/tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/modelconfig"
 )
 
 // runPlan is an ensemble's graph as its requests run it: built once

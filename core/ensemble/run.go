@@ -1,7 +1,7 @@
 package ensemble
 
 import (
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 
 	"context"
 	"slices"

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // Scheduler is the core.Scheduler of an ensemble version. It has no

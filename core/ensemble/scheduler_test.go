@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
 )
 
 // TestEnsemblePassesTensorsWithoutCopies: the client's buffer is the first

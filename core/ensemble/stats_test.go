@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
 )
 
 // TestEnsembleStatistics: each step's request counts in its model's

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // How a requestRun sends its steps' requests, takes in their responses

@@ -3,8 +3,8 @@ package ensemble_test
 import (
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
 )
 
 // TestTracedEnsembleTracesItsStepsAsChildren: a traced ensemble request

@@ -3,7 +3,7 @@ package modelconfig
 import (
 	"strings"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // Platform, backend and model file names Triton knows (core src/constants.h).

@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // What both the check of an ensemble against its steps' models (core) and

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // jsonOptions reject unknown fields, as Triton's JsonToModelConfig does

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // normalizeInstanceGroups is Triton's NormalizeInstanceGroup plus the part

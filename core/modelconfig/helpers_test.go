@@ -11,7 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // update rewrites the golden files under testdata/golden.

@@ -1,7 +1,7 @@
 package modelconfig
 
 import (
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // Defaults is what Normalize needs to know about the server.

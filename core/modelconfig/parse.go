@@ -6,7 +6,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/prototext"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // textOptions decode config.pbtxt the way Triton's C++ TextFormat parser

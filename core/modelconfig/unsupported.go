@@ -3,7 +3,7 @@ package modelconfig
 import (
 	"fmt"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // validateUnsupported refuses the fields of Triton's model configuration

@@ -6,7 +6,7 @@ import (
 	"maps"
 	"slices"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // Validate checks a normalized config; errors name the model and the

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // The checks of an ensemble's own configuration, as Triton's

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // validateInstanceGroups is Triton's ValidateInstanceGroup without the GPU

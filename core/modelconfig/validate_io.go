@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // wildcardDim marks a variable-size dimension.

@@ -3,7 +3,7 @@ package modelconfig
 import (
 	"fmt"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // boolControls are the sequence controls that carry a false/true pair.

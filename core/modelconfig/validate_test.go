@@ -3,7 +3,7 @@ package modelconfig
 import (
 	"testing"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 func TestValidateAcceptsNormalizedFixtures(t *testing.T) {

@@ -3,7 +3,7 @@ package modelconfig
 import (
 	"slices"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // SelectVersions applies a version policy to the version numbers found on

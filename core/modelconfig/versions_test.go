@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 func latest(n uint32) *configpb.ModelVersionPolicy {

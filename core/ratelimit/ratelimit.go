@@ -42,7 +42,7 @@ import (
 	"strings"
 	"sync"
 
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // EveryDevice is the Device of a Resource that every device has that many

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"tritonhost/core/configpb"
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // need is one resource of a rate_limiter configuration.

@@ -5,10 +5,10 @@
 package scheduling
 
 import (
-	"tritonhost/core"
-	"tritonhost/core/dynbatch"
-	"tritonhost/core/ensemble"
-	"tritonhost/core/seqbatch"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/dynbatch"
+	"github.com/tritonhost/tritonhost/core/ensemble"
+	"github.com/tritonhost/tritonhost/core/seqbatch"
 )
 
 var _ core.SchedulerFactory = New

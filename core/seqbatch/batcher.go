@@ -5,8 +5,8 @@ import (
 	"slices"
 	"sync"
 
-	"tritonhost/core"
-	"tritonhost/internal/testhooks"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/testhooks"
 )
 
 // Batcher is Triton's sequence batcher for stateful models

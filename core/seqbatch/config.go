@@ -5,8 +5,8 @@ import (
 	"math"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // maxSlots bounds the sequence slots of one instance (max_batch_size for

@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"strconv"
 
-	"tritonhost/core"
-	"tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/configpb"
 )
 
 // The control inputs the sequence batcher adds to each request, and the

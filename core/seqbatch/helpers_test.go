@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
 )
 
 // accBackend is the stateful backend of the sequence batcher tests, a

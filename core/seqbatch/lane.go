@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // run executes batches on the lane's instance until the scheduler is

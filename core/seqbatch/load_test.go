@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
 )
 
 func TestSequenceModelWithMissingInitialStateFileDoesNotLoad(t *testing.T) {

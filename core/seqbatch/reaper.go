@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // reaper gives back the slots of sequences idle for longer than

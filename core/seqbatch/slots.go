@@ -3,7 +3,7 @@ package seqbatch
 import (
 	"slices"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // Slot bookkeeping of the sequence scheduler: binding sequences to slots,

@@ -3,8 +3,8 @@ package seqbatch_test
 import (
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
 )
 
 // TestStateUpdatesOverMaxTensorBytesAreRefused: a backend's state update

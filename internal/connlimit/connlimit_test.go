@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // listen returns a loopback listener bounded by l, closed at cleanup.

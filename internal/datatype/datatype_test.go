@@ -3,8 +3,8 @@ package datatype_test
 import (
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/internal/datatype"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/datatype"
 )
 
 // TestTheTableHasTritonsTypes: the 14 element types, at the values of

@@ -23,11 +23,11 @@
 package inferencepb
 
 import (
+	configpb "github.com/tritonhost/tritonhost/core/configpb"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
 	sync "sync"
-	configpb "tritonhost/core/configpb"
 	unsafe "unsafe"
 )
 

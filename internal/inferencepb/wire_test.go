@@ -21,8 +21,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
-	"tritonhost/core/configpb"
-	"tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/internal/inferencepb"
 )
 
 const serviceName = "inference.GRPCInferenceService"

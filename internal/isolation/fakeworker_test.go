@@ -15,11 +15,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
-	"tritonhost/core/serverlog"
-	"tritonhost/internal/testenv"
-	"tritonhost/internal/wire"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/internal/wire"
 )
 
 // This file is a server whose isolated models' workers are the test

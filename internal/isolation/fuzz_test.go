@@ -9,10 +9,10 @@ import (
 	"slices"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/coretest"
-	"tritonhost/internal/testenv"
-	"tritonhost/internal/wire"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/internal/wire"
 )
 
 // frame writes messages as a fuzz input: each its descriptor spec (a

@@ -5,8 +5,8 @@ import (
 	"math"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/internal/wire"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/wire"
 )
 
 // The messages between the server and a worker. Each starts with its kind,

@@ -12,8 +12,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
-	"tritonhost/frontend/metricsserver"
-	"tritonhost/internal/wire"
+	"github.com/tritonhost/tritonhost/internal/frontend/metricsserver"
+	"github.com/tritonhost/tritonhost/internal/wire"
 )
 
 // The metric families a backend registers (TRITONSERVER_MetricFamilyNew)

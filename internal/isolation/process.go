@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/internal/wire"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/wire"
 )
 
 // Environment of a worker process: the server's pid, which the worker

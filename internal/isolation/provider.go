@@ -38,11 +38,11 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"tritonhost/abi"
-	"tritonhost/core"
-	"tritonhost/core/configpb"
-	"tritonhost/core/modelconfig"
-	"tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/abi"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/configpb"
+	"github.com/tritonhost/tritonhost/core/modelconfig"
+	"github.com/tritonhost/tritonhost/core/serverlog"
 )
 
 // Mode is where a model's backend runs.

@@ -22,9 +22,9 @@ import (
 	"sync"
 	"time"
 
-	"tritonhost/abi"
-	"tritonhost/core"
-	"tritonhost/internal/wire"
+	"github.com/tritonhost/tritonhost/abi"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/wire"
 )
 
 // The calls of msgCall.

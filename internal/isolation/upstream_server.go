@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 
-	"tritonhost/abi"
-	"tritonhost/core"
-	"tritonhost/internal/wire"
+	"github.com/tritonhost/tritonhost/abi"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/wire"
 )
 
 // DefaultMaxUpstreamRequests is Options.MaxUpstreamRequests unless told

@@ -12,11 +12,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"tritonhost/abi"
-	"tritonhost/core"
-	"tritonhost/core/serverlog"
-	"tritonhost/internal/wire"
-	"tritonhost/loader"
+	"github.com/tritonhost/tritonhost/abi"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/wire"
+	"github.com/tritonhost/tritonhost/loader"
 )
 
 // RunWorker serves one model version for the server at the other end of

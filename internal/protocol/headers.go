@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // HeaderForwardPattern compiles a --grpc-header-forward-pattern or

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/core/serverlog"
-	"tritonhost/internal/protocol"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/protocol"
 )
 
 // TestForwardHeaders: the headers a --*-header-forward-pattern matches

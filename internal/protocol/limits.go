@@ -3,7 +3,7 @@ package protocol
 import (
 	"time"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // Bounds on one inference request, the same over gRPC and HTTP. Each is

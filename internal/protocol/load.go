@@ -1,7 +1,7 @@
 package protocol
 
 import (
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // MaxLoadParameters bounds the parameters (a configuration and model

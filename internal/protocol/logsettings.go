@@ -7,8 +7,8 @@ import (
 	"sort"
 	"sync"
 
-	"tritonhost/core"
-	"tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/serverlog"
 )
 
 // ErrLogFileNotAllowed refuses a log_file setting on a server that does

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"sync"
 
-	"tritonhost/core"
-	"tritonhost/frontend/sharedmem"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/sharedmem"
 )
 
 // RequestMemory is the system shared memory one request uses: the leases

@@ -3,7 +3,7 @@ package protocol
 import (
 	"slices"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // DefaultServerName is the server id that server metadata reports by

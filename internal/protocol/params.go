@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // Request parameters the protocol reserves; they configure the request

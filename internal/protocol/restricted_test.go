@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/internal/protocol"
+	"github.com/tritonhost/tritonhost/internal/protocol"
 )
 
 // TestRestrictionsParseTritonsSyntax: "<categories>:<key>=<value>", one

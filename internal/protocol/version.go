@@ -3,7 +3,7 @@ package protocol
 import (
 	"math"
 
-	"tritonhost/core"
+	"github.com/tritonhost/tritonhost/core"
 )
 
 // ParseModelVersion reads a model version string as Triton's

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"tritonhost/core"
-	"tritonhost/internal/protocol"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/protocol"
 )
 
 // TestParseModelVersionReadsAsTriton: "" is the newest (-1); otherwise the

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // streamEvent is a test item: its size and whether it is a request's last.

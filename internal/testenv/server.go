@@ -18,8 +18,8 @@ import (
 
 	"google.golang.org/grpc"
 
-	"tritonhost/client"
-	pb "tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/client"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
 )
 
 // ServerBinaryEnv names the environment variable through which a test

@@ -22,10 +22,12 @@
 #include "triton/core/tritonbackend.h"
 
 static TRITONSERVER_Error*
-send_value(TRITONBACKEND_ResponseFactory* factory, int32_t value, uint32_t flags)
+send_value(
+    TRITONBACKEND_ResponseFactory* factory, int32_t value, uint32_t flags)
 {
   TRITONBACKEND_Response* response;
-  TRITONSERVER_Error* err = TRITONBACKEND_ResponseNewFromFactory(&response, factory);
+  TRITONSERVER_Error* err =
+      TRITONBACKEND_ResponseNewFromFactory(&response, factory);
   if (err != NULL)
     return err;
   TRITONBACKEND_Output* output;
@@ -73,7 +75,8 @@ grow(TRITONBACKEND_ResponseFactory* factory)
   char msg[128];
   snprintf(msg, sizeof(msg), "out of memory after %zu MiB", total >> 20);
   TRITONBACKEND_Response* response;
-  TRITONSERVER_Error* err = TRITONBACKEND_ResponseNewFromFactory(&response, factory);
+  TRITONSERVER_Error* err =
+      TRITONBACKEND_ResponseNewFromFactory(&response, factory);
   if (err != NULL)
     return err;
   TRITONSERVER_Error* failure =
@@ -109,7 +112,8 @@ TRITONBACKEND_ModelInstanceExecute(
     err = TRITONBACKEND_ResponseFactoryNew(&factory, request);
     if (err != NULL)
       return err;
-    err = TRITONBACKEND_RequestRelease(request, TRITONSERVER_REQUEST_RELEASE_ALL);
+    err =
+        TRITONBACKEND_RequestRelease(request, TRITONSERVER_REQUEST_RELEASE_ALL);
     if (err != NULL)
       return err;
     switch (mode) {

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"slices"
 
-	"tritonhost/client"
-	"tritonhost/examples/clients/streamdemo"
-	pb "tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/client"
+	"github.com/tritonhost/tritonhost/examples/clients/streamdemo"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
 )
 
 const model = "repeat_int32"

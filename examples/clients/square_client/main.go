@@ -9,9 +9,9 @@ import (
 	"maps"
 	"strconv"
 
-	"tritonhost/client"
-	"tritonhost/examples/clients/streamdemo"
-	pb "tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/client"
+	"github.com/tritonhost/tritonhost/examples/clients/streamdemo"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
 )
 
 const model = "square_int32"

@@ -12,8 +12,8 @@ import (
 	"os"
 	"time"
 
-	"tritonhost/client"
-	pb "tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/client"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
 )
 
 // Main parses the command line, opens a stream to the server and runs run

@@ -15,7 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 
-	"tritonhost/internal/objstore"
+	"github.com/tritonhost/tritonhost/internal/objstore"
 )
 
 // Environment variables Triton reads for Azure Storage.

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // ToolsEnv names the directory the servers are installed under

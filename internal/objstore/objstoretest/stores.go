@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"google.golang.org/api/option"
 
-	"tritonhost/internal/objstore"
+	"github.com/tritonhost/tritonhost/internal/objstore"
 )
 
 // Store is a running server with a bucket, as a test uses it: it uploads

@@ -6,10 +6,10 @@ import (
 	"context"
 	"fmt"
 
-	"tritonhost/internal/objstore"
-	"tritonhost/internal/objstore/azstore"
-	"tritonhost/internal/objstore/gcsstore"
-	"tritonhost/internal/objstore/s3store"
+	"github.com/tritonhost/tritonhost/internal/objstore"
+	"github.com/tritonhost/tritonhost/internal/objstore/azstore"
+	"github.com/tritonhost/tritonhost/internal/objstore/gcsstore"
+	"github.com/tritonhost/tritonhost/internal/objstore/s3store"
 )
 
 // Settings are what the providers take besides the path.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"tritonhost/internal/objstore"
-	"tritonhost/internal/objstore/objstoretest"
+	"github.com/tritonhost/tritonhost/internal/objstore"
+	"github.com/tritonhost/tritonhost/internal/objstore/objstoretest"
 )
 
 // TestProvidersListAndRead lists and reads objects through each

@@ -56,11 +56,11 @@ import (
 	"sync"
 	"time"
 
-	"tritonhost/core"
-	"tritonhost/core/serverlog"
-	"tritonhost/internal/objstore"
-	"tritonhost/internal/objstore/providers"
-	"tritonhost/internal/procdir"
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/objstore"
+	"github.com/tritonhost/tritonhost/internal/objstore/providers"
+	"github.com/tritonhost/tritonhost/internal/procdir"
 )
 
 // Defaults of Options.

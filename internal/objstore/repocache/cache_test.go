@@ -12,9 +12,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"tritonhost/internal/objstore"
-	"tritonhost/internal/objstore/objstoretest"
-	"tritonhost/internal/objstore/providers"
+	"github.com/tritonhost/tritonhost/internal/objstore"
+	"github.com/tritonhost/tritonhost/internal/objstore/objstoretest"
+	"github.com/tritonhost/tritonhost/internal/objstore/providers"
 )
 
 // newCache makes a cache in a test directory that reads store (through

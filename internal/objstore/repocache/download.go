@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"tritonhost/internal/objstore"
+	"github.com/tritonhost/tritonhost/internal/objstore"
 )
 
 // errChanged is the download of a model whose listing changed under it.

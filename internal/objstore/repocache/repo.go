@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"tritonhost/internal/objstore"
+	"github.com/tritonhost/tritonhost/internal/objstore"
 )
 
 // configFile is the object whose presence makes a model complete.

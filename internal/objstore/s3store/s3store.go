@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
-	"tritonhost/internal/objstore"
+	"github.com/tritonhost/tritonhost/internal/objstore"
 )
 
 // defaultRegion is the region of a client whose configuration names none

@@ -1,0 +1,176 @@
+package grpcserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/tritonhost/tritonhost/core"
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+)
+
+// squareResponse is a response the size of square's.
+func squareResponse(v byte) *core.Response {
+	return &core.Response{Outputs: []core.Output{{Name: "OUT", DataType: core.TypeInt32, Shape: []int64{1}, Data: []byte{v, 0, 0, 0}}}}
+}
+
+var squareHeader = responseHeader{model: "square_int32", version: "1", id: "7"}.withFields()
+
+func TestArenaMessagesAllocateNothing(t *testing.T) {
+	a := new(streamArena)
+	resp := squareResponse(1)
+	allocs := testing.AllocsPerRun(10000, func() {
+		encodeIn(a, squareHeader, resp, notFinal, true, "").free()
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per small streamed message, want 0", allocs)
+	}
+	if n := a.inFlight.Load(); n != 0 {
+		t.Errorf("%d bytes in flight after every message was freed", n)
+	}
+}
+
+func TestArenaKeepsEveryMessageIntactAcrossChunks(t *testing.T) {
+	a := new(streamArena)
+	const n = 3 * arenaChunkSegments // several chunks' worth
+	var msgs []*encodedMessage
+	var weight int64
+	for i := range n {
+		m := encodeIn(a, squareHeader, squareResponse(byte(i)), notFinal, true, "")
+		weight += int64(m.bufs.Len() + messageHeaderBytes)
+		msgs = append(msgs, m)
+	}
+	if got := a.inFlight.Load(); got != weight {
+		t.Fatalf("in flight %d, want %d", got, weight)
+	}
+	// Freed out of order, as gRPC may when a stream ends: every message
+	// must still hold its own bytes until it is freed.
+	for _, order := range [][2]int{{1, 2}, {0, 2}} {
+		for i := order[0]; i < n; i += order[1] {
+			got := new(pb.ModelStreamInferResponse)
+			if err := proto.Unmarshal(msgs[i].bufs.Materialize(), got); err != nil {
+				t.Fatal(err)
+			}
+			if v := got.GetInferResponse().GetRawOutputContents()[0][0]; v != byte(i) {
+				t.Fatalf("message %d holds %d", i, v)
+			}
+			msgs[i].free()
+		}
+	}
+	if got := a.inFlight.Load(); got != 0 {
+		t.Errorf("%d bytes in flight after every message was freed", got)
+	}
+	a.close()
+}
+
+func TestArenaIsSafeForConcurrentProducers(t *testing.T) {
+	a := new(streamArena)
+	var wg sync.WaitGroup
+	for p := range 4 {
+		wg.Go(func() {
+			for i := range 2000 {
+				m := encodeIn(a, squareHeader, squareResponse(byte(p)), notFinal, true, "")
+				got := new(pb.ModelStreamInferResponse)
+				if err := proto.Unmarshal(m.bufs.Materialize(), got); err != nil || got.GetInferResponse().GetRawOutputContents()[0][0] != byte(p) {
+					t.Errorf("producer %d, message %d: %v %v", p, i, err, got)
+					return
+				}
+				m.free()
+			}
+		})
+	}
+	wg.Wait()
+	if got := a.inFlight.Load(); got != 0 {
+		t.Errorf("%d bytes in flight after every message was freed", got)
+	}
+}
+
+// TestGRPCHandsBackTheArenaSegments sends an arena's messages through a
+// real gRPC stream: once the client has read them all, gRPC must have
+// handed every segment back, or the arena could not tell when a stream is
+// idle (sendHere).
+func TestGRPCHandsBackTheArenaSegments(t *testing.T) {
+	const count = 2000
+	arenas := make(chan *streamArena, 1)
+	desc := grpc.ServiceDesc{
+		ServiceName: "arena.Test",
+		HandlerType: (*any)(nil),
+		Streams: []grpc.StreamDesc{{StreamName: "Push", ServerStreams: true, Handler: func(_ any, stream grpc.ServerStream) error {
+			a := new(streamArena)
+			arenas <- a
+			for i := range count {
+				if err := stream.SendMsg(encodeIn(a, squareHeader, squareResponse(byte(i)), notFinal, true, "")); err != nil {
+					return err
+				}
+			}
+			return nil
+		}}},
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := grpc.NewServer(grpc.ForceServerCodecV2(newWireCodec(requestLimits{maxMessageBytes: 1 << 20, maxDecodedContents: 1 << 20})))
+	g.RegisterService(&desc, struct{}{})
+	go g.Serve(lis)
+	defer g.Stop()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(bytesCodec{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := conn.NewStream(ctx, &desc.Streams[0], "/arena.Test/Push")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		var frame []byte
+		err := s.RecvMsg(&frame)
+		if errors.Is(err, io.EOF) {
+			if i != count {
+				t.Fatalf("%d messages, want %d", i, count)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := <-arenas
+	testenv.WaitUntil(t, "gRPC to hand back every message the client has read", func() bool { return a.inFlight.Load() == 0 })
+}
+
+// bytesCodec hands frames to the test as they are.
+type bytesCodec struct{}
+
+func (bytesCodec) Marshal(v any) (mem.BufferSlice, error) {
+	switch v := v.(type) {
+	case *[]byte:
+		return mem.BufferSlice{mem.SliceBuffer(*v)}, nil
+	}
+	return nil, fmt.Errorf("bytesCodec: %T", v)
+}
+
+func (bytesCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	*v.(*[]byte) = data.Materialize()
+	return nil
+}
+
+func (bytesCodec) Name() string { return "proto" }
