@@ -17,7 +17,6 @@ export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 TRITONHOST := $(BIN_DIR)/tritonhost
 LIBTRITONSERVER := $(LIB_DIR)/libtritonserver.so
-NVML_UNBOUND := $(BUILD_DIR)/lib/nvml_unbound.ld
 EMBED := $(BIN_DIR)/embed
 
 include mk/backends.mk
@@ -47,25 +46,12 @@ lib: $(LIBTRITONSERVER) ## build lib/libtritonserver.so: Triton's in-process C A
 # DT_NEEDED. Go also writes a header of its own exports next to the
 # library; include/triton/core/tritonserver.h is the API's, so that one
 # goes.
-$(LIBTRITONSERVER): $(GO_SOURCES) $(VERSION_STAMP) $(NVML_UNBOUND)
+$(LIBTRITONSERVER): $(GO_SOURCES) $(VERSION_STAMP)
 	@mkdir -p $(LIB_DIR)
 	$(GO) build -buildmode=c-shared \
-		-ldflags '$(GO_LDFLAGS) -extldflags "-Wl,-soname,libtritonserver.so $(abspath $(NVML_UNBOUND))"' \
+		-ldflags '$(GO_LDFLAGS) -extldflags "-Wl,-soname,libtritonserver.so"' \
 		-o $@ ./cmd/libtritonserver
 	rm -f $(LIB_DIR)/libtritonserver.h
-
-# go-nvml's cgo package, whose types package gpu uses (never its calls: gpu
-# loads NVML with purego, internal/gpu/doc.go), wraps every NVML function and leaves
-# them undefined, to be bound once it has loaded NVML. The executable's
-# link binds them to address 0; a shared library would keep them as
-# undefined dynamic symbols, which an application's link refuses. This
-# linker script, made from the calls in go-nvml's source, binds them to 0
-# inside the library too (abi's version script keeps them local).
-$(NVML_UNBOUND): go.mod go.sum
-	@mkdir -p $(@D)
-	dir=$$($(GO) list -m -f '{{.Dir}}' github.com/NVIDIA/go-nvml) && \
-	grep -oh 'C\.nvml[A-Za-z0-9_]*(' $$dir/pkg/nvml/*.go | sort -u | \
-		sed 's/^C\.\(.*\)($$/\1 = 0;/' > $@
 
 .PHONY: embed
 embed: $(EMBED) ## build bin/embed from examples/embed: a C program that embeds a server (run: bin/embed examples/models backends)

@@ -10,8 +10,9 @@
 // with -fvisibility=hidden; the headers' DECLSPEC macros make only the API
 // visible. The package links with -rdynamic and exports.ld.so, a linker
 // script (named .so because cgo only lets linker inputs with such names
-// through its flag checks) whose version node keeps TRITONSERVER_* and
-// TRITONBACKEND_* global and makes every other symbol local. So the
+// through its flag checks) whose version node keeps TRITONSERVER_*,
+// TRITONBACKEND_*, TRITONCACHE_* and TRITONREPOAGENT_* global and makes
+// every other symbol local. So the
 // executable's dynamic symbol table holds exactly the API, and a backend
 // opened with dlopen(RTLD_NOW|RTLD_LOCAL) resolves it from the executable
 // without ever binding to a symbol of the Go or C runtime.

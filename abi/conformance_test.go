@@ -629,8 +629,8 @@ func conformanceExcluded(name string) bool {
 	for _, prefix := range []string{
 		"TRITONSERVER_Metric", "TRITONSERVER_GetMetricKind", "TRITONSERVER_GetMetricFamilyKind",
 		"TRITONBACKEND_State", "TRITONSERVER_InferenceTrace", "TRITONSERVER_ServerOptions",
-		// Caches' and agents' host functions: cache_api_test.go and
-		// repoagent_api_test.go call each with good and bad arguments.
+		// Caches' and agents' host functions: cache_test.go and
+		// repoagent_test.go call each with good and bad arguments.
 		"TRITONCACHE_", "TRITONREPOAGENT_",
 	} {
 		if strings.HasPrefix(name, prefix) {

@@ -87,9 +87,6 @@ func (i *Instance) Passive() bool { return i.group.GetPassive() }
 // Profiles returns the optimization profiles the group names.
 func (i *Instance) Profiles() []string { return i.group.GetProfile() }
 
-// Group returns the instance_group entry the instance comes from.
-func (i *Instance) Group() *configpb.ModelInstanceGroup { return i.group }
-
 // ReportStatistics records the outcome of one request executed by this
 // instance. Timestamps are Nanotime values; failures ignore them.
 // A traced request gets its compute activities from these timestamps, as

@@ -18,12 +18,6 @@ import (
 // Triton walks one (input_map, output_map) this package walks it by sorted
 // key, so that the same configuration always gives the same error.
 
-// IsEnsemble reports whether cfg describes an ensemble: platform
-// "ensemble", or ensemble_scheduling set.
-func IsEnsemble(cfg *configpb.ModelConfig) bool {
-	return cfg.GetPlatform() == platformEnsemble || cfg.GetEnsembleScheduling() != nil
-}
-
 // tritonf builds an ErrInvalid whose message is Triton's text, which
 // already names the model.
 func tritonf(format string, args ...any) error {

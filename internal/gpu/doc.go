@@ -22,7 +22,9 @@
 // 430 undefined symbols in the binary: built with -z now, as hardened
 // distribution builds are, it then fails to start wherever NVML is absent,
 // and a function that an older driver lacks ends the process at its first
-// call rather than returning an error. purego looks each function up with
+// call rather than returning an error; and in libtritonserver.so they
+// would stay undefined dynamic symbols, which the link of every
+// application using the library refuses. purego looks each function up with
 // Dlsym when NVML is opened: a required one missing fails Init, an
 // optional one (the energy counter of drivers older than Volta's) fails
 // its own calls, with NVML's ERROR_FUNCTION_NOT_FOUND. go-nvml is

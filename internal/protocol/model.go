@@ -1,10 +1,6 @@
 package protocol
 
-import (
-	"slices"
-
-	"github.com/tritonhost/tritonhost/core"
-)
+import "slices"
 
 // DefaultServerName is the server id that server metadata reports by
 // default: Triton's default --id, which clients check.
@@ -40,12 +36,3 @@ func ServerExtensions(cuda bool) []string {
 	return out
 }
 
-// InputType returns the data type of m's input name, and whether m has it.
-func InputType(m *core.Model, name string) (core.DataType, bool) {
-	for _, in := range m.Config().GetInput() {
-		if in.GetName() == name {
-			return core.DataType(in.GetDataType()), true
-		}
-	}
-	return core.TypeInvalid, false
-}
