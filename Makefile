@@ -73,10 +73,15 @@ serve-gpu: all ## serve examples/models and their GPU variants, examples/models_
 		--backend-directory $(BACKENDS_DIR) --grpc-address 127.0.0.1 --grpc-port $(GRPC_PORT) --http-address 127.0.0.1 \
 		--http-port $(HTTP_PORT) --metrics-port $(METRICS_PORT) --log-verbose $(VERBOSE)
 
+# The packages the pure-Go run of make test leaves out: those that need cgo
+# (abi, through isolation, the C API's server, the handoff program) and the
+# tests of the built binary and backends, which the race run covers.
+CGO_OR_BINARY_PKGS := /internal/(isolation|embedded|bench|reliability|backendtest|releasetest)(/|$$)
+
 .PHONY: test
 test: all ## run every test: pure-Go packages without cgo, everything with the race detector, abi under cgocheck2
 	$(GO) vet ./...
-	CGO_ENABLED=0 $(GO) test -count=1 ./core/... ./internal/frontend/... $$(CGO_ENABLED=0 $(GO) list ./internal/... | grep -v /internal/isolation) ./loader/... ./internal/gpu/...
+	CGO_ENABLED=0 $(GO) test -count=1 ./core/... ./loader/... $$($(GO) list ./internal/... | grep -v -E '$(CGO_OR_BINARY_PKGS)')
 	$(GO) test -race -count=1 ./...
 	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./abi/...
 	$(call fuzz-each,$(FUZZTIME_TEST))
