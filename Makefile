@@ -93,7 +93,8 @@ test: all ## run every test: pure-Go packages without cgo, everything with the r
 FUZZ_TARGETS := ./internal/frontend/httpserver:FuzzHTTPRequest ./internal/frontend/httpserver:FuzzBoundedDecodingMatchesEncodingJSON \
 	./internal/frontend/httpserver:FuzzJSONStringMatchesEncodingJSON ./internal/frontend/httpserver:FuzzSharedMemoryRequest \
 	./internal/frontend/grpcserver:FuzzDecodeInbound ./internal/frontend/grpcserver:FuzzModelInferRequest \
-	./internal/frontend/grpcserver:FuzzBoundedMapMatchesProtobuf ./internal/isolation:FuzzWorkerMessages
+	./internal/frontend/grpcserver:FuzzBoundedMapMatchesProtobuf ./internal/isolation:FuzzWorkerMessages \
+	./internal/wire:FuzzDecoder ./core/modelconfig:FuzzParse ./core:FuzzDecodeEntry
 FUZZTIME ?= 60s
 FUZZTIME_TEST ?= 4s
 
@@ -102,7 +103,7 @@ fuzz-each = @for t in $(FUZZ_TARGETS); do set -- $$(echo $$t | tr : ' '); \
 	echo "fuzz $$1 $$2 for $(1)"; $(GO) test -run '^$$' -fuzz "^$$2\$$" -fuzztime $(1) -fuzzminimizetime 50x $$1 || exit 1; done
 
 .PHONY: fuzz
-fuzz: ## run each fuzz target (the HTTP and gRPC request decoders, shared memory) for FUZZTIME (default 60s)
+fuzz: ## run each fuzz target (the HTTP and gRPC request decoders, shared memory, the model-config parser, cache entries, the isolation wire and a worker's messages) for FUZZTIME (default 60s)
 	$(call fuzz-each,$(FUZZTIME))
 
 .PHONY: soak
