@@ -35,4 +35,3 @@ func ServerExtensions(cuda bool) []string {
 	}
 	return out
 }
-
