@@ -70,11 +70,18 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 // received.
 const firstBodyBuffer = 64 << 10
 
+// wholeAfter: once a body of known length has sent 1/wholeAfter of it, its
+// buffer grows to the whole length at once, which spares the copies (and
+// the garbage) of the last doublings.
+const wholeAfter = 4
+
 // readGrowing reads src to its end, or to max+1 bytes. The buffer starts
 // at firstBodyBuffer at most and doubles as it fills, so it is never more
 // than twice what arrived; a known length (declared, for an uncompressed
 // body) caps it, so a whole body of that length is read without a last
-// copy to a larger buffer.
+// copy to a larger buffer, and once a quarter of that length has arrived
+// the buffer takes the whole length (wholeAfter): the buffer is then at
+// most four times what arrived.
 func readGrowing(src io.Reader, declared, maxBytes int64) ([]byte, error) {
 	bound := maxBytes + 1 // one byte more than allowed tells a body too large
 	hint := bound
@@ -90,6 +97,9 @@ func readGrowing(src io.Reader, declared, maxBytes int64) ([]byte, error) {
 			next := max(2*int64(cap(buf)), 512)
 			if int64(cap(buf)) < hint {
 				next = min(next, hint)
+				if int64(len(buf)) >= hint/wholeAfter {
+					next = hint
+				}
 			}
 			grown := make([]byte, len(buf), min(next, bound))
 			copy(grown, buf)
