@@ -107,16 +107,28 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 	}
 }
 
-// deadlineMargin is how long before a call's deadline the server ends it
-// itself with DEADLINE_EXCEEDED "Deadline Exceeded", as Triton's clients
-// see a call past its deadline: at the deadline, grpc-go resets the
-// stream (RST_STREAM CANCEL), which a client whose own timer has not fired
-// yet reports as a cancellation.
-const deadlineMargin = 2 * time.Millisecond
+// The server ends a call itself shortly before its deadline, with
+// DEADLINE_EXCEEDED "Deadline Exceeded", as Triton's clients see a call
+// past its deadline: at the deadline, grpc-go resets the stream
+// (RST_STREAM CANCEL), which a client whose own timer has not fired yet
+// reports as a cancellation. The margin must cover the time from the
+// timer firing to the status being written (a goroutine switch, more on a
+// loaded machine), so it is a twentieth of the call's time, at least
+// minDeadlineMargin and at most maxDeadlineMargin.
+const (
+	minDeadlineMargin = 2 * time.Millisecond
+	maxDeadlineMargin = 25 * time.Millisecond
+)
 
 // errDeadlineExceeded is the status of a call the server ended at its
 // deadline.
 var errDeadlineExceeded = status.Error(codes.DeadlineExceeded, "Deadline Exceeded")
+
+// deadlineMargin is how long before its deadline the server ends a call
+// that has left to go.
+func deadlineMargin(left time.Duration) time.Duration {
+	return min(max(left/20, minDeadlineMargin), maxDeadlineMargin)
+}
 
 // beforeDeadline returns a channel that receives deadlineMargin before
 // ctx's deadline, and what stops it; nil (never) when ctx has no deadline
@@ -127,10 +139,11 @@ func beforeDeadline(ctx context.Context) (<-chan time.Time, func() bool) {
 		return nil, func() bool { return false }
 	}
 	left := time.Until(dl)
-	if left < 2*deadlineMargin {
+	margin := deadlineMargin(left)
+	if left < 2*margin {
 		return nil, func() bool { return false }
 	}
-	t := time.NewTimer(left - deadlineMargin)
+	t := time.NewTimer(left - margin)
 	return t.C, t.Stop
 }
 
