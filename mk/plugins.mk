@@ -54,4 +54,4 @@ $(THOST_OBJ)/plugins/repoagents/%.o: $(THOST_SRC)plugins/repoagents/%.c $(THOST_
 
 clean-plugins: ## remove the built caches and repository agents and their objects
 	rm -f $(PLUGIN_LIBS)
-	rm -rf $(THOST_OBJ)/caches_c $(THOST_OBJ)/repoagents_c
+	rm -rf $(THOST_OBJ)/plugins
