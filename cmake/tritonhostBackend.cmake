@@ -1,5 +1,7 @@
 # tritonhostBackend.cmake: tritonhost_add_backend(), which builds a backend
-# library the way tritonhost and Triton load it.
+# author's library the way tritonhost and Triton load it, against the
+# imported targets of tritonhostTargets.cmake. (The backends that ship with
+# tritonhost are built by make, mk/backends.mk.)
 #
 #   tritonhost_add_backend(<name>
 #     SOURCES <file>...          C and/or C++ sources
@@ -19,17 +21,15 @@
 # are resolved against the host process when it dlopens the library.
 include_guard(GLOBAL)
 
-# The version script sits next to this file once installed, and in
-# backends_c/link/ in the source tree.
-if(EXISTS "${CMAKE_CURRENT_LIST_DIR}/exports.map")
+# The version script, the one mk/backends.mk links the project's backends
+# with: in the source tree CMakeLists.txt sets it (from make); once
+# installed, it sits next to this file.
+get_property(_tritonhost_map_set GLOBAL PROPERTY TRITONHOST_EXPORTS_MAP SET)
+if(NOT _tritonhost_map_set)
   set_property(GLOBAL PROPERTY TRITONHOST_EXPORTS_MAP
     "${CMAKE_CURRENT_LIST_DIR}/exports.map")
-else()
-  get_filename_component(_tritonhost_map
-    "${CMAKE_CURRENT_LIST_DIR}/../backends_c/link/exports.map" ABSOLUTE)
-  set_property(GLOBAL PROPERTY TRITONHOST_EXPORTS_MAP "${_tritonhost_map}")
-  unset(_tritonhost_map)
 endif()
+unset(_tritonhost_map_set)
 
 function(tritonhost_add_backend name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "NO_STUB;NODELETE" "INSTALL_DIR" "SOURCES;LINK")

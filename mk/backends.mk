@@ -18,8 +18,18 @@
 #
 # Included by the root Makefile, or run alone from anywhere:
 #   make -f mk/backends.mk [BACKENDS_DIR=dir] [BUILD_DIR=dir]
-# Targets: backends (the default when run alone), clean-backends.
+# Targets: backends (the default when run alone), backend-layer (the layer's
+# archive), backend-stub (the stub), clean-backends, and
+# backends-cmake-outputs (what CMake reads, below).
 # Needs only make, gcc and g++ (and ar, which comes with them).
+#
+# This file is the one build of the repository's C and C++ code: its
+# sources and compiler flags are named here and nowhere else. CMake
+# (CMakeLists.txt) runs this file for the layer, the stub and the backends,
+# into its own build tree (BUILD_DIR=<build>/make, BACKENDS_DIR=
+# <build>/backends, CC and CXX its compilers), and hands the files it
+# builds to backend authors as imported targets; at configure time it
+# reads their paths from `backends-cmake-outputs`.
 #
 # Objects and dependency files go under $(BUILD_DIR)/backends, at their
 # sources' paths; headers are tracked through gcc's -MMD, so editing a
@@ -61,23 +71,20 @@ BACKEND_EXTRA_CFLAGS ?=
 BACKEND_EXTRA_CXXFLAGS ?=
 BACKEND_EXTRA_LDFLAGS ?=
 
-BACKEND_LIBS := \
-	$(BACKENDS_DIR)/repeat/libtriton_repeat.so \
-	$(BACKENDS_DIR)/square/libtriton_square.so \
-	$(BACKENDS_DIR)/addsub/libtriton_addsub.so \
-	$(BACKENDS_DIR)/bls/libtriton_bls.so \
-	$(BACKENDS_DIR)/sequence/libtriton_sequence.so \
-	$(BACKENDS_DIR)/identity/libtriton_identity.so \
-	$(BACKENDS_DIR)/conformance/libtriton_conformance.so \
-	$(BACKENDS_DIR)/modelcontrol/libtriton_modelcontrol.so
+BACKEND_NAMES := repeat square addsub bls sequence identity conformance modelcontrol
+BACKEND_LIBS := $(foreach b,$(BACKEND_NAMES),$(BACKENDS_DIR)/$(b)/libtriton_$(b).so)
 
 THOST_OBJ := $(BUILD_DIR)/backends
 THOST_STUB := $(BUILD_DIR)/stub/libtritonserver.so
 THOST_EXPORTS_MAP := $(THOST_SRC)backends_c/link/exports.map
 
+# The layer's headers and RapidJSON's: what code on the layer includes
+# (CMake's tritonhost::backend-utils gives them to backend authors).
+THOST_LAYER_INCLUDE := $(THOST_SRC)backends_c/layer
+THOST_RAPIDJSON_INCLUDE := $(THOST_SRC)third_party/rapidjson/include
 # The C++ backends: the layer's headers, and RapidJSON's as system headers.
-THOST_CXX_CPPFLAGS := -I$(THOST_SRC)include -I$(THOST_SRC)backends_c/layer \
-	-isystem $(THOST_SRC)third_party/rapidjson/include -MMD -MP
+THOST_CXX_CPPFLAGS := -I$(THOST_SRC)include -I$(THOST_LAYER_INCLUDE) \
+	-isystem $(THOST_RAPIDJSON_INCLUDE) -MMD -MP
 # The C backends: our json_int64.h, and cJSON's header as a system header
 # (-isystem), so that -Werror is for our code only.
 THOST_C_CPPFLAGS := -I$(THOST_SRC)include -I$(THOST_SRC)backends_c \
@@ -100,12 +107,13 @@ THOST_NODELETE := -Wl,-z,nodelete
 # Objects mirror their sources' paths under $(THOST_OBJ).
 THOST_OBJS_OF = $(patsubst %,$(THOST_OBJ)/$(1)/%.o,$(2))
 
-# The C++ backend layer, as a static archive: each backend takes the
-# objects it uses.
+# The C++ backend layer, as a static archive of position-independent code:
+# each backend takes the objects it uses; CMake installs it for backend
+# authors as lib/libtritonhost-backend-utils.a (tritonhost::backend-utils).
 THOST_LAYER_OBJS := $(call THOST_OBJS_OF,backends_c/layer,json_value \
 	model_config backend_model backend_model_instance backend_io request_batch \
 	async_request_batch)
-THOST_LAYER_LIB := $(THOST_OBJ)/backends_c/layer/libbackend_layer.a
+THOST_LAYER_LIB := $(THOST_OBJ)/backends_c/layer/libtritonhost-backend-utils.a
 THOST_CJSON_OBJ := $(THOST_OBJ)/third_party/cjson/cJSON.o
 
 THOST_REPEAT_OBJS := $(call THOST_OBJS_OF,repeat_backend,repeat)
@@ -131,8 +139,10 @@ THOST_CJSON_HEADER := $(THOST_SRC)third_party/cjson/cJSON.h
 THOST_RAPIDJSON_HEADERS := $(wildcard $(THOST_SRC)third_party/rapidjson/include/rapidjson/*.h \
 	$(THOST_SRC)third_party/rapidjson/include/rapidjson/*/*.h)
 
-.PHONY: backends clean-backends
+.PHONY: backends backend-layer backend-stub clean-backends
 backends: $(BACKEND_LIBS)
+backend-layer: $(THOST_LAYER_LIB)
+backend-stub: $(THOST_STUB)
 
 # ---- libraries -----------------------------------------------------------
 
@@ -174,9 +184,11 @@ $(BACKENDS_DIR)/modelcontrol/libtriton_modelcontrol.so: $(THOST_MODELCONTROL_OBJ
 	@mkdir -p $(@D)
 	$(CC) $(THOST_LDFLAGS) -o $@ $(filter %.o,$^) $(THOST_STUB_LIBS)
 
+# The soname is the name a backend records in DT_NEEDED, whether it is
+# linked with -ltritonserver (here) or by the stub's path (CMake).
 $(THOST_STUB): $(THOST_SRC)backends_c/link/tritonserver_stub.c $(THOST_BACKENDS_MK)
 	@mkdir -p $(@D)
-	$(CC) -shared -fPIC -o $@ $<
+	$(CC) -shared -fPIC -Wl,-soname,libtritonserver.so -o $@ $<
 
 $(THOST_LAYER_LIB): $(THOST_LAYER_OBJS)
 	@rm -f $@
@@ -201,6 +213,20 @@ $(THOST_OBJ)/%.o: $(THOST_SRC)%.cc $(THOST_RAPIDJSON_HEADERS) $(THOST_BACKENDS_M
 	$(CXX) $(THOST_CXX_CPPFLAGS) $(THOST_CXXFLAGS) -c -o $@ $<
 
 -include $(THOST_ALL_OBJS:.o=.d)
+
+# ---- for CMake -----------------------------------------------------------
+# What this file builds for the BUILD_DIR and BACKENDS_DIR it is given, as
+# name=value lines (absolute paths): CMakeLists.txt reads them at
+# configure time and makes its imported targets and install rules of them.
+.PHONY: backends-cmake-outputs
+backends-cmake-outputs:
+	@echo 'layer=$(abspath $(THOST_LAYER_LIB))'
+	@echo 'layer_include=$(abspath $(THOST_LAYER_INCLUDE))'
+	@echo 'rapidjson_include=$(abspath $(THOST_RAPIDJSON_INCLUDE))'
+	@echo 'stub=$(abspath $(THOST_STUB))'
+	@echo 'exports_map=$(abspath $(THOST_EXPORTS_MAP))'
+	@echo 'backends=$(BACKEND_NAMES)'
+	@echo 'backends_dir=$(abspath $(BACKENDS_DIR))'
 
 clean-backends: ## remove the built backends and their objects
 	rm -f $(BACKEND_LIBS) $(THOST_STUB)

@@ -18,7 +18,7 @@
 #   $DIST_DIR/tritonhost_<deb version>-1_<arch>.deb
 #       the same files in Debian's places (packaging/nfpm.yaml)
 #
-# The headers, the layer and the CMake package files are what
+# The headers, the layer, the stub and the CMake package files are what
 # `cmake --install` writes (CMakeLists.txt), so find_package works on the
 # unpacked tarball (CMAKE_PREFIX_PATH=<dir>) and on the installed package.
 #
@@ -63,8 +63,12 @@ mkdir -p "$stage/bin" "$stage/backends"
 echo "dist: CMake package, headers and the C++ layer"
 log="$work/cmake.log"
 : >"$log"
+# CMake runs make (mk/backends.mk) for the layer and the stub; pointed at
+# this build's BUILD_DIR, it finds them up to date and installs the very
+# files the shipped backends were linked with.
+make_build=$(cd "$BUILD_DIR" && pwd)
 logged "$log" cmake -S "$root" -B "$work/cmake" -DTRITONHOST_BUILD_BACKENDS=OFF \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_LIBDIR=lib
+  -DTRITONHOST_MAKE_BUILD_DIR="$make_build" -DCMAKE_INSTALL_LIBDIR=lib
 logged "$log" cmake --build "$work/cmake" --parallel
 logged "$log" cmake --install "$work/cmake" --prefix "$stage"
 

@@ -12,15 +12,19 @@
 # at dlopen time.
 #
 # Included by the root Makefile after mk/backends.mk, whose compiler flags,
-# object directory and cJSON object it shares. Targets: plugins (both),
-# caches, repoagents, clean-plugins.
+# object directory and cJSON object it shares, or run after it:
+#   make -f mk/backends.mk -f mk/plugins.mk plugins [CACHES_DIR=dir] ...
+# as CMake runs it (CMakeLists.txt). Targets: plugins (both), caches,
+# repoagents, clean-plugins, and plugins-cmake-outputs (what CMake reads,
+# below).
 
 CACHES_DIR ?= caches
 REPOAGENTS_DIR ?= repoagents
 
-PLUGIN_LIBS := \
-	$(CACHES_DIR)/local/libtritoncache_local.so \
-	$(REPOAGENTS_DIR)/checksum/libtritonrepoagent_checksum.so
+PLUGIN_CACHES := local
+PLUGIN_REPOAGENTS := checksum
+PLUGIN_LIBS := $(foreach c,$(PLUGIN_CACHES),$(CACHES_DIR)/$(c)/libtritoncache_$(c).so) \
+	$(foreach a,$(PLUGIN_REPOAGENTS),$(REPOAGENTS_DIR)/$(a)/libtritonrepoagent_$(a).so)
 
 THOST_PLUGINS_MK := $(lastword $(MAKEFILE_LIST))
 THOST_PLUGIN_CPPFLAGS := -I$(THOST_SRC)include -isystem $(THOST_SRC)third_party/cjson -MMD -MP
@@ -51,6 +55,16 @@ $(THOST_OBJ)/plugins/repoagents/%.o: $(THOST_SRC)plugins/repoagents/%.c $(THOST_
 	$(CC) $(THOST_PLUGIN_CPPFLAGS) $(THOST_CFLAGS) -c -o $@ $<
 
 -include $(THOST_LOCAL_CACHE_OBJS:.o=.d) $(THOST_CHECKSUM_OBJS:.o=.d)
+
+# ---- for CMake -----------------------------------------------------------
+# As backends-cmake-outputs (mk/backends.mk): the plugins' names and the
+# directories they are built into, for CMake's imported targets.
+.PHONY: plugins-cmake-outputs
+plugins-cmake-outputs:
+	@echo 'caches=$(PLUGIN_CACHES)'
+	@echo 'caches_dir=$(abspath $(CACHES_DIR))'
+	@echo 'repoagents=$(PLUGIN_REPOAGENTS)'
+	@echo 'repoagents_dir=$(abspath $(REPOAGENTS_DIR))'
 
 clean-plugins: ## remove the built caches and repository agents and their objects
 	rm -f $(PLUGIN_LIBS)

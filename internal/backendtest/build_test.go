@@ -84,6 +84,10 @@ var modelEntryPoints = []string{
 
 const stubName = "libtritonserver.so"
 
+// The layer's archive under a BUILD_DIR, as mk/backends.mk builds it (and
+// CMake installs it, as lib/libtritonhost-backend-utils.a).
+const layerArchive = "backends/backends_c/layer/libtritonhost-backend-utils.a"
+
 func requireTools(t *testing.T, tools ...string) {
 	t.Helper()
 	for _, tool := range tools {
