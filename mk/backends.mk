@@ -19,8 +19,8 @@
 # Included by the root Makefile, or run alone from anywhere:
 #   make -f mk/backends.mk [BACKENDS_DIR=dir] [BUILD_DIR=dir]
 # Targets: backends (the default when run alone), backend-layer (the layer's
-# archive), backend-stub (the stub), clean-backends, and
-# backends-cmake-outputs (what CMake reads, below).
+# archive), backend-stub (the stub), backends-sanitized, clean-backends,
+# and backends-cmake-outputs (what CMake reads, below).
 # Needs only make, gcc and g++ (and ar, which comes with them).
 #
 # This file is the one build of the repository's C and C++ code: its
@@ -214,6 +214,21 @@ $(THOST_OBJ)/%.o: $(THOST_SRC)%.cc $(THOST_RAPIDJSON_HEADERS) $(THOST_BACKENDS_M
 
 -include $(THOST_ALL_OBJS:.o=.d)
 
+# ---- the backends under the address and undefined-behaviour sanitizers ----
+# The same rules, run again into $(BUILD_DIR)/sanitized with the sanitizers'
+# flags: what internal/backendtest runs under the real server (with the
+# sanitizer runtime preloaded: docs/backends.md) and links its test programs
+# with.
+THOST_SANITIZE_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SANITIZED_BUILD_DIR := $(BUILD_DIR)/sanitized
+
+.PHONY: backends-sanitized
+backends-sanitized: ## build the backends with -fsanitize=address,undefined into build/sanitized/backends
+	+$(MAKE) --no-print-directory -f $(abspath $(THOST_BACKENDS_MK)) BUILD_DIR='$(SANITIZED_BUILD_DIR)' \
+		BACKENDS_DIR='$(SANITIZED_BUILD_DIR)/backends' BACKEND_EXTRA_CFLAGS='$(THOST_SANITIZE_FLAGS)' \
+		BACKEND_EXTRA_CXXFLAGS='$(THOST_SANITIZE_FLAGS)' BACKEND_EXTRA_LDFLAGS='$(THOST_SANITIZE_FLAGS)' \
+		backends backend-layer
+
 # ---- for CMake -----------------------------------------------------------
 # What this file builds for the BUILD_DIR and BACKENDS_DIR it is given, as
 # name=value lines (absolute paths): CMakeLists.txt reads them at
@@ -230,7 +245,7 @@ backends-cmake-outputs:
 
 clean-backends: ## remove the built backends and their objects
 	rm -f $(BACKEND_LIBS) $(THOST_STUB)
-	rm -rf $(THOST_OBJ)
+	rm -rf $(THOST_OBJ) $(SANITIZED_BUILD_DIR)
 
 # Run alone, build the backends by default; included, leave the includer's
 # default goal as it was (empty means: its first target, as usual).

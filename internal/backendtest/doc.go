@@ -1,6 +1,6 @@
 // Package backendtest tests the backends that ship with tritonhost and
 // their build. It holds only tests; the backends are C and C++ shared
-// libraries built by mk/backends.mk (make) and CMakeLists.txt (CMake):
+// libraries built by mk/backends.mk (make), which CMakeLists.txt runs:
 //
 //	backends_c/identity/     libtriton_identity.so, C11: Triton's identity model
 //	backends_c/conformance/  libtriton_conformance.so, C11: calls every host
@@ -24,10 +24,13 @@
 //	third_party/             cJSON (in the C backends) and RapidJSON (in the
 //	                         layer), vendored
 //
-// The tests build the libraries with make and with CMake, check what each
-// exports and imports, install the CMake package and build a backend
-// author's project against it (testdata/cmake_consumer), run repeat, square
-// and identity under a mock host (testdata/mock_host.cc), test the layer's
-// JSON reading (testdata/json_value_test.cc), and check the vendored files
+// The tests build the libraries with make and through CMake, check what
+// each exports and imports, install the CMake package and build a backend
+// author's project against it and against the source tree
+// (testdata/cmake_consumer), run repeat, square and identity built with the
+// address and undefined-behaviour sanitizers in the real server
+// (sanitize_test.go), show that a backend touching a released request dies
+// of it there (testdata/touch_after_release.c), test the layer's JSON
+// reading (testdata/json_value_test.cc), and check the vendored files
 // against their recorded SHA-256 sums.
 package backendtest
