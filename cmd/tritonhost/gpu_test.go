@@ -28,7 +28,7 @@ func gpuRepos(t *testing.T) []string {
 
 // startFakeGPUServer runs the server on the two GPUs of the fake NVML and
 // the fake CUDA driver, and returns it with the fake driver's report file.
-func startFakeGPUServer(t *testing.T, extra ...string) (*server, string) {
+func startFakeGPUServer(t *testing.T, extra ...string) (*serverProcess, string) {
 	report := filepath.Join(t.TempDir(), "fakecuda.report")
 	env := append(os.Environ(), "FAKECUDA_DEVICES=2", "FAKECUDA_REPORT="+report)
 	env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "CUDA_VISIBLE_DEVICES=") })

@@ -13,11 +13,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
 )
 
 // httpCall sends a request to the server's HTTP endpoint and returns the
 // status, header and body.
-func (s *server) httpCall(t *testing.T, method, path string, body []byte, header ...string) (int, http.Header, []byte) {
+func (s *serverProcess) httpCall(t *testing.T, method, path string, body []byte, header ...string) (int, http.Header, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, "http://"+s.HTTP+path, bytes.NewReader(body))
 	if err != nil {
@@ -219,4 +221,17 @@ func httpGet(url string) ([]byte, error) {
 		err = fmt.Errorf("GET %s: %d %s", url, resp.StatusCode, body)
 	}
 	return body, err
+}
+
+// TestHTTPAndMetricsCanBeTurnedOff: with --allow-http=false and
+// --allow-metrics=false only gRPC listens.
+func TestHTTPAndMetricsCanBeTurnedOff(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "", "--allow-http=false", "--allow-metrics=false")
+	if _, err := s.Client.ServerReady(ctxFor(t), &pb.ServerReadyRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if log := s.Log(); strings.Contains(log, "Started HTTPService") || strings.Contains(log, "Started Metrics Service") || s.HTTP != "" || s.Metrics != "" {
+		t.Errorf("HTTP or metrics started though turned off:\n%s", log)
+	}
 }

@@ -141,7 +141,7 @@ var mib = func() []byte {
 
 // identityMiB sends mib to identity_int32 and reports whether it came
 // back whole.
-func identityMiB(srv *server) error {
+func identityMiB(srv *serverProcess) error {
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience)
 	defer cancel()
 	resp, err := srv.Client.ModelInfer(ctx, &pb.ModelInferRequest{ModelName: "identity_int32",
@@ -170,7 +170,7 @@ func TestIsolatedRestartsLeakNothing(t *testing.T) {
 	repo := testenv.Repository(t,
 		testenv.Model{Name: "crash", Config: crashConfig, Files: []string{lib}},
 		testenv.Model{Name: "identity_int32", Config: testenv.ExampleConfig(t, "identity_int32") + isolatedParam})
-	srv := &server{testenv.StartServer(t, testenv.ServerConfig{Binary: serverBinary, Repo: repo, Diagnostics: true, Graceful: true,
+	srv := &serverProcess{testenv.StartServer(t, testenv.ServerConfig{Binary: serverBinary, Repo: repo, Diagnostics: true, Graceful: true,
 		Args: []string{"--backend-restart-backoff", "1"}})}
 
 	type victim struct {

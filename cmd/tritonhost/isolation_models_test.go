@@ -29,7 +29,7 @@ import (
 
 // startIsolated serves repo (the example models when empty) with every
 // backend in a worker process of its own.
-func startIsolated(t *testing.T, repo string, extra ...string) *server {
+func startIsolated(t *testing.T, repo string, extra ...string) *serverProcess {
 	t.Helper()
 	return startServer(t, repo, append([]string{"--backend-isolation", "process", "--backend-restart-backoff", "20"}, extra...)...)
 }
@@ -42,7 +42,7 @@ func mapsLibrary(pid int, lib string) bool {
 
 // checkIsolated checks that each of libs runs in a worker of srv's and
 // not in srv itself.
-func checkIsolated(t *testing.T, srv *server, libs ...string) {
+func checkIsolated(t *testing.T, srv *serverProcess, libs ...string) {
 	t.Helper()
 	for _, lib := range libs {
 		if mapsLibrary(srv.PID(), lib) {
@@ -221,7 +221,7 @@ func TestIsolatedStreamCancellationReachesTheBackend(t *testing.T) {
 }
 
 // responseStat sums one count of model's response statistics.
-func responseStat(t *testing.T, srv *server, model string, field func(*pb.InferResponseStatistics) *pb.StatisticDuration) uint64 {
+func responseStat(t *testing.T, srv *serverProcess, model string, field func(*pb.InferResponseStatistics) *pb.StatisticDuration) uint64 {
 	t.Helper()
 	var n uint64
 	for _, r := range modelStats(t, srv, model).GetResponseStats() {
@@ -231,7 +231,7 @@ func responseStat(t *testing.T, srv *server, model string, field func(*pb.InferR
 }
 
 // modelStats returns the statistics of model's one version.
-func modelStats(t *testing.T, srv *server, model string) *pb.ModelStatistics {
+func modelStats(t *testing.T, srv *serverProcess, model string) *pb.ModelStatistics {
 	t.Helper()
 	resp, err := srv.Client.ModelStatistics(ctxFor(t), &pb.ModelStatisticsRequest{Name: model})
 	if err != nil || len(resp.GetModelStats()) != 1 {

@@ -42,7 +42,7 @@ func crashRepo(t *testing.T) string {
 
 // crashOnce sends IN = mode to "crash" over a stream and returns what
 // came back.
-func crashOnce(t *testing.T, srv *server, mode int32) []result {
+func crashOnce(t *testing.T, srv *serverProcess, mode int32) []result {
 	t.Helper()
 	s, err := client.OpenStream(ctxFor(t), srv.Client)
 	if err != nil {
@@ -57,7 +57,7 @@ func crashOnce(t *testing.T, srv *server, mode int32) []result {
 
 // bystanders keeps a square stream and identity unary calls going until
 // stop is closed, and counts what went wrong.
-func bystanders(t *testing.T, srv *server, stop <-chan struct{}) (wait func() (calls, failures int64)) {
+func bystanders(t *testing.T, srv *serverProcess, stop <-chan struct{}) (wait func() (calls, failures int64)) {
 	t.Helper()
 	var calls, failures atomic.Int64
 	var wg sync.WaitGroup

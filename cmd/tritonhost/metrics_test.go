@@ -20,7 +20,7 @@ import (
 // it: promlint always, and promtool check metrics when it is installed (CI
 // installs it). Only the naming-convention problems of Triton's own names
 // are allowed.
-func (s *server) scrapeMetrics(t *testing.T) string {
+func (s *serverProcess) scrapeMetrics(t *testing.T) string {
 	t.Helper()
 	resp, err := httpGet("http://" + s.Metrics + "/metrics")
 	if err != nil {

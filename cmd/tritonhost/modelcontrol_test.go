@@ -22,7 +22,7 @@ import (
 // and HTTP, under explicit model control.
 
 // grpcCommand runs a command on the control model with ModelInfer.
-func grpcCommand(t *testing.T, srv *server, cmd map[string]any) map[string]any {
+func grpcCommand(t *testing.T, srv *serverProcess, cmd map[string]any) map[string]any {
 	t.Helper()
 	js, _ := json.Marshal(cmd)
 	msg, err := client.Request{Model: "control", ID: "cmd", Inputs: []client.Tensor{client.Strings("COMMAND", []int64{1}, string(js))}}.Message()
@@ -45,7 +45,7 @@ func grpcCommand(t *testing.T, srv *server, cmd map[string]any) map[string]any {
 }
 
 // httpCommand runs a command on the control model with POST .../infer.
-func httpCommand(t *testing.T, srv *server, cmd map[string]any) map[string]any {
+func httpCommand(t *testing.T, srv *serverProcess, cmd map[string]any) map[string]any {
 	t.Helper()
 	js, _ := json.Marshal(cmd)
 	body, _ := json.Marshal(map[string]any{"inputs": []any{map[string]any{
@@ -83,7 +83,7 @@ func TestModelControlBackendOverGRPCAndHTTP(t *testing.T) {
 		"output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[3]}]}`
 	for _, proto := range []struct {
 		name string
-		run  func(*testing.T, *server, map[string]any) map[string]any
+		run  func(*testing.T, *serverProcess, map[string]any) map[string]any
 	}{{"grpc", grpcCommand}, {"http", httpCommand}} {
 		t.Run(proto.name, func(t *testing.T) {
 			run := func(cmd map[string]any) map[string]any { return proto.run(t, srv, cmd) }

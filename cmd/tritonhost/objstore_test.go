@@ -27,7 +27,7 @@ var objectStores = []struct {
 
 // startRemoteServer serves the repositories (a remote one first) with the
 // store's environment and flags, and env on top.
-func startRemoteServer(t *testing.T, store *objstoretest.Store, repo string, env []string, extra ...string) *server {
+func startRemoteServer(t *testing.T, store *objstoretest.Store, repo string, env []string, extra ...string) *serverProcess {
 	t.Helper()
 	e := append(append(os.Environ(), store.Env()...), env...)
 	args := append(append([]string{"--repository-cache-directory", t.TempDir()}, store.Args()...), extra...)
@@ -36,7 +36,7 @@ func startRemoteServer(t *testing.T, store *objstoretest.Store, repo string, env
 
 // inferSimple runs the example model "simple" over gRPC and checks its
 // sums.
-func inferSimple(t *testing.T, s *server) {
+func inferSimple(t *testing.T, s *serverProcess) {
 	t.Helper()
 	in0, in1 := make([]uint32, 16), make([]uint32, 16)
 	for i := range in0 {
@@ -53,7 +53,7 @@ func inferSimple(t *testing.T, s *server) {
 
 // inferIdentity runs an identity_int32 model over HTTP and checks its
 // answer.
-func inferIdentity(t *testing.T, s *server, model string) {
+func inferIdentity(t *testing.T, s *serverProcess, model string) {
 	t.Helper()
 	status, _, body := s.httpCall(t, "POST", "/v2/models/"+model+"/infer",
 		[]byte(`{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[2],"data":[3,4]}]}`))

@@ -35,14 +35,14 @@ func pluginRepo(t *testing.T) string {
 
 // startWithPlugins serves repo with the project's cache and agent
 // directories, and extra flags.
-func startWithPlugins(t *testing.T, repo string, extra ...string) *server {
+func startWithPlugins(t *testing.T, repo string, extra ...string) *serverProcess {
 	t.Helper()
 	caches, agents := testenv.PluginDirs(t)
 	return startServer(t, repo, append([]string{"--cache-directory", caches, "--repoagent-directory", agents}, extra...)...)
 }
 
 // inferVector sends INPUT0 = values to model over gRPC and returns OUTPUT0.
-func (s *server) inferVector(t *testing.T, model string, values ...int32) ([]int32, error) {
+func (s *serverProcess) inferVector(t *testing.T, model string, values ...int32) ([]int32, error) {
 	t.Helper()
 	msg, err := client.Request{Model: model, Inputs: []client.Tensor{client.Int32s("INPUT0", []int64{int64(len(values))}, values...)}}.Message()
 	if err != nil {
@@ -64,7 +64,7 @@ func (s *server) inferVector(t *testing.T, model string, values ...int32) ([]int
 }
 
 // echoes checks that model echoes values.
-func (s *server) echoes(t *testing.T, model string, values ...int32) {
+func (s *serverProcess) echoes(t *testing.T, model string, values ...int32) {
 	t.Helper()
 	got, err := s.inferVector(t, model, values...)
 	if err != nil || !slices.Equal(got, values) {
@@ -73,7 +73,7 @@ func (s *server) echoes(t *testing.T, model string, values ...int32) {
 }
 
 // modelStats returns model's statistics over gRPC and over HTTP.
-func (s *server) modelStats(t *testing.T, model string) (grpc, http *pb.ModelStatistics) {
+func (s *serverProcess) modelStats(t *testing.T, model string) (grpc, http *pb.ModelStatistics) {
 	t.Helper()
 	g, err := s.Client.ModelStatistics(ctxFor(t), &pb.ModelStatisticsRequest{Name: model})
 	if err != nil || len(g.GetModelStats()) != 1 {
@@ -93,7 +93,7 @@ func (s *server) modelStats(t *testing.T, model string) (grpc, http *pb.ModelSta
 
 // metric returns the value of series in the metrics now, without the
 // checks of scrapeMetrics (for waiting on it); false when absent.
-func (s *server) metric(t *testing.T, series string) (float64, bool) {
+func (s *serverProcess) metric(t *testing.T, series string) (float64, bool) {
 	t.Helper()
 	body, err := httpGet("http://" + s.Metrics + "/metrics")
 	if err != nil {
@@ -108,7 +108,7 @@ func (s *server) metric(t *testing.T, series string) (float64, bool) {
 }
 
 // waitMetric waits until series reaches want.
-func (s *server) waitMetric(t *testing.T, series string, want float64) {
+func (s *serverProcess) waitMetric(t *testing.T, series string, want float64) {
 	t.Helper()
 	testenv.WaitUntil(t, fmt.Sprintf("%s to reach %v", series, want), func() bool {
 		v, ok := s.metric(t, series)

@@ -23,7 +23,7 @@ func writeFile(t *testing.T, path, data string) {
 }
 
 // indexLine returns a model version's line of the repository index.
-func indexLine(t *testing.T, s *server, model, version string) *pb.RepositoryIndexResponse_ModelIndex {
+func indexLine(t *testing.T, s *serverProcess, model, version string) *pb.RepositoryIndexResponse_ModelIndex {
 	t.Helper()
 	idx, err := s.Client.RepositoryIndex(ctxFor(t), &pb.RepositoryIndexRequest{})
 	if err != nil {
@@ -39,7 +39,7 @@ func indexLine(t *testing.T, s *server, model, version string) *pb.RepositoryInd
 
 // configParameter returns a parameter of a model's configuration as the
 // server has it.
-func configParameter(t *testing.T, s *server, model, key string) string {
+func configParameter(t *testing.T, s *serverProcess, model, key string) string {
 	t.Helper()
 	resp, err := s.Client.ModelConfig(ctxFor(t), &pb.ModelConfigRequest{Name: model})
 	if err != nil {

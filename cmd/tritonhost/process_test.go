@@ -32,9 +32,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// server is a running tritonhost process, with the calls these tests
+// serverProcess is a running tritonhost process, with the calls these tests
 // make of it (httpCall, scrapeMetrics).
-type server struct{ *testenv.Server }
+type serverProcess struct{ *testenv.Server }
 
 // withoutGPUs are the arguments that keep the server from the machine's
 // GPUs, for tests of what a server without GPUs answers (its extensions,
@@ -45,16 +45,16 @@ var withoutGPUs = []string{"--nvml-library", "/nonexistent/libnvidia-ml.so.1", "
 // startServer runs `tritonhost serve` on free loopback ports over repo (the
 // example models when empty) and waits until it is ready. At cleanup it
 // sends SIGTERM and expects a clean exit.
-func startServer(t *testing.T, repo string, extra ...string) *server {
+func startServer(t *testing.T, repo string, extra ...string) *serverProcess {
 	t.Helper()
 	return startServerEnv(t, repo, nil, extra...)
 }
 
 // startServerEnv is startServer with the process environment env (nil:
 // this process's).
-func startServerEnv(t *testing.T, repo string, env []string, extra ...string) *server {
+func startServerEnv(t *testing.T, repo string, env []string, extra ...string) *serverProcess {
 	t.Helper()
-	return &server{testenv.StartServer(t, testenv.ServerConfig{Binary: serverBinary, Repo: repo, Args: extra, Env: env, Graceful: true})}
+	return &serverProcess{testenv.StartServer(t, testenv.ServerConfig{Binary: serverBinary, Repo: repo, Args: extra, Env: env, Graceful: true})}
 }
 
 func ctxFor(t *testing.T) context.Context {

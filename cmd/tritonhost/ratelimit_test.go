@@ -10,30 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tritonhost/tritonhost/core/ratelimit"
 	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
-// TestRateLimitFlags: --rate-limit is off by default, takes Triton's two
-// modes, and --rate-limit-resource takes Triton's two forms; anything
-// else is refused before the server starts, with Triton's texts.
+// TestRateLimitFlags: --rate-limit is off by default, and what it and
+// --rate-limit-resource do not take is refused before the server starts,
+// with Triton's texts (server's TestRateLimitSettings has what they take).
 func TestRateLimitFlags(t *testing.T) {
 	if f := newServeCommand().Flags().Lookup("rate-limit"); f == nil || f.DefValue != "off" {
 		t.Fatalf("--rate-limit: %+v, want default off", f)
-	}
-	parsed := []struct {
-		arg  string
-		want ratelimit.Resource
-	}{
-		{"R:3", ratelimit.Resource{Name: "R", Count: 3, Device: ratelimit.EveryDevice}},
-		{"R:0", ratelimit.Resource{Name: "R", Count: 0, Device: ratelimit.EveryDevice}},
-		{"gpu_mem:4:1", ratelimit.Resource{Name: "gpu_mem", Count: 4, Device: 1}},
-	}
-	for _, tc := range parsed {
-		got, err := parseRateLimitResource(tc.arg)
-		if err != nil || got != tc.want {
-			t.Errorf("--rate-limit-resource %s: %+v, %v; want %+v", tc.arg, got, err, tc.want)
-		}
 	}
 	const format = "--rate-limit-resource option format is '<resource_name>:<count>:<device>' or '<resource_name>:<count>'. Got "
 	refused := []struct {
@@ -56,10 +41,6 @@ func TestRateLimitFlags(t *testing.T) {
 		if err := cmd.Execute(); err == nil || err.Error() != tc.want {
 			t.Errorf("serve %s: %v, want %q", strings.Join(tc.args, " "), err, tc.want)
 		}
-	}
-	mode := rateLimitFlags{Mode: "Execution_Count"}
-	if err := mode.validate(); err != nil || mode.Mode != rateLimitExecutionCount {
-		t.Errorf("--rate-limit Execution_Count: %q, %v; want it taken as execution_count", mode.Mode, err)
 	}
 }
 

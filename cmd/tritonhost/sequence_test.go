@@ -248,7 +248,7 @@ type httpOutput struct {
 // httpInfer posts an infer request with the JSON header and, after it, the
 // binary data of the inputs that have binary_data_size, as Triton's Python
 // HTTP client does; it wants 200 and splits the response the same way.
-func (s *server) httpInfer(t *testing.T, model string, header map[string]any, binaryData ...[]byte) []httpOutput {
+func (s *serverProcess) httpInfer(t *testing.T, model string, header map[string]any, binaryData ...[]byte) []httpOutput {
 	t.Helper()
 	head, err := json.Marshal(header)
 	if err != nil {

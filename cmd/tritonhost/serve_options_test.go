@@ -16,14 +16,6 @@ func TestOutputBufferCacheFlag(t *testing.T) {
 	if flag == nil || flag.DefValue != strconv.Itoa(abi.DefaultOutputCacheBytes) {
 		t.Fatalf("--output-buffer-cache-byte-size: %+v, want default %d", flag, abi.DefaultOutputCacheBytes)
 	}
-	// The host takes the flag's "none" (0) as a negative value.
-	for _, tc := range []struct{ flag, host int64 }{
-		{abi.DefaultOutputCacheBytes, abi.DefaultOutputCacheBytes}, {1 << 20, 1 << 20}, {0, -1},
-	} {
-		if got := (&serveOptions{OutputCacheBytes: tc.flag}).outputCache(); got != tc.host {
-			t.Errorf("--output-buffer-cache-byte-size %d: the host gets %d, want %d", tc.flag, got, tc.host)
-		}
-	}
 	cmd.SetArgs([]string{"--model-repository", t.TempDir(), "--output-buffer-cache-byte-size", "-1"})
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)

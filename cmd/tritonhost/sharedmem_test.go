@@ -154,7 +154,7 @@ func TestSimpleGRPCShmClientPasses(t *testing.T) {
 }
 
 // mapsOf counts the server process's mappings of path.
-func mapsOf(t *testing.T, srv *server, path string) int {
+func mapsOf(t *testing.T, srv *serverProcess, path string) int {
 	t.Helper()
 	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", srv.PID()))
 	if err != nil {

@@ -76,7 +76,7 @@ func httpsGet(addr, path string, cfg *tls.Config) (*big.Int, error) {
 
 // listenerCalls reaches each listener over TLS with cfg and returns the
 // server certificate's serial number.
-func listenerCalls(t *testing.T, s *server) map[string]func(*tls.Config) (*big.Int, error) {
+func listenerCalls(t *testing.T, s *serverProcess) map[string]func(*tls.Config) (*big.Int, error) {
 	return map[string]func(*tls.Config) (*big.Int, error){
 		"gRPC":    func(cfg *tls.Config) (*big.Int, error) { return grpcTLS(t, s.Addr, cfg) },
 		"HTTP":    func(cfg *tls.Config) (*big.Int, error) { return httpsGet(s.HTTP, "/v2/health/ready", cfg) },

@@ -11,13 +11,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
-	"github.com/tritonhost/tritonhost/core"
-	"github.com/tritonhost/tritonhost/core/serverlog"
 	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
 	"github.com/tritonhost/tritonhost/internal/testenv"
 )
@@ -190,48 +187,19 @@ func TestTritonOptionsCompleteTheOthers(t *testing.T) {
 		{[]string{"--disable-auto-complete-config"}, nil, true},
 		{[]string{"--disable-auto-complete-config", "--strict-model-config=false"}, nil, true},
 	} {
-		o := &serveOptions{}
+		var s serveFlags
 		f := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-		f.StringArrayVar(&o.ModelRepositories, "model-repository", nil, "")
-		f.StringArrayVar(&o.Triton.ModelStore, "model-store", nil, "")
-		f.BoolVar(&o.DisableAutoComplete, "disable-auto-complete-config", false, "")
-		o.Triton.bind(f)
+		s.bind(f)
 		if err := f.Parse(tc.args); err != nil {
 			t.Fatal(err)
 		}
-		if err := o.Triton.complete(o); err != nil {
+		c, err := s.config()
+		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(o.ModelRepositories, tc.repositories) || o.DisableAutoComplete != tc.noComplete {
-			t.Errorf("%q: repositories %q, auto-complete disabled %v; want %q, %v", tc.args, o.ModelRepositories, o.DisableAutoComplete, tc.repositories, tc.noComplete)
+		if !slices.Equal(c.Models.Repositories, tc.repositories) || c.Models.DisableAutoComplete != tc.noComplete {
+			t.Errorf("%q: repositories %q, auto-complete disabled %v; want %q, %v", tc.args, c.Models.Repositories, c.Models.DisableAutoComplete, tc.repositories, tc.noComplete)
 		}
-	}
-}
-
-// TestTritonOptionsBecomeTheServerOptions: the options Triton's command
-// line gives the core and the gRPC frontend arrive there, with Triton's
-// readings (a load thread count of 0 is 1).
-func TestTritonOptionsBecomeTheServerOptions(t *testing.T) {
-	t.Parallel()
-	r := repositoryFlags{ConfigName: "h100", LoadThreadCount: 0, LoadRetryCount: 3}
-	var opts core.Options
-	r.applyTriton(&opts)
-	if opts.ModelConfigName != "h100" || opts.LoadConcurrency != 1 || opts.LoadRetries != 3 {
-		t.Errorf("core options: config name %q, load concurrency %d, retries %d", opts.ModelConfigName, opts.LoadConcurrency, opts.LoadRetries)
-	}
-	var g grpcFlags
-	f := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	g.bind(f)
-	if err := f.Parse([]string{"--grpc-infer-response-compression-level=Medium", "--grpc-max-connection-age=1000", "--grpc-max-connection-age-grace=2000",
-		"--grpc-header-forward-pattern=x-.*"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.validate(); err != nil {
-		t.Fatal(err)
-	}
-	_, conns := g.options()
-	if g.compression != 6 || conns.MaxAge != time.Second || conns.MaxAgeGrace != 2*time.Second || !g.headerForward.MatchString("X-Tenant") {
-		t.Errorf("gRPC: compression %d, age %v grace %v, forward %v", g.compression, conns.MaxAge, conns.MaxAgeGrace, g.headerForward)
 	}
 }
 
@@ -333,25 +301,6 @@ func TestLogFileTakesTheLog(t *testing.T) {
 	log := serveWith(t, t.TempDir(), []string{"--log-file", file})
 	if !strings.HasPrefix(log, "before\n") || !strings.Contains(log, "Started HTTPService") {
 		t.Errorf("--log-file: the file holds\n%s", log)
-	}
-}
-
-// TestModelLoadGPULimitNeedsNoGPU: --model-load-gpu-limit is refused on a
-// server that uses GPUs (it does not watch their memory at load), and
-// limits nothing, with a line in the log, on one that uses none.
-func TestModelLoadGPULimitNeedsNoGPU(t *testing.T) {
-	t.Parallel()
-	var buf testenv.LogBuffer
-	log := serverlog.New(&buf)
-	tf := tritonFlags{gpuLimits: map[int]float64{0: 0.8}}
-	if err := tf.checkGPUs(log, []int{0, 1}); err == nil || !strings.Contains(err.Error(), "--model-load-gpu-limit") {
-		t.Errorf("with GPUs: %v, want the refusal", err)
-	}
-	if err := tf.checkGPUs(log, nil); err != nil || !strings.Contains(buf.String(), "no load is limited") {
-		t.Errorf("without GPUs: %v, log %q", err, buf.String())
-	}
-	if err := (&tritonFlags{}).checkGPUs(log, []int{0}); err != nil {
-		t.Errorf("no limit given, with GPUs: %v", err)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tritonhost/tritonhost/server"
 )
 
 // The release version and the commit it was built from, stamped at link
@@ -69,7 +71,7 @@ func writeVersion(w io.Writer) error {
 	_, err := fmt.Fprintf(w, "tritonhost %s\ncommit %s\ngo %s %s/%s\n"+
 		"TRITONBACKEND_API_VERSION %d.%d\nTRITONSERVER_API_VERSION %d.%d\n",
 		buildVersion(), buildCommit(), runtime.Version(), runtime.GOOS, runtime.GOARCH,
-		backendAPIMajor, backendAPIMinor, serverAPIMajor, serverAPIMinor)
+		server.BackendAPIMajor, server.BackendAPIMinor, server.ServerAPIMajor, server.ServerAPIMinor)
 	return err
 }
 

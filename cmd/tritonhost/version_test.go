@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/tritonhost/tritonhost/server"
 )
 
 func TestVersionPrintsStampedVersionAndCommit(t *testing.T) {
@@ -16,7 +18,7 @@ func TestVersionPrintsStampedVersionAndCommit(t *testing.T) {
 	}
 	want := fmt.Sprintf("tritonhost v0.1.0\ncommit 0123456789abcdef0123456789abcdef01234567\ngo %s %s/%s\n"+
 		"TRITONBACKEND_API_VERSION %d.%d\nTRITONSERVER_API_VERSION %d.%d\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, backendAPIMajor, backendAPIMinor, serverAPIMajor, serverAPIMinor)
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, server.BackendAPIMajor, server.BackendAPIMinor, server.ServerAPIMajor, server.ServerAPIMinor)
 	if out.String() != want {
 		t.Errorf("tritonhost version printed\n%s\nwant\n%s", out.String(), want)
 	}

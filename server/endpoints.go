@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -14,8 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 
-	"github.com/tritonhost/tritonhost/abi"
-	"github.com/tritonhost/tritonhost/core"
 	"github.com/tritonhost/tritonhost/core/serverlog"
 	"github.com/tritonhost/tritonhost/internal/frontend/grpcserver"
 	"github.com/tritonhost/tritonhost/internal/frontend/httpserver"
@@ -24,7 +22,7 @@ import (
 	"github.com/tritonhost/tritonhost/internal/sharedmem"
 )
 
-// endpoint is one listening protocol server of serve.
+// endpoint is one listening protocol server.
 type endpoint struct {
 	name  string
 	serve func() error                   // blocks until the endpoint stops
@@ -33,108 +31,131 @@ type endpoint struct {
 	stop  func(deadline context.Context) // graceful until deadline, then forced
 }
 
-// endpoints listens on every port serve was asked for (gRPC, HTTP and
-// metrics, each unless turned off). Both protocols share the log control and
-// the shared-memory regions shm; the metrics endpoint reports the GPUs'
-// figures too when gpus has them, and is returned (nil when off). If one
-// cannot listen, those already listening are closed.
-func (o *serveOptions) endpoints(log *serverlog.Logger, srv *core.Server, host *abi.Host, shm *sharedmem.Registry, gpus *serverGPUs) ([]endpoint, *metricsserver.Server, error) {
-	logs := protocol.NewLogControl(log, o.GRPC.AllowLogFileSetting)
-	if f := o.Triton.logOut; f != nil {
-		logs.UseFile(o.Triton.LogFile, f) // --log-file: the settings report it
+// endpoints listens on every port the configuration asks for (gRPC, HTTP
+// and metrics, each unless turned off) and makes the metrics (kept without
+// a listener under Metrics.Listen false). Both protocols share the log
+// control and the shared-memory regions shm; the metrics report the GPUs'
+// figures too when there are any. If one cannot listen, those already
+// listening are closed.
+func (s *Server) endpoints(shm *sharedmem.Registry) error {
+	c, set, log := &s.cfg, s.set, s.log
+	logs := protocol.NewLogControl(log, c.GRPC.AllowLogFileSetting)
+	if s.logF != nil {
+		logs.UseFile(c.Log.File, s.logF) // --log-file: the settings report it
 	}
 	var eps []endpoint
-	fail := func(err error) ([]endpoint, *metricsserver.Server, error) {
+	fail := func(err error) error {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		for _, ep := range eps {
 			ep.stop(ctx)
 		}
-		return nil, nil, err
+		return err
 	}
 
-	reload := ms(o.SSLReloadMs) // how often the TLS files are checked
-	if o.GRPC.Allow {
-		streams, conns := o.GRPC.options()
-		svc := grpcserver.New(srv, grpcserver.Options{ServerName: o.ID, ServerVersion: buildVersion(), MaxMessageBytes: o.MaxMessageBytes,
-			StrictReadiness: o.StrictReadiness, Stream: streams, Connection: conns, LogControl: logs, SharedMemory: shm,
-			Restricted: &o.GRPC.restricted, Trace: o.tracer, HeaderForward: o.GRPC.headerForward,
-			DisallowClientSharedMemory: !o.Triton.AllowClientShm, InferResponseCompression: o.GRPC.compression})
-		creds, err := o.GRPC.SSL.grpcOptions(log, reload)
+	reload := ms(c.SSLReloadMs) // how often the TLS files are checked
+	if c.GRPC.Allow {
+		streams, conns := c.GRPC.options()
+		svc := grpcserver.New(s.core, grpcserver.Options{ServerName: c.ID, ServerVersion: s.host.ServerInfo().Version, MaxMessageBytes: c.GRPC.MaxMessageBytes,
+			StrictReadiness: c.Lifecycle.StrictReadiness, Stream: streams, Connection: conns, LogControl: logs, SharedMemory: shm,
+			Restricted: &set.grpcRestricted, Trace: s.tracer, HeaderForward: set.grpcForward,
+			DisallowClientSharedMemory: !c.SharedMemory.AllowClient, InferResponseCompression: set.compression})
+		creds, err := c.GRPC.SSL.grpcOptions(log, reload)
 		if err != nil {
 			return fail(err)
 		}
-		lis, err := listen(o.GRPCAddress, o.GRPCPort, o.GRPC.ReusePort)
+		lis, err := listen(c.GRPC.Address, c.GRPC.Port, c.GRPC.ReusePort)
 		if err != nil {
 			return fail(fmt.Errorf("listen for gRPC: %w", err))
 		}
 		log.Infof("Started GRPCInferenceService at %s", lis.Addr())
+		s.grpcAddr = lis.Addr()
 		eps = append(eps, grpcEndpoint(log, svc, svc.Listen(lis), creds...))
 	}
 
-	if o.HTTP.Allow {
-		opts := o.HTTP.options()
-		opts.ServerName, opts.ServerVersion, opts.StrictReadiness = o.ID, buildVersion(), o.StrictReadiness
-		opts.LogControl, opts.SharedMemory, opts.Trace = logs, shm, o.tracer
-		opts.DisallowClientSharedMemory = !o.Triton.AllowClientShm
-		hs := httpserver.New(srv, opts)
-		lis, err := listen(o.HTTP.Address, o.HTTP.Port, o.HTTP.ReusePort)
+	if c.HTTP.Allow {
+		opts := c.HTTP.options(set)
+		opts.ServerName, opts.ServerVersion, opts.StrictReadiness = c.ID, s.host.ServerInfo().Version, c.Lifecycle.StrictReadiness
+		opts.LogControl, opts.SharedMemory, opts.Trace = logs, shm, s.tracer
+		opts.DisallowClientSharedMemory = !c.SharedMemory.AllowClient
+		hs := httpserver.New(s.core, opts)
+		lis, err := listen(c.HTTP.Address, c.HTTP.Port, c.HTTP.ReusePort)
 		if err != nil {
 			return fail(fmt.Errorf("listen for HTTP: %w", err))
 		}
-		if lis, err = o.HTTP.SSL.listener(log, "HTTP", lis, reload); err != nil {
+		if lis, err = c.HTTP.SSL.listener(log, "HTTP", "http", lis, reload); err != nil {
 			lis.Close()
 			return fail(err)
 		}
 		log.Infof("Started HTTPService at %s", lis.Addr())
+		s.httpAddr = lis.Addr()
 		ep := httpEndpoint("HTTP", hs.NewHTTPServer(), hs.Listen(lis), hs.Drain, nil)
 		ep.abort = hs.Abort
 		eps = append(eps, ep)
 	}
 
-	if o.Metrics.Allow {
-		ms, err := metricsserver.New(metricsserver.Options{Core: srv, Custom: host.Metrics(), CPU: o.Metrics.AllowCPU,
-			Interval: ms(o.Metrics.IntervalMs), MaxConnections: o.Metrics.MaxConnections, MaxConnectionsPerClient: o.Metrics.MaxConnectionsPerClient})
+	if c.Metrics.Allow {
+		m, err := s.newMetrics()
 		if err != nil {
 			return fail(err)
 		}
-		if err := ms.Register(o.tracer.Collector()); err != nil {
-			ms.Close()
-			return fail(fmt.Errorf("metrics: tracing: %w", err))
+		if !c.Metrics.Listen {
+			s.metrics, s.eps = m, eps
+			s.onClose(m.Close)
+			return nil
 		}
-		if c := o.ObjStore.collector(); c != nil {
-			if err := ms.Register(c); err != nil {
-				ms.Close()
-				return fail(fmt.Errorf("metrics: repository downloads: %w", err))
-			}
-		}
-		if o.backendFamilies != nil {
-			if err := ms.Register(o.backendFamilies); err != nil {
-				ms.Close()
-				return fail(fmt.Errorf("metrics: isolated backends' families: %w", err))
-			}
-		}
-		if c := gpus.metricsCollector(); c != nil {
-			if err := ms.Register(c); err != nil {
-				ms.Close()
-				return fail(fmt.Errorf("metrics: GPU figures: %w", err))
-			}
-		}
-		lis, err := listen(o.Metrics.address(&o.HTTP), o.Metrics.Port, false)
+		lis, err := listen(c.Metrics.address(&c.HTTP), c.Metrics.Port, false)
 		if err != nil {
-			ms.Close()
+			m.Close()
 			return fail(fmt.Errorf("listen for metrics: %w", err))
 		}
-		if lis, err = o.Metrics.SSL.listener(log, "metrics", lis, reload); err != nil {
+		if lis, err = c.Metrics.SSL.listener(log, "metrics", "metrics", lis, reload); err != nil {
 			lis.Close()
-			ms.Close()
+			m.Close()
 			return fail(err)
 		}
 		log.Infof("Started Metrics Service at %s", lis.Addr())
-		eps = append(eps, httpEndpoint("metrics", ms.NewHTTPServer(), ms.Listen(lis), nil, ms.Close))
-		return eps, ms, nil
+		s.metricsAddr = lis.Addr()
+		eps = append(eps, httpEndpoint("metrics", m.NewHTTPServer(), m.Listen(lis), nil, m.Close))
+		s.metrics = m
 	}
-	return eps, nil, nil
+	s.eps = eps
+	return nil
+}
+
+// newMetrics makes the server's metrics: the core's and the backends',
+// the tracer's, the downloads', the isolated backends' families and the
+// GPUs' figures.
+func (s *Server) newMetrics() (*metricsserver.Server, error) {
+	c := &s.cfg
+	m, err := metricsserver.New(metricsserver.Options{Core: s.core, Custom: s.host.Metrics(), CPU: c.Metrics.AllowCPU,
+		Interval: ms(c.Metrics.IntervalMs), MaxConnections: c.Metrics.MaxConnections, MaxConnectionsPerClient: c.Metrics.MaxConnectionsPerClient})
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Register(s.tracer.Collector()); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("metrics: tracing: %w", err)
+	}
+	if s.repoCache != nil {
+		if err := m.Register(s.repoCache.Collector()); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("metrics: repository downloads: %w", err)
+		}
+	}
+	if s.backendFamilies != nil {
+		if err := m.Register(s.backendFamilies); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("metrics: isolated backends' families: %w", err)
+		}
+	}
+	if gc := s.gpus.metricsCollector(); gc != nil {
+		if err := m.Register(gc); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("metrics: GPU figures: %w", err)
+		}
+	}
+	return m, nil
 }
 
 // listen listens on address:port; with reusePort (Triton's

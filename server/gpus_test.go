@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bytes"
@@ -23,17 +23,17 @@ func TestGPUFlagsParsePoolSizes(t *testing.T) {
 		{[]string{"-1:5"}, nil, "want <integer>:<integer>"},
 		{[]string{"0:lots"}, nil, "want <integer>:<integer>"},
 	} {
-		g := gpuFlags{CUDAPools: tc.pools, CUDAShmMaxRegions: 1}
-		err := g.complete()
+		g := GPUConfig{CUDAPools: tc.pools}
+		pools, err := g.parse(1)
 		switch {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%v: error %v, want %q", tc.pools, err, tc.err)
-		case tc.err == "" && (err != nil || len(g.cudaPools) != len(tc.want)):
-			t.Errorf("%v: %v %v", tc.pools, g.cudaPools, err)
+		case tc.err == "" && (err != nil || len(pools) != len(tc.want)):
+			t.Errorf("%v: %v %v", tc.pools, pools, err)
 		case tc.err == "":
 			for id, n := range tc.want {
-				if g.cudaPools[id] != n {
-					t.Errorf("%v: pool %d = %d", tc.pools, id, g.cudaPools[id])
+				if pools[id] != n {
+					t.Errorf("%v: pool %d = %d", tc.pools, id, pools[id])
 				}
 			}
 		}
@@ -47,8 +47,8 @@ func TestGPUMetricsFollowTheFlag(t *testing.T) {
 	nvml := testenv.FakeNVML(t)
 	for _, allow := range []bool{true, false} {
 		var log bytes.Buffer
-		g := gpuFlags{AllowMetrics: allow, NVMLLibrary: nvml, DriverLibrary: "/nonexistent/libcuda.so.1", MinComputeCapability: 6}
-		s := g.open(serverlog.New(&log))
+		g := GPUConfig{AllowMetrics: allow, NVMLLibrary: nvml, DriverLibrary: "/nonexistent/libcuda.so.1", MinComputeCapability: 6}
+		s := g.open(serverlog.New(&log), nil)
 		c := s.metricsCollector()
 		if (c != nil) != allow {
 			t.Errorf("--allow-gpu-metrics=%t: collector %v", allow, c)

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"github.com/tritonhost/tritonhost/internal/gpu"
@@ -12,8 +12,8 @@ var _ sharedmem.CUDA = (*gpu.Devices)(nil)
 // refused as Triton built without GPU support refuses it). An input in a
 // region is copied to the host only up to the largest tensor the server
 // holds, --grpc-max-message-size.
-func (o *serveOptions) cudaSharedMemory(g *serverGPUs) sharedmem.CUDAOptions {
-	opts := sharedmem.CUDAOptions{MaxRegions: o.GPU.CUDAShmMaxRegions, MaxReadBytes: uint64(o.MaxMessageBytes)}
+func (c *Config) cudaSharedMemory(g *serverGPUs) sharedmem.CUDAOptions {
+	opts := sharedmem.CUDAOptions{MaxRegions: c.SharedMemory.CUDAMaxRegions, MaxReadBytes: uint64(c.GRPC.MaxMessageBytes)}
 	if g.devices != nil { // a nil *gpu.Devices must not become a non-nil interface
 		opts.Driver = g.devices
 	}

@@ -1,10 +1,8 @@
-package main
+package server
 
 import (
 	"strings"
 	"testing"
-
-	"github.com/spf13/pflag"
 
 	"github.com/tritonhost/tritonhost/internal/trace"
 )
@@ -23,13 +21,8 @@ func TestTraceFileMaxSizeFlag(t *testing.T) {
 		{[]string{"--trace-file-max-size=0"}, 0, "--trace-file-max-size must be positive"},
 		{[]string{"--trace-file-max-size=-1"}, 0, "--trace-file-max-size must be positive"},
 	} {
-		var p traceFlags
-		f := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-		p.bind(f)
-		if err := f.Parse(c.args); err != nil {
-			t.Fatal(err)
-		}
-		err := p.complete()
+		p := flagConfig(t, c.args...).Trace
+		_, err := p.parse()
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%v: %v, want an error saying %q", c.args, err, c.err)

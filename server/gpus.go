@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"errors"
@@ -8,64 +8,35 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/spf13/pflag"
 
 	"github.com/tritonhost/tritonhost/core"
 	"github.com/tritonhost/tritonhost/core/serverlog"
 	"github.com/tritonhost/tritonhost/internal/gpu"
-	"github.com/tritonhost/tritonhost/internal/sharedmem"
 )
 
-// gpuFlags are the serve flags about GPUs, named as Triton's.
-type gpuFlags struct {
-	MinComputeCapability float64
-	CUDAPools            []string // <id>:<bytes>
-	PinnedPoolBytes      int64
-	AllowMetrics         bool
-	CUDAShmMaxRegions    int
-	DriverLibrary        string // hidden: the CUDA driver to load
-	NVMLLibrary          string // hidden: the NVML library to load
-
-	cudaPools map[int]uint64
-}
-
-func (g *gpuFlags) bind(f *pflag.FlagSet) {
-	f.Float64Var(&g.MinComputeCapability, "min-supported-compute-capability", gpu.DefaultMinComputeCapability,
-		"hide GPUs whose CUDA compute capability is lower")
-	f.StringArrayVar(&g.CUDAPools, "cuda-memory-pool-byte-size", nil,
-		fmt.Sprintf("<gpu>:<bytes>, the device memory pool of a GPU for backends (repeatable; default %d each)", gpu.DefaultCUDAPoolBytes))
-	f.Int64Var(&g.PinnedPoolBytes, "pinned-memory-pool-byte-size", gpu.DefaultPinnedPoolBytes,
-		"page-locked host memory pool for backends, in bytes (0: none)")
-	f.BoolVar(&g.AllowMetrics, "allow-gpu-metrics", true, "report GPU utilization, memory, power and energy as metrics")
-	f.IntVar(&g.CUDAShmMaxRegions, "cuda-shm-max-regions", sharedmem.DefaultMaxRegions, "CUDA shared-memory regions clients may have registered at once")
-	f.StringVar(&g.DriverLibrary, "cuda-driver-library", gpu.CUDALibrary, "CUDA driver library to load (for tests: a fake driver)")
-	f.StringVar(&g.NVMLLibrary, "nvml-library", gpu.NVMLLibrary, "NVML library to load (for tests: a fake NVML)")
-	_ = f.MarkHidden("cuda-driver-library")
-	_ = f.MarkHidden("nvml-library")
-}
-
-// complete parses the pool sizes.
-func (g *gpuFlags) complete() error {
-	g.cudaPools = map[int]uint64{}
+// parse reads the pool sizes and checks the GPU settings (cudaRegions:
+// --cuda-shm-max-regions).
+func (g *GPUConfig) parse(cudaRegions int) (map[int]uint64, error) {
+	pools := map[int]uint64{}
 	for _, s := range g.CUDAPools {
 		id, size, ok := strings.Cut(s, ":")
 		n, err1 := strconv.Atoi(id)
 		b, err2 := strconv.ParseUint(size, 10, 64)
 		if !ok || err1 != nil || err2 != nil || n < 0 {
-			return fmt.Errorf("--cuda-memory-pool-byte-size %q: want <integer>:<integer>", s)
+			return nil, fmt.Errorf("--cuda-memory-pool-byte-size %q: want <integer>:<integer>", s)
 		}
-		g.cudaPools[n] = b
+		pools[n] = b
 	}
 	if g.PinnedPoolBytes < 0 {
-		return errors.New("--pinned-memory-pool-byte-size must not be negative")
+		return nil, errors.New("--pinned-memory-pool-byte-size must not be negative")
 	}
-	if g.CUDAShmMaxRegions <= 0 {
-		return errors.New("--cuda-shm-max-regions must be positive")
+	if cudaRegions <= 0 {
+		return nil, errors.New("--cuda-shm-max-regions must be positive")
 	}
 	if g.MinComputeCapability < 0 {
-		return errors.New("--min-supported-compute-capability must not be negative")
+		return nil, errors.New("--min-supported-compute-capability must not be negative")
 	}
-	return nil
+	return pools, nil
 }
 
 // serverGPUs are the GPUs a serve run uses: none, or those the CUDA driver
@@ -80,7 +51,7 @@ type serverGPUs struct {
 // open discovers the GPUs, logs them, and opens the CUDA driver on the
 // usable ones. No NVML, no GPU or no CUDA driver means a CPU-only server,
 // said once in the log, not an error.
-func (g *gpuFlags) open(log *serverlog.Logger) *serverGPUs {
+func (g *GPUConfig) open(log *serverlog.Logger, pools map[int]uint64) *serverGPUs {
 	lib := gpu.OpenNVML(g.NVMLLibrary)
 	visible, set := os.LookupEnv("CUDA_VISIBLE_DEVICES")
 	d := gpu.Discover(lib, gpu.DiscoverOptions{VisibleDevices: visible, VisibleSet: set, MinComputeCapability: g.MinComputeCapability})
@@ -101,7 +72,7 @@ func (g *gpuFlags) open(log *serverlog.Logger) *serverGPUs {
 		log.Warnf("0 GPUs usable: %d found, but %v; serving CPU instances only", len(ids), err)
 		return s
 	}
-	devs, err := gpu.NewDevices(drv, ids, gpu.MemoryOptions{CUDAPoolBytes: g.cudaPools, PinnedPoolBytes: uint64(g.PinnedPoolBytes)}, log)
+	devs, err := gpu.NewDevices(drv, ids, gpu.MemoryOptions{CUDAPoolBytes: pools, PinnedPoolBytes: uint64(g.PinnedPoolBytes)}, log)
 	if err != nil {
 		log.Warnf("0 GPUs usable: CUDA driver %s: %v; serving CPU instances only", drv.Path(), err)
 		return s

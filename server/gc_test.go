@@ -1,11 +1,8 @@
-package main
+package server
 
 import (
-	"os"
 	"strings"
 	"testing"
-
-	"github.com/spf13/pflag"
 )
 
 func TestGCFlagsChooseThePolicy(t *testing.T) {
@@ -29,12 +26,7 @@ func TestGCFlagsChooseThePolicy(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var g gcFlags
-			f := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-			g.bind(f)
-			if err := f.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
+			g := flagConfig(t, tc.args...).GC
 			getenv := func(k string) string { return tc.env[k] }
 			p, env := g.percent(getenv)
 			if env != (tc.wantPercent == -100) || !env && p != tc.wantPercent {
@@ -50,12 +42,7 @@ func TestGCFlagsChooseThePolicy(t *testing.T) {
 func TestGCFlagsRefuseWhatCannotWork(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"--gc-percent=-2"}, {"--gc-memory-limit-byte-size=-2"}, {"--gc-percent=-1", "--gc-memory-limit-byte-size=0"}} {
-		var g gcFlags
-		f := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-		g.bind(f)
-		if err := f.Parse(args); err != nil {
-			t.Fatal(err)
-		}
+		g := flagConfig(t, args...).GC
 		name := strings.TrimPrefix(strings.SplitN(args[0], "=", 2)[0], "--")
 		if err := g.validate(); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%v: %v, want an error naming --%s", args, err, name)
@@ -69,18 +56,5 @@ func TestCgroupMemoryLimits(t *testing.T) {
 		if got := parseCgroupLimit(in); got != want {
 			t.Errorf("parseCgroupLimit(%q) = %d, want %d", in, got, want)
 		}
-	}
-}
-
-func TestServerSetsAndLogsItsGarbageCollector(t *testing.T) {
-	t.Parallel()
-	env := append(os.Environ(), "GOGC=", "GOMEMLIMIT=")
-	srv := startServerEnv(t, "", env, "--gc-percent=250", "--gc-memory-limit-byte-size=1073741824")
-	if want := "garbage collector: GOGC=250, memory limit 1073741824 bytes"; !strings.Contains(srv.Log(), want) {
-		t.Errorf("the log does not say %q:\n%s", want, srv.Log())
-	}
-	fromEnv := startServerEnv(t, "", append(os.Environ(), "GOGC=75", "GOMEMLIMIT=2GiB"))
-	if want := "garbage collector: GOGC=75 (environment), memory limit GOMEMLIMIT=2GiB (environment)"; !strings.Contains(fromEnv.Log(), want) {
-		t.Errorf("the log does not say %q:\n%s", want, fromEnv.Log())
 	}
 }

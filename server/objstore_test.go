@@ -1,12 +1,9 @@
-package main
+package server
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/pflag"
-
-	"github.com/tritonhost/tritonhost/core"
 	"github.com/tritonhost/tritonhost/core/serverlog"
 )
 
@@ -29,13 +26,8 @@ func TestObjstoreFlagsValidate(t *testing.T) {
 		{name: "concurrency", args: []string{"--repository-download-concurrency=0"}, want: "--repository-download-concurrency"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var f objstoreFlags
-			fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-			f.bind(fs)
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
-			err := f.validate(tc.repos)
+			c := flagConfig(t, tc.args...)
+			err := c.ObjectStorage.validate(tc.repos)
 			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 				t.Errorf("validate: %v; want %q", err, tc.want)
 			}
@@ -44,30 +36,25 @@ func TestObjstoreFlagsValidate(t *testing.T) {
 }
 
 // TestObjstoreFlagsOpen makes the repository cache only when a remote
-// repository may be read, gives it to the server, and removes it after.
+// repository may be read, with its metrics, and removes it on Close.
 func TestObjstoreFlagsOpen(t *testing.T) {
 	log := serverlog.Discard()
 	t.Setenv("TRITON_CLOUD_CREDENTIAL_PATH", "")
-	var local objstoreFlags
-	closeLocal, err := local.open([]string{t.TempDir()}, "none", log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	closeLocal()
-	var opts core.Options
-	local.apply(&opts)
-	if opts.RemoteRepositories != nil || local.collector() != nil {
-		t.Errorf("a server of local repositories got a repository cache")
+	var local ObjectStorageConfig
+	cache, err := local.open([]string{t.TempDir()}, "none", log)
+	if err != nil || cache != nil {
+		t.Errorf("a server of local repositories got a repository cache: %v, %v", cache, err)
 	}
 
-	remote := objstoreFlags{CacheDirectory: t.TempDir(), CacheMaxSize: 1 << 20, DownloadMaxSize: 1 << 20, DownloadSecs: 1, StallSecs: 1, Concurrency: 1}
-	closeRemote, err := remote.open([]string{"s3://bucket/models"}, "poll", log)
+	remote := ObjectStorageConfig{CacheDirectory: t.TempDir(), CacheMaxSize: 1 << 20, DownloadMaxSize: 1 << 20, DownloadSecs: 1, StallSecs: 1, Concurrency: 1}
+	cache, err = remote.open([]string{"s3://bucket/models"}, "poll", log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeRemote()
-	remote.apply(&opts)
-	if opts.RemoteRepositories == nil || remote.collector() == nil {
-		t.Errorf("a server of a remote repository has no repository cache or metrics")
+	if cache == nil || cache.Collector() == nil {
+		t.Fatalf("a server of a remote repository has no repository cache or metrics")
+	}
+	if err := cache.Close(); err != nil {
+		t.Errorf("close the repository cache: %v", err)
 	}
 }

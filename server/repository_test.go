@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"os"
@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/spf13/pflag"
 
 	"github.com/tritonhost/tritonhost/core"
 )
@@ -18,21 +16,22 @@ import (
 func TestRepositoryFlagsBecomeTheServerOptions(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	var r repositoryFlags
-	f := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	r.bind(f)
-	if err := f.Parse([]string{"--model-config-max-size=4096", "--repository-read-timeout=250", "--model-max-count=7", "--model-files-directory=" + dir}); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.validate(); err != nil {
+	c := flagConfig(t, "--model-config-max-size=4096", "--repository-read-timeout=250", "--model-max-count=7", "--model-files-directory="+dir,
+		"--model-config-name=h100", "--model-load-thread-count=0", "--model-load-retry-count=3")
+	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	var opts core.Options
-	r.apply(&opts)
+	c.Repository.apply(&opts, &c.Models)
 	want := core.RepositoryFileLimits{MaxConfigBytes: 4096, MaxConfigBytesSetting: "--model-config-max-size",
 		ReadTimeout: 250 * time.Millisecond, ReadTimeoutSetting: "--repository-read-timeout"}
 	if opts.RepositoryFiles != want || opts.MaxModels != 7 || opts.MaxModelsSetting != "--model-max-count" || opts.LoadFiles.Directory != dir {
 		t.Errorf("options %+v %d %q %q", opts.RepositoryFiles, opts.MaxModels, opts.MaxModelsSetting, opts.LoadFiles.Directory)
+	}
+	// Triton's model options, with Triton's readings (a load thread count
+	// of 0 is 1).
+	if opts.ModelConfigName != "h100" || opts.LoadConcurrency != 1 || opts.LoadRetries != 3 {
+		t.Errorf("core options: config name %q, load concurrency %d, retries %d", opts.ModelConfigName, opts.LoadConcurrency, opts.LoadRetries)
 	}
 
 	file := filepath.Join(dir, "file")
@@ -48,13 +47,8 @@ func TestRepositoryFlagsBecomeTheServerOptions(t *testing.T) {
 		{"--model-max-count=0", "--model-max-count must be positive"},
 		{"--model-files-directory=" + file, "is not a directory"},
 	} {
-		var q repositoryFlags
-		f := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-		q.bind(f)
-		if err := f.Parse([]string{tt.arg}); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+		c := flagConfig(t, tt.arg)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want an error saying %q", tt.arg, err, tt.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"fmt"
@@ -7,8 +7,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-
-	"github.com/spf13/pflag"
 
 	"github.com/tritonhost/tritonhost/core/serverlog"
 )
@@ -31,67 +29,52 @@ const (
 	// defaultMemoryLimitShare is the part of the memory limit of the
 	// server's cgroup (a container's) that the default memory limit takes.
 	defaultMemoryLimitShare = 0.9
-	// autoMemoryLimit is --gc-memory-limit-byte-size's default: a share of
+	// AutoMemoryLimit is --gc-memory-limit-byte-size's default: a share of
 	// the cgroup's memory limit, none without one.
-	autoMemoryLimit = -1
+	AutoMemoryLimit = -1
 )
 
 // cgroupMemoryFiles hold the memory limit of the process's cgroup, version
 // 2 then version 1 (where "no limit" is a huge number).
 var cgroupMemoryFiles = []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}
 
-// gcFlags set the Go garbage collector of the server process: how far the
-// heap may grow past what is live before a collection (--gc-percent, as
-// GOGC) and a soft limit on the memory the process holds
-// (--gc-memory-limit-byte-size, as GOMEMLIMIT). A flag not given leaves
-// the GOGC or GOMEMLIMIT environment variable in force, when it is set.
-type gcFlags struct {
-	Percent     int
-	MemoryLimit int64
-	flags       *pflag.FlagSet
-}
-
-func (g *gcFlags) bind(f *pflag.FlagSet) {
-	g.flags = f
-	f.IntVar(&g.Percent, "gc-percent", DefaultGCPercent,
-		"percent the heap may grow past what is live before the garbage collector runs, as GOGC (-1: only at the memory limit)")
-	f.Int64Var(&g.MemoryLimit, "gc-memory-limit-byte-size", autoMemoryLimit,
-		"bytes of memory near which the garbage collector runs whatever --gc-percent says, as GOMEMLIMIT (0: none; -1: 90% of the container's (cgroup's) memory limit, none without one)")
-}
-
-func (g *gcFlags) validate() error {
-	if g.Percent < -1 {
-		return fmt.Errorf("--gc-percent must be -1 or more, not %d", g.Percent)
+func (g *GCConfig) validate() error {
+	if g.Percent != nil && *g.Percent < -1 {
+		return fmt.Errorf("--gc-percent must be -1 or more, not %d", *g.Percent)
 	}
-	if g.MemoryLimit < autoMemoryLimit {
-		return fmt.Errorf("--gc-memory-limit-byte-size must be -1, 0 or a size in bytes, not %d", g.MemoryLimit)
+	if g.MemoryLimit != nil && *g.MemoryLimit < AutoMemoryLimit {
+		return fmt.Errorf("--gc-memory-limit-byte-size must be -1, 0 or a size in bytes, not %d", *g.MemoryLimit)
 	}
-	if g.Percent == -1 && g.limit(os.Getenv, readCgroupLimit) <= 0 {
+	if p, env := g.percent(os.Getenv); !env && p == -1 && g.limit(os.Getenv, readCgroupLimit) == 0 {
 		return fmt.Errorf("--gc-percent=-1 needs a memory limit (--gc-memory-limit-byte-size, GOMEMLIMIT or a container's): the heap would grow without bound")
 	}
 	return nil
 }
 
-// given reports whether a flag was set on the command line.
-func (g *gcFlags) given(name string) bool { return g.flags != nil && g.flags.Changed(name) }
-
 // percent is the GOGC the server runs with, and whether it is the
 // environment's.
-func (g *gcFlags) percent(getenv func(string) string) (int, bool) {
-	if !g.given("gc-percent") && getenv("GOGC") != "" {
-		return 0, true
+func (g *GCConfig) percent(getenv func(string) string) (int, bool) {
+	if g.Percent == nil {
+		if getenv("GOGC") != "" {
+			return 0, true
+		}
+		return DefaultGCPercent, false
 	}
-	return g.Percent, false
+	return *g.Percent, false
 }
 
 // limit is the memory limit to set in bytes: 0 for none, -1 to leave the
 // environment's GOMEMLIMIT.
-func (g *gcFlags) limit(getenv func(string) string, cgroup func() int64) int64 {
-	if !g.given("gc-memory-limit-byte-size") && getenv("GOMEMLIMIT") != "" {
+func (g *GCConfig) limit(getenv func(string) string, cgroup func() int64) int64 {
+	l := int64(AutoMemoryLimit)
+	switch {
+	case g.MemoryLimit != nil:
+		l = *g.MemoryLimit
+	case getenv("GOMEMLIMIT") != "":
 		return -1
 	}
-	if g.MemoryLimit != autoMemoryLimit {
-		return g.MemoryLimit
+	if l != AutoMemoryLimit {
+		return l
 	}
 	if c := cgroup(); c > 0 {
 		return int64(float64(c) * defaultMemoryLimitShare)
@@ -100,7 +83,7 @@ func (g *gcFlags) limit(getenv func(string) string, cgroup func() int64) int64 {
 }
 
 // apply sets the collector's policy and logs it.
-func (g *gcFlags) apply(log *serverlog.Logger) {
+func (g *GCConfig) apply(log *serverlog.Logger) {
 	var what []string
 	if p, env := g.percent(os.Getenv); env {
 		what = append(what, "GOGC="+os.Getenv("GOGC")+" (environment)")
