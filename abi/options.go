@@ -30,23 +30,27 @@ const (
 
 // ServerOptions are the settings of a TRITONSERVER_ServerOptions object,
 // which TRITONSERVER_ServerNew hands to the server factory (SetServerFactory).
-// The setters refuse, when they are set, the settings the host cannot
-// honour, so a factory finds only settings it applies. Each field names the
-// `tritonhost serve` flag that sets the same thing, where there is one.
+// The setters check what they can alone and refuse the settings of what no
+// server here has (model namespacing); the factory checks the rest as the
+// serve command checks its flags. Each field names the `tritonhost serve`
+// flag that sets the same thing.
 type ServerOptions struct {
 	ID                   string           // --id
 	ModelRepositories    []string         // --model-repository
 	ModelControl         ModelControl     // --model-control-mode
 	StartupModels        []string         // --load-model
 	StrictModelConfig    bool             // --disable-auto-complete-config
+	ModelConfigName      string           // --model-config-name
 	PinnedPoolBytes      uint64           // --pinned-memory-pool-byte-size
 	CUDAPoolBytes        map[int]uint64   // --cuda-memory-pool-byte-size
 	MinComputeCapability float64          // --min-supported-compute-capability
 	ExitOnError          bool             // --exit-on-error
 	StrictReadiness      bool             // --strict-readiness
 	ExitTimeout          time.Duration    // --exit-timeout-secs
-	LoadConcurrency      int              // models loading at once
-	PeerAccess           bool             // accepted either way; never enabled
+	LoadConcurrency      int              // --model-load-thread-count
+	LoadRetries          int              // --model-load-retry-count
+	PeerAccess           bool             // --enable-peer-access
+	BufferManagerThreads int              // --buffer-manager-thread-count
 	LogFile              string           // "": standard error
 	LogInfo              bool             // --log-info
 	LogWarning           bool             // --log-warning
@@ -73,6 +77,15 @@ type ServerOptions struct {
 	// RateLimitResources are --rate-limit-resource's counts, in the order
 	// given (Device ratelimit.EveryDevice: every device).
 	RateLimitResources []ratelimit.Resource
+	// CUDAVirtualAddressSizes are --cuda-virtual-address-size's sizes, by
+	// GPU.
+	CUDAVirtualAddressSizes map[int]uint64
+	// ModelLoadGPULimits are --model-load-gpu-limit's fractions, by GPU.
+	ModelLoadGPULimits map[int]float64
+	// HostPolicies hold --host-policy settings, by policy.
+	HostPolicies map[string]map[string]string
+	// MetricsConfig holds --metrics-config settings.
+	MetricsConfig map[string]string
 }
 
 // NewServerOptions returns Triton's defaults for an embedded server (see
@@ -115,6 +128,14 @@ func (o ServerOptions) clone() ServerOptions {
 	}
 	o.BackendConfig = cfg
 	o.RateLimitResources = slices.Clone(o.RateLimitResources)
+	o.CUDAVirtualAddressSizes = maps.Clone(o.CUDAVirtualAddressSizes)
+	o.ModelLoadGPULimits = maps.Clone(o.ModelLoadGPULimits)
+	policies := make(map[string]map[string]string, len(o.HostPolicies))
+	for p, kv := range o.HostPolicies {
+		policies[p] = maps.Clone(kv)
+	}
+	o.HostPolicies = policies
+	o.MetricsConfig = maps.Clone(o.MetricsConfig)
 	return o
 }
 
@@ -162,8 +183,8 @@ type optionValue struct {
 	b          bool
 }
 
-// unsupported is the error of a setting the host cannot honour: Triton's
-// code for a feature its build leaves out.
+// unsupported is the error of a setting no server here can honour:
+// Triton's code for a feature its build leaves out.
 func unsupported(format string, args ...any) error {
 	return core.Errorf(core.CodeUnsupported, format, args...)
 }
@@ -288,9 +309,17 @@ func (o *ServerOptions) set(which int, v optionValue) error {
 		}
 		o.BackendConfig[v.s1][v.s2] = v.s3
 	default:
-		return o.setUnsupported(which, v)
+		return o.setTriton(which, v)
 	}
 	return nil
+}
+
+// setInMap sets (*m)[k] = v, making the map if need be.
+func setInMap[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = map[K]V{}
+	}
+	(*m)[k] = v
 }
 
 func (o *ServerOptions) setCacheConfig(name, config string) {
@@ -300,26 +329,22 @@ func (o *ServerOptions) setCacheConfig(name, config string) {
 	o.CacheConfigs[name] = config
 }
 
-// setUnsupported answers the settings of features the host does not have:
-// their default (off, 0, empty) is accepted, anything else refused.
-func (o *ServerOptions) setUnsupported(which int, v optionValue) error {
+// setTriton sets Triton's other options, those the serve command takes
+// with Triton's syntax (docs/triton-flags.md says what each does here),
+// and refuses model namespacing, which no server here has.
+func (o *ServerOptions) setTriton(which int, v optionValue) error {
 	switch which {
 	case C.THOST_OPT_CONFIG_NAME:
-		if v.s1 != "" {
-			return unsupported("model configuration name %q: only config.pbtxt is read", v.s1)
-		}
+		o.ModelConfigName = v.s1
 	case C.THOST_OPT_CUDA_VIRTUAL_ADDRESS:
-		if v.u != 0 {
-			return unsupported("growable CUDA virtual address space is not supported")
+		if v.i < 0 {
+			return core.Errorf(core.CodeInvalidArg, "expects device ID >= 0, got %d", v.i)
 		}
+		setInMap(&o.CUDAVirtualAddressSizes, int(v.i), v.u)
 	case C.THOST_OPT_BUFFER_MANAGER_THREADS:
-		if v.u != 0 {
-			return unsupported("buffer manager threads are not supported")
-		}
+		o.BufferManagerThreads = int(min(v.u, 1<<10))
 	case C.THOST_OPT_LOAD_RETRIES:
-		if v.u != 0 {
-			return unsupported("retrying model loads is not supported")
-		}
+		o.LoadRetries = int(min(v.u, 1<<10))
 	case C.THOST_OPT_NAMESPACING:
 		if v.b {
 			return unsupported("model namespacing is not supported")
@@ -334,14 +359,19 @@ func (o *ServerOptions) setUnsupported(which int, v optionValue) error {
 			return core.Errorf(core.CodeInvalidArg, "given device kind is not supported, got: %s",
 				C.GoString(C.TRITONSERVER_InstanceGroupKindString(C.TRITONSERVER_InstanceGroupKind(v.u))))
 		}
-		return unsupported("limiting model loads by device memory is not supported")
+		setInMap(&o.ModelLoadGPULimits, int(v.i), v.d)
 	case C.THOST_OPT_HOST_POLICY:
 		if v.s2 != "numa-node" && v.s2 != "cpu-cores" {
 			return unsupported("Unsupported host policy setting '%s' is specified, supported settings are 'numa-node', 'cpu-cores'", v.s2)
 		}
-		return unsupported("host policies are not supported (policy %q)", v.s1)
+		policy := o.HostPolicies[v.s1]
+		setInMap(&policy, v.s2, v.s3)
+		setInMap(&o.HostPolicies, v.s1, policy)
 	case C.THOST_OPT_METRICS_CONFIG:
-		return unsupported("metrics settings are not supported (%q %q)", v.s1, v.s2)
+		if v.s1 != "" {
+			return unsupported("metrics settings of the group %q are not supported: --metrics-config takes <setting>=<value>", v.s1)
+		}
+		setInMap(&o.MetricsConfig, v.s2, v.s3)
 	default:
 		return core.Errorf(core.CodeInternal, "unknown server option %d", which)
 	}

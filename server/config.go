@@ -77,6 +77,11 @@ type ModelsConfig struct {
 	// RepositoryPollSecs is the time between two scans of the
 	// repositories under ControlMode "poll" (--repository-poll-secs).
 	RepositoryPollSecs int
+	// PollOnRequest makes ControlMode "poll" scan the repositories only
+	// when asked (core.Server.Poll, TRITONSERVER_ServerPollModelRepository),
+	// as the servers of Triton's C API do, instead of every
+	// RepositoryPollSecs (not a flag).
+	PollOnRequest bool
 	// LoadModels are the models loaded at start under ControlMode
 	// "explicit", "*" for all (--load-model).
 	LoadModels []string
@@ -455,6 +460,11 @@ type GCConfig struct {
 	// (--gc-memory-limit-byte-size). nil is the GOMEMLIMIT environment
 	// variable when set, else -1.
 	MemoryLimit *int64
+	// Unmanaged leaves the collector as the process has it: New sets
+	// nothing and Percent and MemoryLimit are unused (not a flag; the
+	// servers of libtritonserver.so, which live in an application's
+	// process).
+	Unmanaged bool
 }
 
 // LifecycleConfig says when the server is ready and how it stops.
@@ -493,16 +503,19 @@ type TritonConfig struct {
 	CUDAVirtualAddressSize []string // --cuda-virtual-address-size <gpu>:<bytes>
 	BufferManagerThreads   *int     // --buffer-manager-thread-count
 
-	// AllowSageMaker and AllowVertexAI are refused when true: this server
-	// has neither endpoint (--allow-sagemaker, --allow-vertex-ai).
+	// AllowSageMaker is refused when true: this server has no SageMaker
+	// endpoint (--allow-sagemaker).
 	AllowSageMaker         bool
 	SageMakerPort          *int    // --sagemaker-port
 	SageMakerSafePortRange *string // --sagemaker-safe-port-range <port>-<port>
 	SageMakerThreads       *int    // --sagemaker-thread-count
-	AllowVertexAI          bool
-	VertexAIPort           *int    // --vertex-ai-port
-	VertexAIThreads        *int    // --vertex-ai-thread-count
-	VertexAIDefaultModel   *string // --vertex-ai-default-model
+	// AllowVertexAI is refused when true: this server has no Vertex AI
+	// endpoint (--allow-vertex-ai; the serve command's default is true
+	// where AIP_MODE=PREDICTION, as Triton's).
+	AllowVertexAI        bool
+	VertexAIPort         *int    // --vertex-ai-port
+	VertexAIThreads      *int    // --vertex-ai-thread-count
+	VertexAIDefaultModel *string // --vertex-ai-default-model
 }
 
 // Defaults of Triton's options that have no field default of their own.

@@ -39,6 +39,9 @@ const (
 var cgroupMemoryFiles = []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}
 
 func (g *GCConfig) validate() error {
+	if g.Unmanaged {
+		return nil
+	}
 	if g.Percent != nil && *g.Percent < -1 {
 		return fmt.Errorf("--gc-percent must be -1 or more, not %d", *g.Percent)
 	}

@@ -106,7 +106,9 @@ func (s *Server) start(ctx context.Context) error {
 	log := s.log
 	c.GRPC.warn(log)
 	c.warnTriton(log, set) // Triton's options without effect here
-	c.GC.apply(log)
+	if !c.GC.Unmanaged {
+		c.GC.apply(log)
+	}
 	c.warnConnectionCaps(log)
 	if c.DebugAddress != "" {
 		stopDiagnostics, err := startDiagnostics(c.DebugAddress, log)
@@ -295,7 +297,7 @@ func (s *Server) loadModels(ctx context.Context, provider core.BackendProvider, 
 // pollInterval is --repository-poll-secs under --model-control-mode=poll,
 // and 0 (no polling) otherwise, as Triton's parser sets it.
 func (c *Config) pollInterval(set *settings) time.Duration {
-	if set.controlMode != "poll" {
+	if set.controlMode != "poll" || c.Models.PollOnRequest {
 		return 0
 	}
 	return time.Duration(c.Models.RepositoryPollSecs) * time.Second
@@ -372,6 +374,15 @@ func (s *Server) Close() {
 		}
 		s.release()
 	})
+}
+
+// Release releases what the server holds, as Close does, without Close's
+// wait for the response memory clients still hold and its report of what
+// is left: for a caller that reports that itself, as
+// TRITONSERVER_ServerDelete does. Shut the server down first. It and
+// Close run once between them.
+func (s *Server) Release() {
+	s.closeOnce.Do(s.release)
 }
 
 // exitTimeout is Lifecycle.ExitTimeoutSecs.

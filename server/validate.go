@@ -164,7 +164,7 @@ func (c *Config) validateModels(s *settings) error {
 	switch s.controlMode {
 	case "none", "explicit":
 	case "poll":
-		if m.RepositoryPollSecs <= 0 {
+		if m.RepositoryPollSecs <= 0 && !m.PollOnRequest {
 			return fmt.Errorf("--repository-poll-secs must be positive with --model-control-mode=poll, not %d", m.RepositoryPollSecs)
 		}
 	default:
