@@ -520,11 +520,11 @@ type TritonConfig struct {
 
 // Defaults of Triton's options that have no field default of their own.
 const (
-	TritonHTTPThreads      = 8    // --http-thread-count
-	TritonGRPCInferThreads = 2    // --grpc-infer-thread-count
-	TritonGRPCAllocPool    = 8    // --grpc-infer-allocation-pool-size
-	TritonPlatformPort     = 8080 // --sagemaker-port, --vertex-ai-port
-	TritonEndpointThreads  = 8    // --sagemaker-thread-count, --vertex-ai-thread-count
+	tritonHTTPThreads      = 8    // --http-thread-count
+	tritonGRPCInferThreads = 2    // --grpc-infer-thread-count
+	tritonGRPCAllocPool    = 8    // --grpc-infer-allocation-pool-size
+	tritonPlatformPort     = 8080 // --sagemaker-port, --vertex-ai-port
+	tritonEndpointThreads  = 8    // --sagemaker-thread-count, --vertex-ai-thread-count
 	tritonLoadThreads      = 4
 )
 

@@ -221,8 +221,8 @@ func (g *GRPCConfig) bindFlags(f *pflag.FlagSet) {
 	f.BoolVar(&g.ReusePort, "reuse-grpc-port", g.ReusePort, "listen with SO_REUSEPORT, so that several servers (with the same models) share the gRPC port")
 	f.StringVar(&g.HeaderForwardPattern, "grpc-header-forward-pattern", g.HeaderForwardPattern,
 		"regular expression (RE2, case-insensitive, unanchored): call metadata whose keys match become string parameters of each inference request")
-	f.Var(optional(&g.InferThreadCount, TritonGRPCInferThreads), "grpc-infer-thread-count", "2 to 128; accepted for Triton compatibility, without effect: requests run on goroutines")
-	f.Var(optional(&g.InferAllocationPoolSize, TritonGRPCAllocPool), "grpc-infer-allocation-pool-size", "accepted for Triton compatibility, without effect: request states are not pooled")
+	f.Var(optional(&g.InferThreadCount, tritonGRPCInferThreads), "grpc-infer-thread-count", "2 to 128; accepted for Triton compatibility, without effect: requests run on goroutines")
+	f.Var(optional(&g.InferAllocationPoolSize, tritonGRPCAllocPool), "grpc-infer-allocation-pool-size", "accepted for Triton compatibility, without effect: request states are not pooled")
 	f.StringVar(&g.CompressionLevel, "grpc-infer-response-compression-level", g.CompressionLevel,
 		`"none", "low", "medium" or "high": gzip the responses of ModelInfer and ModelStreamInfer at that level, for clients that accept gzip`)
 	f.IntVar(&g.MaxConnectionAgeMs, "grpc-max-connection-age", g.MaxConnectionAgeMs, "ms after which a connection is closed gracefully (give or take 10%); 0: never")
@@ -251,7 +251,7 @@ func (h *HTTPConfig) bindFlags(f *pflag.FlagSet) {
 	f.BoolVar(&h.ReusePort, "reuse-http-port", h.ReusePort, "listen with SO_REUSEPORT, so that several servers (with the same models) share the HTTP port")
 	f.StringVar(&h.HeaderForwardPattern, "http-header-forward-pattern", h.HeaderForwardPattern,
 		"regular expression (RE2, case-insensitive, unanchored): request headers whose names match become string parameters (named in lower case) of the inference request of /infer and /generate")
-	f.Var(optional(&h.ThreadCount, TritonHTTPThreads), "http-thread-count", "accepted for Triton compatibility, without effect: requests run on goroutines")
+	f.Var(optional(&h.ThreadCount, tritonHTTPThreads), "http-thread-count", "accepted for Triton compatibility, without effect: requests run on goroutines")
 }
 
 func (m *MetricsConfig) bindFlags(f *pflag.FlagSet) {
@@ -314,22 +314,22 @@ func (t *TritonConfig) bindFlags(f *pflag.FlagSet) {
 		"<gpu>:<bytes>: accepted for Triton compatibility; this server has no growable-memory implicit state that would reserve it (repeatable)")
 	f.Var(optional(&t.BufferManagerThreads, 0), "buffer-manager-thread-count", "accepted for Triton compatibility; tensors are copied on the goroutine that needs them")
 	f.BoolVar(&t.AllowSageMaker, "allow-sagemaker", t.AllowSageMaker, "refused when true: this server has no SageMaker endpoint")
-	f.Var(optional(&t.SageMakerPort, TritonPlatformPort), "sagemaker-port", "no effect: this server has no SageMaker endpoint")
+	f.Var(optional(&t.SageMakerPort, tritonPlatformPort), "sagemaker-port", "no effect: this server has no SageMaker endpoint")
 	f.Var(optional(&t.SageMakerSafePortRange, ""), "sagemaker-safe-port-range", "<port>-<port>; no effect: this server has no SageMaker endpoint")
-	f.Var(optional(&t.SageMakerThreads, TritonEndpointThreads), "sagemaker-thread-count", "no effect: this server has no SageMaker endpoint")
+	f.Var(optional(&t.SageMakerThreads, tritonEndpointThreads), "sagemaker-thread-count", "no effect: this server has no SageMaker endpoint")
 	f.BoolVar(&t.AllowVertexAI, "allow-vertex-ai", t.AllowVertexAI, "refused when true (Triton's default where AIP_MODE=PREDICTION): this server has no Vertex AI endpoint")
-	f.Var(optional(&t.VertexAIPort, VertexAIDefaultPort()), "vertex-ai-port", "no effect: this server has no Vertex AI endpoint")
-	f.Var(optional(&t.VertexAIThreads, TritonEndpointThreads), "vertex-ai-thread-count", "no effect: this server has no Vertex AI endpoint")
+	f.Var(optional(&t.VertexAIPort, vertexAIDefaultPort()), "vertex-ai-port", "no effect: this server has no Vertex AI endpoint")
+	f.Var(optional(&t.VertexAIThreads, tritonEndpointThreads), "vertex-ai-thread-count", "no effect: this server has no Vertex AI endpoint")
 	f.Var(optional(&t.VertexAIDefaultModel, ""), "vertex-ai-default-model", "no effect: this server has no Vertex AI endpoint")
 }
 
-// VertexAIDefaultPort is --vertex-ai-port's default, Triton's:
+// vertexAIDefaultPort is --vertex-ai-port's default, Triton's:
 // AIP_HTTP_PORT, else 8080.
-func VertexAIDefaultPort() int {
+func vertexAIDefaultPort() int {
 	if p, err := strconv.Atoi(os.Getenv("AIP_HTTP_PORT")); err == nil {
 		return p
 	}
-	return TritonPlatformPort
+	return tritonPlatformPort
 }
 
 // optionalValue is the flag of a setting that is nil until given: it
