@@ -189,8 +189,8 @@ type IsolationConfig struct {
 	// RestartBackoffMs is the wait before a dead worker's first restart,
 	// doubled after each failed one (--backend-restart-backoff), up to
 	// RestartBackoffMaxMs (--backend-restart-backoff-max).
-	RestartBackoffMs    int
-	RestartBackoffMaxMs int
+	RestartBackoffMs    int // --backend-restart-backoff
+	RestartBackoffMaxMs int // --backend-restart-backoff-max
 	// ExecuteTimeoutMs, when positive, kills and restarts a worker whose
 	// execution takes longer (--backend-execute-timeout).
 	ExecuteTimeoutMs int
@@ -276,8 +276,8 @@ type GPUConfig struct {
 	// DriverLibrary and NVMLLibrary are the CUDA driver and NVML libraries
 	// loaded (--cuda-driver-library, --nvml-library; hidden flags, for
 	// tests).
-	DriverLibrary string
-	NVMLLibrary   string
+	DriverLibrary string // --cuda-driver-library
+	NVMLLibrary   string // --nvml-library
 }
 
 // SharedMemoryConfig bounds the shared-memory regions clients register.
@@ -287,8 +287,8 @@ type SharedMemoryConfig struct {
 	AllowClient bool
 	// SystemMaxRegions and CUDAMaxRegions bound the regions registered at
 	// once (--system-shm-max-regions, --cuda-shm-max-regions).
-	SystemMaxRegions int
-	CUDAMaxRegions   int
+	SystemMaxRegions int // --system-shm-max-regions
+	CUDAMaxRegions   int // --cuda-shm-max-regions
 }
 
 // LogConfig configures the server's log, in Triton's line format.
@@ -352,7 +352,7 @@ type GRPCConfig struct {
 	// AllowLogFileSetting lets LogSettings send the log to a file
 	// (--allow-log-file-setting); it governs HTTP's log settings too.
 	AllowLogFileSetting bool
-	SSL                 TLSConfig
+	SSL                 TLSConfig // --grpc-use-ssl, --grpc-server-cert, ...
 	// RestrictedProtocol are <category>[,<category>...]:<key>=<value>
 	// restrictions (--grpc-restricted-protocol, repeated).
 	RestrictedProtocol []string
@@ -361,8 +361,8 @@ type GRPCConfig struct {
 	// Triton's, without effect here (--grpc-infer-thread-count,
 	// --grpc-infer-allocation-pool-size); nil is unset, set ones are
 	// logged.
-	InferThreadCount        *int
-	InferAllocationPoolSize *int
+	InferThreadCount        *int // --grpc-infer-thread-count
+	InferAllocationPoolSize *int // --grpc-infer-allocation-pool-size
 }
 
 // HTTPConfig configures Triton's HTTP/REST protocol. Durations are in
@@ -387,7 +387,7 @@ type HTTPConfig struct {
 	// HeaderForwardPattern is a regular expression: request headers whose
 	// names match become request parameters (--http-header-forward-pattern).
 	HeaderForwardPattern string
-	SSL                  TLSConfig
+	SSL                  TLSConfig // --http-use-ssl, --http-server-cert, ...
 	// RestrictedAPI are <category>[,<category>...]:<key>=<value>
 	// restrictions (--http-restricted-api, repeated).
 	RestrictedAPI []string
@@ -408,11 +408,11 @@ type MetricsConfig struct {
 	// Address is where metrics listen; "" is HTTP's address when HTTP is
 	// served, else 0.0.0.0 (--metrics-address).
 	Address                 string
-	Port                    int // --metrics-port (0: any free port)
-	IntervalMs              int // --metrics-interval-ms
-	MaxConnections          int // --metrics-max-connections
-	MaxConnectionsPerClient int // --metrics-max-connections-per-client (0: a quarter of MaxConnections)
-	SSL                     TLSConfig
+	Port                    int       // --metrics-port (0: any free port)
+	IntervalMs              int       // --metrics-interval-ms
+	MaxConnections          int       // --metrics-max-connections
+	MaxConnectionsPerClient int       // --metrics-max-connections-per-client (0: a quarter of MaxConnections)
+	SSL                     TLSConfig // --metrics-use-ssl, --metrics-server-cert, ...
 	// Config are Triton's <setting>=<value> metrics settings, those this
 	// server serves (--metrics-config, repeated).
 	Config []string
@@ -426,16 +426,16 @@ type TraceConfig struct {
 	// File, Levels, Rate, Count and LogFrequency are Triton's older trace
 	// flags (--trace-file, --trace-level, --trace-rate, --trace-count,
 	// --trace-log-frequency); nil (empty Levels) is unset.
-	File         *string
-	Levels       []string
-	Rate         *string
-	Count        *string
-	LogFrequency *string
+	File         *string  // --trace-file
+	Levels       []string // --trace-level
+	Rate         *string  // --trace-rate
+	Count        *string  // --trace-count
+	LogFrequency *string  // --trace-log-frequency
 	// QueueSize bounds the finished traces waiting to be written
 	// (--trace-queue-size), FileMaxSize the bytes of trace files
 	// (--trace-file-max-size).
-	QueueSize   int
-	FileMaxSize int64
+	QueueSize   int   // --trace-queue-size
+	FileMaxSize int64 // --trace-file-max-size
 }
 
 // RateLimitConfig configures Triton's rate limiter.
