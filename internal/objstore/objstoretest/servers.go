@@ -119,6 +119,19 @@ func startProcess(t testing.TB, env []string, bin string, args ...string) *proce
 // testenv.Patience.
 func waitHTTP(t testing.TB, what, url string) {
 	t.Helper()
+	waitStatus(t, what, url, func(int) bool { return true })
+}
+
+// waitOK waits until url answers 200 OK, failing the test after
+// testenv.Patience.
+func waitOK(t testing.TB, what, url string) {
+	t.Helper()
+	waitStatus(t, what, url, func(code int) bool { return code == http.StatusOK })
+}
+
+// waitStatus waits until url answers with a status ok accepts.
+func waitStatus(t testing.TB, what, url string, ok func(int) bool) {
+	t.Helper()
 	c := &http.Client{Timeout: 2 * time.Second}
 	testenv.WaitUntil(t, what+" to answer at "+url, func() bool {
 		resp, err := c.Get(url)
@@ -126,7 +139,7 @@ func waitHTTP(t testing.TB, what, url string) {
 			return false
 		}
 		resp.Body.Close()
-		return true
+		return ok(resp.StatusCode)
 	})
 }
 

@@ -54,7 +54,9 @@ func StartMinIO(t testing.TB) *Store {
 	port, console := freePort(t), freePort(t)
 	startProcess(t, []string{"MINIO_ROOT_USER=" + s3User, "MINIO_ROOT_PASSWORD=" + s3Secret, "MINIO_BROWSER=off", "MINIO_UPDATE=off"},
 		bin, "server", "--quiet", "--address", addr(port), "--console-address", addr(console), t.TempDir())
-	waitHTTP(t, "minio", "http://"+addr(port)+"/minio/health/live")
+	// The cluster check answers 200 once MinIO serves objects; its
+	// liveness check answers before ("Server not initialized yet").
+	waitOK(t, "minio", "http://"+addr(port)+"/minio/health/cluster")
 	client := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String("http://" + addr(port)), UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider(s3User, s3Secret, "")})
 	return newStore(t, "s3", addr(port), s3Uploader{client})
