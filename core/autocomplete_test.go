@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -19,12 +20,15 @@ import (
 // records the backend each configuration named before it did.
 type completing struct {
 	*coretest.Provider
+	mu       sync.Mutex // models load concurrently
 	backends map[string]string
 }
 
 func (c *completing) LoadModel(m *core.Model) (core.BackendModel, error) {
 	cfg := proto.Clone(m.Config()).(*configpb.ModelConfig)
+	c.mu.Lock()
 	c.backends[m.Name()] = cfg.GetBackend()
+	c.mu.Unlock()
 	cfg.Input = []*configpb.ModelInput{{Name: "IN", DataType: configpb.DataType_TYPE_INT32, Dims: []int64{1}}}
 	cfg.Output = []*configpb.ModelOutput{{Name: "OUT", DataType: configpb.DataType_TYPE_INT32, Dims: []int64{1}}}
 	if err := m.SetConfig(cfg); err != nil {
