@@ -13,22 +13,24 @@ import (
 // CheckNode), whose messages these are.
 
 // stepModels returns the distinct models the steps of an ensemble
-// configuration run, in step order (nil for a model that is no ensemble).
+// configuration run, by key, in step order (nil for a model that is no
+// ensemble). The steps' namespaces must have been set (setStepNamespaces).
 func stepModels(cfg *configpb.ModelConfig) []string {
 	var names []string
 	for _, st := range cfg.GetEnsembleScheduling().GetStep() {
-		if n := st.GetModelName(); n != "" && !slices.Contains(names, n) {
+		if n := stepKey(st); st.GetModelName() != "" && !slices.Contains(names, n) {
 			names = append(names, n)
 		}
 	}
 	return names
 }
 
-// configuredSteps reads the configuration in a model directory, with the
-// bounds of Options.RepositoryFiles, and returns the models its steps run;
-// nil when it cannot be read (loading the model reports why) or the model
-// is no ensemble.
-func (s *Server) configuredSteps(dir string) []string {
+// configuredSteps reads the configuration in dir, the directory of the
+// model whose key is key, with the bounds of Options.RepositoryFiles, and
+// returns the models its steps run, by key, among the repositories' models
+// (dirs); nil when it cannot be read (loading the model reports why) or
+// the model is no ensemble.
+func (s *Server) configuredSteps(key, dir string, dirs map[string]string) []string {
 	if dir == "" {
 		return nil
 	}
@@ -36,6 +38,7 @@ func (s *Server) configuredSteps(dir string) []string {
 	if err != nil {
 		return nil
 	}
+	s.setStepNamespaces(key, cfg, dirs)
 	return stepModels(cfg)
 }
 
@@ -60,7 +63,7 @@ func (s *Server) checkDependencies(name string, cfg *configpb.ModelConfig, dirs 
 		return err
 	}
 	for _, st := range cfg.GetEnsembleScheduling().GetStep() {
-		if err := s.checkUpstream(name, st.GetModelName(), st.GetModelVersion()); err != nil {
+		if err := s.checkUpstream(name, stepKey(st), st.GetModelVersion()); err != nil {
 			return err
 		}
 	}
@@ -78,7 +81,7 @@ func (s *Server) circularCheck(start, current string, steps []string, dirs map[s
 			continue
 		}
 		seen[up] = true
-		if err := s.circularCheck(start, up, s.configuredSteps(dirs[up]), dirs, seen); err != nil {
+		if err := s.circularCheck(start, up, s.configuredSteps(up, dirs[up], dirs), dirs, seen); err != nil {
 			return err
 		}
 	}
@@ -115,8 +118,15 @@ func (s *Server) prepareEnsemble(e *modelEntry, cfg *configpb.ModelConfig) (bool
 	if cfg.GetEnsembleScheduling() == nil {
 		return false, nil
 	}
-	e.steps = stepModels(cfg)
-	if err := s.checkEnsemble(cfg); err != nil {
+	dirs, dupes, err := s.scanRepositories()
+	if err != nil {
+		err = Errorf(CodeInternal, "ensemble %s: %w", cfg.GetName(), err)
+	} else {
+		s.setStepNamespaces(e.name, cfg, dirs)
+		e.steps = stepModels(cfg)
+		err = s.checkEnsemble(e.name, cfg, dirs, dupes)
+	}
+	if err != nil {
 		e.invalid = true
 		e.status = []VersionStatus{{Name: e.name, Readiness: ModelUnavailable, Reason: err.Error()}}
 		return true, err
@@ -124,18 +134,23 @@ func (s *Server) prepareEnsemble(e *modelEntry, cfg *configpb.ModelConfig) (bool
 	return true, nil
 }
 
-func (s *Server) checkEnsemble(cfg *configpb.ModelConfig) error {
-	dirs, dupes, err := s.scanRepositories()
-	if err != nil {
-		return Errorf(CodeInternal, "ensemble %s: %w", cfg.GetName(), err)
+// checkEnsemble checks the configuration of the ensemble whose key is key,
+// its steps' namespaces set, against the repositories' models (dirs, and
+// dupes, those found twice) and the configurations of its steps' loaded
+// models. With namespacing the errors name the ensemble by its key, as
+// Triton's name it by its identifier.
+func (s *Server) checkEnsemble(key string, cfg *configpb.ModelConfig, dirs map[string]string, dupes map[string]error) error {
+	name := cfg.GetName()
+	if s.opts.ModelNamespacing {
+		name = key
 	}
-	if err := s.checkDependencies(cfg.GetName(), cfg, dirs, dupes); err != nil {
+	if err := s.checkDependencies(name, cfg, dirs, dupes); err != nil {
 		return err
 	}
 	steps := cfg.GetEnsembleScheduling().GetStep()
 	configs := make([]*configpb.ModelConfig, len(steps))
 	for i, st := range steps {
-		m, err := s.Model(st.GetModelName(), st.GetModelVersion())
+		m, err := s.modelByKey(stepKey(st), st.GetModelVersion())
 		if err != nil {
 			return Errorf(CodeInvalidArg, "ensemble '%s' depends on '%s' which has no loaded version. %v", cfg.GetName(), st.GetModelName(), err)
 		}

@@ -22,7 +22,7 @@ func (s *Server) withSteps(names []string, dirs map[string]string) []string {
 			return
 		}
 		set[n] = true
-		for _, st := range s.configuredSteps(dirs[n]) {
+		for _, st := range s.configuredSteps(n, dirs[n], dirs) {
 			if _, ok := dirs[st]; ok {
 				visit(st)
 			}
@@ -48,7 +48,7 @@ func (s *Server) loadInOrder(names []string, dirs map[string]string) {
 	deps := make(map[string][]string, len(names))
 	done := make(map[string]chan struct{}, len(names))
 	for _, n := range names {
-		for _, st := range s.configuredSteps(dirs[n]) {
+		for _, st := range s.configuredSteps(n, dirs[n], dirs) {
 			if slices.Contains(names, st) {
 				deps[n] = append(deps[n], st)
 			}
@@ -133,11 +133,13 @@ func (s *Server) unloadedSteps(e *modelEntry, dirs map[string]string) []string {
 	seen := map[string]bool{e.name: true}
 	var visit func(string)
 	visit = func(n string) {
-		steps := s.configuredSteps(dirs[n])
+		steps := s.configuredSteps(n, dirs[n], dirs)
 		if n == e.name {
-			steps = s.configuredSteps(e.dir)
+			steps = s.configuredSteps(n, e.dir, dirs)
 			if e.override != nil {
-				steps = stepModels(e.override)
+				cfg := cloneConfig(e.override)
+				s.setStepNamespaces(n, cfg, dirs)
+				steps = stepModels(cfg)
 			}
 		}
 		for _, st := range steps {

@@ -16,7 +16,7 @@ import (
 // server stops. It returns the loaded version, or the last error.
 func (s *Server) loadVersionRetrying(e *modelEntry, v int64, dir string, raw, cfg *configpb.ModelConfig, ensemble bool) (*Model, error) {
 	for attempt := 0; ; attempt++ {
-		m, err := newModel(e.name, v, dir, raw, cloneConfig(cfg), s.modelEnv())
+		m, err := newModel(s.modelName(e.name), v, dir, raw, cloneConfig(cfg), s.modelEnv())
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/tritonhost/tritonhost/core/configpb"
@@ -137,11 +138,12 @@ func (s *Server) loadVersions(e *modelEntry) error {
 // entryConfig returns the model's configuration as given and normalized:
 // the load request's override, or the directory's config.pbtxt.
 func (s *Server) entryConfig(e *modelEntry) (raw, cfg *configpb.ModelConfig, err error) {
+	name := s.modelName(e.name)
 	if e.override == nil {
-		return s.readModelConfig(e.name, e.dir)
+		return s.readModelConfig(name, e.dir)
 	}
 	raw = cloneConfig(e.override)
-	cfg, err = normalizedConfig(raw, modelDefaults(e.name, s.opts.GPUs))
+	cfg, err = normalizedConfig(raw, modelDefaults(name, s.opts.GPUs))
 	if err != nil {
 		return nil, nil, Errorf(CodeInvalidArg, "model %q: the configuration of the load request: %w", e.name, err)
 	}
@@ -201,20 +203,25 @@ func (s *Server) LoadModelWith(name string, opts LoadOptions) error {
 	if s.stopping.Load() {
 		return errShuttingDown()
 	}
-	e, err := s.loadSource(name, opts)
+	entries, err := s.loadSource(name, opts)
 	if err != nil {
 		return err
 	}
-	if err := s.loadWithDependencies(e); err != nil {
-		return Errorf(CodeOf(err), "load failed for model '%s': %w", name, err)
+	var errs []error
+	for _, e := range entries {
+		if err := s.loadWithDependencies(e); err != nil {
+			errs = append(errs, Errorf(CodeOf(err), "load failed for model '%s': %w", e.name, err))
+		}
 	}
-	return nil
+	return joinErrors(errs)
 }
 
 // loadSource finds what a load request loads: the request's files, or the
 // model's directory in the repositories, with the request's configuration
-// if it gives one.
-func (s *Server) loadSource(name string, opts LoadOptions) (*modelEntry, error) {
+// if it gives one. With Options.ModelNamespacing, a name that several
+// repositories hold is the model in each of them, as Triton loads them
+// all.
+func (s *Server) loadSource(name string, opts LoadOptions) ([]*modelEntry, error) {
 	e := &modelEntry{name: name}
 	if opts.Config != nil {
 		cfg, err := parseConfigOverride(opts.Config)
@@ -244,7 +251,7 @@ func (s *Server) loadSource(name string, opts LoadOptions) (*modelEntry, error) 
 		}
 		s.log.Infof("model %q: the files of the load request are in %s until the model is unloaded", name, dir)
 		e.dir, e.filesDir, e.filesBytes = dir, dir, size
-		return e, nil
+		return []*modelEntry{e}, nil
 	}
 	if err := s.refreshRemote([]string{name})[name]; err != nil { // remote_repository.go
 		return nil, pollFailure(name, err)
@@ -253,12 +260,34 @@ func (s *Server) loadSource(name string, opts LoadOptions) (*modelEntry, error) 
 	if err != nil {
 		return nil, pollFailure(name, err)
 	}
-	dir, ok := dirs[name]
-	if !ok {
+	var entries []*modelEntry
+	for _, key := range s.keysIn(dirs, name) {
+		entries = append(entries, &modelEntry{name: key, dir: dirs[key], override: e.override})
+	}
+	if len(entries) == 0 {
 		return nil, pollFailure(name, errors.New("no such model directory in the model repositories"))
 	}
-	e.dir = dir
-	return e, nil
+	return entries, nil
+}
+
+// keysIn returns the keys of dirs (the repositories' models by key) of the
+// models named name, sorted: the name itself without namespacing, one key
+// for each repository that holds the name with it.
+func (s *Server) keysIn(dirs map[string]string, name string) []string {
+	if !s.opts.ModelNamespacing {
+		if _, ok := dirs[name]; ok {
+			return []string{name}
+		}
+		return nil
+	}
+	var keys []string
+	for key := range dirs {
+		if s.modelName(key) == name {
+			keys = append(keys, key)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // pollFailure is Triton's error for a load that could not start, with why.
@@ -287,9 +316,47 @@ func (s *Server) removeFiles(e *modelEntry) {
 // when ctx ends or a Finalize call does not return within
 // BackendCallTimeout. The files a load request sent for the model are
 // removed once its versions are unloaded. The ensembles that run the model
-// are unloaded with it (see orphanDependents).
+// are unloaded with it (see orphanDependents). With
+// Options.ModelNamespacing, a name that several repositories hold unloads
+// the model in each of them, as in Triton.
 func (s *Server) UnloadModel(ctx context.Context, name string) error {
-	return s.unloadModel(ctx, name, nil)
+	var errs []error
+	for _, key := range s.unloadKeys(name) {
+		if err := s.unloadModel(ctx, key, nil); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return joinErrors(errs)
+}
+
+// unloadKeys returns the keys of the models an unload of name unloads: the
+// name without namespacing; with it, those of the models of that name
+// (sorted), or the name when there is none, which the unload then reports.
+func (s *Server) unloadKeys(name string) []string {
+	if !s.opts.ModelNamespacing {
+		return []string{name}
+	}
+	s.mu.RLock()
+	var keys []string
+	for key := range s.models {
+		if s.modelName(key) == name {
+			keys = append(keys, key)
+		}
+	}
+	s.mu.RUnlock()
+	if len(keys) == 0 {
+		return []string{name}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// joinErrors is errs joined: nil for none, the error itself for one.
+func joinErrors(errs []error) error {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
 }
 
 // unloadModel is UnloadModel; detached, if set, is called once the model

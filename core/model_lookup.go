@@ -20,7 +20,19 @@ import (
 //   - CodeUnavailable "Request for unknown model: '<name>' version <v> is
 //     not at ready state" for a version that failed to load or was
 //     unloaded.
+//
+// With Options.ModelNamespacing, the name must first be that of a model in
+// exactly one repository (see resolveModel for the errors when it is not).
 func (s *Server) Model(name string, version int64) (*Model, error) {
+	key, err := s.resolveModel(name)
+	if err != nil {
+		return nil, err
+	}
+	return s.modelByKey(key, version)
+}
+
+// modelByKey is Model for the model whose key (namespace.go) is name.
+func (s *Server) modelByKey(name string, version int64) (*Model, error) {
 	s.mu.RLock()
 	e := s.models[name]
 	s.mu.RUnlock()
@@ -72,8 +84,13 @@ func (e *modelEntry) versionStatus(version int64) (VersionStatus, bool) {
 }
 
 // Versions returns the loaded versions of a model, ascending; nil if the
-// model is unknown or has none loaded.
+// model is unknown, ambiguous (Options.ModelNamespacing) or has none
+// loaded.
 func (s *Server) Versions(name string) []int64 {
+	name, err := s.resolveModel(name)
+	if err != nil {
+		return nil
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	e := s.models[name]

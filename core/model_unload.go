@@ -11,8 +11,20 @@ import (
 // turn) that no other loaded ensemble runs, as Triton's unload with
 // "unload_dependents" does.
 func (s *Server) UnloadModelAndDependents(ctx context.Context, name string) error {
-	steps := s.stepsOf(name)
-	if err := s.UnloadModel(ctx, name); err != nil {
+	var errs []error
+	for _, key := range s.unloadKeys(name) {
+		if err := s.unloadWithSteps(ctx, key); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return joinErrors(errs)
+}
+
+// unloadWithSteps is UnloadModelAndDependents for the model whose key is
+// key.
+func (s *Server) unloadWithSteps(ctx context.Context, key string) error {
+	steps := s.stepsOf(key)
+	if err := s.unloadModel(ctx, key, nil); err != nil {
 		return err
 	}
 	return errors.Join(s.unloadSteps(ctx, steps)...)
@@ -26,8 +38,21 @@ func (s *Server) UnloadModelAndDependents(ctx context.Context, name string) erro
 // point (no explicit model control, a model no repository has, a load or
 // unload of it that does not end while ctx lasts) are returned; those of
 // the unload itself are logged. The versions unload in the background, the
-// requests queued for them running for at most BackendCallTimeout.
+// requests queued for them running for at most BackendCallTimeout. With
+// Options.ModelNamespacing, a name that several repositories hold unloads
+// the model in each of them.
 func (s *Server) StartUnload(ctx context.Context, name string, dependents bool) error {
+	var errs []error
+	for _, key := range s.unloadKeys(name) {
+		if err := s.startUnload(ctx, key, dependents); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return joinErrors(errs)
+}
+
+// startUnload is StartUnload for the model whose key is name.
+func (s *Server) startUnload(ctx context.Context, name string, dependents bool) error {
 	var steps []string
 	if dependents {
 		steps = s.stepsOf(name)
@@ -78,7 +103,7 @@ func (s *Server) unloadSteps(ctx context.Context, steps []string) []error {
 			continue
 		}
 		s.log.Infof("unloading %q, which no loaded ensemble runs any more", st)
-		if err := s.UnloadModelAndDependents(ctx, st); err != nil {
+		if err := s.unloadWithSteps(ctx, st); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -81,9 +81,11 @@ func (s *Server) refreshRemote(names []string) map[string]error {
 		dirs, _, _ := s.scanRepositories()
 		var next []string
 		for _, n := range names {
-			for _, st := range s.configuredSteps(dirs[n]) {
-				if !done[st] && !slices.Contains(next, st) {
-					next = append(next, st)
+			for _, key := range s.keysIn(dirs, n) { // with namespacing, the model in each repository
+				for _, st := range s.configuredSteps(key, dirs[key], dirs) {
+					if st = s.modelName(st); !done[st] && !slices.Contains(next, st) {
+						next = append(next, st)
+					}
 				}
 			}
 		}

@@ -77,7 +77,7 @@ func (s *Server) startAgents(e *modelEntry, raw, cfg *configpb.ModelConfig) (*ag
 		if err != nil {
 			return fail(Errorf(CodeInternal, "model %q: render config: %w", e.name, err))
 		}
-		spec := RepoAgentModelSpec{Model: e.name, Location: location, Config: js, Parameters: agentParameters(a)}
+		spec := RepoAgentModelSpec{Model: s.modelName(e.name), Location: location, Config: js, Parameters: agentParameters(a)}
 		name := a.GetName()
 		st := &agentStep{name: name}
 		err = c.do(fmt.Sprintf("repository agent %q: making its agent model", name), func() error {

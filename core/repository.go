@@ -20,8 +20,10 @@ import (
 const ConfigFileName = "config.pbtxt"
 
 // scanRepositories lists the model directories of the repositories, by model
-// name. A model name found in two repositories is an error for that name.
-func scanRepositories(repos []string) (map[string]string, map[string]error, error) {
+// key (namespace.go). Without namespacing the key is the model name, and a
+// name found in two repositories is an error for that name; with it, each
+// repository is a namespace, and names may repeat across them.
+func scanRepositories(repos []string, namespacing bool) (map[string]string, map[string]error, error) {
 	dirs := map[string]string{}
 	dupes := map[string]error{}
 	for _, repo := range repos {
@@ -34,11 +36,15 @@ func scanRepositories(repos []string) (map[string]string, map[string]error, erro
 			if strings.HasPrefix(name, ".") || !isDir(filepath.Join(repo, name)) {
 				continue
 			}
-			if prev, ok := dirs[name]; ok {
-				dupes[name] = Errorf(CodeAlreadyExists, "model %q is in two repositories: %s and %s", name, prev, filepath.Join(repo, name))
+			key := name
+			if namespacing {
+				key = modelKey(repo, name)
+			}
+			if prev, ok := dirs[key]; ok {
+				dupes[key] = Errorf(CodeAlreadyExists, "model %q is in two repositories: %s and %s", name, prev, filepath.Join(repo, name))
 				continue
 			}
-			dirs[name] = filepath.Join(repo, name)
+			dirs[key] = filepath.Join(repo, name)
 		}
 	}
 	return dirs, dupes, nil

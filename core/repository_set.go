@@ -21,19 +21,22 @@ type repositorySet struct {
 	// mapped: model name -> directory, for the subdirectories of
 	// registered repositories served under a name of the mapping's.
 	mapped map[string]mappedModel
+	// namespacing: each repository is a namespace (Options.ModelNamespacing).
+	namespacing bool
 }
 
 type mappedModel struct{ repo, dir string }
 
-// scan lists the model directories of the repositories by model name, as
+// scan lists the model directories of the repositories by model key, as
 // scanRepositories does, with the registered mappings applied: a mapped
-// subdirectory is the model its mapping names, and only that.
+// subdirectory is the model its mapping names, and only that (in its
+// repository's namespace, with namespacing).
 func (r *repositorySet) scan() (map[string]string, map[string]error, error) {
 	r.mu.RLock()
 	paths := slices.Clone(r.paths)
 	mapped := maps.Clone(r.mapped)
 	r.mu.RUnlock()
-	dirs, dupes, err := scanRepositories(paths)
+	dirs, dupes, err := scanRepositories(paths, r.namespacing)
 	if err != nil || len(mapped) == 0 {
 		return dirs, dupes, err
 	}
@@ -45,11 +48,15 @@ func (r *repositorySet) scan() (map[string]string, map[string]error, error) {
 		}
 	}
 	for name, m := range mapped {
-		if prev, ok := dirs[name]; ok {
-			dupes[name] = Errorf(CodeAlreadyExists, "model %q is in two repositories: %s and %s", name, prev, m.dir)
+		key := name
+		if r.namespacing {
+			key = modelKey(m.repo, name)
+		}
+		if prev, ok := dirs[key]; ok {
+			dupes[key] = Errorf(CodeAlreadyExists, "model %q is in two repositories: %s and %s", name, prev, m.dir)
 			continue
 		}
-		dirs[name] = m.dir
+		dirs[key] = m.dir
 	}
 	return dirs, dupes, nil
 }

@@ -68,6 +68,14 @@ type Options struct {
 	// configs/<ModelConfigName>.pbtxt in its directory in place of
 	// config.pbtxt when it has that file (Triton's --model-config-name).
 	ModelConfigName string
+	// ModelNamespacing makes each model repository a namespace of its own
+	// (Triton's --model-namespacing): models of the same name in different
+	// repositories are different models, a request naming a name that
+	// several repositories hold is refused as ambiguous, and an ensemble's
+	// steps run the models of its own repository first (namespace.go).
+	// Without it, a name found in two repositories is refused as a
+	// duplicate.
+	ModelNamespacing bool
 	// Tracer, if set, picks requests to trace and receives their traces.
 	Tracer Tracer
 	// MaxTensorBytes is the largest input, output or state value, in bytes,
@@ -271,6 +279,7 @@ func NewServer(opts Options) (*Server, error) {
 		s.cache = newCachePath(opts.ResponseCache, &opts, opts.Logger)
 	}
 	s.repos.paths = slices.Clone(opts.ModelRepositories)
+	s.repos.namespacing = opts.ModelNamespacing
 	var remoteErrs map[string]error
 	err := s.localRepositories()
 	if err == nil {
@@ -324,7 +333,7 @@ func (s *Server) startsWithServer(name string) bool {
 		return true
 	}
 	for _, m := range s.opts.StartupModels {
-		if m == "*" || m == name {
+		if m == "*" || m == s.modelName(name) {
 			return true
 		}
 	}
@@ -469,7 +478,8 @@ func (s *Server) Ready() bool {
 func (s *Server) Live() bool { return !s.stopping.Load() }
 
 // RepositoryIndex lists every model of the repositories with the state of
-// each version, sorted by name and version.
+// each version, sorted by name and version. With Options.ModelNamespacing,
+// a name that several repositories hold is listed once for each.
 func (s *Server) RepositoryIndex() []VersionStatus {
 	s.mu.RLock()
 	var out []VersionStatus
@@ -487,6 +497,9 @@ func (s *Server) RepositoryIndex() []VersionStatus {
 		}
 	}
 	s.mu.RUnlock()
+	for i := range out {
+		out[i].Name = s.modelName(out[i].Name)
+	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Name != out[j].Name {
 			return out[i].Name < out[j].Name
@@ -499,8 +512,16 @@ func (s *Server) RepositoryIndex() []VersionStatus {
 // Statistics returns the statistics of a model's loaded versions (all
 // models when name is ""; all versions when version <= 0). Their size does
 // not grow with the requests served: per-response statistics have at most
-// ResponseStatsCap+1 keys (see ModelStatistics.Responses).
+// ResponseStatsCap+1 keys (see ModelStatistics.Responses). With
+// Options.ModelNamespacing, a name must be unambiguous, as for Model.
 func (s *Server) Statistics(name string, version int64) ([]ModelStatistics, error) {
+	if name != "" {
+		key, err := s.resolveModel(name) // with namespacing, the name must be unambiguous
+		if err != nil {
+			return nil, err
+		}
+		name = key
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var out []ModelStatistics
@@ -515,7 +536,7 @@ func (s *Server) Statistics(name string, version int64) ([]ModelStatistics, erro
 		}
 	}
 	if name != "" && len(out) == 0 {
-		return nil, Errorf(CodeNotFound, "model %q (version %d) has no loaded version to report statistics for", name, version)
+		return nil, Errorf(CodeNotFound, "model %q (version %d) has no loaded version to report statistics for", s.modelName(name), version)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Name != out[j].Name {

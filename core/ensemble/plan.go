@@ -32,6 +32,7 @@ type runPlan struct {
 type planStep struct {
 	index   int
 	model   string
+	ns      string                  // the model's namespace (model_namespace, set when the ensemble loads)
 	version int64                   // <= 0: the newest ready version
 	inputs  []modelconfig.TensorMap // the model's inputs, by name
 	outputs []modelconfig.TensorMap // the model's outputs, by name
@@ -79,7 +80,7 @@ func newRunPlan(cfg *configpb.ModelConfig) *runPlan {
 		p.dims[out.GetName()] = modelconfig.EnsembleDims(out.GetDims(), out.GetReshape())
 	}
 	for i, s := range es.GetStep() {
-		st := &planStep{index: i, model: s.GetModelName(), version: s.GetModelVersion()}
+		st := &planStep{index: i, model: s.GetModelName(), ns: s.GetModelNamespace(), version: s.GetModelVersion()}
 		st.inputs = modelconfig.StepMaps(s.GetInputMap())
 		st.outputs = modelconfig.StepMaps(s.GetOutputMap())
 		for _, in := range st.inputs {

@@ -126,7 +126,7 @@ func (run *requestRun) resolveLocked() error {
 		if !run.needed[i] {
 			continue
 		}
-		m, err := run.sched.srv.Model(st.model, st.version)
+		m, err := run.sched.srv.ModelIn(st.ns, st.model, st.version)
 		if err != nil {
 			return err
 		}

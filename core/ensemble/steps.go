@@ -37,7 +37,7 @@ func (run *requestRun) sendOne(c *stepCall) {
 	if err != nil && c.model.Readiness() != core.ModelReady {
 		// The version the request started with is unloading (its model is
 		// being reloaded): the step goes to the version that replaces it.
-		if m, merr := run.sched.srv.Model(c.step.model, c.step.version); merr == nil && m != c.model {
+		if m, merr := run.sched.srv.ModelIn(c.step.ns, c.step.model, c.step.version); merr == nil && m != c.model {
 			c.model = m
 			err = run.submit(c)
 		}
