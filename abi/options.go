@@ -49,6 +49,7 @@ type ServerOptions struct {
 	ExitTimeout          time.Duration    // --exit-timeout-secs
 	LoadConcurrency      int              // --model-load-thread-count
 	LoadRetries          int              // --model-load-retry-count
+	ModelNamespacing     bool             // --model-namespacing
 	PeerAccess           bool             // --enable-peer-access
 	BufferManagerThreads int              // --buffer-manager-thread-count
 	LogFile              string           // "": standard error
@@ -346,9 +347,7 @@ func (o *ServerOptions) setTriton(which int, v optionValue) error {
 	case C.THOST_OPT_LOAD_RETRIES:
 		o.LoadRetries = int(min(v.u, 1<<10))
 	case C.THOST_OPT_NAMESPACING:
-		if v.b {
-			return unsupported("model namespacing is not supported")
-		}
+		o.ModelNamespacing = v.b
 	case C.THOST_OPT_LOAD_DEVICE_LIMIT:
 		switch {
 		case v.i < 0:

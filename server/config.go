@@ -98,8 +98,11 @@ type ModelsConfig struct {
 	// LoadRetryCount is how many times a model version that failed to
 	// load is tried again at once (--model-load-retry-count).
 	LoadRetryCount int
-	// Namespacing is Triton's model namespacing, which this server does
-	// not have: true is refused (--model-namespacing).
+	// Namespacing makes each model repository a namespace: models of
+	// one name may be in several repositories, a request naming such a
+	// model is refused as ambiguous, and an ensemble's steps resolve in
+	// its own repository first; false refuses a name found in two
+	// repositories as a duplicate (--model-namespacing).
 	Namespacing bool
 }
 

@@ -60,7 +60,7 @@ func (m *ModelsConfig) bindFlags(f *pflag.FlagSet) {
 	f.StringVar(&m.ConfigName, "model-config-name", m.ConfigName, "read configs/<name>.pbtxt in each model directory that has it, in place of config.pbtxt (e.g. h100)")
 	f.IntVar(&m.LoadThreadCount, "model-load-thread-count", m.LoadThreadCount, "models loaded at once at start (0: 1)")
 	f.IntVar(&m.LoadRetryCount, "model-load-retry-count", m.LoadRetryCount, "times a model version that failed to load is tried again at once")
-	f.BoolVar(&m.Namespacing, "model-namespacing", m.Namespacing, "not supported yet: true is refused (a model name found in two repositories is refused as a duplicate)")
+	f.BoolVar(&m.Namespacing, "model-namespacing", m.Namespacing, "make each model repository a namespace: models of one name may be in several repositories, a request naming such a name is refused as ambiguous, and an ensemble runs the models of its own repository first (false: a name in two repositories is refused as a duplicate)")
 }
 
 func (r *RepositoryConfig) bindFlags(f *pflag.FlagSet) {

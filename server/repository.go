@@ -38,4 +38,5 @@ func (r *RepositoryConfig) apply(opts *core.Options, m *ModelsConfig) {
 	opts.ModelConfigName = m.ConfigName
 	opts.LoadConcurrency = max(1, m.LoadThreadCount) // Triton's std::max(1u, ...)
 	opts.LoadRetries = m.LoadRetryCount
+	opts.ModelNamespacing = m.Namespacing
 }

@@ -188,9 +188,6 @@ func (c *Config) validateModelOptions() error {
 	if m.LoadRetryCount < 0 {
 		return fmt.Errorf("--model-load-retry-count must not be negative, not %d", m.LoadRetryCount)
 	}
-	if m.Namespacing {
-		return errors.New("--model-namespacing=true: not supported yet; models of the same name in two repositories are refused as duplicates (see docs/triton-flags.md)")
-	}
 	return nil
 }
 

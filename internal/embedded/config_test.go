@@ -50,7 +50,7 @@ var optionSetters = map[string]func(o *abi.ServerOptions){
 	"TRITONSERVER_ServerOptionsSetBufferManagerThreadCount":      func(o *abi.ServerOptions) { o.BufferManagerThreads = 2 },
 	"TRITONSERVER_ServerOptionsSetModelLoadThreadCount":          func(o *abi.ServerOptions) { o.LoadConcurrency = 2 },
 	"TRITONSERVER_ServerOptionsSetModelLoadRetryCount":           func(o *abi.ServerOptions) { o.LoadRetries = 3 },
-	"TRITONSERVER_ServerOptionsSetModelNamespacing":              nil,
+	"TRITONSERVER_ServerOptionsSetModelNamespacing":              func(o *abi.ServerOptions) { o.ModelNamespacing = true },
 	"TRITONSERVER_ServerOptionsSetEnablePeerAccess":              func(o *abi.ServerOptions) { o.PeerAccess = false },
 	"TRITONSERVER_ServerOptionsSetLogFile":                       func(o *abi.ServerOptions) { o.LogFile = "/tmp/server.log" },
 	"TRITONSERVER_ServerOptionsSetLogInfo":                       func(o *abi.ServerOptions) { o.LogInfo = false },

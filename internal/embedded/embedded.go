@@ -56,6 +56,7 @@ func Config(o abi.ServerOptions) server.Config {
 	m.DisableAutoComplete = o.StrictModelConfig
 	m.ConfigName = o.ModelConfigName
 	m.LoadThreadCount, m.LoadRetryCount = o.LoadConcurrency, o.LoadRetries
+	m.Namespacing = o.ModelNamespacing
 
 	c.Backends.Directory = o.BackendDirectory
 	c.Backends.Config = backendConfig(o.BackendConfig)

@@ -55,8 +55,7 @@ var TritonOptions = []TritonOption{
 	{Name: "model-config-name", Group: "Model Repository", Args: []string{"--model-config-name=h100"}, Here: "implemented"},
 	{Name: "model-load-thread-count", Group: "Model Repository", Args: []string{"--model-load-thread-count", "8"}, Here: "implemented"},
 	{Name: "model-load-retry-count", Group: "Model Repository", Args: []string{"--model-load-retry-count", "2"}, Here: "implemented"},
-	{Name: "model-namespacing", Group: "Model Repository", Args: []string{"--model-namespacing=true"}, Here: "refused",
-		Refusal: "--model-namespacing=true: not supported yet"},
+	{Name: "model-namespacing", Group: "Model Repository", Args: []string{"--model-namespacing=true"}, Here: "implemented"},
 	{Name: "enable-peer-access", Group: "Model Repository", Args: []string{"--enable-peer-access=false"}, Here: "no effect"},
 
 	{Name: "allow-http", Group: "HTTP", Args: []string{"--allow-http=false"}, Here: "implemented"},

@@ -165,6 +165,8 @@ check_options(void)
   CHECK(TRITONSERVER_ServerOptionsSetBufferManagerThreadCount, "some", o, 2);
   CHECK(TRITONSERVER_ServerOptionsSetModelLoadRetryCount, "some", o, 2);
   CHECK(TRITONSERVER_ServerOptionsSetModelNamespacing, "on", o, true);
+  /* The servers made below keep one namespace. */
+  CHECK(TRITONSERVER_ServerOptionsSetModelNamespacing, "reset", o, false);
   CHECK(
       TRITONSERVER_ServerOptionsSetLogFormat, "unknown_format", o,
       (TRITONSERVER_LogFormat)7);
