@@ -2,9 +2,12 @@ package core_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tritonhost/tritonhost/core"
 	"github.com/tritonhost/tritonhost/core/coretest"
@@ -188,5 +191,39 @@ func TestNamespacingLoadUnloadByName(t *testing.T) {
 	err = srv.LoadModel("none")
 	if core.CodeOf(err) != core.CodeInternal || !strings.HasPrefix(err.Error(), "failed to load 'none', failed to poll from model repository") {
 		t.Errorf("LoadModel(none) = %v, want Triton's poll failure", err)
+	}
+}
+
+func TestNamespacingPoll(t *testing.T) {
+	p := coretest.NewProvider().Set("m", answerTag())
+	a := coretest.WriteRepository(t, coretest.ModelDir{Name: "m", Config: taggedConfig(1)})
+	srv := coretest.Serve(t, core.Options{Backends: p, ModelRepositories: []string{a}, PollModelControl: true,
+		RepositoryPollInterval: time.Hour, ModelNamespacing: true})
+	b := srv.Repositories()[1]
+	for _, step := range []struct {
+		what   string
+		change func()
+		tag    int32 // 0: the name is ambiguous
+	}{
+		{what: "at start, m is a's", change: func() {}, tag: 1},
+		{what: "with m in b too, m is ambiguous", change: func() { coretest.WriteModel(t, b, coretest.ModelDir{Name: "m", Config: taggedConfig(2)}) }},
+		{what: "with m gone from a, m is b's", change: func() {
+			if err := os.RemoveAll(filepath.Join(a, "m")); err != nil {
+				t.Fatal(err)
+			}
+		}, tag: 2},
+	} {
+		step.change()
+		if err := srv.Poll(); err != nil {
+			t.Fatalf("%s: Poll: %v", step.what, err)
+		}
+		if step.tag == 0 {
+			_, err := srv.Model("m", 0)
+			wantExactError(t, step.what, err, core.CodeInvalidArg, ambiguousM)
+			continue
+		}
+		if got := tagOf(t, srv, "m"); got != step.tag {
+			t.Errorf("%s: answered by tag %d, want %d", step.what, got, step.tag)
+		}
 	}
 }
