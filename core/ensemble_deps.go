@@ -119,11 +119,11 @@ func (s *Server) prepareEnsemble(e *modelEntry, cfg *configpb.ModelConfig) (bool
 		return false, nil
 	}
 	dirs, dupes, err := s.scanRepositories()
+	s.setStepNamespaces(e.name, cfg, dirs) // without dirs (err), each step's bare name
+	e.steps = stepModels(cfg)
 	if err != nil {
 		err = Errorf(CodeInternal, "ensemble %s: %w", cfg.GetName(), err)
 	} else {
-		s.setStepNamespaces(e.name, cfg, dirs)
-		e.steps = stepModels(cfg)
 		err = s.checkEnsemble(e.name, cfg, dirs, dupes)
 	}
 	if err != nil {
