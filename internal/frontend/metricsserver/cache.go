@@ -1,7 +1,7 @@
 package metricsserver
 
 import (
-	"strconv"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -42,12 +42,12 @@ func (c *cacheCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *cacheCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, m := range c.core.LoadedModels() {
-		if !m.CacheEnabled() {
+	for _, series := range seriesOf(c.core.LoadedModels()) {
+		if !slices.ContainsFunc(series.models, (*core.Model).CacheEnabled) {
 			continue
 		}
-		labels := []string{m.Name(), strconv.FormatInt(m.Version(), 10)}
-		k := m.Counters()
+		labels := []string{series.name, series.version}
+		k, _ := series.counters((*core.Model).CacheEnabled)
 		counter := func(d *prometheus.Desc, v float64) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
 		}

@@ -200,3 +200,40 @@ func TestExtraCollectorsPlugIn(t *testing.T) {
 		t.Error("registering the same collector twice succeeded")
 	}
 }
+
+// TestNamespacedModelsShareTheirSeries: with model namespacing, a model of
+// one name in two repositories is one series of each family, whose counts
+// are those of both, as Triton's reporters with equal labels are one.
+func TestNamespacedModelsShareTheirSeries(t *testing.T) {
+	t.Parallel()
+	p := coretest.NewProvider().Set("m", coretest.Reporting(true, coretest.Answering(coretest.Stream(1))))
+	decoupled := coretest.ModelDir{Name: "m", Config: coretest.VectorConfig(coretest.Decoupled)}
+	a := coretest.WriteRepository(t, decoupled)
+	srv := coretest.Serve(t, core.Options{Backends: p, ModelRepositories: []string{a}, ModelNamespacing: true}, decoupled)
+	_, url := serve(t, metricsserver.Options{Core: srv})
+	for i, ns := range []string{a, srv.Repositories()[1], srv.Repositories()[1]} {
+		m, err := srv.ModelIn(ns, "m", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := coretest.NewCollector()
+		req := coretest.Request("m", string(rune('a'+i)), coretest.Int32Input("INPUT0", []int64{1}, 1))
+		if err := srv.Submit(t.Context(), m, req, c.Receive); err != nil {
+			t.Fatal(err)
+		}
+		c.Wait(t)
+	}
+	body := scrape(t, url)
+	for _, want := range []string{
+		`nv_inference_request_success{model="m",version="1"} 3`,
+		`nv_inference_exec_count{model="m",version="1"} 3`,
+		`nv_inference_first_response_histogram_ms_count{model="m",version="1"} 3`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("no %s in\n%s", want, body)
+		}
+	}
+	if n := strings.Count(body, `nv_inference_request_success{model="m"`); n != 1 {
+		t.Errorf("%d series of nv_inference_request_success for m, want 1", n)
+	}
+}

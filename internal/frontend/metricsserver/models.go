@@ -1,8 +1,6 @@
 package metricsserver
 
 import (
-	"strconv"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tritonhost/tritonhost/core"
@@ -55,9 +53,9 @@ func (c *modelCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *modelCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, m := range c.core.LoadedModels() {
-		name, version := m.Name(), strconv.FormatInt(m.Version(), 10)
-		k := m.Counters()
+	for _, series := range seriesOf(c.core.LoadedModels()) {
+		name, version := series.name, series.version
+		k, restarts := series.counters(nil)
 		counter := func(d *prometheus.Desc, v float64, extra ...string) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, append([]string{name, version}, extra...)...)
 		}
@@ -74,10 +72,8 @@ func (c *modelCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descInputUs, us(k.ComputeInput))
 		counter(descInferUs, us(k.ComputeInfer))
 		counter(descOutputUs, us(k.ComputeOutput))
-		counter(descRestarts, float64(m.BackendRestarts()))
-		if h := m.FirstResponseHistogram(); h != nil {
-			var s metrics.Sample
-			h.Collect(&s)
+		counter(descRestarts, float64(restarts))
+		if s, ok := series.firstResponses(); ok {
 			ch <- constHistogram(descFirstResponse, &s, name, version)
 		}
 	}
