@@ -165,23 +165,27 @@ func TestPriorityLevelsAndQueuePolicies(t *testing.T) {
 		{"levels in order, arrival order within one", "dynamic_batching { priority_levels: 3 default_priority_level: 3 }",
 			[]queuedRequest{{"c0", 3, 0}, {"b0", 2, 0}, {"a0", 1, 0}, {"b1", 2, 0}, {"a1", 1, 0}},
 			false, "[[a0] [a1] [b0] [b1] [c0]]", nil},
-		{"REJECT fails what waited past the timeout", "dynamic_batching { default_queue_policy { timeout_action: REJECT default_timeout_microseconds: 1000 } }",
+		{"REJECT fails what waited past the timeout", "dynamic_batching { default_queue_policy { timeout_action: REJECT default_timeout_microseconds: 100000 } }",
 			[]queuedRequest{{"q0", 0, 0}, {"q1", 0, 0}},
 			true, "[]", []string{"q0", "q1"}},
 		{"DELAY sets late requests behind the others", `dynamic_batching { default_queue_policy { timeout_action: DELAY default_timeout_microseconds: 60000000 allow_timeout_override: true } }`,
-			[]queuedRequest{{"short", 0, time.Millisecond}, {"long", 0, 0}},
+			[]queuedRequest{{"short", 0, 100 * time.Millisecond}, {"long", 0, 0}},
 			true, "[[long] [short]]", nil},
 		{"a request's own timeout needs allow_timeout_override", "dynamic_batching { default_queue_policy { default_timeout_microseconds: 60000000 } }",
-			[]queuedRequest{{"own", 0, time.Millisecond}},
+			[]queuedRequest{{"own", 0, 100 * time.Millisecond}},
 			true, "[[own]]", nil},
-		{"an own timeout longer than the policy's does not count", "dynamic_batching { default_queue_policy { default_timeout_microseconds: 1000 allow_timeout_override: true } }",
+		{"an own timeout longer than the policy's does not count", "dynamic_batching { default_queue_policy { default_timeout_microseconds: 100000 allow_timeout_override: true } }",
 			[]queuedRequest{{"longer", 0, time.Hour}},
 			true, "[]", []string{"longer"}},
 		{"each level its policy", `dynamic_batching { priority_levels: 2 default_priority_level: 2
-  priority_queue_policy { key: 2 value: { default_timeout_microseconds: 1000 } } }`,
+  priority_queue_policy { key: 2 value: { default_timeout_microseconds: 100000 } } }`,
 			[]queuedRequest{{"kept", 1, 0}, {"dropped", 2, 0}},
 			true, "[[kept]]", []string{"dropped"}},
 	}
+	// The timeouts are 100 ms, not less: the request that keeps the
+	// instance busy waits under the same policy, and on a loaded machine
+	// (the race detector, two cores) it may be queued for some
+	// milliseconds before it runs.
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -195,7 +199,7 @@ func TestPriorityLevelsAndQueuePolicies(t *testing.T) {
 				replies[q.id] = coretest.Infer(t, srv, req)
 			}
 			if tc.wait {
-				time.Sleep(20 * time.Millisecond) // the timeouts pass while the requests wait
+				time.Sleep(300 * time.Millisecond) // the timeouts pass while the requests wait
 			}
 			gate.Open()
 			coretest.Succeeded(t, busy)
