@@ -67,7 +67,12 @@ func runConformance(t *testing.T) *conformanceRun {
 	t.Helper()
 	repo := testenv.Repository(t, testenv.Model{Name: "conformance", Config: conformanceConfig},
 		testenv.Model{Name: "conformance_peer", Config: strings.Replace(conformanceConfig, `name: "conformance"`, `name: "conformance_peer"`, 1)})
-	srv := startServer(t, repo, func(_ *core.Options, l *loader.Options) { l.BackendConfig = conformanceBackendConfig })
+	srv := startServer(t, repo, func(o *core.Options, l *loader.Options) {
+		l.BackendConfig = conformanceBackendConfig
+		// The instance's host policy, "cpu", has settings the backend
+		// reads back (TRITONBACKEND_ModelInstanceHostPolicy).
+		o.HostPolicies = map[string]core.HostPolicy{"cpu": {Settings: map[string]string{"probe-policy": "kept"}}}
+	})
 	run := &conformanceRun{srv: srv, repo: repo, checks: map[string]string{}, values: map[string]string{}}
 
 	run.main = infer(t, srv, &core.Submission{

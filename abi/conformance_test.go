@@ -814,7 +814,7 @@ func TestConformanceBackendSeesItsBackendModelAndInstance(t *testing.T) {
 		"instance.name":                   "probe_0",
 		"instance.kind":                   "CPU",
 		"instance.device_id":              "0",
-		"instance.host_policy":            `{"cpu":{}}`,
+		"instance.host_policy":            `{"cpu":{"probe-policy":"kept"}}`,
 		"instance.passive":                "false",
 		"instance.profile_count":          "0",
 		"instance.secondary_device_count": "0",

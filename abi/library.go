@@ -224,7 +224,11 @@ func (m *modelHandle) NewInstance(inst *core.Instance) (loader.Instance, error) 
 	h := m.lib.host
 	key := h.instances.add(inst)
 	name := inst.Name()
-	policy := fmt.Sprintf("{%q:{}}", inst.HostPolicyName())
+	policy, err := hostPolicyMessage(inst)
+	if err != nil {
+		h.instances.take(key)
+		return nil, fmt.Errorf("instance %q: %w", name, err)
+	}
 	profiles := inst.Profiles()
 	c := C.thost_instance_new(m.c, C.uint64_t(key), cstr(name), C.size_t(len(name)), C.int(inst.Kind()),
 		C.int32_t(inst.DeviceID()), C.bool(inst.Passive()), cstr(policy), C.size_t(len(policy)),
@@ -364,3 +368,19 @@ func dlclose(dl unsafe.Pointer) error {
 func cstr(s string) *C.char { return (*C.char)(unsafe.Pointer(unsafe.StringData(s))) }
 
 func cbytes(b []byte) *C.char { return (*C.char)(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// hostPolicyMessage is what TRITONBACKEND_ModelInstanceHostPolicy gives the
+// backend, as Triton does: {"<policy name>": {"<setting>": "<value>", ...}},
+// the settings of the server's host policy of that name (--host-policy),
+// none when the server has no such policy.
+func hostPolicyMessage(inst *core.Instance) (string, error) {
+	settings := inst.HostPolicySettings()
+	if settings == nil {
+		settings = map[string]string{}
+	}
+	b, err := json.Marshal(map[string]map[string]string{inst.HostPolicyName(): settings})
+	if err != nil {
+		return "", fmt.Errorf("host policy %q: %w", inst.HostPolicyName(), err)
+	}
+	return string(b), nil
+}
