@@ -6,5 +6,5 @@
 // backend. The isolation benchmarks (isolation_test.go) compare instead a
 // backend in a worker process with the same backend in the server's
 // process, in one server, and time a worker's crash to its model serving
-// again. Run with `make bench` or `go test -run '^$' -bench . ./bench/`.
+// again. Run with `make bench` or `go test -run '^$' -bench . ./internal/bench/`.
 package bench

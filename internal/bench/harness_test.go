@@ -61,7 +61,7 @@ func startTritonhost(b *testing.B, diagnostics bool) *process {
 // startEcho builds and starts the plain grpc-go server with args.
 func startEcho(b *testing.B, args ...string) *process {
 	b.Helper()
-	bin, err := testenv.GoBuild(b.TempDir(), "./bench/echoserver", false)
+	bin, err := testenv.GoBuild(b.TempDir(), "./internal/bench/echoserver", false)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,7 +6,7 @@
 // wall time and process CPU time per item for each, over several rounds.
 // A queue pays only if its CPU time per item is below the crossing's.
 //
-//	go run ./bench/handoff
+//	go run ./internal/bench/handoff
 package main
 
 /*
