@@ -123,9 +123,7 @@ func (st *heldRequest) recordStats(recs *C.struct_thost_rstat, n C.uint32_t) {
 	var instKey C.uint64_t
 	for _, r := range unsafe.Slice(recs, int(n)) {
 		if inst == nil || r.instance_key != instKey {
-			var ok bool
-			if inst, ok = st.lib.host.instances.get(uint64(r.instance_key)); !ok {
-				inst = nil
+			if inst = st.lib.host.instances.get(uint64(r.instance_key)); inst == nil {
 				continue
 			}
 			instKey = r.instance_key

@@ -61,7 +61,7 @@ func modelOf(model *C.struct_thost_model, fn string) (*core.Model, *C.TRITONSERV
 // error for the backend calling fn.
 func instanceOf(inst *C.struct_thost_instance, fn string) (*core.Instance, *C.TRITONSERVER_Error) {
 	if h := hostOf(inst.model.backend.host); h != nil {
-		if i, ok := h.instances.get(uint64(inst.key)); ok {
+		if i := h.instances.get(uint64(inst.key)); i != nil {
 			return i, nil
 		}
 	}

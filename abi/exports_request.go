@@ -18,8 +18,8 @@ func requestOf(ctx *C.struct_thost_reqctx, fn string) (*heldRequest, *C.TRITONSE
 	if h == nil {
 		return nil, cErrorf(core.CodeNotFound, "%s: the server of the request has stopped", fn)
 	}
-	st, ok := h.requests.get(uint64(ctx.key))
-	if !ok {
+	st := h.requests.get(uint64(ctx.key))
+	if st == nil {
 		return nil, cErrorf(core.CodeNotFound, "%s: the request is no longer known to the server", fn)
 	}
 	return st, nil
@@ -62,8 +62,8 @@ func thostRequestContextDone(ctx *C.struct_thost_reqctx, stats *C.struct_thost_r
 	if h == nil {
 		return
 	}
-	st, ok := h.requests.take(uint64(ctx.key))
-	if !ok {
+	st := h.requests.take(uint64(ctx.key))
+	if st == nil {
 		return
 	}
 	st.recordStats(stats, nstats)

@@ -35,11 +35,10 @@ func thostReportMemoryUsage(host *C.struct_thost_host, owner C.int, key C.uint64
 		return nil
 	}
 	var inst *core.Instance
-	ok := false
 	if h != nil {
-		inst, ok = h.instances.get(uint64(key))
+		inst = h.instances.get(uint64(key))
 	}
-	if !ok {
+	if inst == nil {
 		return cErrorf(core.CodeNotFound, "TRITONBACKEND_ModelInstanceReportMemoryUsage: the instance is no longer known to the server")
 	}
 	inst.ReportMemoryUsage(usage)

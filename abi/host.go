@@ -73,9 +73,9 @@ type Host struct {
 	metrics *metrics.Registry
 	devices Devices
 
-	requests      table[*heldRequest]
+	requests      slotTable[heldRequest]
 	models        table[*core.Model]
-	instances     table[*core.Instance]
+	instances     slotTable[core.Instance]
 	families      table[familyHandle]
 	metricHandles table[metricHandle]
 

@@ -184,7 +184,7 @@ struct thost_model {
 
 struct thost_instance {
   uint64_t handle;
-  uint64_t key;  // Go instance table key
+  uint64_t key;  // Go instance table key (a slot and its generation)
   struct thost_model* model;
   char* name;
   TRITONSERVER_InstanceGroupKind kind;
@@ -224,7 +224,7 @@ struct thost_rstat {
 // unsent responses. When the last reference goes, Go learns that the backend
 // has let go of the request.
 struct thost_reqctx {
-  uint64_t key;  // Go request table key
+  uint64_t key;  // Go request table key (a slot and its generation)
   struct thost_host* host;
   int32_t refs;        // atomic
   int32_t cancelled;   // atomic, set by Go when the client cancels
