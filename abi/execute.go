@@ -112,16 +112,18 @@ func (st *heldRequest) markCancelled() {
 }
 
 // recordStats hands response-statistics reports that the C side buffered
-// for this request to the instances that made them. Reports of instances
-// already retired are dropped.
-func (st *heldRequest) recordStats(recs *C.struct_thost_rstat, n C.uint32_t) {
-	if n == 0 {
+// for this request (a list, oldest first) to the instances that made them.
+// Reports of instances already retired are dropped. The list is the
+// caller's (C memory, freed by the caller once this returns); nothing of it
+// is kept. Takes no lock of its own.
+func (st *heldRequest) recordStats(recs *C.struct_thost_rstat) {
+	if recs == nil {
 		return
 	}
 	p := st.req.Responder()
 	var inst *core.Instance
 	var instKey C.uint64_t
-	for _, r := range unsafe.Slice(recs, int(n)) {
+	for r := recs; r != nil; r = r.next {
 		if inst == nil || r.instance_key != instKey {
 			if inst = st.lib.host.instances.get(uint64(r.instance_key)); inst == nil {
 				continue

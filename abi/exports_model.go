@@ -119,15 +119,18 @@ func thostReportBatchStatistics(inst *C.struct_thost_instance, batchSize, execSt
 	return nil
 }
 
+// thostResponseStatistics records reports a request's context buffered
+// past THOST_PENDING_RSTATS (a backend that reports without sending).
+//
 //export thostResponseStatistics
-func thostResponseStatistics(ctx *C.struct_thost_reqctx, stats *C.struct_thost_rstat, nstats C.uint32_t) (ret *C.TRITONSERVER_Error) {
+func thostResponseStatistics(ctx *C.struct_thost_reqctx, stats *C.struct_thost_rstat) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONBACKEND_ModelInstanceReportResponseStatistics"
 	defer recoverError(fn, &ret)
 	st, cerr := requestOf(ctx, fn)
 	if cerr != nil {
 		return cerr
 	}
-	st.recordStats(stats, nstats)
+	st.recordStats(stats)
 	return nil
 }
 

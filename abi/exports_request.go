@@ -56,7 +56,7 @@ func thostRequestRelease(blk *C.struct_thost_request, flags C.uint32_t) (ret *C.
 }
 
 //export thostRequestContextDone
-func thostRequestContextDone(ctx *C.struct_thost_reqctx, stats *C.struct_thost_rstat, nstats C.uint32_t) {
+func thostRequestContextDone(ctx *C.struct_thost_reqctx, stats *C.struct_thost_rstat) {
 	defer recoverLog("request context end")
 	h := hostOf(ctx.host)
 	if h == nil {
@@ -66,7 +66,7 @@ func thostRequestContextDone(ctx *C.struct_thost_reqctx, stats *C.struct_thost_r
 	if st == nil {
 		return
 	}
-	st.recordStats(stats, nstats)
+	st.recordStats(stats)
 	st.mu.Lock()
 	st.dead = true
 	st.mu.Unlock()
@@ -82,14 +82,14 @@ func thostRequestContextDone(ctx *C.struct_thost_reqctx, stats *C.struct_thost_r
 // what the response holds is copied and C frees it on return.
 //
 //export thostResponseSend
-func thostResponseSend(resp *C.struct_thost_response, flags C.uint32_t, cerr *C.TRITONSERVER_Error, stats *C.struct_thost_rstat, nstats C.uint32_t, kept *C.bool) (ret *C.TRITONSERVER_Error) {
+func thostResponseSend(resp *C.struct_thost_response, flags C.uint32_t, cerr *C.TRITONSERVER_Error, stats *C.struct_thost_rstat, kept *C.bool) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONBACKEND_ResponseSend"
 	defer recoverError(fn, &ret)
 	st, lookupErr := requestOf(resp.ctx, fn)
 	if lookupErr != nil {
 		return lookupErr
 	}
-	st.recordStats(stats, nstats)
+	st.recordStats(stats)
 	f := uint32(flags)
 	if f&^core.ResponseCompleteFinal != 0 {
 		return cErrorf(core.CodeInvalidArg, "%s: unknown send flags %#x", fn, f)
@@ -114,14 +114,14 @@ func thostResponseSend(resp *C.struct_thost_response, flags C.uint32_t, cerr *C.
 }
 
 //export thostSendFlags
-func thostSendFlags(ctx *C.struct_thost_reqctx, flags C.uint32_t, stats *C.struct_thost_rstat, nstats C.uint32_t) (ret *C.TRITONSERVER_Error) {
+func thostSendFlags(ctx *C.struct_thost_reqctx, flags C.uint32_t, stats *C.struct_thost_rstat) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONBACKEND_ResponseFactorySendFlags"
 	defer recoverError(fn, &ret)
 	st, cerr := requestOf(ctx, fn)
 	if cerr != nil {
 		return cerr
 	}
-	st.recordStats(stats, nstats)
+	st.recordStats(stats)
 	f := uint32(flags)
 	if f&^core.ResponseCompleteFinal != 0 {
 		return cErrorf(core.CodeInvalidArg, "%s: unknown send flags %#x", fn, f)

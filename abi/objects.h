@@ -204,8 +204,11 @@ struct thost_instance {
 
 // ---- Requests ---------------------------------------------------------------
 
-// A response-statistics report waiting to reach Go.
+// A response-statistics report waiting to reach Go: a block of
+// THOST_POOL_RSTAT (block_pool.h), in its request context's pending list.
 struct thost_rstat {
+  struct thost_rstat* next;  // the next report in the list (older first once
+                             // taken: thost_reqctx_take_stats)
   uint64_t instance_key;
   uint64_t start;
   uint64_t compute_output_start;
@@ -213,12 +216,6 @@ struct thost_rstat {
   int32_t has_error;
   int32_t error_code;
 };
-
-// Reports buffered per request before they ride along with the request's
-// next crossing into Go (a send, a final flag, the context's end), so a
-// decoupled backend that reports statistics for every response does not
-// pay a second crossing per response.
-#define THOST_PENDING_RSTATS 16
 
 // Per-request context shared by the request block, its factories and its
 // unsent responses. When the last reference goes, Go learns that the backend
@@ -228,14 +225,23 @@ struct thost_reqctx {
   struct thost_host* host;
   int32_t refs;        // atomic
   int32_t cancelled;   // atomic, set by Go when the client cancels
-  pthread_mutex_t mu;  // guards pending and the block's states
+  pthread_mutex_t mu;  // guards the block's states (state.c)
   // The allocator of the backend that submitted the request
   // (TRITONSERVER_ServerInferAsync), owned; NULL for other requests. Set
   // before the first block of the request is built, then read-only.
   struct thost_caller_alloc* caller;
-  uint32_t npending;
-  struct thost_rstat pending[THOST_PENDING_RSTATS];
+  // Response-statistics reports not yet handed to Go, newest first: a
+  // lock-free stack (pushed with a compare-and-swap by any thread, taken
+  // whole with an exchange), so that a backend reporting every response
+  // takes no lock. They ride along with the request's next crossing into
+  // Go (a send, a final flag, the context's end).
+  struct thost_rstat* pending;  // atomic
+  uint32_t npending;            // atomic, approximate: bounds the list
 };
+
+// Reports past this many pending go to Go at once (a backend that reports
+// without ever sending), so the list stays short.
+#define THOST_PENDING_RSTATS 64
 
 struct thost_buffer {
   const void* base;
@@ -322,7 +328,14 @@ struct thost_factory {
 };
 
 #define THOST_INLINE_OUTPUT_BYTES 64
+// An output whose shape has at most this many dimensions, and whose name
+// at most THOST_INLINE_NAME_BYTES - 1 bytes, keeps both inside itself.
+#define THOST_INLINE_DIMS 8
+#define THOST_INLINE_NAME_BYTES 32
 
+// An output of a response. The first THOST_RESPONSE_BLOCK_OUTPUTS outputs of
+// a response live inside the response's own block (in_block); others are
+// malloc'd with their shape and name behind them.
 struct thost_output {
   uint64_t handle;
   TRITONSERVER_DataType datatype;
@@ -333,6 +346,7 @@ struct thost_output {
   // device_buffer: buffer is GPU or pinned memory from the host's Devices
   // (attrs says which), returned to them when the response is freed.
   bool device_buffer;
+  bool in_block;        // inside its response's block: not freed on its own
   void* buffer;         // inline_data, from host->outbufs (or malloc'd when
                         // there is no host), device memory (device_buffer)
                         // or from the caller's allocator (caller_buffer)
@@ -346,9 +360,19 @@ struct thost_output {
   bool caller_buffer;
   void* buffer_userp;
   struct thost_buffer_attributes attrs;
-  unsigned char ipc_handle[64];  // CUipcMemHandle, filled on first use
+  // Not cleared when the output is made (THOST_OUTPUT_CLEARED_BYTES): each
+  // is written before it is read.
   unsigned char inline_data[THOST_INLINE_OUTPUT_BYTES];
+  unsigned char ipc_handle[64];  // CUipcMemHandle, filled on first use
+  int64_t inline_shape[THOST_INLINE_DIMS];
+  char inline_name[THOST_INLINE_NAME_BYTES];
 };
+
+// What a new output clears: everything before its buffers.
+#define THOST_OUTPUT_CLEARED_BYTES offsetof(struct thost_output, inline_data)
+
+// Outputs kept inside a response's block.
+#define THOST_RESPONSE_BLOCK_OUTPUTS 2
 
 // A response. Built by the backend through its handle;
 // TRITONBACKEND_ResponseSend frees the handles of the response and its outputs
@@ -357,19 +381,30 @@ struct thost_output {
 // Response.Lent) and Go frees the response later, from any thread, with
 // thost_sent_response_free. Once sent, ctx may be gone: the memory of a sent
 // response is counted on host.
+//
+// Memory: one block of THOST_POOL_RESPONSE (block_pool.h) holds the response
+// and its first THOST_RESPONSE_BLOCK_OUTPUTS outputs, so that a response of
+// one or two small outputs is one block from the calling thread's free list.
 struct thost_response {
   uint64_t handle;
   uint32_t output_count;
   uint32_t output_cap;
   uint32_t param_count;
   uint32_t param_cap;
+  uint32_t block_outputs_used;    // of block_outputs
   struct thost_reqctx* ctx;       // referenced until the response is sent or
                                   // deleted
   struct thost_host* host;        // ctx's host
   struct thost_output** outputs;  // inline_outputs until more are needed
   struct TRITONSERVER_Parameter* params;
-  struct thost_output* inline_outputs[2];
+  struct thost_output* inline_outputs[THOST_RESPONSE_BLOCK_OUTPUTS];
+  // Not cleared when the response is made (THOST_RESPONSE_CLEARED_BYTES).
+  struct thost_output block_outputs[THOST_RESPONSE_BLOCK_OUTPUTS];
 };
+
+// What a new response clears: everything before its block's outputs.
+#define THOST_RESPONSE_CLEARED_BYTES \
+  offsetof(struct thost_response, block_outputs)
 
 struct thost_response_statistics {
   uint64_t handle;
@@ -407,8 +442,10 @@ char* thost_strndup(const char* s, size_t n);
 struct thost_reqctx* thost_reqctx_new(
     struct thost_host* host, uint64_t key,
     const struct thost_caller_alloc* caller);
-uint32_t thost_reqctx_take_stats(
-    struct thost_reqctx* ctx, struct thost_rstat* out);
+// Takes the context's pending reports, oldest first (NULL: none); give them
+// back with thost_rstats_free once Go has read them.
+struct thost_rstat* thost_reqctx_take_stats(struct thost_reqctx* ctx);
+void thost_rstats_free(struct thost_rstat* list);
 void thost_reqctx_ref(struct thost_reqctx* ctx);
 void thost_reqctx_unref(struct thost_reqctx* ctx);
 struct thost_request* thost_request_new(size_t size, struct thost_reqctx* ctx);

@@ -45,25 +45,41 @@ TRITONBACKEND_ResponseOutput(
     r->output_cap = cap;
   }
   size_t name_len = strlen(name);
-  // One allocation: the output, its shape, then its name.
-  struct thost_output* out =
-      malloc(sizeof(*out) + dims_count * sizeof(int64_t) + name_len + 1);
-  if (out == NULL)
-    return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
-  memset(out, 0, offsetof(struct thost_output, inline_data));
+  // The response's block holds its first outputs; an output past them, or
+  // too large for its inline shape or name, is one allocation with its
+  // shape and name behind it.
+  struct thost_output* out;
+  const bool fits =
+      dims_count <= THOST_INLINE_DIMS && name_len < THOST_INLINE_NAME_BYTES;
+  if (fits && r->block_outputs_used < THOST_RESPONSE_BLOCK_OUTPUTS) {
+    out = &r->block_outputs[r->block_outputs_used++];
+    memset(out, 0, THOST_OUTPUT_CLEARED_BYTES);
+    out->in_block = true;
+  } else {
+    out = malloc(
+        sizeof(*out) +
+        (fits ? 0 : dims_count * sizeof(int64_t) + name_len + 1));
+    if (out == NULL)
+      return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+    memset(out, 0, THOST_OUTPUT_CLEARED_BYTES);
+  }
   out->attrs.server_owned = true;
   out->host = r->ctx->host;
   out->caller = r->ctx->caller;
   out->datatype = datatype;
-  out->shape = (int64_t*)(out + 1);
+  out->shape = fits ? out->inline_shape : (int64_t*)(out + 1);
   if (dims_count > 0)
     memcpy(out->shape, shape, dims_count * sizeof(int64_t));
   out->dims_count = dims_count;
-  out->name = (char*)(out->shape + dims_count);
+  out->name =
+      fits ? out->inline_name : (char*)((int64_t*)(out + 1) + dims_count);
   memcpy(out->name, name, name_len + 1);
   out->handle = thost_handle_new(THOST_KIND_OUTPUT, out);
   if (out->handle == 0) {
-    free(out);
+    if (out->in_block)
+      r->block_outputs_used--;
+    else
+      free(out);
     return thost_errorf(
         TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
   }

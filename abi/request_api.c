@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "_cgo_export.h"
+#include "block_pool.h"
 #include "inprocess.h"
 #include "objects.h"
 
@@ -35,18 +36,36 @@ thost_reqctx_new(
   return ctx;
 }
 
-// Moves the buffered statistics reports into out (THOST_PENDING_RSTATS
-// entries) and returns how many there were.
-uint32_t
-thost_reqctx_take_stats(struct thost_reqctx* ctx, struct thost_rstat* out)
+struct thost_rstat*
+thost_reqctx_take_stats(struct thost_reqctx* ctx)
 {
-  pthread_mutex_lock(&ctx->mu);
-  uint32_t n = ctx->npending;
-  if (n > 0)
-    memcpy(out, ctx->pending, n * sizeof(*out));
-  ctx->npending = 0;
-  pthread_mutex_unlock(&ctx->mu);
-  return n;
+  if (__atomic_load_n(&ctx->pending, __ATOMIC_RELAXED) == NULL)
+    return NULL;
+  struct thost_rstat* r =
+      __atomic_exchange_n(&ctx->pending, NULL, __ATOMIC_ACQUIRE);
+  // Newest first on the stack: reversed, so Go records them in the order
+  // they were reported.
+  struct thost_rstat* oldest = NULL;
+  uint32_t n = 0;
+  while (r != NULL) {
+    struct thost_rstat* next = r->next;
+    r->next = oldest;
+    oldest = r;
+    r = next;
+    n++;
+  }
+  __atomic_sub_fetch(&ctx->npending, n, __ATOMIC_RELAXED);
+  return oldest;
+}
+
+void
+thost_rstats_free(struct thost_rstat* list)
+{
+  while (list != NULL) {
+    struct thost_rstat* next = list->next;
+    thost_block_put(THOST_POOL_RSTAT, list);
+    list = next;
+  }
 }
 
 void
@@ -61,7 +80,9 @@ thost_reqctx_unref(struct thost_reqctx* ctx)
   if (__atomic_sub_fetch(&ctx->refs, 1, __ATOMIC_ACQ_REL) != 0)
     return;
   // Last reference: nobody else can touch pending any more.
-  thostRequestContextDone(ctx, ctx->pending, ctx->npending);
+  struct thost_rstat* stats = thost_reqctx_take_stats(ctx);
+  thostRequestContextDone(ctx, stats);
+  thost_rstats_free(stats);
   pthread_mutex_destroy(&ctx->mu);
   thost_count(ctx->host, THOST_COUNT_CONTEXT, -1);
   free(ctx->caller);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "_cgo_export.h"
+#include "block_pool.h"
 #include "inprocess.h"
 #include "objects.h"
 
@@ -67,9 +68,10 @@ TRITONBACKEND_ResponseFactorySendFlags(
   struct thost_factory* f;
   FACTORY(f, factory);
   thost_enter_host(f->ctx->host);
-  struct thost_rstat stats[THOST_PENDING_RSTATS];
-  uint32_t n = thost_reqctx_take_stats(f->ctx, stats);
-  return thostSendFlags(f->ctx, send_flags, stats, n);
+  struct thost_rstat* stats = thost_reqctx_take_stats(f->ctx);
+  TRITONSERVER_Error* err = thostSendFlags(f->ctx, send_flags, stats);
+  thost_rstats_free(stats);
+  return err;
 }
 
 TRITONSERVER_Error*
@@ -88,16 +90,17 @@ TRITONBACKEND_ResponseFactoryIsCancelled(
 static TRITONSERVER_Error*
 response_new(TRITONBACKEND_Response** response, struct thost_reqctx* ctx)
 {
-  struct thost_response* r = calloc(1, sizeof(*r));
+  struct thost_response* r = thost_block_get(THOST_POOL_RESPONSE);
   if (r == NULL)
     return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+  memset(r, 0, THOST_RESPONSE_CLEARED_BYTES);
   r->ctx = ctx;
   r->host = ctx->host;
   r->outputs = r->inline_outputs;
-  r->output_cap = sizeof(r->inline_outputs) / sizeof(r->inline_outputs[0]);
+  r->output_cap = THOST_RESPONSE_BLOCK_OUTPUTS;
   r->handle = thost_handle_new(THOST_KIND_RESPONSE, r);
   if (r->handle == 0) {
-    free(r);
+    thost_block_put(THOST_POOL_RESPONSE, r);
     return thost_errorf(
         TRITONSERVER_ERROR_UNAVAILABLE, "out of handles for a response");
   }
@@ -144,7 +147,8 @@ response_free_memory(struct thost_response* r)
     } else if (out->buffer != out->inline_data) {
       free(out->buffer);
     }
-    free(out);
+    if (!out->in_block)
+      free(out);
   }
   if (r->outputs != r->inline_outputs)
     free(r->outputs);
@@ -153,7 +157,7 @@ response_free_memory(struct thost_response* r)
     free(r->params[i].s);
   }
   free(r->params);
-  free(r);
+  thost_block_put(THOST_POOL_RESPONSE, r);
 }
 
 // Frees an unsent response and lets go of its request context.
@@ -225,11 +229,11 @@ TRITONBACKEND_ResponseSend(
   response_free_handles(r);
   thost_count(ctx->host, THOST_COUNT_RESPONSE, -1);
   thost_count(ctx->host, THOST_COUNT_LENT, 1);
-  struct thost_rstat stats[THOST_PENDING_RSTATS];
-  uint32_t n = thost_reqctx_take_stats(ctx, stats);
+  struct thost_rstat* stats = thost_reqctx_take_stats(ctx);
   bool kept = false;
   TRITONSERVER_Error* err =
-      thostResponseSend(r, send_flags, error, stats, n, &kept);
+      thostResponseSend(r, send_flags, error, stats, &kept);
+  thost_rstats_free(stats);
   if (!kept)
     thost_sent_response_free(r);
   thost_reqctx_unref(ctx);

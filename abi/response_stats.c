@@ -1,11 +1,15 @@
 // TRITONBACKEND_ModelInstanceResponseStatistics* functions. A report is
 // buffered in the request's context and reaches Go with the request's next
 // crossing (see thost_reqctx_take_stats), so a backend that reports every
-// response does not pay a second crossing per response.
+// response does not pay a second crossing per response. The statistics
+// objects and the buffered reports are blocks of the calling thread's pools
+// (block_pool.h), and the buffer is a lock-free list: a report takes no
+// malloc and no lock.
 #include <stdlib.h>
 #include <string.h>
 
 #include "_cgo_export.h"
+#include "block_pool.h"
 #include "objects.h"
 
 #define RSTATS(var, h) \
@@ -16,12 +20,13 @@ TRITONBACKEND_ModelInstanceResponseStatisticsNew(
     TRITONBACKEND_ModelInstanceResponseStatistics** response_statistics)
 {
   THOST_CHECK_ARG(response_statistics != NULL, "response_statistics is NULL");
-  struct thost_response_statistics* s = calloc(1, sizeof(*s));
+  struct thost_response_statistics* s = thost_block_get(THOST_POOL_RSTATS);
   if (s == NULL)
     return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+  memset(s, 0, sizeof(*s));
   s->handle = thost_handle_new(THOST_KIND_RESPONSE_STATISTICS, s);
   if (s->handle == 0) {
-    free(s);
+    thost_block_put(THOST_POOL_RSTATS, s);
     return thost_errorf(
         TRITONSERVER_ERROR_UNAVAILABLE, "%s: out of handles", __func__);
   }
@@ -41,7 +46,7 @@ TRITONBACKEND_ModelInstanceResponseStatisticsDelete(
   RSTATS(s, response_statistics);
   thost_count(s->host, THOST_COUNT_RSTATS, -1);
   thost_handle_free(s->handle);
-  free(s);
+  thost_block_put(THOST_POOL_RSTATS, s);
   return NULL;
 }
 
@@ -132,25 +137,27 @@ TRITONBACKEND_ModelInstanceReportResponseStatistics(
       factory, (void*)(uintptr_t)s->factory, THOST_KIND_FACTORY,
       "response factory in response statistics");
   struct thost_reqctx* ctx = factory->ctx;
-  struct thost_rstat flush[THOST_PENDING_RSTATS];
-  uint32_t nflush = 0;
-  pthread_mutex_lock(&ctx->mu);
-  if (ctx->npending == THOST_PENDING_RSTATS) {
-    nflush = ctx->npending;
-    memcpy(flush, ctx->pending, sizeof(flush));
-    ctx->npending = 0;
-  }
-  struct thost_rstat* r = &ctx->pending[ctx->npending++];
+  struct thost_rstat* r = thost_block_get(THOST_POOL_RSTAT);
+  if (r == NULL)
+    return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
   r->instance_key = instance->key;
   r->start = s->response_start;
   r->compute_output_start = s->compute_output_start;
   r->end = s->response_end;
   r->has_error = s->has_error;
   r->error_code = (int32_t)s->error_code;
-  pthread_mutex_unlock(&ctx->mu);
-  // Usually the reports ride along with the request's next send; a full
-  // buffer goes to Go now.
-  if (nflush > 0)
-    return thostResponseStatistics(ctx, flush, nflush);
-  return NULL;
+  struct thost_rstat* head = __atomic_load_n(&ctx->pending, __ATOMIC_RELAXED);
+  do {
+    r->next = head;
+  } while (!__atomic_compare_exchange_n(
+      &ctx->pending, &head, r, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+  // Usually the reports ride along with the request's next send; a long
+  // list goes to Go now.
+  if (__atomic_add_fetch(&ctx->npending, 1, __ATOMIC_RELAXED) <
+      THOST_PENDING_RSTATS)
+    return NULL;
+  struct thost_rstat* flush = thost_reqctx_take_stats(ctx);
+  TRITONSERVER_Error* err = thostResponseStatistics(ctx, flush);
+  thost_rstats_free(flush);
+  return err;
 }
