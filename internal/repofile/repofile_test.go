@@ -201,7 +201,9 @@ func TestAFileGrowingWhileReadIsReadWithinTheCap(t *testing.T) {
 // however long it takes; the reads still stuck are bounded, and once
 // they return, reads go on.
 func TestAHungFilesystemIsGivenUpOnAndBounded(t *testing.T) {
-	const timeout = 50 * time.Millisecond
+	// The slow read's steps are a twentieth of the timeout, so that a
+	// loaded machine oversleeping one of them does not make it hang.
+	const timeout = 500 * time.Millisecond
 	r := New(Options{Timeout: timeout, TimeoutSetting: "--the-timeout", MaxPending: 2})
 	release := make(chan struct{})
 	var stuck sync.WaitGroup
@@ -212,8 +214,8 @@ func TestAHungFilesystemIsGivenUpOnAndBounded(t *testing.T) {
 			<-release
 			return nil, errors.New("answered at last")
 		case "slow":
-			for range 10 { // five timeouts in all, in steps of half of one
-				time.Sleep(timeout / 2)
+			for range 40 { // two timeouts in all, in steps of a twentieth of one
+				time.Sleep(timeout / 20)
 				progress()
 			}
 			return []byte("slow"), nil
