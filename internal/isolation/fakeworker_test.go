@@ -217,6 +217,7 @@ type fakeWorker struct {
 	early      []uint64        // keys cancelled before their execute message came
 	arrived    chan struct{}   // a token per execute message
 	drained    chan struct{}   // closed once the server's end closed
+	pending    []wire.Frame    // the messages of the last datagram not yet read
 }
 
 // fakeExecution is one execute message a fake worker received.
@@ -325,7 +326,7 @@ func (w *fakeWorker) send(m wmsg) bool {
 	if len(fds) > 0 {
 		oob = unix.UnixRights(fds...)
 	}
-	_, _, err := w.conn.WriteMsgUnix(m.body, oob, nil)
+	_, _, err := w.conn.WriteMsgUnix(wire.AppendFrame(nil, m.body, len(fds)), oob, nil)
 	return err == nil
 }
 
@@ -340,7 +341,12 @@ func (w *fakeWorker) recv() (msg []byte, err error) {
 
 // recvFiles receives the server's next message and its descriptors.
 func (w *fakeWorker) recvFiles() ([]byte, []int, error) {
-	buf := make([]byte, wire.MaxMessage)
+	if len(w.pending) > 0 {
+		f := w.pending[0]
+		w.pending = w.pending[1:]
+		return f.Msg, f.Files, nil
+	}
+	buf := make([]byte, wire.MaxDatagram)
 	oob := make([]byte, unix.CmsgSpace(4*wire.MaxFiles))
 	n, oobn, _, _, err := w.conn.ReadMsgUnix(buf, oob)
 	if err != nil {
@@ -362,7 +368,12 @@ func (w *fakeWorker) recvFiles() ([]byte, []int, error) {
 	if n == 0 && oobn == 0 {
 		return nil, nil, io.EOF
 	}
-	return buf[:n], fds, nil
+	frames, err := wire.SplitFrames(nil, buf[:n], fds)
+	if err != nil {
+		return nil, nil, err
+	}
+	w.pending = frames[1:]
+	return frames[0].Msg, frames[0].Files, nil
 }
 
 // drain reads what the server sends until its end closes, noting every

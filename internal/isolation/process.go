@@ -186,7 +186,7 @@ func (pr *process) load() (*loadedMsg, error) {
 	}
 	got := make(chan answer, 1)
 	go func() {
-		buf := make([]byte, wire.MaxMessage)
+		buf := make([]byte, wire.MaxDatagram)
 		msg, fds, err := pr.conn.Recv(buf)
 		wire.CloseFiles(fds)
 		if err != nil {
@@ -374,7 +374,7 @@ func (pr *process) stop(timeout time.Duration) {
 // read handles what the worker sends until its socket closes or it sends
 // something malformed; either way the worker is dead to the server.
 func (pr *process) read() {
-	buf := make([]byte, wire.MaxMessage)
+	buf := make([]byte, wire.MaxDatagram)
 	for {
 		msg, fds, err := pr.conn.Recv(buf)
 		if err != nil {

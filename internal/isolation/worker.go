@@ -28,7 +28,7 @@ import (
 // version) or goes away (at once: nothing of the server's is left to
 // serve). Its log goes to logw, for the server to relay.
 func RunWorker(conn *wire.Conn, logw io.Writer) error {
-	buf := make([]byte, wire.MaxMessage)
+	buf := make([]byte, wire.MaxDatagram)
 	msg, fds, err := conn.Recv(buf)
 	if err != nil {
 		return fmt.Errorf("worker: read the load message: %w", err)
@@ -43,6 +43,8 @@ func RunWorker(conn *wire.Conn, logw io.Writer) error {
 	if err := d.Done(); err != nil {
 		return fmt.Errorf("worker: load message: %w", err)
 	}
+	// Deferred messages still queued go before the process ends.
+	defer func() { _ = conn.Flush() }()
 	w := &worker{conn: conn, reqs: map[uint64]*workerReq{}, stop: make(chan struct{})}
 	w.log = serverlog.New(logw)
 	w.log.SetVerbose(lm.LogVerbose)
@@ -308,7 +310,11 @@ func (w *worker) forward(q *executeReq, ref *sharedRef) *core.Request {
 		Released: func(flags uint32) {
 			e := wire.NewEncoder(nil)
 			encodeKey(e, msgReleased, key, uint64(flags))
-			w.send(e, nil)
+			if flags&core.ReleaseReschedule != 0 {
+				w.send(e, nil) // the server runs it again: now
+			} else {
+				w.sendDeferred(e)
+			}
 			if flags&core.ReleaseReschedule != 0 {
 				w.done(key, flags) // over here: the server runs it again
 			}
@@ -344,7 +350,7 @@ func (w *worker) done(key uint64, flags uint32) {
 	if flags&core.ReleaseReschedule == 0 {
 		e := wire.NewEncoder(nil)
 		encodeKey(e, msgFinished, key, 0)
-		w.send(e, nil)
+		w.sendDeferred(e)
 	}
 }
 
@@ -383,6 +389,17 @@ func (w *worker) send(e *wire.Encoder, p *payload) {
 		defer p.close()
 	}
 	if err := w.conn.Send(e.Bytes(), fds...); err != nil {
+		w.log.Errorf("worker: the server went away (%v): exiting", err)
+		os.Exit(0)
+	}
+}
+
+// sendDeferred sends a message the server need not act on at once (a
+// release, a request's end, statistics): it travels with the next message
+// sent, or on its own within wire.DeferLimit. Its order among the others
+// is kept. A failed send means the server is gone: the process ends.
+func (w *worker) sendDeferred(e *wire.Encoder) {
+	if err := w.conn.SendDeferred(e.Bytes()); err != nil {
 		w.log.Errorf("worker: the server went away (%v): exiting", err)
 		os.Exit(0)
 	}
@@ -435,7 +452,7 @@ func (w *worker) ResponseStatistics(inst *core.Instance, p *core.Responder, star
 func (w *worker) sendTimes(kind byte, m *timesMsg) {
 	e := wire.NewEncoder(nil)
 	m.encode(e, kind)
-	w.send(e, nil)
+	w.sendDeferred(e)
 }
 
 // idleScheduler is the scheduler of a worker's version: the server it

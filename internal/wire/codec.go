@@ -1,9 +1,9 @@
 // Package wire is the message format and the transport between the server
 // and the worker processes that host isolated backends: a message is a
 // sequence of fields (unsigned and signed varints, bytes, strings) read
-// back in the same order; messages travel on a unix SOCK_SEQPACKET socket,
-// which keeps their boundaries, with file descriptors (shared memory)
-// beside them.
+// back in the same order; messages travel framed on a unix SOCK_SEQPACKET
+// socket, one or several per datagram (frame.go), with file descriptors
+// (shared memory) beside them.
 //
 // A message from a worker comes from code the server does not trust (a
 // backend that crashed halfway through a write, or a malicious one): a

@@ -7,17 +7,27 @@ import (
 	"net"
 	"os"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // MaxMessage is the largest message a Conn sends or receives whole. A
-// unix datagram socket bounds a message by its send buffer (about 200 KiB
+// unix datagram socket bounds a datagram by its send buffer (about 200 KiB
 // by default); what is larger travels in shared memory beside it.
 const MaxMessage = 128 << 10
 
-// MaxFiles is the most file descriptors a message carries.
+// MaxFiles is the most file descriptors a message, or a datagram of
+// several, carries.
 const MaxFiles = 16
+
+// DeferLimit bounds how long a message sent with SendDeferred waits for
+// the next one sent with Send before it is sent alone.
+const DeferLimit = time.Millisecond
+
+// maxQueued bounds the bytes queued behind a send in progress; a sender
+// past it waits, as it would on a full socket.
+const maxQueued = 4 << 20
 
 // Pair returns the two ends of a new SOCK_SEQPACKET socket pair, close on
 // exec; the caller hands one to a child process (which it then closes).
@@ -29,12 +39,56 @@ func Pair() (local, remote *os.File, err error) {
 	return os.NewFile(uintptr(fds[0]), "wire"), os.NewFile(uintptr(fds[1]), "wire"), nil
 }
 
-// Conn is one end of the socket. Send is safe for concurrent use (each
-// message goes whole); Recv is for one goroutine.
+// Conn is one end of the socket. Send and SendDeferred are safe for
+// concurrent use; Recv is for one goroutine.
+//
+// Messages travel framed in datagrams (frame.go), in the order they were
+// sent. A sender that finds no send in progress writes its message itself,
+// with whatever was queued before it, and goes on writing what others
+// queue meanwhile until the queue is empty; a sender that finds a send in
+// progress only queues its message (copied, its descriptors duplicated)
+// and returns. Everything queued while a send was in progress thus goes in
+// as few datagrams as hold it: a side that is behind sends many messages
+// per system call, and wakes the other side once for them. The queue holds
+// at most maxQueued bytes.
 type Conn struct {
-	uc     *net.UnixConn
-	sendMu sync.Mutex
-	oob    []byte
+	uc  *net.UnixConn
+	oob []byte
+
+	// Recv's: the messages of the last datagram not yet returned.
+	frames  []Frame
+	pending []Frame
+
+	mu       sync.Mutex
+	idle     sync.Cond // broadcast when the queue was taken, or sending stopped
+	q, spare sendQueue // what waits; what the sender is writing
+	flushing bool      // a sender is writing the queue
+	closed   bool
+	err      error       // the first failed write: every send fails from then on
+	timer    *time.Timer // sends deferred messages that waited DeferLimit
+	timerSet bool
+}
+
+// sendQueue is a run of framed messages, their descriptors, and the
+// duplicates among those that the queue owns (closed once written).
+type sendQueue struct {
+	buf    []byte
+	frames []queuedFrame
+	fds    []int
+	owned  []int
+}
+
+// queuedFrame is one framed message in sendQueue.buf.
+type queuedFrame struct {
+	end  int // its end in buf
+	nfds int
+}
+
+func (q *sendQueue) reset() {
+	if cap(q.buf) > 4*MaxDatagram { // a burst's buffer is not kept
+		q.buf = nil
+	}
+	q.buf, q.frames, q.fds, q.owned = q.buf[:0], q.frames[:0], q.fds[:0], q.owned[:0]
 }
 
 // NewConn wraps f, one end of a Pair, which it takes over.
@@ -49,38 +103,207 @@ func NewConn(f *os.File) (*Conn, error) {
 		c.Close()
 		return nil, errors.New("socket: not a unix socket")
 	}
-	return &Conn{uc: uc, oob: make([]byte, unix.CmsgSpace(4*MaxFiles))}, nil
+	conn := &Conn{uc: uc, oob: make([]byte, unix.CmsgSpace(4*MaxFiles))}
+	conn.idle.L = &conn.mu
+	conn.timer = time.AfterFunc(time.Hour, conn.deferredDue)
+	conn.timer.Stop()
+	return conn, nil
 }
 
-// Close closes the socket; a Recv blocked on it returns.
-func (c *Conn) Close() error { return c.uc.Close() }
+// Close closes the socket; a Recv blocked on it returns, and so does a
+// send in progress. What is still queued is dropped.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.timer.Stop()
+	c.timerSet = false
+	if !c.flushing { // else the sender drops the queue
+		closeAll(c.q.owned)
+		c.q.reset()
+	}
+	c.mu.Unlock()
+	c.idle.Broadcast()
+	return c.uc.Close()
+}
 
 // ErrTooLarge is Send's error for a message over MaxMessage, or with more
 // than MaxFiles descriptors.
 var ErrTooLarge = errors.New("message too large")
 
 // Send sends msg with the descriptors fds, which the receiver gets copies
-// of (the caller still owns its own).
-func (c *Conn) Send(msg []byte, fds ...int) error {
+// of (the caller still owns its own), after every message sent before it.
+// It returns once the message was written, or queued behind a send in
+// progress (which writes it); an error means the message will not
+// arrive: too large (ErrTooLarge), the connection closed, or an earlier
+// write failed (the other side is gone).
+func (c *Conn) Send(msg []byte, fds ...int) error { return c.send(msg, fds, false) }
+
+// SendDeferred is Send for a message that need not wake the other side
+// now: it waits in the queue for the next Send, and travels with it, or
+// for DeferLimit at most. Its descriptors are duplicated.
+func (c *Conn) SendDeferred(msg []byte, fds ...int) error { return c.send(msg, fds, true) }
+
+func (c *Conn) send(msg []byte, fds []int, deferred bool) error {
 	if len(msg) > MaxMessage || len(fds) > MaxFiles {
 		return fmt.Errorf("%w: %d bytes, %d descriptors", ErrTooLarge, len(msg), len(fds))
 	}
-	var oob []byte
-	if len(fds) > 0 {
-		oob = unix.UnixRights(fds...)
+	c.mu.Lock()
+	for c.flushing && len(c.q.buf) >= maxQueued && !c.closed && c.err == nil {
+		c.idle.Wait()
 	}
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	_, _, err := c.uc.WriteMsgUnix(msg, oob, nil)
-	return err
+	if err := c.endedLocked(); err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	// The sender writes itself unless a send is in progress, or the
+	// message may wait (deferred) and the queue is not full.
+	lead := !c.flushing && (!deferred || len(c.q.buf) >= maxQueued)
+	held := fds
+	if !lead && len(fds) > 0 {
+		// The caller's descriptors may be closed once Send returns: the
+		// queue holds duplicates.
+		held = make([]int, 0, len(fds))
+		for _, fd := range fds {
+			dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+			if err != nil {
+				closeAll(held)
+				c.mu.Unlock()
+				return fmt.Errorf("send: duplicate a descriptor: %w", err)
+			}
+			held = append(held, dup)
+		}
+		c.q.owned = append(c.q.owned, held...)
+	}
+	c.q.buf = AppendFrame(c.q.buf, msg, len(held))
+	c.q.frames = append(c.q.frames, queuedFrame{end: len(c.q.buf), nfds: len(held)})
+	c.q.fds = append(c.q.fds, held...)
+	if !lead {
+		if deferred && !c.flushing && !c.timerSet {
+			c.timerSet = true
+			c.timer.Reset(DeferLimit)
+		}
+		c.mu.Unlock()
+		return nil
+	}
+	c.flushing = true
+	c.mu.Unlock()
+	return c.flush()
 }
 
-// Recv receives the next message into buf (MaxMessage bytes are enough)
+// endedLocked is the error every send gets once the connection closed or
+// a write failed; c.mu held.
+func (c *Conn) endedLocked() error {
+	switch {
+	case c.closed:
+		return fmt.Errorf("send: %w", net.ErrClosed)
+	case c.err != nil:
+		return c.err
+	}
+	return nil
+}
+
+// deferredDue sends the deferred messages that waited DeferLimit, unless a
+// send in progress takes them.
+func (c *Conn) deferredDue() {
+	c.mu.Lock()
+	c.timerSet = false
+	if c.flushing || c.closed || c.err != nil || len(c.q.frames) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	c.flushing = true
+	c.mu.Unlock()
+	_ = c.flush() // a failed write is every later send's error
+}
+
+// Flush writes what is queued, deferred messages included, and returns
+// once the queue is empty.
+func (c *Conn) Flush() error {
+	c.mu.Lock()
+	for c.flushing {
+		c.idle.Wait()
+	}
+	if err := c.endedLocked(); err != nil || len(c.q.frames) == 0 {
+		c.mu.Unlock()
+		return err
+	}
+	c.flushing = true
+	c.mu.Unlock()
+	return c.flush()
+}
+
+// flush writes the queue until it is empty, by the one sender that set
+// c.flushing; it returns the error that stopped it, if any.
+func (c *Conn) flush() error {
+	for {
+		c.mu.Lock()
+		err := c.endedLocked()
+		if err != nil || len(c.q.frames) == 0 {
+			if err != nil {
+				closeAll(c.q.owned)
+				c.q.reset()
+			}
+			c.flushing = false
+			c.mu.Unlock()
+			c.idle.Broadcast()
+			return err
+		}
+		c.q, c.spare = c.spare, c.q
+		if c.timerSet {
+			c.timer.Stop()
+			c.timerSet = false
+		}
+		c.mu.Unlock()
+		c.idle.Broadcast()
+		err = c.write(&c.spare)
+		closeAll(c.spare.owned)
+		c.spare.reset()
+		if err != nil {
+			c.mu.Lock()
+			if c.err == nil {
+				c.err = fmt.Errorf("send: %w", err)
+			}
+			c.mu.Unlock()
+		}
+	}
+}
+
+// write writes the frames of q in as few datagrams as hold them.
+func (c *Conn) write(q *sendQueue) error {
+	start, fdStart := 0, 0
+	for i := 0; i < len(q.frames); {
+		end, nfds := start, 0
+		for ; i < len(q.frames); i++ {
+			f := q.frames[i]
+			if end > start && (f.end-start > MaxDatagram || nfds+f.nfds > MaxFiles) {
+				break
+			}
+			end, nfds = f.end, nfds+f.nfds
+		}
+		var oob []byte
+		if nfds > 0 {
+			oob = unix.UnixRights(q.fds[fdStart : fdStart+nfds]...)
+		}
+		if _, _, err := c.uc.WriteMsgUnix(q.buf[start:end], oob, nil); err != nil {
+			return err
+		}
+		start, fdStart = end, fdStart+nfds
+	}
+	return nil
+}
+
+// Recv receives the next message into buf (MaxDatagram bytes are enough)
 // and returns it with the descriptors that came with it, which the caller
-// owns. It returns io.EOF once the other end closed. A message cut short
-// (buf too small) or with more descriptors than MaxFiles is an error; its
+// owns. The message is valid until the next Recv. It returns io.EOF once
+// the other end closed. A datagram cut short (buf too small), with more
+// descriptors than MaxFiles, or whose frames do not parse is an error; its
 // descriptors are closed.
 func (c *Conn) Recv(buf []byte) ([]byte, []int, error) {
+	if len(c.pending) > 0 {
+		f := c.pending[0]
+		c.pending = c.pending[1:]
+		return f.Msg, f.Files, nil
+	}
 	n, oobn, flags, _, err := c.uc.ReadMsgUnix(buf, c.oob)
 	if err != nil {
 		if errors.Is(err, net.ErrClosed) {
@@ -99,7 +322,13 @@ func (c *Conn) Recv(buf []byte) ([]byte, []int, error) {
 	case n == 0 && oobn == 0:
 		return nil, nil, io.EOF // a datagram socket reads 0 once the other end is gone
 	}
-	return buf[:n], fds, nil
+	frames, err := SplitFrames(c.frames[:0], buf[:n], fds)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.frames = frames
+	c.pending = frames[1:]
+	return frames[0].Msg, frames[0].Files, nil
 }
 
 func parseRights(oob []byte) ([]int, error) {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -74,4 +75,165 @@ func TestAMessageCutShortIsAnError(t *testing.T) {
 	if _, _, err := b.Recv(make([]byte, 10)); !errors.Is(err, ErrMalformed) {
 		t.Errorf("Recv into a small buffer: %v, want ErrMalformed", err)
 	}
+}
+
+func TestDeferredMessagesKeepTheirOrderAndArrive(t *testing.T) {
+	a, b := pair(t)
+	f, err := os.CreateTemp(t.TempDir(), "shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("deferred"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SendDeferred([]byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SendDeferred([]byte("two"), int(f.Fd())); err != nil {
+		t.Fatal(err)
+	}
+	f.Close() // the queue holds its own copy of the descriptor
+	if err := a.Send([]byte("three")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, MaxDatagram)
+	for i, want := range []string{"one", "two", "three"} {
+		msg, fds, err := b.Recv(buf)
+		if err != nil || string(msg) != want || len(fds) != btoi(i == 1) {
+			t.Fatalf("message %d: %q %v %v, want %q", i, msg, fds, err, want)
+		}
+		if i == 1 {
+			got := make([]byte, 8)
+			if n, err := unix.Pread(fds[0], got, 0); err != nil || string(got[:n]) != "deferred" {
+				t.Errorf("the deferred message's file reads %q, %v", got[:n], err)
+			}
+		}
+		CloseFiles(fds)
+	}
+	// Alone, a deferred message goes within DeferLimit.
+	if err := a.SendDeferred([]byte("alone")); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		msg, _, _ := b.Recv(buf)
+		got <- string(msg)
+	}()
+	select {
+	case m := <-got:
+		if m != "alone" {
+			t.Errorf("got %q, want the deferred message", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a deferred message alone never arrived")
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestMessagesQueuedBehindASendShareADatagram: what is queued while a send
+// is in progress goes in one datagram, which Recv splits back.
+func TestMessagesQueuedBehindASendShareADatagram(t *testing.T) {
+	a, b := pair(t)
+	a.mu.Lock()
+	a.flushing = true // a send in progress
+	a.mu.Unlock()
+	for _, m := range []string{"a", "b", "c"} {
+		if err := a.Send([]byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.mu.Lock()
+	a.flushing = false
+	a.mu.Unlock()
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Send([]byte("d")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, MaxDatagram)
+	n, _, _, _, err := b.uc.ReadMsgUnix(buf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames, err := SplitFrames(nil, buf[:n], nil)
+	if err != nil || len(frames) != 3 || string(frames[0].Msg) != "a" || string(frames[2].Msg) != "c" {
+		t.Fatalf("the first datagram: %d frames, %v; want a, b and c", len(frames), err)
+	}
+	if msg, _, err := b.Recv(buf); err != nil || string(msg) != "d" {
+		t.Fatalf("then %q, %v; want d", msg, err)
+	}
+	a.Close()
+	if err := a.Send([]byte("e")); err == nil {
+		t.Error("a send after Close succeeded")
+	}
+}
+
+func TestMalformedDatagramsAreRefused(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		dgram []byte
+		nfds  int
+	}{
+		{"a length past the end", []byte{0, 9, 'x'}, 0},
+		{"a count that does not parse", []byte{0x80}, 0},
+		{"more descriptors beside than the frames bring", AppendFrame(nil, []byte("x"), 0), 1},
+		{"fewer descriptors beside than the frames bring", AppendFrame(nil, []byte("x"), 2), 1},
+		{"descriptors and no frame", nil, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, b := pair(t)
+			var oob []byte
+			if c.nfds > 0 {
+				fd, err := unix.MemfdCreate("x", unix.MFD_CLOEXEC)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer unix.Close(fd)
+				oob = unix.UnixRights(fd)
+			}
+			if _, _, err := a.uc.WriteMsgUnix(c.dgram, oob, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := b.Recv(make([]byte, MaxDatagram)); !errors.Is(err, ErrMalformed) {
+				t.Errorf("Recv: %v, want ErrMalformed", err)
+			}
+		})
+	}
+}
+
+func FuzzSplitFrames(f *testing.F) {
+	f.Add(AppendFrame(AppendFrame(nil, []byte("one"), 0), []byte("two"), 0), 0)
+	f.Add(AppendFrame(nil, []byte("x"), 1), 1)
+	f.Fuzz(func(t *testing.T, dgram []byte, nfds int) {
+		nfds = max(0, min(nfds, 3))
+		fds := make([]int, nfds)
+		for i := range fds {
+			fd, err := unix.MemfdCreate("x", unix.MFD_CLOEXEC)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fds[i] = fd
+		}
+		frames, err := SplitFrames(nil, dgram, fds)
+		if err != nil {
+			return // SplitFrames closed them
+		}
+		total, n := 0, 0
+		for _, fr := range frames {
+			total += len(fr.Files)
+			n += len(fr.Msg)
+			CloseFiles(fr.Files)
+		}
+		if total != nfds || n > len(dgram) {
+			t.Fatalf("%d frames bring %d descriptors of %d, %d bytes of %d", len(frames), total, nfds, n, len(dgram))
+		}
+	})
 }
