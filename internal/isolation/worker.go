@@ -7,10 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sys/unix"
 
 	"github.com/tritonhost/tritonhost/abi"
 	"github.com/tritonhost/tritonhost/core"
@@ -74,6 +77,10 @@ type worker struct {
 	m            *core.Model
 
 	instances map[*core.Instance]int
+	// The thread each instance's execution runs on, 0 when it runs none:
+	// a final response sent on it goes with the execution's end
+	// (respond).
+	executing []atomic.Int64
 	states    *core.States
 	callLimit time.Duration
 
@@ -158,6 +165,7 @@ func (w *worker) load(lm *loadMsg) *loadedMsg {
 	w.m = m
 	w.instances = map[*core.Instance]int{}
 	out := &loadedMsg{Config: m.ConfigJSON()}
+	w.executing = make([]atomic.Int64, len(m.Instances()))
 	for i, inst := range m.Instances() {
 		w.instances[inst] = i
 		out.Instances = append(out.Instances, inst.Name())
@@ -289,7 +297,13 @@ func (w *worker) execute(d *wire.Decoder, withRegion bool, fds []int) error {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
+		// On one thread throughout, which the backend's calls from within
+		// Execute come back on (cgo callbacks run on the calling thread).
+		runtime.LockOSThread()
+		w.executing[inst].Store(int64(unix.Gettid()))
 		instances[inst].Execute(batch)
+		w.executing[inst].Store(0)
+		runtime.UnlockOSThread()
 		e := wire.NewEncoder(nil)
 		encodeExecuted(e, inst, nil)
 		w.send(e, nil)
@@ -354,8 +368,12 @@ func (w *worker) done(key uint64, flags uint32) {
 	}
 }
 
-// respond sends one response of request key, then frees it.
+// respond sends one response of request key, then frees it. A final
+// response sent from within an execution, on its thread, is deferred: the
+// execution's end follows it (an urgent message), and the server reads
+// both at one wake-up. Other responses go at once.
 func (w *worker) respond(key uint64, resp *core.Response, final bool) {
+	deferred := final && w.onExecutingThread()
 	e := wire.NewEncoder(nil)
 	p, err := encodeResponse(e, key, resp, final)
 	if err != nil {
@@ -364,7 +382,22 @@ func (w *worker) respond(key uint64, resp *core.Response, final bool) {
 	} else {
 		resp.Free() // copied into the message or its region
 	}
+	if deferred {
+		w.sendDeferredWith(e, p)
+		return
+	}
 	w.send(e, p)
+}
+
+// onExecutingThread reports whether the calling thread runs an execution.
+func (w *worker) onExecutingThread() bool {
+	tid := int64(unix.Gettid())
+	for i := range w.executing {
+		if w.executing[i].Load() == tid {
+			return true
+		}
+	}
+	return false
 }
 
 // cancel cancels request key, as its client did on the server.
@@ -398,8 +431,20 @@ func (w *worker) send(e *wire.Encoder, p *payload) {
 // release, a request's end, statistics): it travels with the next message
 // sent, or on its own within wire.DeferLimit. Its order among the others
 // is kept. A failed send means the server is gone: the process ends.
-func (w *worker) sendDeferred(e *wire.Encoder) {
-	if err := w.conn.SendDeferred(e.Bytes()); err != nil {
+func (w *worker) sendDeferred(e *wire.Encoder) { w.sendDeferredWith(e, nil) }
+
+// sendDeferredWith is sendDeferred for a message with p's region (closed
+// on this side once queued: the queue holds its own descriptor).
+func (w *worker) sendDeferredWith(e *wire.Encoder, p *payload) {
+	var fds []int
+	if p != nil {
+		var err error
+		if fds, err = p.files(); err != nil {
+			w.log.Errorf("worker: %v", err)
+		}
+		defer p.close()
+	}
+	if err := w.conn.SendDeferred(e.Bytes(), fds...); err != nil {
 		w.log.Errorf("worker: the server went away (%v): exiting", err)
 		os.Exit(0)
 	}
