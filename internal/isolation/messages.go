@@ -13,8 +13,9 @@ import (
 // then whether tensor bytes travel in a shared region beside it; their
 // fields follow in the order the encode functions write them. Tensor bytes
 // travel inline when a message's tensors add up to at most inlineBytes,
-// else all of them in one sealed region (one copy on each side of the
-// socket, none through it).
+// else all of them in one region, frozen before it is sent (one copy into
+// it, none through the socket; a response's outputs there reach a client
+// that frees its responses without another copy: process.go, lendable).
 const (
 	// server to worker
 	msgLoad byte = 1 + iota
@@ -99,13 +100,15 @@ func (p *payload) put(e *wire.Encoder, bufs ...[]byte) {
 	}
 }
 
-// files returns the descriptors to send beside the message, sealing the
-// region first.
+// files returns the descriptors to send beside the message, freezing the
+// region first (wire.Shared.Freeze: this side's mapping goes, and no one
+// writes the region again), which lets the receiver hand its bytes on
+// without a copy.
 func (p *payload) files() ([]int, error) {
 	if p.region == nil {
 		return nil, nil
 	}
-	if err := p.region.Seal(); err != nil {
+	if err := p.region.Freeze(); err != nil {
 		return nil, err
 	}
 	return []int{p.region.Fd()}, nil

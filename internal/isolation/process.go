@@ -456,6 +456,9 @@ func (pr *process) handle(msg []byte, fds []int) error {
 		}
 		if err := pr.admitOutputs(r, resp); err != nil {
 			resp = &core.Response{Err: err}
+		} else if lendable(r, region, resp) {
+			resp.Lent = lentRegion{region} // the response owns it from here
+			region = nil
 		} else {
 			copyOutputs(resp) // they alias the message or the region, both gone after this
 		}
@@ -571,6 +574,32 @@ func (pr *process) admitOutputs(r *core.Request, resp *core.Response) error {
 	}
 	return nil
 }
+
+// lendable reports whether resp's outputs, which alias region, may stay
+// there rather than be copied: the request's caller frees its responses
+// (core.Submission.FreesResponses, as the gRPC frontend does), the region
+// is frozen (no process can change its bytes while the caller reads them),
+// and no output is of type BYTES (whose element lengths the caller reads
+// back: they are copied, as a worker's are checked).
+func lendable(r *core.Request, region *wire.Shared, resp *core.Response) bool {
+	if region == nil || !region.Frozen() || !r.Responder().FreesResponses() || len(resp.Outputs) == 0 {
+		return false
+	}
+	for _, o := range resp.Outputs {
+		if o.DataType == core.TypeBytes {
+			return false
+		}
+	}
+	return true
+}
+
+// lentRegion is a worker's frozen region that a response's outputs point
+// into (core.Response.Lent): unmapped and closed when the response is
+// freed, on whatever goroutine frees it.
+type lentRegion struct{ region *wire.Shared }
+
+// Free unmaps the region.
+func (l lentRegion) Free() { _ = l.region.Close() }
 
 // copyOutputs moves a response's outputs into one Go buffer of their own.
 func copyOutputs(resp *core.Response) {

@@ -15,9 +15,15 @@ import (
 // shrinking: a process that truncated a region the server had mapped
 // would make the server's next read of it fault (SIGBUS). The writer seals
 // before it sends (Seal); Map refuses a region without the seal.
+//
+// A region whose writer also sealed it against writes (Freeze) is fixed
+// for good: no process can change its bytes any more, so a receiver may
+// hand them on (to a client's response) without copying them first, and
+// without the sender changing them meanwhile.
 type Shared struct {
-	fd  int
-	mem []byte
+	fd     int
+	mem    []byte
+	frozen bool // sealed against writes (F_SEAL_WRITE)
 }
 
 // NewShared creates a region of size bytes, mapped read-write.
@@ -50,6 +56,28 @@ func (s *Shared) Seal() error {
 	return nil
 }
 
+// Freeze unmaps this side's mapping and seals the region against writes
+// as well as resizing, for good, before it is sent: the receiver's Frozen
+// then reports true. Bytes is nil afterwards; Close closes the descriptor.
+func (s *Shared) Freeze() error {
+	if s.mem != nil {
+		if err := unix.Munmap(s.mem); err != nil {
+			return fmt.Errorf("unmap shared memory: %w", err)
+		}
+		s.mem = nil
+	}
+	_, err := unix.FcntlInt(uintptr(s.fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE|unix.F_SEAL_SEAL)
+	if err != nil {
+		return fmt.Errorf("seal shared memory: %w", err)
+	}
+	s.frozen = true
+	return nil
+}
+
+// Frozen reports whether the region is sealed against writes: its bytes
+// never change again (Freeze).
+func (s *Shared) Frozen() bool { return s.frozen }
+
 // ErrUnsealed is Map's error for a region that could still shrink.
 var ErrUnsealed = errors.New("shared memory is not sealed against shrinking")
 
@@ -80,7 +108,7 @@ func Map(fd int, max int64) (*Shared, error) {
 		_ = unix.Close(fd)
 		return nil, fmt.Errorf("map shared memory of %d bytes: %w", st.Size, err)
 	}
-	return &Shared{fd: fd, mem: mem}, nil
+	return &Shared{fd: fd, mem: mem, frozen: seals&unix.F_SEAL_WRITE != 0}, nil
 }
 
 // Bytes returns the mapped memory; valid until Close.
@@ -91,7 +119,10 @@ func (s *Shared) Fd() int { return s.fd }
 
 // Close unmaps the region and closes its descriptor.
 func (s *Shared) Close() error {
-	err := unix.Munmap(s.mem)
+	var err error
+	if s.mem != nil {
+		err = unix.Munmap(s.mem)
+	}
 	if cerr := unix.Close(s.fd); err == nil {
 		err = cerr
 	}

@@ -56,3 +56,52 @@ func TestUnsealedOrOversizedMemoryIsRefused(t *testing.T) {
 		t.Errorf("a region over the bound: %v, want ErrMalformed", err)
 	}
 }
+
+func TestAFrozenRegionCannotChange(t *testing.T) {
+	s, err := NewShared("frozen", 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	copy(s.Bytes(), "fixed")
+	if err := s.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Bytes() != nil {
+		t.Error("the writer's mapping outlived Freeze")
+	}
+	if _, err := unix.Mmap(s.Fd(), 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err == nil {
+		t.Error("a frozen region was mapped writable")
+	}
+	if _, err := unix.Pwrite(s.Fd(), []byte("x"), 0); err == nil {
+		t.Error("a frozen region was written")
+	}
+	fd, _ := unix.Dup(s.Fd())
+	m, err := Map(fd, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if !m.Frozen() || string(m.Bytes()[:5]) != "fixed" {
+		t.Errorf("mapped: frozen %v, %q", m.Frozen(), m.Bytes()[:5])
+	}
+	fd, _ = unix.Dup(s.Fd())
+	loose, err := NewShared("loose", 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loose.Close()
+	if err := loose.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(fd)
+	fd, _ = unix.Dup(loose.Fd())
+	lm, err := Map(fd, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lm.Close()
+	if lm.Frozen() {
+		t.Error("a region sealed only against resizing is taken for frozen")
+	}
+}
