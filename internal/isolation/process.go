@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -39,7 +40,10 @@ type process struct {
 	reqs    map[uint64]*core.Request // what the worker holds, by key
 	hooks   map[uint64]core.CancelHook
 	nextKey uint64
-	waiting map[int]chan error // the execution each instance waits on
+	// Each instance's executions the worker holds, oldest first: at most
+	// one, or pipelineDepth where the model pipelines (pipelines).
+	waiting map[int][]chan error
+	room    sync.Cond // on mu: an execution returned, or the worker died
 	// The backend's own requests and calls to the server (upstream.go).
 	served        map[uint64]*servedReq
 	upstreamCount int
@@ -117,8 +121,9 @@ func startProcess(mod *isolatedModel) (*process, *loadedMsg, error) {
 // Process in tests), which it talks to over conn.
 func newProcess(mod *isolatedModel, cmd *exec.Cmd, conn *wire.Conn) *process {
 	pr := &process{model: mod, cmd: cmd, conn: conn,
-		reqs: map[uint64]*core.Request{}, hooks: map[uint64]core.CancelHook{}, waiting: map[int]chan error{},
+		reqs: map[uint64]*core.Request{}, hooks: map[uint64]core.CancelHook{}, waiting: map[int][]chan error{},
 		served: map[uint64]*servedReq{}, exited: make(chan struct{}), logDone: make(chan struct{})}
+	pr.room.L = &pr.mu
 	if cmd.Process != nil {
 		pr.pid = cmd.Process.Pid
 	}
@@ -259,12 +264,25 @@ func (pr *process) kill() {
 	}
 }
 
+// pipelineDepth is how many batches of one instance a worker holds at
+// most where its model pipelines: one runs, the other waits in the worker
+// to run as soon as it returns.
+const pipelineDepth = 2
+
 // execute runs a batch on instance inst in the worker and returns when
-// the backend's Execute returned there, or the worker died. Each request
-// is held (Request.Hold) while the worker holds it.
+// the backend's Execute returned there, or the worker died. Where the
+// model pipelines (isolatedModel.pipelines) it returns once the worker was
+// sent the batch, having waited while the worker held pipelineDepth of
+// the instance's batches: the server's next batch for the instance then
+// waits in the worker, not a round trip away. Each request is held
+// (Request.Hold) while the worker holds it.
 func (pr *process) execute(inst int, batch []*core.Request) error {
 	done := make(chan error, 1)
+	pipelined := pr.model.pipelines
 	pr.mu.Lock()
+	for pipelined && len(pr.waiting[inst]) >= pipelineDepth && !pr.dead {
+		pr.room.Wait() // bounded by the worker's execution (and the backend call timeout, where its death follows)
+	}
 	if pr.dead {
 		err := pr.deathErr
 		pr.mu.Unlock()
@@ -278,7 +296,7 @@ func (pr *process) execute(inst int, batch []*core.Request) error {
 		pr.reqs[key] = r
 		r.Hold()
 	}
-	pr.waiting[inst] = done
+	pr.waiting[inst] = append(pr.waiting[inst], done)
 	pr.mu.Unlock()
 
 	e := wire.NewEncoder(nil)
@@ -301,10 +319,9 @@ func (pr *process) execute(inst int, batch []*core.Request) error {
 				taken = append(taken, r)
 			}
 		}
-		if pr.waiting[inst] == done {
-			delete(pr.waiting, inst)
-		}
+		pr.waiting[inst] = slices.DeleteFunc(pr.waiting[inst], func(c chan error) bool { return c == done })
 		pr.mu.Unlock()
+		pr.room.Broadcast()
 		for _, r := range taken {
 			r.Drop()
 		}
@@ -325,6 +342,9 @@ func (pr *process) execute(inst int, batch []*core.Request) error {
 		}
 	}
 	pr.mu.Unlock()
+	if pipelined {
+		return nil // a death fails the requests the worker holds
+	}
 	if timeout := pr.model.executeTimeout(); timeout > 0 {
 		t := time.NewTimer(timeout)
 		defer t.Stop()
@@ -356,6 +376,7 @@ func (pr *process) stop(timeout time.Duration) {
 		pr.deathErr = core.Errorf(core.CodeUnavailable, "model %q version %d is unloading", pr.model.m.Name(), pr.model.m.Version())
 	}
 	pr.mu.Unlock()
+	pr.room.Broadcast() // an execution waiting for room fails
 	e := wire.NewEncoder(nil)
 	header(e, msgStop, nil)
 	_ = pr.conn.Send(e.Bytes())
@@ -533,12 +554,18 @@ func (pr *process) handle(msg []byte, fds []int) error {
 			return errMalformed(kind, derr)
 		}
 		pr.mu.Lock()
-		done := pr.waiting[inst]
-		delete(pr.waiting, inst)
+		var done chan error
+		if q := pr.waiting[inst]; len(q) > 0 {
+			done = q[0]
+			if pr.waiting[inst] = q[1:]; len(q) == 1 {
+				delete(pr.waiting, inst)
+			}
+		}
 		pr.mu.Unlock()
 		if done == nil {
 			return errMalformed(kind, fmt.Errorf("instance %d has no execution", inst))
 		}
+		pr.room.Broadcast()
 		done <- err
 	default:
 		return errMalformed(kind, errors.New("unknown message"))
@@ -676,6 +703,7 @@ func (pr *process) die(cause error) {
 	pr.deathErr = core.Errorf(core.CodeUnavailable, "model '%s' version %d: the worker process (pid %d) hosting its backend is ending; the model restarts",
 		m.Name(), m.Version(), pr.pid)
 	pr.mu.Unlock()
+	pr.room.Broadcast() // an execution waiting for room fails
 	if cause != nil {
 		pr.kill()
 	}
@@ -702,7 +730,7 @@ func (pr *process) fail(err error) {
 	hooks := pr.hooks
 	pr.hooks = map[uint64]core.CancelHook{}
 	waiting := pr.waiting
-	pr.waiting = map[int]chan error{}
+	pr.waiting = map[int][]chan error{}
 	pr.mu.Unlock()
 	for _, h := range hooks {
 		h.Remove()
@@ -710,9 +738,12 @@ func (pr *process) fail(err error) {
 	for _, r := range reqs {
 		pr.end(r, err)
 	}
-	for _, done := range waiting {
-		done <- err
+	for _, q := range waiting {
+		for _, done := range q {
+			done <- err // buffered: an execution that returned early reads none
+		}
 	}
+	pr.room.Broadcast()
 	pr.cancelAllServed()
 }
 

@@ -208,6 +208,7 @@ func (p *Provider) LoadModel(m *core.Model) (core.BackendModel, error) {
 		return nil, core.Errorf(core.CodeInternal, "model %q: the configuration its worker loaded with: %w", m.Name(), err)
 	}
 	mod.instances = loaded.Instances
+	mod.pipelines = pipelinable(m.Config(), p.opts.ExecuteTimeout)
 	mod.cur = pr
 	p.mu.Lock()
 	p.models[mod] = struct{}{}
@@ -226,6 +227,13 @@ type isolatedModel struct {
 	m *core.Model
 
 	instances []string // the worker's instances, in order
+	// pipelines: the server sends an instance's next batch before its last
+	// one returned (process.execute), as nothing the server does between
+	// two executions of the model depends on the first's end: no batcher
+	// forms the next batch, no sequence's state or rate limiter's
+	// resources carry over, no device lock is held, no execute timeout
+	// counts (pipelinable).
+	pipelines bool
 
 	mu       sync.Mutex
 	cur      *process // nil while restarting
@@ -298,6 +306,20 @@ func (mod *isolatedModel) current() (*process, error) {
 }
 
 func (mod *isolatedModel) executeTimeout() time.Duration { return mod.p.opts.ExecuteTimeout }
+
+// pipelinable reports whether a model of configuration cfg, served with
+// an execute timeout of timeout, pipelines (isolatedModel.pipelines).
+func pipelinable(cfg *configpb.ModelConfig, timeout time.Duration) bool {
+	if timeout > 0 || cfg.GetDynamicBatching() != nil || cfg.GetSequenceBatching() != nil || cfg.GetEnsembleScheduling() != nil {
+		return false
+	}
+	for _, g := range cfg.GetInstanceGroup() {
+		if g.GetRateLimiter() != nil || g.GetKind() == configpb.ModelInstanceGroup_KIND_GPU {
+			return false
+		}
+	}
+	return true
+}
 
 func (mod *isolatedModel) instanceName(i int) string {
 	if i < len(mod.instances) {

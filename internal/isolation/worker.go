@@ -81,13 +81,14 @@ type worker struct {
 	// a final response sent on it goes with the execution's end
 	// (respond).
 	executing []atomic.Int64
+	runs      []chan []*core.Request // each instance's batches, to its executor
 	states    *core.States
 	callLimit time.Duration
 
 	mu          sync.Mutex
 	reqs        map[uint64]*workerReq // by the server's key
 	byResponder sync.Map              // *core.Responder -> key, for response statistics
-	wg          sync.WaitGroup        // executions
+	wg          sync.WaitGroup        // the executors
 	stop        chan struct{}
 }
 
@@ -167,6 +168,14 @@ func (w *worker) load(lm *loadMsg) *loadedMsg {
 	out := &loadedMsg{Config: m.ConfigJSON()}
 	w.executing = make([]atomic.Int64, len(m.Instances()))
 	for i, inst := range m.Instances() {
+		// The server holds back an instance's batch while the worker
+		// holds pipelineDepth of them (process.execute); one more may
+		// come as an execution's end leaves before its executor takes the
+		// next batch.
+		runs := make(chan []*core.Request, pipelineDepth)
+		w.runs = append(w.runs, runs)
+		w.wg.Add(1)
+		go w.executor(i, inst, runs)
 		w.instances[inst] = i
 		out.Instances = append(out.Instances, inst.Name())
 	}
@@ -272,6 +281,9 @@ func (w *worker) execute(d *wire.Decoder, withRegion bool, fds []int) error {
 	if inst >= len(instances) {
 		return fmt.Errorf("instance %d of %d", inst, len(instances))
 	}
+	if len(w.runs[inst]) == cap(w.runs[inst]) { // only this reader sends on it
+		return fmt.Errorf("instance %d got a batch while its last one waits to run", inst)
+	}
 	if !withRegion {
 		// The inputs alias the receive buffer, which the next message
 		// overwrites: they are copied.
@@ -294,21 +306,29 @@ func (w *worker) execute(d *wire.Decoder, withRegion bool, fds []int) error {
 		batch[i] = w.forward(&reqs[i], ref)
 	}
 	w.mu.Unlock()
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		// On one thread throughout, which the backend's calls from within
-		// Execute come back on (cgo callbacks run on the calling thread).
-		runtime.LockOSThread()
-		w.executing[inst].Store(int64(unix.Gettid()))
-		instances[inst].Execute(batch)
+	w.runs[inst] <- batch
+	return nil
+}
+
+// executor runs instance inst's batches, one after the other as the
+// server sends them, and reports each execution's return. It runs on one
+// thread throughout, which the backend's calls from within Execute come
+// back on (cgo callbacks run on the calling thread: respond), with the
+// stack its executions grew kept for the next. It returns once runs is
+// closed (close).
+func (w *worker) executor(inst int, in *core.Instance, runs <-chan []*core.Request) {
+	defer w.wg.Done()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := int64(unix.Gettid())
+	e := wire.NewEncoder(nil)
+	for batch := range runs {
+		w.executing[inst].Store(tid)
+		in.Execute(batch)
 		w.executing[inst].Store(0)
-		runtime.UnlockOSThread()
-		e := wire.NewEncoder(nil)
 		encodeExecuted(e, inst, nil)
 		w.send(e, nil)
-	}()
-	return nil
+	}
 }
 
 // forward builds the request of q and keeps it under its key; w.mu held.
@@ -452,6 +472,9 @@ func (w *worker) sendDeferredWith(e *wire.Encoder, p *payload) {
 
 // close unloads the version and releases what served it.
 func (w *worker) close() {
+	for _, runs := range w.runs { // on the reader, their one sender
+		close(runs)
+	}
 	if w.srv != nil {
 		timeout := w.callLimit
 		if timeout <= 0 {

@@ -1,0 +1,66 @@
+package isolation
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+)
+
+// TestAPipeliningModelSendsBatchesAhead: where the model pipelines, the
+// server sends an instance's next batch before its last one returned, up
+// to pipelineDepth per instance and no further; a request the worker
+// held when it died fails.
+func TestAPipeliningModelSendsBatchesAhead(t *testing.T) {
+	fs := newFakeServer(t)
+	fs.models["one"].pipelines = true
+	r := fs.start(t, "one", loadedAnswer(fs, "one", nil))
+	if !r.loaded {
+		t.Fatal("the load failed")
+	}
+	executions := func() []fakeExecution {
+		r.w.mu.Lock()
+		defer r.w.mu.Unlock()
+		return append([]fakeExecution(nil), r.w.executions...)
+	}
+	const instances = 2
+	var cs []*coretest.Collector
+	for i := range instances*pipelineDepth + 1 {
+		cs = append(cs, coretest.Infer(t, fs.srv, coretest.Request("one", fmt.Sprint(i), coretest.Int32Input("INPUT0", []int64{2}, 7, 8))))
+	}
+	testenv.WaitUntil(t, "every instance's batches sent ahead", func() bool { return len(executions()) == instances*pipelineDepth })
+	time.Sleep(100 * time.Millisecond)
+	ex := executions()
+	if len(ex) != instances*pipelineDepth {
+		t.Fatalf("the worker was sent %d batches, more than %d instances hold", len(ex), instances)
+	}
+	answer := func(e fakeExecution) {
+		r.sendAll([]wmsg{{body: responseMsg(e.keys[0], &core.Response{Outputs: []core.Output{output([]byte{1, 2, 3, 4})}}, true)},
+			{body: keyMsg(msgReleased, e.keys[0], uint64(core.ReleaseAll))},
+			{body: keyMsg(msgFinished, e.keys[0], 0)}, {body: executedMsg(e.inst, nil)}})
+	}
+	answer(ex[0])
+	testenv.WaitUntil(t, "the last batch sent once an execution returned", func() bool { return len(executions()) == len(ex)+1 })
+	last := executions()[len(ex)]
+	for _, e := range ex[1:] {
+		answer(e)
+	}
+	var answered []*coretest.Collector
+	var held *coretest.Collector
+	for i, c := range cs {
+		if fmt.Sprint(i) == last.ids[0] {
+			held = c
+		} else {
+			answered = append(answered, c)
+		}
+	}
+	coretest.Succeeded(t, answered...)
+	// The worker dies holding the last batch: its request fails.
+	r.end(t)
+	if got := errorText(t, held); !hasAll(got, "the worker process") {
+		t.Errorf("the request the dead worker held got %q, want the worker's end", got)
+	}
+}
