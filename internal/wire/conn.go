@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -47,12 +48,16 @@ func Pair() (local, remote *os.File, err error) {
 // with whatever was queued before it, and goes on writing what others
 // queue meanwhile until the queue is empty; a sender that finds a send in
 // progress only queues its message (copied, its descriptors duplicated)
-// and returns. Everything queued while a send was in progress thus goes in
-// as few datagrams as hold it: a side that is behind sends many messages
-// per system call, and wakes the other side once for them. The queue holds
-// at most maxQueued bytes.
+// and returns. A writer that finds the socket full (the other side is
+// behind) hands the rest to a goroutine of its own and returns, unless its
+// message brings the caller's descriptors. Everything queued while a send
+// was in progress thus goes in as few datagrams as hold it: a side that is
+// behind sends many messages per system call, and wakes the other side
+// once for them. The queue holds at most maxQueued bytes; a sender past
+// it waits, as on a full socket.
 type Conn struct {
 	uc  *net.UnixConn
+	rc  syscall.RawConn
 	oob []byte
 
 	// Recv's: the messages of the last datagram not yet returned.
@@ -103,7 +108,12 @@ func NewConn(f *os.File) (*Conn, error) {
 		c.Close()
 		return nil, errors.New("socket: not a unix socket")
 	}
-	conn := &Conn{uc: uc, oob: make([]byte, unix.CmsgSpace(4*MaxFiles))}
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		uc.Close()
+		return nil, fmt.Errorf("socket: %w", err)
+	}
+	conn := &Conn{uc: uc, rc: rc, oob: make([]byte, unix.CmsgSpace(4*MaxFiles))}
 	conn.idle.L = &conn.mu
 	conn.timer = time.AfterFunc(time.Hour, conn.deferredDue)
 	conn.timer.Stop()
@@ -187,7 +197,12 @@ func (c *Conn) send(msg []byte, fds []int, deferred bool) error {
 	}
 	c.flushing = true
 	c.mu.Unlock()
-	return c.flush()
+	// A sender whose message brings no descriptors need not wait for a
+	// full socket: it hands the rest of the writing to a goroutine, and
+	// what others send meanwhile queues (and goes in as few datagrams).
+	// One whose descriptors are the caller's writes them before it
+	// returns.
+	return c.flush(len(fds) == 0)
 }
 
 // endedLocked is the error every send gets once the connection closed or
@@ -213,7 +228,7 @@ func (c *Conn) deferredDue() {
 	}
 	c.flushing = true
 	c.mu.Unlock()
-	_ = c.flush() // a failed write is every later send's error
+	_ = c.flush(false) // a failed write is every later send's error
 }
 
 // Flush writes what is queued, deferred messages included, and returns
@@ -229,12 +244,14 @@ func (c *Conn) Flush() error {
 	}
 	c.flushing = true
 	c.mu.Unlock()
-	return c.flush()
+	return c.flush(false)
 }
 
 // flush writes the queue until it is empty, by the one sender that set
-// c.flushing; it returns the error that stopped it, if any.
-func (c *Conn) flush() error {
+// c.flushing; it returns the error that stopped it, if any. With handOff,
+// a write that finds the socket full leaves the rest to a goroutine
+// (finish), which goes on as the sender, and flush returns at once.
+func (c *Conn) flush(handOff bool) error {
 	for {
 		c.mu.Lock()
 		err := c.endedLocked()
@@ -255,23 +272,49 @@ func (c *Conn) flush() error {
 		}
 		c.mu.Unlock()
 		c.idle.Broadcast()
-		err = c.write(&c.spare)
-		closeAll(c.spare.owned)
-		c.spare.reset()
-		if err != nil {
-			c.mu.Lock()
-			if c.err == nil {
-				c.err = fmt.Errorf("send: %w", err)
-			}
-			c.mu.Unlock()
+		next, err := c.write(&c.spare, 0, handOff)
+		if handOff && errors.Is(err, unix.EAGAIN) {
+			go c.finish(next)
+			return nil
 		}
+		c.written(err)
 	}
 }
 
-// write writes the frames of q in as few datagrams as hold them.
-func (c *Conn) write(q *sendQueue) error {
+// finish writes the frames of c.spare from the from'th on, blocking, then
+// goes on writing the queue: the sender a full socket handed off to.
+func (c *Conn) finish(from int) {
+	_, err := c.write(&c.spare, from, false)
+	c.written(err)
+	_ = c.flush(false) // a failed write is every later send's error
+}
+
+// written ends the writing of c.spare, with the error that stopped it.
+func (c *Conn) written(err error) {
+	closeAll(c.spare.owned)
+	c.spare.reset()
+	if err != nil {
+		c.mu.Lock()
+		if c.err == nil {
+			c.err = fmt.Errorf("send: %w", err)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// write writes the frames of q from the from'th on in as few datagrams as
+// hold them, and returns the index of the first frame not written. With
+// dontWait, a full socket stops it with unix.EAGAIN instead of waiting.
+func (c *Conn) write(q *sendQueue, from int, dontWait bool) (int, error) {
 	start, fdStart := 0, 0
-	for i := 0; i < len(q.frames); {
+	if from > 0 {
+		start = q.frames[from-1].end
+		for _, f := range q.frames[:from] {
+			fdStart += f.nfds
+		}
+	}
+	for i := from; i < len(q.frames); {
+		first := i
 		end, nfds := start, 0
 		for ; i < len(q.frames); i++ {
 			f := q.frames[i]
@@ -284,12 +327,30 @@ func (c *Conn) write(q *sendQueue) error {
 		if nfds > 0 {
 			oob = unix.UnixRights(q.fds[fdStart : fdStart+nfds]...)
 		}
-		if _, _, err := c.uc.WriteMsgUnix(q.buf[start:end], oob, nil); err != nil {
-			return err
+		if err := c.writeMsg(q.buf[start:end], oob, dontWait); err != nil {
+			return first, err
 		}
 		start, fdStart = end, fdStart+nfds
 	}
-	return nil
+	return len(q.frames), nil
+}
+
+// writeMsg writes one datagram; with dontWait, unix.EAGAIN when the
+// socket is full.
+func (c *Conn) writeMsg(b, oob []byte, dontWait bool) error {
+	if !dontWait {
+		_, _, err := c.uc.WriteMsgUnix(b, oob, nil)
+		return err
+	}
+	var werr error
+	err := c.rc.Write(func(fd uintptr) bool {
+		werr = unix.Sendmsg(int(fd), b, oob, nil, unix.MSG_DONTWAIT)
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	return werr
 }
 
 // Recv receives the next message into buf (MaxDatagram bytes are enough)

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -236,4 +237,55 @@ func FuzzSplitFrames(f *testing.F) {
 			t.Fatalf("%d frames bring %d descriptors of %d, %d bytes of %d", len(frames), total, nfds, n, len(dgram))
 		}
 	})
+}
+
+// TestASenderAheadOfItsReaderIsBatched: a sender far ahead of the reader
+// does not wait on the full socket; what it sends meanwhile queues and
+// goes in few datagrams, in order.
+func TestASenderAheadOfItsReaderIsBatched(t *testing.T) {
+	a, b := pair(t)
+	const n = 20000
+	sent := make(chan error, 1)
+	go func() {
+		for i := range n {
+			if err := a.Send(binary.AppendUvarint(nil, uint64(i))); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
+	select {
+	case err := <-sent:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sender waited for its reader")
+	}
+	buf := make([]byte, MaxDatagram)
+	datagrams := 0
+	for i := 0; i < n; {
+		nb, oobn, _, _, err := b.uc.ReadMsgUnix(buf, b.oob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames, err := SplitFrames(nil, buf[:nb], nil)
+		if err != nil || oobn != 0 {
+			t.Fatal(err)
+		}
+		datagrams++
+		for _, f := range frames {
+			if v, _ := binary.Uvarint(f.Msg); v != uint64(i) {
+				t.Fatalf("message %d reads %d", i, v)
+			}
+			i++
+		}
+	}
+	if datagrams > n/2 {
+		t.Errorf("%d messages took %d datagrams", n, datagrams)
+	}
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
 }
