@@ -232,7 +232,9 @@ type isolatedModel struct {
 	// two executions of the model depends on the first's end: no batcher
 	// forms the next batch, no sequence's state or rate limiter's
 	// resources carry over, no device lock is held, no execute timeout
-	// counts (pipelinable).
+	// counts (pipelinable). The price: a batch that an instance's
+	// scheduler took while the worker holds two of its batches waits for
+	// that instance, even when another became free meanwhile.
 	pipelines bool
 
 	mu       sync.Mutex
