@@ -94,7 +94,7 @@ FUZZ_TARGETS := ./internal/frontend/httpserver:FuzzHTTPRequest ./internal/fronte
 	./internal/frontend/httpserver:FuzzJSONStringMatchesEncodingJSON ./internal/frontend/httpserver:FuzzSharedMemoryRequest \
 	./internal/frontend/grpcserver:FuzzDecodeInbound ./internal/frontend/grpcserver:FuzzModelInferRequest \
 	./internal/frontend/grpcserver:FuzzBoundedMapMatchesProtobuf ./internal/isolation:FuzzWorkerMessages \
-	./internal/wire:FuzzDecoder ./core/modelconfig:FuzzParse ./core:FuzzDecodeEntry
+	./internal/wire:FuzzDecoder ./internal/wire:FuzzSplitFrames ./core/modelconfig:FuzzParse ./core:FuzzDecodeEntry
 FUZZTIME ?= 60s
 FUZZTIME_TEST ?= 4s
 
