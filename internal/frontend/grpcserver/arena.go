@@ -24,6 +24,8 @@ import (
 // (defaultWriteQuota, 64 KiB, in google.golang.org/grpc/internal/transport)
 // has given out: when nothing else is in flight, SendMsg finds the whole
 // quota free and does not wait (stream.go's sendHere relies on it).
+// grpcassumptions_test.go fails if a grpc-go upgrade changes the quota or
+// the pooling threshold.
 //
 // gRPC does not hand back the buffers of frames still queued when a
 // connection breaks; their chunks are then left to the garbage collector.
