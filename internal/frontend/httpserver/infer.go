@@ -144,6 +144,7 @@ func writeInferResponse(w http.ResponseWriter, m *core.Model, call *inferCall, r
 	}
 	if len(binary) == 0 && head != nil {
 		writeRawJSON(w, http.StatusOK, head)
+		releaseJSON(head)
 		return
 	}
 	h := w.Header()
@@ -160,6 +161,7 @@ func writeInferResponse(w http.ResponseWriter, m *core.Model, call *inferCall, r
 	w.WriteHeader(http.StatusOK)
 	if head != nil {
 		_, err = w.Write(head)
+		releaseJSON(head)
 	} else {
 		err = streamJSON(w, render)
 	}

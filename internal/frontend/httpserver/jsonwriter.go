@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/tritonhost/tritonhost/core"
@@ -82,6 +83,9 @@ func (j *jsonWriter) size() int64 { return j.n + int64(len(j.buf)) }
 // way. An error of render is returned before anything is sent.
 func renderJSON(render func(*jsonWriter) error) (body []byte, size int64, err error) {
 	j := &jsonWriter{limit: inMemoryJSON}
+	if b, ok := renderBuffers.Get().(*[]byte); ok {
+		j.buf = (*b)[:0]
+	}
 	if err := render(j); err != nil {
 		return nil, 0, err
 	}
@@ -89,6 +93,22 @@ func renderJSON(render func(*jsonWriter) error) (body []byte, size int64, err er
 		return nil, j.size(), nil
 	}
 	return j.buf, j.size(), nil
+}
+
+// renderBuffers holds buffers that in-memory renderings were made in
+// (releaseJSON), for the next renderings to grow into.
+var renderBuffers sync.Pool
+
+// pooledJSONBytes is the capacity of the largest buffer kept for reuse.
+const pooledJSONBytes = 256 << 10
+
+// releaseJSON hands back body, the JSON renderJSON returned, once it was
+// written: nothing may refer to it after.
+func releaseJSON(body []byte) {
+	if cap(body) > 0 && cap(body) <= pooledJSONBytes {
+		body = body[:0]
+		renderBuffers.Put(&body)
+	}
 }
 
 // streamJSON renders with render again, sending the JSON to w in chunks.

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 
@@ -28,32 +26,41 @@ type jsonTensor struct {
 }
 
 // decodeValues decodes raw, the JSON values of a tensor of type dt, taking
-// at most max values.
+// at most max values. It walks raw once, appending each value's bytes to
+// the tensor's data as it meets it: nothing is allocated per value (a
+// BYTES string with escapes or bytes that are not UTF-8 aside).
 func decodeValues(dt core.DataType, raw []byte, max int64) (jsonTensor, error) {
 	var t jsonTensor
 	if dt == core.TypeFP16 || dt == core.TypeBF16 || !dt.Valid() {
 		return t, fmt.Errorf("%s values have no JSON form; send them as binary data", dt)
 	}
-	if size := int64(dt.ByteSize()); size > 0 && max > 0 {
-		t.data = make([]byte, 0, min(max*size, int64(len(raw))*size))
+	if max > 0 {
+		if size := int64(dt.ByteSize()); size > 0 {
+			t.data = make([]byte, 0, min(max*size, int64(len(raw))*size))
+		} else if dt == core.TypeBytes {
+			// n strings take at least 3n-1 bytes of JSON (quotes and
+			// commas) and give n 4-byte lengths: the data is at most
+			// len(raw)+n+1 bytes, unless bytes that are not UTF-8 are
+			// replaced, when append grows it.
+			t.data = make([]byte, 0, int64(len(raw))+min(max, int64(len(raw)+1)/3)+1)
+		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
+	s := valueScanner{b: raw}
 	var (
-		counts []int64 // values or sub-arrays seen in each open array
-		leaf   = -1    // the depth at which values sit
+		countsMem [8]int64
+		counts    = countsMem[:0] // values or sub-arrays seen in each open array
+		leaf      = -1            // the depth at which values sit
 	)
 	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+		kind, tok, err := s.token()
 		if err != nil {
 			return t, fmt.Errorf("not valid JSON: %v", err)
 		}
 		depth := len(counts)
-		switch tok {
-		case json.Delim('['):
+		switch kind {
+		case tokEnd:
+			return t, nil
+		case tokOpen:
 			if depth == leaf {
 				return t, fmt.Errorf("values and arrays are mixed at one level")
 			}
@@ -62,7 +69,7 @@ func decodeValues(dt core.DataType, raw []byte, max int64) (jsonTensor, error) {
 			}
 			counts = append(counts, 0)
 			continue
-		case json.Delim(']'):
+		case tokClose:
 			n := counts[depth-1]
 			counts = counts[:depth-1]
 			for len(t.shape) < depth {
@@ -75,7 +82,7 @@ func decodeValues(dt core.DataType, raw []byte, max int64) (jsonTensor, error) {
 				return t, fmt.Errorf("the nested arrays are not all of one length (%d and %d at depth %d)", t.shape[depth-1], n, depth)
 			}
 			continue
-		case json.Delim('{'):
+		case tokObject:
 			return t, fmt.Errorf("a tensor value cannot be an object")
 		}
 		if leaf >= 0 && depth != leaf || leaf < 0 && len(t.shape) > depth {
@@ -88,66 +95,82 @@ func decodeValues(dt core.DataType, raw []byte, max int64) (jsonTensor, error) {
 		if t.count++; t.count > max {
 			return t, fmt.Errorf("more than the %d values its shape holds", max)
 		}
-		if t.data, err = appendValue(t.data, dt, tok); err != nil {
+		if t.data, err = appendValue(t.data, dt, kind, tok); err != nil {
 			return t, fmt.Errorf("value %d: %v", t.count-1, err)
 		}
 	}
-	return t, nil
 }
 
-// appendValue appends one JSON value as an element of type dt.
-func appendValue(b []byte, dt core.DataType, tok json.Token) ([]byte, error) {
+// appendValue appends one JSON value, of kind and text tok, as an element
+// of type dt.
+func appendValue(b []byte, dt core.DataType, kind tokenKind, tok []byte) ([]byte, error) {
 	switch dt {
 	case core.TypeBool:
-		v, ok := tok.(bool)
-		if !ok {
-			return b, fmt.Errorf("%v is not a boolean", tok)
-		}
-		if v {
+		switch kind {
+		case tokTrue:
 			return append(b, 1), nil
+		case tokFalse:
+			return append(b, 0), nil
 		}
-		return append(b, 0), nil
+		return b, fmt.Errorf("%s is not a boolean", tokenText(kind, tok))
 	case core.TypeBytes:
-		v, ok := tok.(string)
-		if !ok {
-			return b, fmt.Errorf("%v is not a string", tok)
+		if kind != tokString {
+			return b, fmt.Errorf("%s is not a string", tokenText(kind, tok))
 		}
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(v)))
-		return append(b, v...), nil
+		at := len(b)
+		b = append(b, 0, 0, 0, 0)
+		b, ok := appendUnquoted(b, tok)
+		if !ok {
+			return b[:at], fmt.Errorf("%s is not a JSON string", tok)
+		}
+		binary.LittleEndian.PutUint32(b[at:], uint32(len(b)-at-4))
+		return b, nil
 	}
-	num, ok := tok.(json.Number)
-	if !ok {
-		return b, fmt.Errorf("%v is not a number", tok)
+	if kind != tokNumber {
+		return b, fmt.Errorf("%s is not a number", tokenText(kind, tok))
 	}
-	s := string(num)
 	bits := dt.ByteSize() * 8
 	switch dt {
 	case core.TypeInt8, core.TypeInt16, core.TypeInt32, core.TypeInt64:
-		v, err := strconv.ParseInt(s, 10, bits)
+		v, err := strconv.ParseInt(string(tok), 10, bits)
 		if err != nil {
-			return b, fmt.Errorf("%s is not a %s", s, dt)
+			return b, fmt.Errorf("%s is not a %s", tok, dt)
 		}
 		return appendLE(b, uint64(v), bits), nil
 	case core.TypeUint8, core.TypeUint16, core.TypeUint32, core.TypeUint64:
-		v, err := strconv.ParseUint(s, 10, bits)
+		v, err := strconv.ParseUint(string(tok), 10, bits)
 		if err != nil {
-			return b, fmt.Errorf("%s is not a %s", s, dt)
+			return b, fmt.Errorf("%s is not a %s", tok, dt)
 		}
 		return appendLE(b, v, bits), nil
 	case core.TypeFP32:
-		v, err := strconv.ParseFloat(s, 32)
+		v, err := strconv.ParseFloat(string(tok), 32)
 		if err != nil {
-			return b, fmt.Errorf("%s is not an FP32", s)
+			return b, fmt.Errorf("%s is not an FP32", tok)
 		}
 		return binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(v))), nil
 	case core.TypeFP64:
-		v, err := strconv.ParseFloat(s, 64)
+		v, err := strconv.ParseFloat(string(tok), 64)
 		if err != nil {
-			return b, fmt.Errorf("%s is not an FP64", s)
+			return b, fmt.Errorf("%s is not an FP64", tok)
 		}
 		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v)), nil
 	}
 	return b, fmt.Errorf("%s values have no JSON form", dt)
+}
+
+// tokenText is a value as an error names it: a string unquoted, null as
+// <nil>, anything else as written.
+func tokenText(kind tokenKind, tok []byte) string {
+	switch kind {
+	case tokNull:
+		return "<nil>"
+	case tokString:
+		if s, ok := appendUnquoted(nil, tok); ok {
+			return string(s)
+		}
+	}
+	return string(tok)
 }
 
 func appendLE(b []byte, v uint64, bits int) []byte {
