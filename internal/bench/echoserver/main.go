@@ -19,6 +19,12 @@
 //     the kernel; the gap between tritonhost and these, what tritonhost
 //     adds.
 //
+// With -http-address it also serves HTTP's ceiling, a plain net/http
+// server: POST /v2/models/<model>/infer sends the request's body back as
+// the identity model's answer comes (the JSON part's size in
+// Inference-Header-Content-Length when the request sends binary tensors,
+// application/json otherwise), decoding nothing.
+//
 // With -debug-address it serves Go's pprof profiles, so the benchmarks can
 // read its allocation counters as they read tritonhost's.
 package main
@@ -36,6 +42,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -232,8 +240,59 @@ var serviceDesc = grpc.ServiceDesc{
 	}},
 }
 
+// inferenceHeaderContentLength is Triton's header that gives the size of
+// the JSON part of a body that carries binary tensors.
+const inferenceHeaderContentLength = "Inference-Header-Content-Length"
+
+// bodies holds the buffers HTTP bodies are read into.
+var bodies = sync.Pool{New: func() any { return new([]byte) }}
+
+// httpEcho answers POST /v2/models/<model>/infer with its own body, as
+// the identity model's answer: the same bytes, with the binary-tensor
+// headers a binary answer has.
+func httpEcho(w http.ResponseWriter, r *http.Request) {
+	rest, isModels := strings.CutPrefix(r.URL.Path, "/v2/models/")
+	model, isInfer := strings.CutSuffix(rest, "/infer")
+	if !isModels || !isInfer || model == "" || strings.Contains(model, "/") {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodPost {
+		http.Error(w, "echoserver: infer takes POST", http.StatusMethodNotAllowed)
+		return
+	}
+	bp := bodies.Get().(*[]byte)
+	defer bodies.Put(bp)
+	body := (*bp)[:0]
+	for {
+		if len(body) == cap(body) {
+			body = append(body, 0)[:len(body)]
+		}
+		n, err := r.Body.Read(body[len(body):cap(body)])
+		body = body[:len(body)+n]
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			http.Error(w, fmt.Sprintf("echoserver: reading the body of an infer request to model %q: %v", model, err), http.StatusBadRequest)
+			return
+		}
+	}
+	*bp = body
+	h := w.Header()
+	if n := r.Header.Get(inferenceHeaderContentLength); n != "" {
+		h.Set(inferenceHeaderContentLength, n)
+		h.Set("Content-Type", "application/octet-stream")
+	} else {
+		h.Set("Content-Type", "application/json")
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	_, _ = w.Write(body)
+}
+
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
+	httpAddr := flag.String("http-address", "", "also serve the HTTP echo (POST /v2/models/<model>/infer) on this address")
 	debug := flag.String("debug-address", "", "serve Go's pprof profiles (and the heap profile's MemStats) on this address")
 	flag.Parse()
 	if *debug != "" {
@@ -244,6 +303,19 @@ func main() {
 		}
 		fmt.Printf("Started diagnostics (pprof) at %s\n", dl.Addr())
 		go http.Serve(dl, nil) // net/http/pprof's handlers
+	}
+	if *httpAddr != "" {
+		hl, err := net.Listen("tcp", *httpAddr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "echoserver:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("serving HTTP at %s\n", hl.Addr())
+		go func() {
+			err := (&http.Server{Handler: http.HandlerFunc(httpEcho)}).Serve(hl)
+			fmt.Fprintln(os.Stderr, "echoserver: HTTP:", err)
+			os.Exit(1)
+		}()
 	}
 	lis, err := net.Listen("tcp", *addr)
 	if err != nil {
