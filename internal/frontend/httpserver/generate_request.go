@@ -357,107 +357,109 @@ type leaves struct {
 	typeErrAt int64  // its index among the values
 }
 
-// readLeaves walks raw, one value or nested arrays of values, and converts
-// each value to dt. An object counts as one value (of the wrong type).
+// readLeaves walks raw, one valid JSON value or nested arrays of values,
+// and converts each value to dt in place, as encoding/json's token decoder
+// would have read it: nothing is allocated per value (a BYTES string with
+// escapes or bytes that are not UTF-8 aside), the data is allocated once
+// for the most values raw can hold. An object counts as one value (of the
+// wrong type).
 func readLeaves(raw json.RawMessage, dt core.DataType) (leaves, error) {
 	var v leaves
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
+	if size := int64(dt.ByteSize()); size > 0 && dt != core.TypeFP16 && dt != core.TypeBF16 {
+		// n values take at least 2n-1 bytes of JSON (a digit and a comma).
+		v.data = make([]byte, 0, (int64(len(raw))+1)/2*size)
+	} else if dt == core.TypeBytes {
+		// n strings take at least 3n-1 bytes of JSON and give n 4-byte
+		// lengths: at most len(raw)+n+1 bytes, unless bytes that are not
+		// UTF-8 are replaced, when append grows it.
+		v.data = make([]byte, 0, int64(len(raw))+(int64(len(raw))+1)/3+1)
+	}
+	s := valueScanner{b: raw}
 	depth := 0
 	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+		kind, tok, err := s.token()
 		if err != nil {
 			return v, core.Errorf(core.CodeInternal, "failed to parse the request JSON buffer: %v", err)
 		}
-		switch tok {
-		case json.Delim('['):
+		switch kind {
+		case tokEnd:
+			if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+				v.top = 1 // a lone value
+			}
+			return v, nil
+		case tokOpen:
 			if depth == 1 {
 				v.top++
 			}
 			depth++
 			continue
-		case json.Delim(']'):
+		case tokClose:
 			depth--
 			continue
-		case json.Delim('{'):
-			if err := skipObject(dec); err != nil {
+		case tokObject:
+			// valueScanner stops at an object: skip it, a value of no
+			// convertible type.
+			js := jsonScanner{b: s.b, i: s.i}
+			if err := js.skipValue(); err != nil {
 				return v, core.Errorf(core.CodeInternal, "failed to parse the request JSON buffer: %v", err)
 			}
-			tok = nil // a value of no convertible type
+			s.i, s.after = js.i, true
 		}
 		if depth == 1 {
 			v.top++
 		}
-		v.addLeaf(dt, tok)
+		v.addLeaf(dt, kind, tok)
 	}
-	if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
-		v.top = 1 // a lone value
-	}
-	return v, nil
 }
 
-// skipObject consumes the rest of an object whose '{' was just read.
-func skipObject(dec *json.Decoder) error {
-	for depth := 1; depth > 0; {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-	}
-	return nil
-}
-
-// addLeaf converts one value; the first that does not convert is kept as
-// the type error, and values after it are only counted.
-func (v *leaves) addLeaf(dt core.DataType, tok json.Token) {
+// addLeaf converts one value, of kind and text tok; the first that does
+// not convert is kept as the type error, and values after it are only
+// counted.
+func (v *leaves) addLeaf(dt core.DataType, kind tokenKind, tok []byte) {
 	idx := v.count
 	v.count++
 	if v.typeErr != "" {
 		return
 	}
 	var err string
-	v.data, err = appendGenerateValue(v.data, dt, tok)
+	v.data, err = appendGenerateValue(v.data, dt, kind, tok)
 	if err != "" {
 		v.typeErr, v.typeErrAt = err, idx
 	}
 }
 
-// appendGenerateValue appends tok as an element of dt, converting as
-// Triton's reader does (integers are truncated to the element's width), or
-// returns TritonJson's words for a value of the wrong JSON type.
-func appendGenerateValue(b []byte, dt core.DataType, tok json.Token) ([]byte, string) {
-	num, isNum := tok.(json.Number)
+// appendGenerateValue appends one value, of kind and text tok, as an
+// element of dt, converting as Triton's reader does (integers are
+// truncated to the element's width), or returns TritonJson's words for a
+// value of the wrong JSON type.
+func appendGenerateValue(b []byte, dt core.DataType, kind tokenKind, tok []byte) ([]byte, string) {
+	isNum := kind == tokNumber
 	switch dt {
 	case core.TypeBool:
-		v, ok := tok.(bool)
-		if !ok {
-			return b, errNotBool
-		}
-		if v {
+		switch kind {
+		case tokTrue:
 			return append(b, 1), ""
+		case tokFalse:
+			return append(b, 0), ""
 		}
-		return append(b, 0), ""
+		return b, errNotBool
 	case core.TypeBytes:
-		s, ok := tok.(string)
-		if !ok {
+		if kind != tokString {
 			return b, errNotString
 		}
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(s)))
-		return append(b, s...), ""
+		at := len(b)
+		b = append(b, 0, 0, 0, 0)
+		b, ok := appendUnquoted(b, tok)
+		if !ok { // not reached: the scanner checked the string
+			return b[:at], errNotString
+		}
+		binary.LittleEndian.PutUint32(b[at:], uint32(len(b)-at-4))
+		return b, ""
 	case core.TypeUint8, core.TypeUint16, core.TypeUint32, core.TypeUint64:
 		if !isNum {
 			return b, errNotUint
 		}
-		u, err := strconv.ParseUint(string(num), 10, 64)
+		u, err := strconv.ParseUint(string(tok), 10, 64)
 		if err != nil {
 			return b, errNotUint
 		}
@@ -466,7 +468,7 @@ func appendGenerateValue(b []byte, dt core.DataType, tok json.Token) ([]byte, st
 		if !isNum {
 			return b, errNotInt
 		}
-		n, err := strconv.ParseInt(string(num), 10, 64)
+		n, err := strconv.ParseInt(string(tok), 10, 64)
 		if err != nil {
 			return b, errNotInt
 		}
@@ -475,7 +477,7 @@ func appendGenerateValue(b []byte, dt core.DataType, tok json.Token) ([]byte, st
 		if !isNum {
 			return b, errNotNumber
 		}
-		f, err := strconv.ParseFloat(string(num), 64)
+		f, err := strconv.ParseFloat(string(tok), 64)
 		if err != nil && !errors.Is(err, strconv.ErrRange) {
 			return b, errNotNumber
 		}
