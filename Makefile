@@ -92,7 +92,7 @@ test: all ## run every test: pure-Go packages without cgo, everything with the r
 # package's testdata/fuzz.
 FUZZ_TARGETS := ./internal/frontend/httpserver:FuzzHTTPRequest ./internal/frontend/httpserver:FuzzBoundedDecodingMatchesEncodingJSON \
 	./internal/frontend/httpserver:FuzzJSONStringMatchesEncodingJSON ./internal/frontend/httpserver:FuzzSharedMemoryRequest \
-	./internal/frontend/httpserver:FuzzJSONTensorValuesMatchEncodingJSON \
+	./internal/frontend/httpserver:FuzzJSONTensorValuesMatchEncodingJSON ./internal/frontend/httpserver:FuzzGenerateValuesMatchEncodingJSON \
 	./internal/frontend/grpcserver:FuzzDecodeInbound ./internal/frontend/grpcserver:FuzzModelInferRequest \
 	./internal/frontend/grpcserver:FuzzBoundedMapMatchesProtobuf ./internal/isolation:FuzzWorkerMessages \
 	./internal/wire:FuzzDecoder ./internal/wire:FuzzSplitFrames ./core/modelconfig:FuzzParse ./core:FuzzDecodeEntry
