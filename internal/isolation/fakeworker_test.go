@@ -222,9 +222,11 @@ type fakeWorker struct {
 
 // fakeExecution is one execute message a fake worker received.
 type fakeExecution struct {
-	inst int
-	keys []uint64
-	ids  []string
+	inst   int
+	keys   []uint64
+	ids    []string
+	region uint64 // the pooled region of its inputs, if any (0: none, or one of its own)
+	fds    int    // the descriptors beside it
 }
 
 // run is one fake worker's life: the server's side of it, what the
@@ -401,6 +403,11 @@ func (w *fakeWorker) drain() {
 		}
 		src := &source{}
 		var region *wire.Shared
+		var regionID uint64
+		if withRegion {
+			regionID = d.Uint()
+		}
+		nfds := len(fds)
 		if withRegion && len(fds) == 1 {
 			if region, err = wire.Map(fds[0], maxRegion); err == nil {
 				src.region = region.Bytes()
@@ -412,7 +419,7 @@ func (w *fakeWorker) drain() {
 		if region != nil {
 			region.Close()
 		}
-		ex := fakeExecution{inst: inst}
+		ex := fakeExecution{inst: inst, region: regionID, fds: nfds}
 		for _, q := range reqs {
 			ex.keys = append(ex.keys, q.key)
 			ex.ids = append(ex.ids, q.sub.ID)

@@ -44,7 +44,17 @@ const (
 	// (metrics.go): asked by the server, sent by the worker
 	msgCollect
 	msgCollected
+	// server to worker: unmap a pooled input region (inputPool), idle
+	msgForget
+	// worker to server: it no longer reads a pooled input region
+	msgReturned
 )
+
+// An execute message with a region names it first: 0 for a region of its
+// own (frozen, its descriptor beside the message), else a pooled region's
+// id (inputPool), whose descriptor comes beside the first message that
+// names it only; the worker keeps it mapped until msgForget, and sends
+// msgReturned once the batch's requests no longer read it.
 
 // inlineBytes is the most tensor bytes a message carries inline.
 const inlineBytes = 64 << 10
@@ -63,7 +73,8 @@ const (
 
 // payload places the tensor bytes of one message being encoded.
 type payload struct {
-	region *wire.Shared // nil: inline
+	region *wire.Shared  // nil: inline
+	pooled *pooledRegion // region's place in an inputPool, or nil: a region of its own
 	off    int
 }
 
@@ -108,6 +119,12 @@ func (p *payload) files() ([]int, error) {
 	if p.region == nil {
 		return nil, nil
 	}
+	if p.pooled != nil { // not frozen: the server writes it again
+		if p.pooled.known {
+			return nil, nil
+		}
+		return []int{p.region.Fd()}, nil
+	}
 	if err := p.region.Freeze(); err != nil {
 		return nil, err
 	}
@@ -116,7 +133,7 @@ func (p *payload) files() ([]int, error) {
 
 // close closes this side's region, once sent.
 func (p *payload) close() {
-	if p.region != nil {
+	if p.region != nil && p.pooled == nil { // the pool's stay
 		_ = p.region.Close()
 	}
 }
@@ -367,19 +384,39 @@ func (m *loadedMsg) decode(d *wire.Decoder) {
 }
 
 // encodeExecute encodes a batch for instance inst: each request under its
-// key, with what the backend sees of it.
-func encodeExecute(e *wire.Encoder, inst int, keys []uint64, batch []*core.Request) (*payload, error) {
+// key, with what the backend sees of it. Large inputs go in a region of
+// pool when one is free or can be made (nil pool: never), which the
+// caller gives back (inputPool.lent or unsent); forget lists the pool's
+// regions the worker is to unmap first (msgForget).
+func encodeExecute(e *wire.Encoder, inst int, keys []uint64, batch []*core.Request, pool *inputPool) (p *payload, forget []uint64, err error) {
 	total := 0
 	for _, r := range batch {
 		for _, in := range r.Inputs() {
 			total += int(in.ByteSize())
 		}
 	}
-	p, err := newPayload(total)
-	if err != nil {
-		return nil, err
+	if total > inlineBytes && pool != nil {
+		var pr *pooledRegion
+		if pr, forget, err = pool.take(total); err != nil {
+			return nil, forget, err
+		}
+		if pr != nil {
+			p = &payload{region: pr.region, pooled: pr}
+		}
+	}
+	if p == nil {
+		if p, err = newPayload(total); err != nil {
+			return nil, forget, err
+		}
 	}
 	header(e, msgExecute, p)
+	if p.region != nil {
+		var id uint64
+		if p.pooled != nil {
+			id = p.pooled.id
+		}
+		e.Uint(id)
+	}
 	e.Uint(uint64(inst))
 	e.Uint(uint64(len(batch)))
 	for i, r := range batch {
@@ -409,7 +446,7 @@ func encodeExecute(e *wire.Encoder, inst int, keys []uint64, batch []*core.Reque
 			p.put(e, in.Buffers...)
 		}
 	}
-	return p, nil
+	return p, forget, nil
 }
 
 // executeReq is one request of an execute message, as a worker reads it.

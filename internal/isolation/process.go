@@ -47,6 +47,8 @@ type process struct {
 	// The backend's own requests and calls to the server (upstream.go).
 	served        map[uint64]*servedReq
 	upstreamCount int
+	// The regions large inputs travel to the worker in, reused (pool.go).
+	inputs *inputPool
 	// Metric families asked of the worker (metrics.go), by id.
 	collecting  map[uint64]chan []byte
 	nextCollect uint64
@@ -122,7 +124,8 @@ func startProcess(mod *isolatedModel) (*process, *loadedMsg, error) {
 func newProcess(mod *isolatedModel, cmd *exec.Cmd, conn *wire.Conn) *process {
 	pr := &process{model: mod, cmd: cmd, conn: conn,
 		reqs: map[uint64]*core.Request{}, hooks: map[uint64]core.CancelHook{}, waiting: map[int][]chan error{},
-		served: map[uint64]*servedReq{}, exited: make(chan struct{}), logDone: make(chan struct{})}
+		served: map[uint64]*servedReq{}, exited: make(chan struct{}), logDone: make(chan struct{}),
+		inputs: newInputPool(maxPooledRegions, maxPooledBytes)}
 	pr.room.L = &pr.mu
 	if cmd.Process != nil {
 		pr.pid = cmd.Process.Pid
@@ -300,11 +303,31 @@ func (pr *process) execute(inst int, batch []*core.Request) error {
 	pr.mu.Unlock()
 
 	e := wire.NewEncoder(nil)
-	p, err := encodeExecute(e, inst, keys, batch)
+	p, forget, err := encodeExecute(e, inst, keys, batch, pr.inputs)
+	for _, id := range forget {
+		f := wire.NewEncoder(nil)
+		encodeKey(f, msgForget, id, 0)
+		if ferr := pr.conn.Send(f.Bytes()); ferr != nil && err == nil {
+			err = ferr
+		}
+	}
 	if err == nil {
 		var fds []int
 		if fds, err = p.files(); err == nil {
+			var known bool
+			if p.pooled != nil {
+				known = pr.inputs.lent(p.pooled)
+			}
 			err = pr.conn.Send(e.Bytes(), fds...)
+			if p.pooled != nil {
+				if err == nil {
+					pr.inputs.sent(p.pooled)
+				} else {
+					pr.inputs.unsent(p.pooled, known)
+				}
+			}
+		} else if p.pooled != nil {
+			pr.inputs.unsent(p.pooled, p.pooled.known)
 		}
 		p.close()
 	}
@@ -390,6 +413,7 @@ func (pr *process) stop(timeout time.Duration) {
 	}
 	pr.fail(pr.deathErr)
 	pr.conn.Close()
+	pr.inputs.close()
 }
 
 // read handles what the worker sends until its socket closes or it sends
@@ -506,6 +530,15 @@ func (pr *process) handle(msg []byte, fds []int) error {
 			return nil
 		}
 		_ = r.Release(core.ReleaseAll)
+	case msgReturned:
+		id := d.Uint()
+		d.Uint()
+		if err := d.Done(); err != nil {
+			return errMalformed(kind, err)
+		}
+		if err := pr.inputs.returned(id); err != nil {
+			return errMalformed(kind, err)
+		}
 	case msgFinished:
 		key := d.Uint()
 		d.Uint()
@@ -719,6 +752,7 @@ func (pr *process) die(cause error) {
 	pr.model.p.opts.Logger.Errorf("%v", err)
 	pr.fail(err)
 	pr.conn.Close()
+	pr.inputs.close()
 	pr.model.died(pr, err)
 }
 

@@ -48,7 +48,7 @@ func RunWorker(conn *wire.Conn, logw io.Writer) error {
 	}
 	// Deferred messages still queued go before the process ends.
 	defer func() { _ = conn.Flush() }()
-	w := &worker{conn: conn, reqs: map[uint64]*workerReq{}, stop: make(chan struct{})}
+	w := &worker{conn: conn, reqs: map[uint64]*workerReq{}, pooled: map[uint64]*wire.Shared{}, stop: make(chan struct{})}
 	w.log = serverlog.New(logw)
 	w.log.SetVerbose(lm.LogVerbose)
 	loaded := w.load(&lm)
@@ -85,6 +85,11 @@ type worker struct {
 	states    *core.States
 	callLimit time.Duration
 
+	// The server's pooled input regions (pool.go), mapped until it says
+	// forget them; only the reader goroutine (serve) uses it. At most
+	// maxPooledRegions.
+	pooled map[uint64]*wire.Shared
+
 	mu          sync.Mutex
 	reqs        map[uint64]*workerReq // by the server's key
 	byResponder sync.Map              // *core.Responder -> key, for response statistics
@@ -98,11 +103,15 @@ type workerReq struct {
 	region *sharedRef // the execute message's region its inputs are in, if any
 }
 
-// sharedRef counts the requests that still read a region.
+// sharedRef counts the requests that still read a region: a region of
+// its own (id 0) is closed once none does, a pooled one returned to the
+// server (msgReturned).
 type sharedRef struct {
 	mu     sync.Mutex
 	n      int
 	region *wire.Shared
+	id     uint64
+	w      *worker
 }
 
 func (s *sharedRef) release() {
@@ -114,8 +123,19 @@ func (s *sharedRef) release() {
 	last := s.n == 0
 	s.mu.Unlock()
 	if last {
-		_ = s.region.Close()
+		s.done()
 	}
+}
+
+// done ends the region's use by the batch.
+func (s *sharedRef) done() {
+	if s.id == 0 {
+		_ = s.region.Close()
+		return
+	}
+	e := wire.NewEncoder(nil)
+	encodeKey(e, msgReturned, s.id, 0)
+	s.w.sendDeferred(e)
 }
 
 // load assembles what serves the version in this process and loads it.
@@ -208,6 +228,13 @@ func (w *worker) serve(buf []byte) error {
 			if err = d.Done(); err == nil {
 				w.cancel(key)
 			}
+		case msgForget:
+			id := d.Uint()
+			d.Uint()
+			wire.CloseFiles(fds)
+			if err = d.Done(); err == nil {
+				err = w.forget(id)
+			}
 		case msgStop:
 			wire.CloseFiles(fds)
 			w.close()
@@ -250,6 +277,46 @@ func (w *worker) answer(kind byte, d *wire.Decoder, withRegion bool, fds []int) 
 	return w.up.deliver(kind, d, src)
 }
 
+// executeRegion maps the region of an execute message: its own (id 0,
+// its descriptor in fds), or the server's pooled region id, mapped when
+// fds brings it and kept until the server says forget it.
+func (w *worker) executeRegion(id uint64, fds []int) (*sharedRef, error) {
+	if id == 0 || len(fds) > 0 {
+		if len(fds) != 1 {
+			wire.CloseFiles(fds)
+			return nil, fmt.Errorf("an execute message with region %d brought %d descriptors", id, len(fds))
+		}
+		if id != 0 && (w.pooled[id] != nil || len(w.pooled) >= maxPooledRegions) {
+			wire.CloseFiles(fds)
+			return nil, fmt.Errorf("pooled region %d past the %d mapped", id, len(w.pooled))
+		}
+		region, err := wire.Map(fds[0], maxRegion)
+		if err != nil {
+			return nil, err
+		}
+		if id != 0 {
+			w.pooled[id] = region
+		}
+		return &sharedRef{region: region, id: id, w: w}, nil
+	}
+	region := w.pooled[id]
+	if region == nil {
+		return nil, fmt.Errorf("an execute message names pooled region %d, which is not mapped", id)
+	}
+	return &sharedRef{region: region, id: id, w: w}, nil
+}
+
+// forget unmaps pooled region id, which no request reads any more (the
+// server forgets only a region returned to it).
+func (w *worker) forget(id uint64) error {
+	region := w.pooled[id]
+	if region == nil {
+		return fmt.Errorf("forget pooled region %d, which is not mapped", id)
+	}
+	delete(w.pooled, id)
+	return region.Close()
+}
+
 // execute runs one batch: it builds the requests (their inputs in the
 // message or in its region) and executes them on their instance, on a
 // goroutine of their own, then reports that the execution returned.
@@ -257,22 +324,17 @@ func (w *worker) execute(d *wire.Decoder, withRegion bool, fds []int) error {
 	src := &source{}
 	var ref *sharedRef
 	if withRegion {
-		if len(fds) != 1 {
-			wire.CloseFiles(fds)
-			return fmt.Errorf("an execute message with a region brought %d descriptors", len(fds))
-		}
-		region, err := wire.Map(fds[0], maxRegion)
-		if err != nil {
+		var err error
+		if ref, err = w.executeRegion(d.Uint(), fds); err != nil {
 			return err
 		}
-		src.region = region.Bytes()
-		ref = &sharedRef{region: region}
+		src.region = ref.region.Bytes()
 	} else {
 		wire.CloseFiles(fds)
 	}
 	inst, reqs := decodeExecute(d, src)
 	if err := d.Done(); err != nil {
-		if ref != nil {
+		if ref != nil && ref.id == 0 {
 			_ = ref.region.Close()
 		}
 		return err
@@ -297,7 +359,7 @@ func (w *worker) execute(d *wire.Decoder, withRegion bool, fds []int) error {
 	if ref != nil {
 		ref.n = len(reqs)
 		if ref.n == 0 {
-			_ = ref.region.Close()
+			ref.done()
 		}
 	}
 	batch := make([]*core.Request, len(reqs))

@@ -1,0 +1,212 @@
+package isolation
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/tritonhost/tritonhost/internal/wire"
+)
+
+// Bounds on the regions a process's server side keeps for the inputs of
+// its execute messages (inputPool): at most maxPooledRegions of them, of
+// maxPooledBytes in all, held until the worker ends. A batch whose inputs
+// find no idle region that fits, and no room for a new one, travels in a
+// region of its own, as small messages' regions always do.
+const (
+	maxPooledRegions = 4
+	maxPooledBytes   = 256 << 20
+	// minPooledBytes: inputs of fewer bytes travel in a region of their
+	// own; a pooled region's size is a multiple of it.
+	minPooledBytes = 1 << 20
+)
+
+// pooledRegion is one region of an inputPool: a memfd sealed against
+// resizing (not against writes), which the server maps read-write and
+// the worker, once sent it, maps read-only and keeps mapped under id
+// until told to forget it (msgForget). Whoever holds it, by state, is the
+// only one that touches its bytes: the server's goroutine that took it
+// (writing), the worker (lent: its requests read it, until it sends
+// msgReturned), or nobody (idle). Its fields are guarded by the pool's
+// mutex.
+type pooledRegion struct {
+	id     uint64
+	region *wire.Shared
+	known  bool // the worker was sent it and maps it
+	state  regionUse
+	// A goroutine writes it or sends its message (from take to sent or
+	// unsent): nothing closes it meanwhile.
+	inflight bool
+}
+
+type regionUse int
+
+const (
+	regionIdle regionUse = iota
+	regionWriting
+	regionLent
+)
+
+// inputPool holds the regions the server writes execute messages' inputs
+// into, reused from one batch to the next: a steady stream of large
+// requests then creates, maps and faults no new memory once warm. It is
+// bounded by count and bytes (maxCount, maxBytes). Any goroutine may use
+// it.
+//
+// A worker cannot harm the server through it: the server only writes
+// these regions and never reads them, the seals keep their size, and a
+// worker that never returns one (msgReturned) only makes later batches
+// travel in regions of their own; returning one it does not hold is a
+// malformed message.
+type inputPool struct {
+	mu       sync.Mutex
+	regions  map[uint64]*pooledRegion
+	bytes    int
+	nextID   uint64
+	closed   bool
+	maxCount int
+	maxBytes int
+}
+
+func newInputPool(maxCount, maxBytes int) *inputPool {
+	return &inputPool{regions: map[uint64]*pooledRegion{}, maxCount: maxCount, maxBytes: maxBytes}
+}
+
+// take returns a region of at least total bytes for the caller to write
+// (state writing), or nil when none fits and there is no room for a new
+// one. forget lists the idle regions the worker knows that were closed to
+// make room: the caller tells the worker (msgForget) before it sends the
+// region.
+func (p *inputPool) take(total int) (r *pooledRegion, forget []uint64, err error) {
+	if total < minPooledBytes {
+		return nil, nil, nil
+	}
+	size := (total + minPooledBytes - 1) / minPooledBytes * minPooledBytes
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || size > p.maxBytes {
+		return nil, nil, nil
+	}
+	var best *pooledRegion
+	for _, c := range p.regions {
+		if n := len(c.region.Bytes()); c.state == regionIdle && !c.inflight && n >= total && n <= 2*total &&
+			(best == nil || n < len(best.region.Bytes())) {
+			best = c
+		}
+	}
+	if best != nil {
+		best.state = regionWriting
+		best.inflight = true
+		return best, nil, nil
+	}
+	// Room for a new one: idle regions go, largest first.
+	for len(p.regions) >= p.maxCount || p.bytes+size > p.maxBytes {
+		var victim *pooledRegion
+		for _, c := range p.regions {
+			if c.state == regionIdle && !c.inflight && (victim == nil || len(c.region.Bytes()) > len(victim.region.Bytes())) {
+				victim = c
+			}
+		}
+		if victim == nil {
+			return nil, forget, nil // every one is in use
+		}
+		if victim.known {
+			forget = append(forget, victim.id)
+		}
+		p.removeLocked(victim)
+	}
+	s, err := wire.NewShared("inputs", size)
+	if err != nil {
+		return nil, forget, err
+	}
+	if err := s.Seal(); err != nil {
+		_ = s.Close()
+		return nil, forget, err
+	}
+	p.nextID++
+	r = &pooledRegion{id: p.nextID, region: s, state: regionWriting, inflight: true}
+	p.regions[r.id] = r
+	p.bytes += size
+	return r, forget, nil
+}
+
+// removeLocked closes r and forgets it; p.mu is held.
+func (p *inputPool) removeLocked(r *pooledRegion) {
+	delete(p.regions, r.id)
+	p.bytes -= len(r.region.Bytes())
+	_ = r.region.Close()
+}
+
+// lent records, before its message is sent, that the worker is sent r
+// (taken with take) and holds it until it returns it: a return may come
+// as soon as the message is out. The caller then calls sent, or unsent
+// if the message did not go.
+func (p *inputPool) lent(r *pooledRegion) (wasKnown bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	wasKnown = r.known
+	r.known = true
+	r.state = regionLent
+	return wasKnown
+}
+
+// sent ends the sending of r's message (lent): r is the pool's again.
+func (p *inputPool) sent(r *pooledRegion) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r.inflight = false
+	if p.closed {
+		p.removeLocked(r)
+	}
+}
+
+// unsent gives back r, taken with take, whose message did not reach the
+// worker; known is whether the worker knew it before.
+func (p *inputPool) unsent(r *pooledRegion, known bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r.state = regionIdle
+	r.known = known
+	r.inflight = false
+	if p.closed {
+		p.removeLocked(r)
+	}
+}
+
+// returned records that the worker no longer reads region id
+// (msgReturned); an id it does not hold is an error.
+func (p *inputPool) returned(id uint64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.regions[id]
+	if r == nil {
+		if p.closed {
+			return nil
+		}
+		return fmt.Errorf("returned region %d, which it does not hold", id)
+	}
+	if r.state != regionLent {
+		return fmt.Errorf("returned region %d, which it does not hold", id)
+	}
+	r.state = regionIdle
+	return nil
+}
+
+// close closes the pool's regions once the worker is gone; one a
+// goroutine still writes or sends goes when it is done (sent, unsent).
+func (p *inputPool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for _, r := range p.regions {
+		if !r.inflight {
+			p.removeLocked(r)
+		}
+	}
+}
+
+// counts returns how many regions the pool holds and their bytes.
+func (p *inputPool) counts() (n, bytes int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.regions), p.bytes
+}

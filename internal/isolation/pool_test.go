@@ -1,0 +1,150 @@
+package isolation
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/internal/testenv"
+)
+
+// TestInputPoolBounds: the pool reuses a returned region for inputs of a
+// size it fits, never holds more than its bounds (a take past them when
+// every region is lent gets none: the batch travels in a region of its
+// own), evicts idle regions to make room (naming those the worker knows),
+// refuses a return of a region the worker does not hold, and closes
+// everything once closed, a region in flight once its sender is done.
+func TestInputPoolBounds(t *testing.T) {
+	fds, maps := openFDs(t), memfdMappings(t)
+	p := newInputPool(2, 4<<20)
+	take := func(total int) *pooledRegion {
+		t.Helper()
+		r, forget, err := p.take(total)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(forget) != 0 {
+			t.Fatalf("take(%d) evicted %v", total, forget)
+		}
+		return r
+	}
+	if r := take(minPooledBytes - 1); r != nil {
+		t.Fatal("inputs under minPooledBytes got a pooled region")
+	}
+	a := take(1 << 20)
+	p.lent(a)
+	p.sent(a)
+	b := take(1<<20 + 1) // a 2 MiB region
+	p.lent(b)
+	p.sent(b)
+	if r := take(1 << 20); r != nil {
+		t.Fatalf("a third region (%d) past a bound of two", r.id)
+	}
+	if n, bytes := p.counts(); n != 2 || bytes != 3<<20 {
+		t.Fatalf("%d regions of %d bytes, want 2 of 3 MiB", n, bytes)
+	}
+	if err := p.returned(a.id); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.returned(a.id); err == nil {
+		t.Fatal("a second return of one region was accepted")
+	}
+	if err := p.returned(99); err == nil {
+		t.Fatal("a return of an unknown region was accepted")
+	}
+	if r := take(1 << 20); r != a {
+		t.Fatalf("the returned region was not reused: got %v", r)
+	}
+	p.unsent(a, true) // its message did not go: idle again, still known
+	// 3 MiB do not fit a's 1 MiB: a goes (the worker is told), b is lent.
+	r, forget, err := p.take(3 << 20)
+	if err != nil || r != nil || len(forget) != 1 || forget[0] != a.id {
+		t.Fatalf("take(3 MiB) with b lent: region %v, forget %v, %v", r, forget, err)
+	}
+	if err := p.returned(b.id); err != nil {
+		t.Fatal(err)
+	}
+	c, forget, err := p.take(3 << 20)
+	if err != nil || c == nil || len(forget) != 1 || forget[0] != b.id {
+		t.Fatalf("take(3 MiB) with b idle: region %v, forget %v, %v", c, forget, err)
+	}
+	if n, bytes := p.counts(); n != 1 || bytes != 3<<20 {
+		t.Fatalf("%d regions of %d bytes, want 1 of 3 MiB", n, bytes)
+	}
+	// Closed while c is written: c goes once its sender is done.
+	p.close()
+	if n, _ := p.counts(); n != 1 {
+		t.Fatalf("%d regions after close, want the one in flight", n)
+	}
+	c.region.Bytes()[0] = 1
+	p.lent(c)
+	p.sent(c)
+	if n, bytes := p.counts(); n != 0 || bytes != 0 {
+		t.Fatalf("%d regions of %d bytes after close", n, bytes)
+	}
+	if r := take(1 << 20); r != nil {
+		t.Fatal("a closed pool made a region")
+	}
+	if openFDs(t) != fds || memfdMappings(t) != maps {
+		t.Fatalf("%d descriptors and %d mappings after, %d and %d before", openFDs(t), memfdMappings(t), fds, maps)
+	}
+}
+
+// TestLargeInputsReusePooledRegions: a worker that returns each batch's
+// region gets every later batch of large inputs in it again, without its
+// descriptor; one that returns none gets maxPooledRegions of them, then
+// regions of their own; a return of a region it does not hold kills it;
+// nothing stays open or mapped after.
+func TestLargeInputsReusePooledRegions(t *testing.T) {
+	fs := newFakeServer(t)
+	r := fs.start(t, "one", loadedAnswer(fs, "one", nil))
+	if !r.loaded {
+		t.Fatal("the load failed")
+	}
+	big := func(id string) fakeExecution {
+		t.Helper()
+		sub := coretest.Request("one", id, coretest.Int32Input("INPUT0", []int64{1 << 18}))
+		c := coretest.Infer(t, fs.srv, sub)
+		ex := r.w.awaitExecution(t)
+		r.sendAll([]wmsg{{body: responseMsg(ex.keys[0], &core.Response{}, true)},
+			{body: keyMsg(msgReleased, ex.keys[0], uint64(core.ReleaseAll))},
+			{body: keyMsg(msgFinished, ex.keys[0], 0)}, {body: executedMsg(ex.inst, nil)}})
+		c.Wait(t)
+		return ex
+	}
+	var first uint64
+	for i := range 3 {
+		ex := big("returned")
+		if ex.region == 0 {
+			t.Fatalf("batch %d: no pooled region", i)
+		}
+		if i == 0 {
+			first = ex.region
+		}
+		if ex.region != first || ex.fds != map[bool]int{true: 1, false: 0}[i == 0] {
+			t.Fatalf("batch %d: region %d with %d descriptors, want %d with the first only", i, ex.region, ex.fds, first)
+		}
+		r.sendAll([]wmsg{{body: keyMsg(msgReturned, ex.region, 0)}})
+	}
+	seen := map[uint64]bool{}
+	for i := range maxPooledRegions + 2 {
+		ex := big("kept")
+		if i < maxPooledRegions {
+			if ex.region == 0 || seen[ex.region] {
+				t.Fatalf("kept batch %d: region %d, already seen %v", i, ex.region, seen[ex.region])
+			}
+			seen[ex.region] = true
+		} else if ex.region != 0 || ex.fds != 1 {
+			t.Fatalf("kept batch %d past the bound: region %d with %d descriptors, want one of its own", i, ex.region, ex.fds)
+		}
+	}
+	if n, bytes := r.pr.inputs.counts(); n != maxPooledRegions || bytes > maxPooledBytes {
+		t.Fatalf("%d pooled regions of %d bytes", n, bytes)
+	}
+	r.sendAll([]wmsg{{body: keyMsg(msgReturned, 1<<40, 0)}})
+	testenv.WaitUntil(t, "the worker killed for a return of a region it does not hold", func() bool {
+		return strings.Contains(fs.log.String(), "returned region 1099511627776, which it does not hold")
+	})
+	r.end(t)
+}
