@@ -218,6 +218,7 @@ type fakeWorker struct {
 	arrived    chan struct{}   // a token per execute message
 	drained    chan struct{}   // closed once the server's end closed
 	pending    []wire.Frame    // the messages of the last datagram not yet read
+	returned   []uint64        // the pooled regions the server returned (msgReturned)
 }
 
 // fakeExecution is one execute message a fake worker received.
@@ -395,6 +396,12 @@ func (w *fakeWorker) drain() {
 			if !w.announced[key] {
 				w.early = append(w.early, key)
 			}
+			w.mu.Unlock()
+		}
+		if kind == msgReturned {
+			id := d.Uint()
+			w.mu.Lock()
+			w.returned = append(w.returned, id)
 			w.mu.Unlock()
 		}
 		if kind != msgExecute {
@@ -595,6 +602,7 @@ func regionResponse(key uint64, n int, size int64) []byte {
 	return encode(func(e *wire.Encoder) {
 		e.Uint(uint64(msgResponse))
 		e.Bool(true) // a region comes with it
+		e.Uint(0)    // of its own
 		e.Uint(key)
 		e.Bool(true) // final
 		e.Bool(true) // a response

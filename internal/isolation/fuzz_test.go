@@ -112,6 +112,11 @@ func workerSeeds(fs *fakeServer) []fuzzSeed {
 			fuzzSeed{dec, []wmsg{loaded(dec), {fds: fdRegion | sizeMiB, body: regionResponse(1, 4096, 1<<20)},
 				{fds: fdRegion | sizeGiB, body: regionResponse(2, 1, 1<<30)}}},
 			fuzzSeed{dec, []wmsg{loaded(dec), {fds: fdRegion | sizeGiB, body: regionState(1, 1<<30)}}},
+			// A pooled output region named again without its descriptor,
+			// then forgotten, and returns of input regions.
+			fuzzSeed{dec, []wmsg{loaded(dec), {fds: fdRegion | sizeMiB, body: pooledResponse(1, 3, 1<<20)},
+				{body: pooledResponse(2, 3, 16)}, {body: keyMsg(msgForget, 3, 0)}, {body: pooledResponse(3, 3, 16)},
+				{body: keyMsg(msgReturned, 1, 0)}}},
 		)
 	}
 	// Loads that fail: an error, another message, nothing, descriptors.

@@ -44,17 +44,20 @@ const (
 	// (metrics.go): asked by the server, sent by the worker
 	msgCollect
 	msgCollected
-	// server to worker: unmap a pooled input region (inputPool), idle
+	// server to worker: unmap a pooled input region (regionPool), idle
 	msgForget
 	// worker to server: it no longer reads a pooled input region
 	msgReturned
 )
 
-// An execute message with a region names it first: 0 for a region of its
-// own (frozen, its descriptor beside the message), else a pooled region's
-// id (inputPool), whose descriptor comes beside the first message that
-// names it only; the worker keeps it mapped until msgForget, and sends
-// msgReturned once the batch's requests no longer read it.
+// An execute message, or a worker's response, with a region names it
+// first: 0 for a region of its own (frozen, its descriptor beside the
+// message), else a pooled region's id (regionPool: the server's for
+// inputs, the worker's for outputs), only sealed against resizing, whose
+// descriptor comes beside the first message that names it only; the
+// receiver keeps it mapped until msgForget, and sends msgReturned once it
+// no longer reads it (the worker: the batch's requests released; the
+// server: the outputs copied, as they are never lent from such a region).
 
 // inlineBytes is the most tensor bytes a message carries inline.
 const inlineBytes = 64 << 10
@@ -74,7 +77,8 @@ const (
 // payload places the tensor bytes of one message being encoded.
 type payload struct {
 	region *wire.Shared  // nil: inline
-	pooled *pooledRegion // region's place in an inputPool, or nil: a region of its own
+	pooled *pooledRegion // region's place in a regionPool, or nil: a region of its own
+	known  bool          // the peer maps pooled already: its descriptor stays here
 	off    int
 }
 
@@ -89,6 +93,33 @@ func newPayload(total int) (*payload, error) {
 		return nil, err
 	}
 	return &payload{region: r}, nil
+}
+
+// pooledPayload is newPayload with a region of pool (nil: none) for
+// large tensors when one is free or can be made; forget lists the pool's
+// regions the peer is to unmap first (msgForget).
+func pooledPayload(total int, pool *regionPool) (*payload, []uint64, error) {
+	if total > inlineBytes && pool != nil {
+		r, forget, err := pool.take(total)
+		if err != nil {
+			return nil, forget, err
+		}
+		if r != nil {
+			return &payload{region: r.region, pooled: r, known: r.known}, forget, nil
+		}
+		p, err := newPayload(total)
+		return p, forget, err
+	}
+	p, err := newPayload(total)
+	return p, nil, err
+}
+
+// regionID names p's region in a message: a pooled region's id, or 0.
+func (p *payload) regionID() uint64 {
+	if p.pooled == nil {
+		return 0
+	}
+	return p.pooled.id
 }
 
 // put writes one tensor's bytes (its buffers, in order).
@@ -120,7 +151,7 @@ func (p *payload) files() ([]int, error) {
 		return nil, nil
 	}
 	if p.pooled != nil { // not frozen: the server writes it again
-		if p.pooled.known {
+		if p.known {
 			return nil, nil
 		}
 		return []int{p.region.Fd()}, nil
@@ -386,36 +417,21 @@ func (m *loadedMsg) decode(d *wire.Decoder) {
 // encodeExecute encodes a batch for instance inst: each request under its
 // key, with what the backend sees of it. Large inputs go in a region of
 // pool when one is free or can be made (nil pool: never), which the
-// caller gives back (inputPool.lent or unsent); forget lists the pool's
+// caller gives back (regionPool.lent or unsent); forget lists the pool's
 // regions the worker is to unmap first (msgForget).
-func encodeExecute(e *wire.Encoder, inst int, keys []uint64, batch []*core.Request, pool *inputPool) (p *payload, forget []uint64, err error) {
+func encodeExecute(e *wire.Encoder, inst int, keys []uint64, batch []*core.Request, pool *regionPool) (p *payload, forget []uint64, err error) {
 	total := 0
 	for _, r := range batch {
 		for _, in := range r.Inputs() {
 			total += int(in.ByteSize())
 		}
 	}
-	if total > inlineBytes && pool != nil {
-		var pr *pooledRegion
-		if pr, forget, err = pool.take(total); err != nil {
-			return nil, forget, err
-		}
-		if pr != nil {
-			p = &payload{region: pr.region, pooled: pr}
-		}
-	}
-	if p == nil {
-		if p, err = newPayload(total); err != nil {
-			return nil, forget, err
-		}
+	if p, forget, err = pooledPayload(total, pool); err != nil {
+		return nil, forget, err
 	}
 	header(e, msgExecute, p)
 	if p.region != nil {
-		var id uint64
-		if p.pooled != nil {
-			id = p.pooled.id
-		}
-		e.Uint(id)
+		e.Uint(p.regionID())
 	}
 	e.Uint(uint64(inst))
 	e.Uint(uint64(len(batch)))
@@ -492,28 +508,36 @@ func decodeExecute(d *wire.Decoder, src *source) (inst int, reqs []executeReq) {
 // encodeResponse encodes one response of request key: its error, or its
 // outputs and parameters; nil resp is a flags-only final.
 func encodeResponse(e *wire.Encoder, key uint64, resp *core.Response, final bool) (*payload, error) {
-	return encodeResponseAs(e, msgResponse, key, resp, final)
+	p, _, err := encodeResponseAs(e, msgResponse, key, resp, final, nil)
+	return p, err
 }
 
 // encodeResponseAs is encodeResponse for a message of the given kind (a
 // response of a backend's own request: msgUpResponse).
-func encodeResponseAs(e *wire.Encoder, kind byte, key uint64, resp *core.Response, final bool) (*payload, error) {
+//
+// A worker's response (msgResponse) with large outputs puts them in a
+// region of pool when one is free or can be made (nil pool: never), as
+// encodeExecute does its inputs (the caller gives it back: lent or
+// unsent); such a message names its region first, 0 for one of its own.
+func encodeResponseAs(e *wire.Encoder, kind byte, key uint64, resp *core.Response, final bool, pool *regionPool) (p *payload, forget []uint64, err error) {
 	total := 0
 	if resp != nil {
 		for _, o := range resp.Outputs {
 			total += len(o.Data)
 		}
 	}
-	p, err := newPayload(total)
-	if err != nil {
-		return nil, err
+	if p, forget, err = pooledPayload(total, pool); err != nil {
+		return nil, forget, err
 	}
 	header(e, kind, p)
+	if kind == msgResponse && p.region != nil {
+		e.Uint(p.regionID())
+	}
 	e.Uint(key)
 	e.Bool(final)
 	e.Bool(resp != nil)
 	if resp == nil {
-		return p, nil
+		return p, forget, nil
 	}
 	encodeError(e, resp.Err)
 	e.Uint(uint64(len(resp.Outputs)))
@@ -524,7 +548,7 @@ func encodeResponseAs(e *wire.Encoder, kind byte, key uint64, resp *core.Respons
 		p.put(e, o.Data)
 	}
 	encodeParams(e, resp.Parameters)
-	return p, nil
+	return p, forget, nil
 }
 
 // decodeResponse reads a response message; its outputs' bytes alias src.

@@ -7,11 +7,13 @@ import (
 	"github.com/tritonhost/tritonhost/internal/wire"
 )
 
-// Bounds on the regions a process's server side keeps for the inputs of
-// its execute messages (inputPool): at most maxPooledRegions of them, of
-// maxPooledBytes in all, held until the worker ends. A batch whose inputs
-// find no idle region that fits, and no room for a new one, travels in a
-// region of its own, as small messages' regions always do.
+// Bounds on the regions each side keeps for large tensors (regionPool):
+// the server for execute messages' inputs, the worker for responses'
+// outputs, each at most maxPooledRegions of them, of maxPooledBytes in
+// all, held until the worker ends. Tensors that find no idle region that
+// fits, and no room for a new one, travel in a region of their own, as
+// other messages' regions always do. The server maps at most
+// maxPooledRegions of the worker's.
 const (
 	maxPooledRegions = 4
 	maxPooledBytes   = 256 << 20
@@ -20,13 +22,13 @@ const (
 	minPooledBytes = 1 << 20
 )
 
-// pooledRegion is one region of an inputPool: a memfd sealed against
-// resizing (not against writes), which the server maps read-write and
-// the worker, once sent it, maps read-only and keeps mapped under id
-// until told to forget it (msgForget). Whoever holds it, by state, is the
-// only one that touches its bytes: the server's goroutine that took it
-// (writing), the worker (lent: its requests read it, until it sends
-// msgReturned), or nobody (idle). Its fields are guarded by the pool's
+// pooledRegion is one region of a regionPool: a memfd sealed against
+// resizing (not against writes), which its owner (the side that writes
+// it) maps read-write and the peer, once sent it, maps read-only and
+// keeps mapped under id until told to forget it (msgForget). Whoever
+// holds it, by state, is the only one that touches its bytes: the
+// owner's goroutine that took it (writing), the peer (lent: it reads it,
+// until it sends msgReturned), or nobody (idle). Its fields are guarded by the pool's
 // mutex.
 type pooledRegion struct {
 	id     uint64
@@ -46,18 +48,21 @@ const (
 	regionLent
 )
 
-// inputPool holds the regions the server writes execute messages' inputs
-// into, reused from one batch to the next: a steady stream of large
-// requests then creates, maps and faults no new memory once warm. It is
-// bounded by count and bytes (maxCount, maxBytes). Any goroutine may use
-// it.
+// regionPool holds the regions one side writes large tensors into for
+// the other, reused from one message to the next: the server's execute
+// messages' inputs, the worker's responses' outputs. A steady stream of
+// large requests then creates, maps and faults no new memory once warm.
+// It is bounded by count and bytes (maxCount, maxBytes). Any goroutine
+// may use it.
 //
-// A worker cannot harm the server through it: the server only writes
-// these regions and never reads them, the seals keep their size, and a
-// worker that never returns one (msgReturned) only makes later batches
-// travel in regions of their own; returning one it does not hold is a
-// malformed message.
-type inputPool struct {
+// A worker cannot harm the server through the server's pool: the server
+// only writes these regions and never reads them, the seals keep their
+// size, and a worker that never returns one (msgReturned) only makes
+// later batches travel in regions of their own; returning one it does
+// not hold is a malformed message. The worker's regions are not frozen,
+// so the server copies outputs out of them rather than lending them to a
+// client (lendable), then returns them.
+type regionPool struct {
 	mu       sync.Mutex
 	regions  map[uint64]*pooledRegion
 	bytes    int
@@ -67,8 +72,8 @@ type inputPool struct {
 	maxBytes int
 }
 
-func newInputPool(maxCount, maxBytes int) *inputPool {
-	return &inputPool{regions: map[uint64]*pooledRegion{}, maxCount: maxCount, maxBytes: maxBytes}
+func newRegionPool(maxCount, maxBytes int) *regionPool {
+	return &regionPool{regions: map[uint64]*pooledRegion{}, maxCount: maxCount, maxBytes: maxBytes}
 }
 
 // take returns a region of at least total bytes for the caller to write
@@ -76,7 +81,7 @@ func newInputPool(maxCount, maxBytes int) *inputPool {
 // one. forget lists the idle regions the worker knows that were closed to
 // make room: the caller tells the worker (msgForget) before it sends the
 // region.
-func (p *inputPool) take(total int) (r *pooledRegion, forget []uint64, err error) {
+func (p *regionPool) take(total int) (r *pooledRegion, forget []uint64, err error) {
 	if total < minPooledBytes {
 		return nil, nil, nil
 	}
@@ -130,7 +135,7 @@ func (p *inputPool) take(total int) (r *pooledRegion, forget []uint64, err error
 }
 
 // removeLocked closes r and forgets it; p.mu is held.
-func (p *inputPool) removeLocked(r *pooledRegion) {
+func (p *regionPool) removeLocked(r *pooledRegion) {
 	delete(p.regions, r.id)
 	p.bytes -= len(r.region.Bytes())
 	_ = r.region.Close()
@@ -140,7 +145,7 @@ func (p *inputPool) removeLocked(r *pooledRegion) {
 // (taken with take) and holds it until it returns it: a return may come
 // as soon as the message is out. The caller then calls sent, or unsent
 // if the message did not go.
-func (p *inputPool) lent(r *pooledRegion) (wasKnown bool) {
+func (p *regionPool) lent(r *pooledRegion) (wasKnown bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	wasKnown = r.known
@@ -150,7 +155,7 @@ func (p *inputPool) lent(r *pooledRegion) (wasKnown bool) {
 }
 
 // sent ends the sending of r's message (lent): r is the pool's again.
-func (p *inputPool) sent(r *pooledRegion) {
+func (p *regionPool) sent(r *pooledRegion) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r.inflight = false
@@ -161,7 +166,7 @@ func (p *inputPool) sent(r *pooledRegion) {
 
 // unsent gives back r, taken with take, whose message did not reach the
 // worker; known is whether the worker knew it before.
-func (p *inputPool) unsent(r *pooledRegion, known bool) {
+func (p *regionPool) unsent(r *pooledRegion, known bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r.state = regionIdle
@@ -174,7 +179,7 @@ func (p *inputPool) unsent(r *pooledRegion, known bool) {
 
 // returned records that the worker no longer reads region id
 // (msgReturned); an id it does not hold is an error.
-func (p *inputPool) returned(id uint64) error {
+func (p *regionPool) returned(id uint64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.regions[id]
@@ -193,7 +198,7 @@ func (p *inputPool) returned(id uint64) error {
 
 // close closes the pool's regions once the worker is gone; one a
 // goroutine still writes or sends goes when it is done (sent, unsent).
-func (p *inputPool) close() {
+func (p *regionPool) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
@@ -205,7 +210,7 @@ func (p *inputPool) close() {
 }
 
 // counts returns how many regions the pool holds and their bytes.
-func (p *inputPool) counts() (n, bytes int) {
+func (p *regionPool) counts() (n, bytes int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.regions), p.bytes

@@ -1,12 +1,18 @@
 package isolation
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tritonhost/tritonhost/core"
 	"github.com/tritonhost/tritonhost/core/coretest"
 	"github.com/tritonhost/tritonhost/internal/testenv"
+	"github.com/tritonhost/tritonhost/internal/wire"
 )
 
 // TestInputPoolBounds: the pool reuses a returned region for inputs of a
@@ -17,7 +23,7 @@ import (
 // everything once closed, a region in flight once its sender is done.
 func TestInputPoolBounds(t *testing.T) {
 	fds, maps := openFDs(t), memfdMappings(t)
-	p := newInputPool(2, 4<<20)
+	p := newRegionPool(2, 4<<20)
 	take := func(total int) *pooledRegion {
 		t.Helper()
 		r, forget, err := p.take(total)
@@ -146,5 +152,117 @@ func TestLargeInputsReusePooledRegions(t *testing.T) {
 	testenv.WaitUntil(t, "the worker killed for a return of a region it does not hold", func() bool {
 		return strings.Contains(fs.log.String(), "returned region 1099511627776, which it does not hold")
 	})
+	r.end(t)
+}
+
+// pooledResponse is a final response to request key whose output OUTPUT0
+// is size bytes at offset 0 of the worker's pooled region id.
+func pooledResponse(key, id uint64, size int64) []byte {
+	return encode(func(e *wire.Encoder) {
+		e.Uint(uint64(msgResponse))
+		e.Bool(true) // a region comes with it
+		e.Uint(id)
+		e.Uint(key)
+		e.Bool(true) // final
+		e.Bool(true) // a response
+		e.Uint(0)    // no error
+		e.Uint(1)
+		e.String("OUTPUT0")
+		e.Uint(uint64(core.TypeInt32))
+		encodeShape(e, []int64{size / 4})
+		e.Uint(0)
+		e.Uint(uint64(size))
+		e.Uint(0) // no parameters
+	})
+}
+
+// TestPooledOutputsAreCopiedAndReturned: outputs in a worker's pooled
+// region (not frozen: the worker writes it again) reach the caller
+// copied, never lent, even one that frees its responses; the server keeps
+// the region mapped for the next response that names it without its
+// descriptor, returns it after each (msgReturned), unmaps it when the
+// worker says forget it, and kills a worker that would have it map more
+// than maxPooledRegions.
+func TestPooledOutputsAreCopiedAndReturned(t *testing.T) {
+	fs := newFakeServer(t)
+	r := fs.start(t, "one", loadedAnswer(fs, "one", nil))
+	if !r.loaded {
+		t.Fatal("the load failed")
+	}
+	const size = 1 << 20
+	region, err := wire.NewShared("outputs", size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := region.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	send := func(msg []byte, fds ...int) {
+		t.Helper()
+		var oob []byte
+		if len(fds) > 0 {
+			oob = unix.UnixRights(fds...)
+		}
+		if _, _, err := r.w.conn.WriteMsgUnix(wire.AppendFrame(nil, msg, len(fds)), oob, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := memfdMappings(t)
+	for i := range 3 {
+		region.Bytes()[0] = byte(i + 1)
+		sub := coretest.Request("one", "pooled", coretest.Int32Input("INPUT0", []int64{2}, 7, 8))
+		sub.FreesResponses = true
+		got := make(chan *core.Response, 1)
+		if err := fs.srv.Infer(context.Background(), sub, func(resp *core.Response, final bool) { got <- resp }); err != nil {
+			t.Fatal(err)
+		}
+		ex := r.w.awaitExecution(t)
+		if i == 0 {
+			send(pooledResponse(ex.keys[0], 7, size), region.Fd())
+		} else {
+			send(pooledResponse(ex.keys[0], 7, size))
+		}
+		var resp *core.Response
+		select {
+		case resp = <-got:
+		case <-time.After(testenv.Patience):
+			t.Fatal("no response")
+		}
+		if resp.Err != nil || len(resp.Outputs) != 1 || len(resp.Outputs[0].Data) != size || resp.Outputs[0].Data[0] != byte(i+1) {
+			t.Fatalf("response %d: %v, %d outputs\n%s", i, resp.Err, len(resp.Outputs), fs.log.String())
+		}
+		if resp.Lent != nil {
+			t.Fatalf("response %d: a pooled region was lent", i)
+		}
+		resp.Free()
+		testenv.WaitUntil(t, "the region returned", func() bool {
+			r.w.mu.Lock()
+			defer r.w.mu.Unlock()
+			return len(r.w.returned) == i+1 && r.w.returned[i] == 7
+		})
+		if memfdMappings(t) != before+1 {
+			t.Fatalf("response %d: %d mappings, want the pooled region's only (%d before)", i, memfdMappings(t), before)
+		}
+		r.sendAll([]wmsg{{body: keyMsg(msgReleased, ex.keys[0], uint64(core.ReleaseAll))},
+			{body: keyMsg(msgFinished, ex.keys[0], 0)}, {body: executedMsg(ex.inst, nil)}})
+	}
+	r.sendAll([]wmsg{{body: keyMsg(msgForget, 7, 0)}})
+	testenv.WaitUntil(t, "the region unmapped", func() bool { return memfdMappings(t) == before })
+	// Past the bound: the worker is killed.
+	for id := range uint64(maxPooledRegions + 1) {
+		sub := coretest.Request("one", "many", coretest.Int32Input("INPUT0", []int64{2}, 7, 8))
+		c := coretest.Infer(t, fs.srv, sub)
+		ex := r.w.awaitExecution(t)
+		send(pooledResponse(ex.keys[0], id+10, size), region.Fd())
+		if id < maxPooledRegions {
+			c.Wait(t)
+			r.sendAll([]wmsg{{body: keyMsg(msgReleased, ex.keys[0], uint64(core.ReleaseAll))},
+				{body: keyMsg(msgFinished, ex.keys[0], 0)}, {body: executedMsg(ex.inst, nil)}})
+		}
+	}
+	testenv.WaitUntil(t, "the worker killed for a region past the bound", func() bool {
+		return strings.Contains(fs.log.String(), fmt.Sprintf("%d mapped", maxPooledRegions))
+	})
+	region.Close()
 	r.end(t)
 }

@@ -48,7 +48,10 @@ type process struct {
 	served        map[uint64]*servedReq
 	upstreamCount int
 	// The regions large inputs travel to the worker in, reused (pool.go).
-	inputs *inputPool
+	inputs *regionPool
+	// The worker's pooled regions of large outputs, by its id: only the
+	// reader goroutine uses it (outputRegion).
+	outRegions map[uint64]*wire.Shared
 	// Metric families asked of the worker (metrics.go), by id.
 	collecting  map[uint64]chan []byte
 	nextCollect uint64
@@ -125,7 +128,7 @@ func newProcess(mod *isolatedModel, cmd *exec.Cmd, conn *wire.Conn) *process {
 	pr := &process{model: mod, cmd: cmd, conn: conn,
 		reqs: map[uint64]*core.Request{}, hooks: map[uint64]core.CancelHook{}, waiting: map[int][]chan error{},
 		served: map[uint64]*servedReq{}, exited: make(chan struct{}), logDone: make(chan struct{}),
-		inputs: newInputPool(maxPooledRegions, maxPooledBytes)}
+		inputs: newRegionPool(maxPooledRegions, maxPooledBytes), outRegions: map[uint64]*wire.Shared{}}
 	pr.room.L = &pr.mu
 	if cmd.Process != nil {
 		pr.pid = cmd.Process.Pid
@@ -327,7 +330,7 @@ func (pr *process) execute(inst int, batch []*core.Request) error {
 				}
 			}
 		} else if p.pooled != nil {
-			pr.inputs.unsent(p.pooled, p.pooled.known)
+			pr.inputs.unsent(p.pooled, p.known)
 		}
 		p.close()
 	}
@@ -420,6 +423,7 @@ func (pr *process) stop(timeout time.Duration) {
 // something malformed; either way the worker is dead to the server.
 func (pr *process) read() {
 	buf := make([]byte, wire.MaxDatagram)
+	defer pr.closeOutRegions()
 	for {
 		msg, fds, err := pr.conn.Recv(buf)
 		if err != nil {
@@ -433,6 +437,38 @@ func (pr *process) read() {
 	}
 }
 
+// outputRegion maps the worker's pooled output region id, which fds
+// brings the first time only; it stays mapped until the worker says
+// forget it (msgForget) or the reader returns. A worker maps at most
+// maxPooledRegions in the server.
+func (pr *process) outputRegion(id uint64, fds []int) (*wire.Shared, error) {
+	if len(fds) == 0 {
+		if m := pr.outRegions[id]; m != nil {
+			return m, nil
+		}
+		return nil, fmt.Errorf("pooled region %d is not mapped", id)
+	}
+	if len(fds) != 1 || pr.outRegions[id] != nil || len(pr.outRegions) >= maxPooledRegions {
+		wire.CloseFiles(fds)
+		return nil, fmt.Errorf("pooled region %d with %d descriptors, %d mapped", id, len(fds), len(pr.outRegions))
+	}
+	m, err := wire.Map(fds[0], maxRegion)
+	if err != nil {
+		return nil, err
+	}
+	pr.outRegions[id] = m
+	return m, nil
+}
+
+// closeOutRegions unmaps the worker's pooled output regions, once the
+// reader returns.
+func (pr *process) closeOutRegions() {
+	for id, m := range pr.outRegions {
+		_ = m.Close()
+		delete(pr.outRegions, id)
+	}
+}
+
 // handle acts on one message from the worker; an error means the message
 // was malformed (nothing of it was acted on when it is).
 func (pr *process) handle(msg []byte, fds []int) error {
@@ -440,7 +476,24 @@ func (pr *process) handle(msg []byte, fds []int) error {
 	kind, withRegion := readHeader(d)
 	src := &source{}
 	var region *wire.Shared
+	var pooledID uint64
+	if withRegion && kind == msgResponse {
+		pooledID = d.Uint()
+	}
 	switch {
+	case pooledID != 0:
+		m, err := pr.outputRegion(pooledID, fds)
+		if err != nil {
+			return errMalformed(kind, err)
+		}
+		src.region = m.Bytes()
+		// Its outputs are copied (it is not frozen: lendable), then it is
+		// the worker's again.
+		defer func() {
+			e := wire.NewEncoder(nil)
+			encodeKey(e, msgReturned, pooledID, 0)
+			_ = pr.conn.Send(e.Bytes()) // a dead worker needs it no more
+		}()
 	case withRegion && len(fds) == 1:
 		var err error
 		if region, err = wire.Map(fds[0], maxRegion); err != nil {
@@ -530,6 +583,18 @@ func (pr *process) handle(msg []byte, fds []int) error {
 			return nil
 		}
 		_ = r.Release(core.ReleaseAll)
+	case msgForget:
+		id := d.Uint()
+		d.Uint()
+		if err := d.Done(); err != nil {
+			return errMalformed(kind, err)
+		}
+		m := pr.outRegions[id]
+		if m == nil {
+			return errMalformed(kind, fmt.Errorf("forget region %d, which is not mapped", id))
+		}
+		delete(pr.outRegions, id)
+		_ = m.Close()
 	case msgReturned:
 		id := d.Uint()
 		d.Uint()

@@ -213,9 +213,9 @@ func (pr *process) serveSubmit(d *wire.Decoder, src *source, region *wire.Shared
 	sub.Finished = func() { pr.servedDone(id, sr) }
 	respond := func(resp *core.Response, final bool) {
 		e := wire.NewEncoder(nil)
-		p, err := encodeResponseAs(e, msgUpResponse, id, resp, final)
+		p, _, err := encodeResponseAs(e, msgUpResponse, id, resp, final, nil)
 		if err != nil {
-			p, _ = encodeResponseAs(e, msgUpResponse, id, &core.Response{Err: core.Errorf(core.CodeInternal, "to the worker: %v", err)}, final)
+			p, _, _ = encodeResponseAs(e, msgUpResponse, id, &core.Response{Err: core.Errorf(core.CodeInternal, "to the worker: %v", err)}, final, nil)
 		}
 		pr.sendToWorker(e, p)
 	}

@@ -48,7 +48,8 @@ func RunWorker(conn *wire.Conn, logw io.Writer) error {
 	}
 	// Deferred messages still queued go before the process ends.
 	defer func() { _ = conn.Flush() }()
-	w := &worker{conn: conn, reqs: map[uint64]*workerReq{}, pooled: map[uint64]*wire.Shared{}, stop: make(chan struct{})}
+	w := &worker{conn: conn, reqs: map[uint64]*workerReq{}, pooled: map[uint64]*wire.Shared{},
+		outputs: newRegionPool(maxPooledRegions, maxPooledBytes), stop: make(chan struct{})}
 	w.log = serverlog.New(logw)
 	w.log.SetVerbose(lm.LogVerbose)
 	loaded := w.load(&lm)
@@ -89,6 +90,9 @@ type worker struct {
 	// forget them; only the reader goroutine (serve) uses it. At most
 	// maxPooledRegions.
 	pooled map[uint64]*wire.Shared
+	// The regions large outputs travel to the server in, reused: the
+	// server copies them out and returns them (msgReturned).
+	outputs *regionPool
 
 	mu          sync.Mutex
 	reqs        map[uint64]*workerReq // by the server's key
@@ -227,6 +231,13 @@ func (w *worker) serve(buf []byte) error {
 			wire.CloseFiles(fds)
 			if err = d.Done(); err == nil {
 				w.cancel(key)
+			}
+		case msgReturned:
+			id := d.Uint()
+			d.Uint()
+			wire.CloseFiles(fds)
+			if err = d.Done(); err == nil {
+				err = w.outputs.returned(id)
 			}
 		case msgForget:
 			id := d.Uint()
@@ -457,12 +468,22 @@ func (w *worker) done(key uint64, flags uint32) {
 func (w *worker) respond(key uint64, resp *core.Response, final bool) {
 	deferred := final && w.onExecutingThread()
 	e := wire.NewEncoder(nil)
-	p, err := encodeResponse(e, key, resp, final)
+	p, forget, err := encodeResponseAs(e, msgResponse, key, resp, final, w.outputs)
+	for _, id := range forget {
+		f := wire.NewEncoder(nil)
+		encodeKey(f, msgForget, id, 0)
+		w.send(f, nil)
+	}
 	if err != nil {
 		resp.Free()
 		p, _ = encodeResponse(e, key, &core.Response{Err: core.Errorf(core.CodeInternal, "worker: %v", err)}, final)
 	} else {
 		resp.Free() // copied into the message or its region
+	}
+	if p.pooled != nil {
+		// The server may return it as soon as the message is out.
+		w.outputs.lent(p.pooled)
+		defer w.outputs.sent(p.pooled) // a failed send ends the process
 	}
 	if deferred {
 		w.sendDeferredWith(e, p)
