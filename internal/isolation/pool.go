@@ -63,6 +63,7 @@ const (
 // so the server copies outputs out of them rather than lending them to a
 // client (lendable), then returns them.
 type regionPool struct {
+	name     string // its regions' name (memfd_create)
 	mu       sync.Mutex
 	regions  map[uint64]*pooledRegion
 	bytes    int
@@ -72,8 +73,10 @@ type regionPool struct {
 	maxBytes int
 }
 
-func newRegionPool(maxCount, maxBytes int) *regionPool {
-	return &regionPool{regions: map[uint64]*pooledRegion{}, maxCount: maxCount, maxBytes: maxBytes}
+// newRegionPool is a pool of regions named name, at most maxCount of
+// them, of maxBytes in all.
+func newRegionPool(name string, maxCount, maxBytes int) *regionPool {
+	return &regionPool{name: name, regions: map[uint64]*pooledRegion{}, maxCount: maxCount, maxBytes: maxBytes}
 }
 
 // take returns a region of at least total bytes for the caller to write
@@ -119,7 +122,7 @@ func (p *regionPool) take(total int) (r *pooledRegion, forget []uint64, err erro
 		}
 		p.removeLocked(victim)
 	}
-	s, err := wire.NewShared("inputs", size)
+	s, err := wire.NewShared(p.name, size)
 	if err != nil {
 		return nil, forget, err
 	}

@@ -23,7 +23,7 @@ import (
 // everything once closed, a region in flight once its sender is done.
 func TestInputPoolBounds(t *testing.T) {
 	fds, maps := openFDs(t), memfdMappings(t)
-	p := newRegionPool(2, 4<<20)
+	p := newRegionPool("test", 2, 4<<20)
 	take := func(total int) *pooledRegion {
 		t.Helper()
 		r, forget, err := p.take(total)

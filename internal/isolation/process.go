@@ -128,7 +128,7 @@ func newProcess(mod *isolatedModel, cmd *exec.Cmd, conn *wire.Conn) *process {
 	pr := &process{model: mod, cmd: cmd, conn: conn,
 		reqs: map[uint64]*core.Request{}, hooks: map[uint64]core.CancelHook{}, waiting: map[int][]chan error{},
 		served: map[uint64]*servedReq{}, exited: make(chan struct{}), logDone: make(chan struct{}),
-		inputs: newRegionPool(maxPooledRegions, maxPooledBytes), outRegions: map[uint64]*wire.Shared{}}
+		inputs: newRegionPool("inputs", maxPooledRegions, maxPooledBytes), outRegions: map[uint64]*wire.Shared{}}
 	pr.room.L = &pr.mu
 	if cmd.Process != nil {
 		pr.pid = cmd.Process.Pid

@@ -49,7 +49,7 @@ func RunWorker(conn *wire.Conn, logw io.Writer) error {
 	// Deferred messages still queued go before the process ends.
 	defer func() { _ = conn.Flush() }()
 	w := &worker{conn: conn, reqs: map[uint64]*workerReq{}, pooled: map[uint64]*wire.Shared{},
-		outputs: newRegionPool(maxPooledRegions, maxPooledBytes), stop: make(chan struct{})}
+		outputs: newRegionPool("outputs", maxPooledRegions, maxPooledBytes), stop: make(chan struct{})}
 	w.log = serverlog.New(logw)
 	w.log.SetVerbose(lm.LogVerbose)
 	loaded := w.load(&lm)
