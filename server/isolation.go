@@ -52,6 +52,7 @@ func (c *Config) isolationProvider(inproc core.BackendProvider, s *settings, log
 		GPUs:                 gpus,
 		LogVerbose:           c.Log.Verbose,
 		MaxTensorBytes:       int64(c.GRPC.MaxMessageBytes),
+		HostPolicies:         s.hostPolicies,
 		CallTimeout:          time.Duration(c.Backends.CallTimeoutSecs) * time.Second,
 		RestartBackoff:       time.Duration(i.RestartBackoffMs) * time.Millisecond,
 		RestartBackoffMax:    time.Duration(i.RestartBackoffMaxMs) * time.Millisecond,

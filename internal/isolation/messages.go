@@ -322,6 +322,9 @@ type loadMsg struct {
 	InProcessMaxTensorBytes int64
 	InProcessMaxPending     int
 	InProcessStallTimeoutMs int64
+	// HostPolicies are the server's host policies (--host-policy), which
+	// the worker's instances run under as in process.
+	HostPolicies map[string]core.HostPolicy
 }
 
 func (m *loadMsg) encode(e *wire.Encoder) {
@@ -352,6 +355,23 @@ func (m *loadMsg) encode(e *wire.Encoder) {
 	e.Int(m.InProcessMaxTensorBytes)
 	e.Int(int64(m.InProcessMaxPending))
 	e.Int(m.InProcessStallTimeoutMs)
+	e.Uint(uint64(len(m.HostPolicies)))
+	for name, p := range m.HostPolicies {
+		e.String(name)
+		e.Uint(uint64(len(p.CPUs)))
+		for _, cpu := range p.CPUs {
+			e.Int(int64(cpu))
+		}
+		e.Bool(p.NUMANode != nil)
+		if p.NUMANode != nil {
+			e.Int(int64(*p.NUMANode))
+		}
+		e.Uint(uint64(len(p.Settings)))
+		for k, v := range p.Settings {
+			e.String(k)
+			e.String(v)
+		}
+	}
 }
 
 func (m *loadMsg) decode(d *wire.Decoder) {
@@ -381,6 +401,26 @@ func (m *loadMsg) decode(d *wire.Decoder) {
 	m.InProcessMaxTensorBytes = d.Int()
 	m.InProcessMaxPending = int(d.Int())
 	m.InProcessStallTimeoutMs = d.Int()
+	for range d.Count(maxParams) {
+		name := d.String(maxName)
+		var p core.HostPolicy
+		for range d.Count(maxParams) {
+			p.CPUs = append(p.CPUs, int(d.Int()))
+		}
+		if d.Bool() {
+			node := int(d.Int())
+			p.NUMANode = &node
+		}
+		p.Settings = map[string]string{}
+		for range d.Count(maxParams) {
+			k := d.String(maxName)
+			p.Settings[k] = d.String(maxName)
+		}
+		if m.HostPolicies == nil {
+			m.HostPolicies = map[string]core.HostPolicy{}
+		}
+		m.HostPolicies[name] = p
+	}
 }
 
 // loadedMsg is a worker's answer to loadMsg.

@@ -85,6 +85,9 @@ type Options struct {
 	GPUs                 []int
 	LogVerbose           int
 	MaxTensorBytes       int64
+	// HostPolicies are the server's host policies, handed to the workers
+	// so that their instances run under them as in process.
+	HostPolicies map[string]core.HostPolicy
 	// CallTimeout bounds a worker's start and load, and its unload.
 	CallTimeout time.Duration
 	// RestartBackoff is the wait before the first restart of a dead
@@ -262,6 +265,7 @@ func (mod *isolatedModel) loadMsg() *loadMsg {
 		MaxTensorBytes: o.MaxTensorBytes, CallTimeoutMs: o.CallTimeout.Milliseconds(),
 		InProcessMaxTensorBytes: o.InProcessMaxTensorBytes, InProcessMaxPending: o.InProcessMaxPending,
 		InProcessStallTimeoutMs: o.InProcessStallTimeout.Milliseconds(),
+		HostPolicies:            o.HostPolicies,
 	}
 }
 

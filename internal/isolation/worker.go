@@ -167,6 +167,7 @@ func (w *worker) load(lm *loadMsg) *loadedMsg {
 		BackendCallTimeout:        w.callLimit,
 		DisableAutoCompleteConfig: lm.DisableAutoComplete,
 		StatisticsObserver:        w,
+		HostPolicies:              lm.HostPolicies,
 	})
 	if err != nil {
 		return &loadedMsg{Err: fmt.Errorf("worker: create its server: %w", err)}
