@@ -516,20 +516,7 @@ func (w *worker) cancel(key uint64) {
 
 // send sends a message (and p's region), closing this side's region after.
 // A failed send means the server is gone: the process ends.
-func (w *worker) send(e *wire.Encoder, p *payload) {
-	var fds []int
-	if p != nil {
-		var err error
-		if fds, err = p.files(); err != nil {
-			w.log.Errorf("worker: %v", err)
-		}
-		defer p.close()
-	}
-	if err := w.conn.Send(e.Bytes(), fds...); err != nil {
-		w.log.Errorf("worker: the server went away (%v): exiting", err)
-		os.Exit(0)
-	}
-}
+func (w *worker) send(e *wire.Encoder, p *payload) { w.sendWith(false, e, p) }
 
 // sendDeferred sends a message the server need not act on at once (a
 // release, a request's end, statistics): it travels with the next message
@@ -540,6 +527,13 @@ func (w *worker) sendDeferred(e *wire.Encoder) { w.sendDeferredWith(e, nil) }
 // sendDeferredWith is sendDeferred for a message with p's region (closed
 // on this side once queued: the queue holds its own descriptor).
 func (w *worker) sendDeferredWith(e *wire.Encoder, p *payload) {
+	w.sendWith(true, e, p)
+}
+
+// sendWith sends e's message and p's region, now or deferred
+// (Conn.SendDeferred), closing this side's region after; a failed send
+// ends the process.
+func (w *worker) sendWith(deferred bool, e *wire.Encoder, p *payload) {
 	var fds []int
 	if p != nil {
 		var err error
@@ -548,7 +542,11 @@ func (w *worker) sendDeferredWith(e *wire.Encoder, p *payload) {
 		}
 		defer p.close()
 	}
-	if err := w.conn.SendDeferred(e.Bytes(), fds...); err != nil {
+	send := w.conn.Send
+	if deferred {
+		send = w.conn.SendDeferred
+	}
+	if err := send(e.Bytes(), fds...); err != nil {
 		w.log.Errorf("worker: the server went away (%v): exiting", err)
 		os.Exit(0)
 	}
