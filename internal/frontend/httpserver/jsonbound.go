@@ -216,16 +216,7 @@ type jsonScanner struct {
 }
 
 // space skips white space.
-func (s *jsonScanner) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *jsonScanner) space() { s.i = skipSpace(s.b, s.i) }
 
 // next skips white space and returns the byte there, without taking it
 // (0 at the end).
@@ -369,4 +360,18 @@ func isDelimiter(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// skipSpace returns the index of the first byte of b at or after i that is
+// not JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
 }

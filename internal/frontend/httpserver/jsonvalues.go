@@ -42,16 +42,7 @@ func (s *valueScanner) syntaxError(what string) error {
 	return fmt.Errorf("invalid character %q %s (offset %d)", s.b[s.i], what, s.i)
 }
 
-func (s *valueScanner) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *valueScanner) space() { s.i = skipSpace(s.b, s.i) }
 
 // token returns the next token.
 func (s *valueScanner) token() (tokenKind, []byte, error) {
