@@ -203,6 +203,12 @@ type IsolationConfig struct {
 	// MaxRequests bounds the requests and calls an isolated backend may
 	// have in flight to the server (--backend-worker-max-requests).
 	MaxRequests int
+	// PipelineDepth is how many batches of one instance a worker may hold
+	// at once, where nothing the server does between two executions
+	// depends on the first's end (--backend-pipeline-depth): one runs, the
+	// others wait in the worker. 1 sends a batch only once the last
+	// returned.
+	PipelineDepth int
 	// WorkerCommand starts a worker: a program and its arguments, the
 	// socket to the server being its descriptor 3 (not a flag). nil is
 	// this program with the argument "worker", which the tritonhost
@@ -573,6 +579,7 @@ func DefaultConfig() Config {
 			RestartBackoffMs:    100,
 			RestartBackoffMaxMs: 30000,
 			MaxRequests:         isolation.DefaultMaxUpstreamRequests,
+			PipelineDepth:       isolation.DefaultPipelineDepth,
 		},
 		InProcess: InProcessConfig{
 			MaxPending:     abi.DefaultInProcessMaxPending,

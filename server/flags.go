@@ -110,6 +110,8 @@ func (i *IsolationConfig) bindFlags(f *pflag.FlagSet) {
 	f.IntVar(&i.ExecuteTimeoutMs, "backend-execute-timeout", i.ExecuteTimeoutMs, "ms an isolated model's execution may take before its worker is killed and restarted (0: no bound)")
 	f.IntVar(&i.MaxRequests, "backend-worker-max-requests", i.MaxRequests,
 		"requests and calls an isolated backend may have in flight to the server at once (its BLS requests, model queries and loads); past it they fail with UNAVAILABLE")
+	f.IntVar(&i.PipelineDepth, "backend-pipeline-depth", i.PipelineDepth,
+		fmt.Sprintf("batches of one instance an isolated model's worker may hold at once, one running and the others waiting in the worker, where nothing between two executions depends on the first's end (1 to %d; 1: the next batch leaves once the last returned)", isolation.MaxPipelineDepth))
 	f.Int64Var(&i.MemoryLimit, "backend-memory-limit", i.MemoryLimit, "bytes of address space each worker process may map beyond what it maps at its start, before its backend is loaded (RLIMIT_AS; 0: no bound)")
 }
 

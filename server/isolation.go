@@ -25,6 +25,8 @@ func (i *IsolationConfig) validate() error {
 		return fmt.Errorf("--backend-execute-timeout must not be negative, not %d", i.ExecuteTimeoutMs)
 	case i.MaxRequests <= 0:
 		return fmt.Errorf("--backend-worker-max-requests must be positive, not %d", i.MaxRequests)
+	case i.PipelineDepth < 1 || i.PipelineDepth > isolation.MaxPipelineDepth:
+		return fmt.Errorf("--backend-pipeline-depth must be 1 to %d, not %d", isolation.MaxPipelineDepth, i.PipelineDepth)
 	case i.MemoryLimit < 0:
 		return fmt.Errorf("--backend-memory-limit must not be negative, not %d", i.MemoryLimit)
 	case i.NoWorkers && mode != isolation.ModeNone:
@@ -59,6 +61,7 @@ func (c *Config) isolationProvider(inproc core.BackendProvider, s *settings, log
 		ExecuteTimeout:       time.Duration(i.ExecuteTimeoutMs) * time.Millisecond,
 		MemoryLimit:          i.MemoryLimit,
 		MaxUpstreamRequests:  i.MaxRequests,
+		PipelineDepth:        i.PipelineDepth,
 
 		InProcessMaxTensorBytes: c.InProcess.MaxTensorSize,
 		InProcessMaxPending:     c.InProcess.MaxPending,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tritonhost/tritonhost/abi"
 	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/isolation"
 )
 
 func TestOutputBufferCacheFlag(t *testing.T) {
@@ -34,5 +35,20 @@ func TestModelFilesMaxSizeMustBePositive(t *testing.T) {
 	cmd.SetErr(io.Discard)
 	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--model-files-max-size must be positive") {
 		t.Errorf("--model-files-max-size 0: %v, want it refused", err)
+	}
+}
+
+func TestBackendPipelineDepthIsBounded(t *testing.T) {
+	if flag := newServeCommand().Flags().Lookup("backend-pipeline-depth"); flag == nil || flag.DefValue != strconv.Itoa(isolation.DefaultPipelineDepth) {
+		t.Fatalf("--backend-pipeline-depth: %+v, want default %d", flag, isolation.DefaultPipelineDepth)
+	}
+	for _, depth := range []int{0, -1, isolation.MaxPipelineDepth + 1} {
+		cmd := newServeCommand()
+		cmd.SetArgs([]string{"--model-repository", t.TempDir(), "--backend-pipeline-depth", strconv.Itoa(depth)})
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--backend-pipeline-depth must be 1 to") {
+			t.Errorf("--backend-pipeline-depth %d: %v, want it refused", depth, err)
+		}
 	}
 }

@@ -325,6 +325,11 @@ type loadMsg struct {
 	// HostPolicies are the server's host policies (--host-policy), which
 	// the worker's instances run under as in process.
 	HostPolicies map[string]core.HostPolicy
+	// PipelineDepth is how many batches of one instance the server may
+	// send before the first returns (Options.PipelineDepth, the most a
+	// pipelining model's isolatedModel.depth is), 1 to MaxPipelineDepth:
+	// the worker keeps room for them.
+	PipelineDepth int
 }
 
 func (m *loadMsg) encode(e *wire.Encoder) {
@@ -372,6 +377,7 @@ func (m *loadMsg) encode(e *wire.Encoder) {
 			e.String(v)
 		}
 	}
+	e.Int(int64(m.PipelineDepth))
 }
 
 func (m *loadMsg) decode(d *wire.Decoder) {
@@ -421,6 +427,7 @@ func (m *loadMsg) decode(d *wire.Decoder) {
 		}
 		m.HostPolicies[name] = p
 	}
+	m.PipelineDepth = int(min(max(d.Int(), 1), MaxPipelineDepth))
 }
 
 // loadedMsg is a worker's answer to loadMsg.

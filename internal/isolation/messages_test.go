@@ -27,7 +27,7 @@ func TestLoadMessageCarriesHostPolicies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sent := &loadMsg{Name: "m", Version: 3, Dir: "/models/m", Config: []byte(`{}`),
-				BackendConfig: map[string]map[string]string{}, GPUs: []int{0}, HostPolicies: tc.policies}
+				BackendConfig: map[string]map[string]string{}, GPUs: []int{0}, HostPolicies: tc.policies, PipelineDepth: 5}
 			e := wire.NewEncoder(nil)
 			sent.encode(e)
 			d := wire.NewDecoder(e.Bytes())

@@ -12,11 +12,12 @@ import (
 
 // TestAPipeliningModelSendsBatchesAhead: where the model pipelines, the
 // server sends an instance's next batch before its last one returned, up
-// to pipelineDepth per instance and no further; a request the worker
+// to the model's depth per instance and no further; a request the worker
 // held when it died fails.
 func TestAPipeliningModelSendsBatchesAhead(t *testing.T) {
 	fs := newFakeServer(t)
-	fs.models["one"].pipelines = true
+	const depth = 3
+	fs.models["one"].depth = depth
 	r := fs.start(t, "one", loadedAnswer(fs, "one", nil))
 	if !r.loaded {
 		t.Fatal("the load failed")
@@ -28,13 +29,13 @@ func TestAPipeliningModelSendsBatchesAhead(t *testing.T) {
 	}
 	const instances = 2
 	var cs []*coretest.Collector
-	for i := range instances*pipelineDepth + 1 {
+	for i := range instances*depth + 1 {
 		cs = append(cs, coretest.Infer(t, fs.srv, coretest.Request("one", fmt.Sprint(i), coretest.Int32Input("INPUT0", []int64{2}, 7, 8))))
 	}
-	testenv.WaitUntil(t, "every instance's batches sent ahead", func() bool { return len(executions()) == instances*pipelineDepth })
+	testenv.WaitUntil(t, "every instance's batches sent ahead", func() bool { return len(executions()) == instances*depth })
 	time.Sleep(100 * time.Millisecond)
 	ex := executions()
-	if len(ex) != instances*pipelineDepth {
+	if len(ex) != instances*depth {
 		t.Fatalf("the worker was sent %d batches, more than %d instances hold", len(ex), instances)
 	}
 	answer := func(e fakeExecution) {
@@ -42,8 +43,8 @@ func TestAPipeliningModelSendsBatchesAhead(t *testing.T) {
 			{body: keyMsg(msgReleased, e.keys[0], uint64(core.ReleaseAll))},
 			{body: keyMsg(msgFinished, e.keys[0], 0)}, {body: executedMsg(e.inst, nil)}})
 	}
-	// An instance's third batch waits for one of its two to return: the
-	// first of each instance's returns, and the last batch goes out.
+	// An instance's next batch waits for one of those it has to return:
+	// the first of each instance's returns, and the last batch goes out.
 	first := map[int]uint64{}
 	for _, e := range ex {
 		if _, ok := first[e.inst]; !ok {

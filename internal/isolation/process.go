@@ -41,7 +41,7 @@ type process struct {
 	hooks   map[uint64]core.CancelHook
 	nextKey uint64
 	// Each instance's executions the worker holds, oldest first: at most
-	// one, or pipelineDepth where the model pipelines (pipelines).
+	// one, or the model's depth where it pipelines (isolatedModel.depth).
 	waiting map[int][]chan error
 	room    sync.Cond // on mu: an execution returned, or the worker died
 	// The backend's own requests and calls to the server (upstream.go).
@@ -270,23 +270,18 @@ func (pr *process) kill() {
 	}
 }
 
-// pipelineDepth is how many batches of one instance a worker holds at
-// most where its model pipelines: one runs, the other waits in the worker
-// to run as soon as it returns.
-const pipelineDepth = 2
-
 // execute runs a batch on instance inst in the worker and returns when
 // the backend's Execute returned there, or the worker died. Where the
 // model pipelines (isolatedModel.pipelines) it returns once the worker was
-// sent the batch, having waited while the worker held pipelineDepth of
-// the instance's batches: the server's next batch for the instance then
+// sent the batch, having waited while the worker held the model's depth
+// of the instance's batches: the server's next batch for the instance then
 // waits in the worker, not a round trip away. Each request is held
 // (Request.Hold) while the worker holds it.
 func (pr *process) execute(inst int, batch []*core.Request) error {
 	done := make(chan error, 1)
-	pipelined := pr.model.pipelines
+	pipelined := pr.model.depth > 1
 	pr.mu.Lock()
-	for pipelined && len(pr.waiting[inst]) >= pipelineDepth && !pr.dead {
+	for pipelined && len(pr.waiting[inst]) >= pr.model.depth && !pr.dead {
 		pr.room.Wait() // bounded by the worker's execution (and the backend call timeout, where its death follows)
 	}
 	if pr.dead {

@@ -94,6 +94,11 @@ type Options struct {
 	// worker (default 100 ms); it doubles, up to RestartBackoffMax
 	// (default 30 s), while restarts fail.
 	RestartBackoff, RestartBackoffMax time.Duration
+	// PipelineDepth is how many batches of one instance a worker may hold
+	// where its model pipelines (isolatedModel.depth; default
+	// DefaultPipelineDepth): one runs, the others wait in the worker to
+	// run in turn. 1 sends the next batch only once the last returned.
+	PipelineDepth int
 	// ExecuteTimeout, when positive, kills a worker whose execution has
 	// not returned by then (a hung backend), which then restarts.
 	ExecuteTimeout time.Duration
@@ -116,6 +121,15 @@ type Options struct {
 	// in-process host's abi.Host.ServerInfo.
 	ServerInfo func() abi.ServerInfo
 }
+
+// DefaultPipelineDepth is Options.PipelineDepth unless told otherwise:
+// with 8 batches of a single-instance identity model waiting in its worker
+// (16 clients), the isolated model served 0.57 of the requests per second
+// in process against 0.35 with 2 (docs/serving.md).
+const DefaultPipelineDepth = 8
+
+// MaxPipelineDepth bounds Options.PipelineDepth.
+const MaxPipelineDepth = 1024
 
 // Provider loads each model in process or in a worker, as its mode says.
 type Provider struct {
@@ -165,6 +179,10 @@ func New(inproc core.BackendProvider, opts Options) (*Provider, error) {
 	if opts.MaxUpstreamRequests <= 0 {
 		opts.MaxUpstreamRequests = DefaultMaxUpstreamRequests
 	}
+	if opts.PipelineDepth <= 0 {
+		opts.PipelineDepth = DefaultPipelineDepth
+	}
+	opts.PipelineDepth = min(opts.PipelineDepth, MaxPipelineDepth)
 	if opts.RestartBackoff <= 0 {
 		opts.RestartBackoff = 100 * time.Millisecond
 	}
@@ -211,7 +229,10 @@ func (p *Provider) LoadModel(m *core.Model) (core.BackendModel, error) {
 		return nil, core.Errorf(core.CodeInternal, "model %q: the configuration its worker loaded with: %w", m.Name(), err)
 	}
 	mod.instances = loaded.Instances
-	mod.pipelines = pipelinable(m.Config(), p.opts.ExecuteTimeout)
+	mod.depth = 1
+	if pipelinable(m.Config(), p.opts.ExecuteTimeout) {
+		mod.depth = max(p.opts.PipelineDepth, 1)
+	}
 	mod.cur = pr
 	p.mu.Lock()
 	p.models[mod] = struct{}{}
@@ -230,15 +251,19 @@ type isolatedModel struct {
 	m *core.Model
 
 	instances []string // the worker's instances, in order
-	// pipelines: the server sends an instance's next batch before its last
-	// one returned (process.execute), as nothing the server does between
-	// two executions of the model depends on the first's end: no batcher
-	// forms the next batch, no sequence's state or rate limiter's
+	// depth is how many batches of one instance the worker holds at most:
+	// 1, or Options.PipelineDepth where the model pipelines. A model
+	// pipelines, the server sending an instance's next batches before its
+	// last one returned (process.execute), when nothing the server does
+	// between two executions of the model depends on the first's end: no
+	// batcher forms the next batch, no sequence's state or rate limiter's
 	// resources carry over, no device lock is held, no execute timeout
-	// counts (pipelinable). The price: a batch that an instance's
-	// scheduler took while the worker holds two of its batches waits for
-	// that instance, even when another became free meanwhile.
-	pipelines bool
+	// counts (pipelinable). The batches then wait in the worker, not a
+	// round trip away, and the worker reads several in one wake-up. The
+	// price: a batch that an instance's scheduler took while the worker
+	// holds depth of its batches waits for that instance, even when
+	// another became free meanwhile.
+	depth int
 
 	mu       sync.Mutex
 	cur      *process // nil while restarting
@@ -266,6 +291,7 @@ func (mod *isolatedModel) loadMsg() *loadMsg {
 		InProcessMaxTensorBytes: o.InProcessMaxTensorBytes, InProcessMaxPending: o.InProcessMaxPending,
 		InProcessStallTimeoutMs: o.InProcessStallTimeout.Milliseconds(),
 		HostPolicies:            o.HostPolicies,
+		PipelineDepth:           o.PipelineDepth,
 	}
 }
 
@@ -314,7 +340,7 @@ func (mod *isolatedModel) current() (*process, error) {
 func (mod *isolatedModel) executeTimeout() time.Duration { return mod.p.opts.ExecuteTimeout }
 
 // pipelinable reports whether a model of configuration cfg, served with
-// an execute timeout of timeout, pipelines (isolatedModel.pipelines).
+// an execute timeout of timeout, pipelines (isolatedModel.depth).
 func pipelinable(cfg *configpb.ModelConfig, timeout time.Duration) bool {
 	if timeout > 0 || cfg.GetDynamicBatching() != nil || cfg.GetSequenceBatching() != nil || cfg.GetEnsembleScheduling() != nil {
 		return false

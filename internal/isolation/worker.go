@@ -194,10 +194,10 @@ func (w *worker) load(lm *loadMsg) *loadedMsg {
 	w.executing = make([]atomic.Int64, len(m.Instances()))
 	for i, inst := range m.Instances() {
 		// The server holds back an instance's batch while the worker
-		// holds pipelineDepth of them (process.execute); one more may
-		// come as an execution's end leaves before its executor takes the
-		// next batch.
-		runs := make(chan []*core.Request, pipelineDepth)
+		// holds the depth the load message names (process.execute); one
+		// more may come as an execution's end leaves before its executor
+		// takes the next batch.
+		runs := make(chan []*core.Request, max(lm.PipelineDepth, 2))
 		w.runs = append(w.runs, runs)
 		w.wg.Add(1)
 		go w.executor(i, inst, runs)
