@@ -385,21 +385,22 @@ func (w *worker) execute(d *wire.Decoder, withRegion bool, fds []int) error {
 }
 
 // executor runs instance inst's batches, one after the other as the
-// server sends them, and reports each execution's return. It runs on one
-// thread throughout, which the backend's calls from within Execute come
-// back on (cgo callbacks run on the calling thread: respond), with the
-// stack its executions grew kept for the next. It returns once runs is
+// server sends them, and reports each execution's return. An execution
+// runs on one thread, which the backend's calls from within Execute come
+// back on (cgo callbacks run on the calling thread: respond); between
+// executions the goroutine is not held to it, as in process, so a batch
+// that arrives wakes no particular thread (a locked goroutine made
+// runnable costs a hand-off between threads). It returns once runs is
 // closed (close).
 func (w *worker) executor(inst int, in *core.Instance, runs <-chan []*core.Request) {
 	defer w.wg.Done()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	tid := int64(unix.Gettid())
 	e := wire.NewEncoder(nil)
 	for batch := range runs {
-		w.executing[inst].Store(tid)
+		runtime.LockOSThread()
+		w.executing[inst].Store(int64(unix.Gettid()))
 		in.Execute(batch)
 		w.executing[inst].Store(0)
+		runtime.UnlockOSThread()
 		encodeExecuted(e, inst, nil)
 		w.send(e, nil)
 	}
