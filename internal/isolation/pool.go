@@ -59,9 +59,9 @@ const (
 // only writes these regions and never reads them, the seals keep their
 // size, and a worker that never returns one (msgReturned) only makes
 // later batches travel in regions of their own; returning one it does
-// not hold is a malformed message. The worker's regions are not frozen,
-// so the server copies outputs out of them rather than lending them to a
-// client (lendable), then returns them.
+// not hold is a malformed message. The server lends a response the
+// worker's region its outputs are in (outRegion) until the response is
+// freed, where it may (lendable), and copies them out otherwise.
 type regionPool struct {
 	name     string // its regions' name (memfd_create)
 	mu       sync.Mutex

@@ -176,14 +176,14 @@ func pooledResponse(key, id uint64, size int64) []byte {
 	})
 }
 
-// TestPooledOutputsAreCopiedAndReturned: outputs in a worker's pooled
-// region (not frozen: the worker writes it again) reach the caller
-// copied, never lent, even one that frees its responses; the server keeps
-// the region mapped for the next response that names it without its
-// descriptor, returns it after each (msgReturned), unmaps it when the
-// worker says forget it, and kills a worker that would have it map more
-// than maxPooledRegions.
-func TestPooledOutputsAreCopiedAndReturned(t *testing.T) {
+// TestPooledOutputsAreLentOrCopiedAndReturned: outputs in a worker's
+// pooled region reach a caller that frees its responses lent, the region
+// going back to the worker (msgReturned) once the response is freed, and
+// any other caller copied, the region going back at once; the server
+// keeps the region mapped for the next response that names it without
+// its descriptor, unmaps it when the worker says forget it, and kills a
+// worker that would have it map more than maxPooledRegions.
+func TestPooledOutputsAreLentOrCopiedAndReturned(t *testing.T) {
 	fs := newFakeServer(t)
 	r := fs.start(t, "one", loadedAnswer(fs, "one", nil))
 	if !r.loaded {
@@ -207,11 +207,21 @@ func TestPooledOutputsAreCopiedAndReturned(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	returned := func() int {
+		r.w.mu.Lock()
+		defer r.w.mu.Unlock()
+		for _, id := range r.w.returned {
+			if id != 7 {
+				t.Fatalf("region %d returned, want 7", id)
+			}
+		}
+		return len(r.w.returned)
+	}
 	before := memfdMappings(t)
-	for i := range 3 {
+	for i, frees := range []bool{true, false, true, false} {
 		region.Bytes()[0] = byte(i + 1)
 		sub := coretest.Request("one", "pooled", coretest.Int32Input("INPUT0", []int64{2}, 7, 8))
-		sub.FreesResponses = true
+		sub.FreesResponses = frees
 		got := make(chan *core.Response, 1)
 		if err := fs.srv.Infer(context.Background(), sub, func(resp *core.Response, final bool) { got <- resp }); err != nil {
 			t.Fatal(err)
@@ -231,15 +241,24 @@ func TestPooledOutputsAreCopiedAndReturned(t *testing.T) {
 		if resp.Err != nil || len(resp.Outputs) != 1 || len(resp.Outputs[0].Data) != size || resp.Outputs[0].Data[0] != byte(i+1) {
 			t.Fatalf("response %d: %v, %d outputs\n%s", i, resp.Err, len(resp.Outputs), fs.log.String())
 		}
-		if resp.Lent != nil {
-			t.Fatalf("response %d: a pooled region was lent", i)
+		if frees {
+			if resp.Lent == nil {
+				t.Fatalf("response %d, to a caller that frees it: its outputs were copied, not lent", i)
+			}
+			if n := returned(); n != i {
+				t.Fatalf("response %d: the region was returned (%d times) before the response was freed", i, n)
+			}
+			resp.Free()
+		} else {
+			if resp.Lent != nil {
+				t.Fatalf("response %d, to a caller that does not free it: its outputs were lent", i)
+			}
+			region.Bytes()[0] = 99 // the worker writes the region again: the copy stays
+			if resp.Outputs[0].Data[0] != byte(i+1) {
+				t.Fatalf("response %d: its outputs changed with the region", i)
+			}
 		}
-		resp.Free()
-		testenv.WaitUntil(t, "the region returned", func() bool {
-			r.w.mu.Lock()
-			defer r.w.mu.Unlock()
-			return len(r.w.returned) == i+1 && r.w.returned[i] == 7
-		})
+		testenv.WaitUntil(t, "the region returned", func() bool { return returned() == i+1 })
 		if memfdMappings(t) != before+1 {
 			t.Fatalf("response %d: %d mappings, want the pooled region's only (%d before)", i, memfdMappings(t), before)
 		}
@@ -265,4 +284,75 @@ func TestPooledOutputsAreCopiedAndReturned(t *testing.T) {
 	})
 	region.Close()
 	r.end(t)
+}
+
+// TestALentPooledRegionOutlivesItsWorker: a worker that forgets a pooled
+// region a response holds, or sends another response in it, is killed
+// for the malformed message, and the held response's outputs stay mapped
+// and readable until it is freed; then the region is unmapped.
+func TestALentPooledRegionOutlivesItsWorker(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		abuse func(key uint64) []byte
+		log   string
+	}{
+		{"forget", func(uint64) []byte { return keyMsg(msgForget, 7, 0) }, "which a response holds"},
+		{"reuse", func(key uint64) []byte { return pooledResponse(key, 7, 1<<20) }, "which the server holds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := newFakeServer(t)
+			r := fs.start(t, "one", loadedAnswer(fs, "one", nil))
+			if !r.loaded {
+				t.Fatal("the load failed")
+			}
+			const size = 1 << 20
+			region, err := wire.NewShared("outputs", size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer region.Close()
+			if err := region.Seal(); err != nil {
+				t.Fatal(err)
+			}
+			region.Bytes()[size-1] = 42
+			before := memfdMappings(t)
+			sub := coretest.Request("one", "held", coretest.Int32Input("INPUT0", []int64{2}, 7, 8))
+			sub.FreesResponses = true
+			got := make(chan *core.Response, 1)
+			if err := fs.srv.Infer(context.Background(), sub, func(resp *core.Response, final bool) {
+				if resp != nil {
+					got <- resp
+				}
+			}); err != nil {
+				t.Fatal(err)
+			}
+			ex := r.w.awaitExecution(t)
+			msg := pooledResponse(ex.keys[0], 7, size)
+			if _, _, err := r.w.conn.WriteMsgUnix(wire.AppendFrame(nil, msg, 1), unix.UnixRights(region.Fd()), nil); err != nil {
+				t.Fatal(err)
+			}
+			var resp *core.Response
+			select {
+			case resp = <-got:
+			case <-time.After(testenv.Patience):
+				t.Fatal("no response")
+			}
+			if resp.Lent == nil {
+				t.Fatal("the response's outputs were not lent")
+			}
+			second := coretest.Infer(t, fs.srv, coretest.Request("one", "second", coretest.Int32Input("INPUT0", []int64{2}, 7, 8)))
+			ex2 := r.w.awaitExecution(t)
+			r.sendAll([]wmsg{{body: tc.abuse(ex2.keys[0])}})
+			testenv.WaitUntil(t, "the worker killed", func() bool { return strings.Contains(fs.log.String(), tc.log) })
+			second.Wait(t)
+			if got := resp.Outputs[0].Data[size-1]; got != 42 {
+				t.Fatalf("the held output reads %d, want 42", got)
+			}
+			if memfdMappings(t) != before+1 {
+				t.Fatalf("%d mappings while the response holds the region, want %d", memfdMappings(t), before+1)
+			}
+			resp.Free()
+			testenv.WaitUntil(t, "the region unmapped", func() bool { return memfdMappings(t) == before })
+		})
+	}
 }

@@ -50,8 +50,9 @@ type process struct {
 	// The regions large inputs travel to the worker in, reused (pool.go).
 	inputs *regionPool
 	// The worker's pooled regions of large outputs, by its id: only the
-	// reader goroutine uses it (outputRegion).
-	outRegions map[uint64]*wire.Shared
+	// reader goroutine uses the map (outputRegion); a region's loans are
+	// its own (outRegion).
+	outRegions map[uint64]*outRegion
 	// Metric families asked of the worker (metrics.go), by id.
 	collecting  map[uint64]chan []byte
 	nextCollect uint64
@@ -128,7 +129,7 @@ func newProcess(mod *isolatedModel, cmd *exec.Cmd, conn *wire.Conn) *process {
 	pr := &process{model: mod, cmd: cmd, conn: conn,
 		reqs: map[uint64]*core.Request{}, hooks: map[uint64]core.CancelHook{}, waiting: map[int][]chan error{},
 		served: map[uint64]*servedReq{}, exited: make(chan struct{}), logDone: make(chan struct{}),
-		inputs: newRegionPool("inputs", maxPooledRegions, maxPooledBytes), outRegions: map[uint64]*wire.Shared{}}
+		inputs: newRegionPool("inputs", maxPooledRegions, maxPooledBytes), outRegions: map[uint64]*outRegion{}}
 	pr.room.L = &pr.mu
 	if cmd.Process != nil {
 		pr.pid = cmd.Process.Pid
@@ -434,12 +435,12 @@ func (pr *process) read() {
 
 // outputRegion maps the worker's pooled output region id, which fds
 // brings the first time only; it stays mapped until the worker says
-// forget it (msgForget) or the reader returns. A worker maps at most
-// maxPooledRegions in the server.
-func (pr *process) outputRegion(id uint64, fds []int) (*wire.Shared, error) {
+// forget it (msgForget) or the reader returns, and while a response lent
+// it is not freed. A worker maps at most maxPooledRegions in the server.
+func (pr *process) outputRegion(id uint64, fds []int) (*outRegion, error) {
 	if len(fds) == 0 {
-		if m := pr.outRegions[id]; m != nil {
-			return m, nil
+		if o := pr.outRegions[id]; o != nil {
+			return o, nil
 		}
 		return nil, fmt.Errorf("pooled region %d is not mapped", id)
 	}
@@ -451,17 +452,85 @@ func (pr *process) outputRegion(id uint64, fds []int) (*wire.Shared, error) {
 	if err != nil {
 		return nil, err
 	}
-	pr.outRegions[id] = m
-	return m, nil
+	o := &outRegion{pr: pr, id: id, m: m}
+	pr.outRegions[id] = o
+	return o, nil
 }
 
 // closeOutRegions unmaps the worker's pooled output regions, once the
-// reader returns.
+// reader returns; a region a response still holds is unmapped when that
+// response is freed.
 func (pr *process) closeOutRegions() {
-	for id, m := range pr.outRegions {
-		_ = m.Close()
+	for id, o := range pr.outRegions {
+		o.forget()
 		delete(pr.outRegions, id)
 	}
+}
+
+// outRegion is one of the worker's pooled output regions, mapped read-only
+// in the server. A response whose outputs it holds is either copied out
+// of it, and the region returned to the worker (msgReturned) at once, or
+// lent it (core.Response.Lent): the region then goes back to the worker
+// when the response is freed, on whatever goroutine frees it. The worker
+// writes it again only once it is returned; one that writes it earlier
+// changes only the bytes its own response carries, which it chose anyway,
+// and cannot shrink it (it is sealed), so the server's reads of it stay
+// within the mapping. Its fields are guarded by mu.
+type outRegion struct {
+	pr *process
+	id uint64
+	m  *wire.Shared
+
+	mu   sync.Mutex
+	lent bool // a response holds it
+	gone bool // forgotten: unmapped once no response holds it
+}
+
+// lend marks the region held by a response; false if one holds it
+// already (the worker reused a region it was not given back: malformed).
+func (o *outRegion) lend() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.lent {
+		return false
+	}
+	o.lent = true
+	return true
+}
+
+// Free ends a response's loan: the region goes back to the worker, or, if
+// it was forgotten meanwhile (the worker died), is unmapped.
+func (o *outRegion) Free() {
+	o.mu.Lock()
+	o.lent = false
+	gone := o.gone
+	o.mu.Unlock()
+	if gone {
+		_ = o.m.Close()
+		return
+	}
+	o.pr.sendReturned(o.id)
+}
+
+// forget drops the server's mapping, now or, while a response holds the
+// region, when that response is freed. It reports whether a response
+// held it.
+func (o *outRegion) forget() (held bool) {
+	o.mu.Lock()
+	o.gone = true
+	held = o.lent
+	o.mu.Unlock()
+	if !held {
+		_ = o.m.Close()
+	}
+	return held
+}
+
+// sendReturned gives the worker back its pooled output region id.
+func (pr *process) sendReturned(id uint64) {
+	e := wire.NewEncoder(nil)
+	encodeKey(e, msgReturned, id, 0)
+	_ = pr.conn.Send(e.Bytes()) // a dead worker needs it no more
 }
 
 // handle acts on one message from the worker; an error means the message
@@ -471,23 +540,28 @@ func (pr *process) handle(msg []byte, fds []int) error {
 	kind, withRegion := readHeader(d)
 	src := &source{}
 	var region *wire.Shared
+	var pooled *outRegion
 	var pooledID uint64
 	if withRegion && kind == msgResponse {
 		pooledID = d.Uint()
 	}
 	switch {
 	case pooledID != 0:
-		m, err := pr.outputRegion(pooledID, fds)
+		o, err := pr.outputRegion(pooledID, fds)
 		if err != nil {
 			return errMalformed(kind, err)
 		}
-		src.region = m.Bytes()
-		// Its outputs are copied (it is not frozen: lendable), then it is
-		// the worker's again.
+		if !o.lend() {
+			return errMalformed(kind, fmt.Errorf("a response in pooled region %d, which the server holds", pooledID))
+		}
+		src.region = o.m.Bytes()
+		pooled = o
+		// Unless a response keeps it (lendable), its outputs are copied
+		// and it is the worker's again.
 		defer func() {
-			e := wire.NewEncoder(nil)
-			encodeKey(e, msgReturned, pooledID, 0)
-			_ = pr.conn.Send(e.Bytes()) // a dead worker needs it no more
+			if pooled != nil {
+				pooled.Free()
+			}
 		}()
 	case withRegion && len(fds) == 1:
 		var err error
@@ -549,9 +623,12 @@ func (pr *process) handle(msg []byte, fds []int) error {
 		}
 		if err := pr.admitOutputs(r, resp); err != nil {
 			resp = &core.Response{Err: err}
-		} else if lendable(r, region, resp) {
+		} else if region != nil && region.Frozen() && lendable(r, resp) {
 			resp.Lent = lentRegion{region} // the response owns it from here
 			region = nil
+		} else if pooled != nil && lendable(r, resp) {
+			resp.Lent = pooled // returned to the worker when the response is freed
+			pooled = nil
 		} else {
 			copyOutputs(resp) // they alias the message or the region, both gone after this
 		}
@@ -584,12 +661,14 @@ func (pr *process) handle(msg []byte, fds []int) error {
 		if err := d.Done(); err != nil {
 			return errMalformed(kind, err)
 		}
-		m := pr.outRegions[id]
-		if m == nil {
+		o := pr.outRegions[id]
+		if o == nil {
 			return errMalformed(kind, fmt.Errorf("forget region %d, which is not mapped", id))
 		}
 		delete(pr.outRegions, id)
-		_ = m.Close()
+		if o.forget() {
+			return errMalformed(kind, fmt.Errorf("forget region %d, which a response holds", id))
+		}
 	case msgReturned:
 		id := d.Uint()
 		d.Uint()
@@ -695,14 +774,15 @@ func (pr *process) admitOutputs(r *core.Request, resp *core.Response) error {
 	return nil
 }
 
-// lendable reports whether resp's outputs, which alias region, may stay
-// there rather than be copied: the request's caller frees its responses
-// (core.Submission.FreesResponses, as the gRPC frontend does), the region
-// is frozen (no process can change its bytes while the caller reads them),
-// and no output is of type BYTES (whose element lengths the caller reads
-// back: they are copied, as a worker's are checked).
-func lendable(r *core.Request, region *wire.Shared, resp *core.Response) bool {
-	if region == nil || !region.Frozen() || !r.Responder().FreesResponses() || len(resp.Outputs) == 0 {
+// lendable reports whether resp's outputs, which alias a region of the
+// worker's (frozen, or pooled: outRegion), may stay there rather than be
+// copied: the request's caller frees its responses
+// (core.Submission.FreesResponses, as the gRPC frontend does), and no
+// output is of type BYTES (whose element lengths the caller reads back:
+// they are copied, as a worker's are checked, so that the worker cannot
+// change them once checked).
+func lendable(r *core.Request, resp *core.Response) bool {
+	if !r.Responder().FreesResponses() || len(resp.Outputs) == 0 {
 		return false
 	}
 	for _, o := range resp.Outputs {
