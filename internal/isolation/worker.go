@@ -466,9 +466,19 @@ func (w *worker) done(key uint64, flags uint32) {
 // respond sends one response of request key, then frees it. A final
 // response sent from within an execution, on its thread, is deferred: the
 // execution's end follows it (an urgent message), and the server reads
-// both at one wake-up. Other responses go at once.
+// both at one wake-up. A response that is not the last goes soon
+// (wire.Conn.SendSoon): the Conn writes it, and what the backend sends
+// meanwhile joins it in one datagram, so that a stream costs both sides
+// a system call and a wake-up per run of responses, not per response.
+// Other final responses go at once.
 func (w *worker) respond(key uint64, resp *core.Response, final bool) {
-	deferred := final && w.onExecutingThread()
+	send := w.conn.Send
+	switch {
+	case final && w.onExecutingThread():
+		send = w.conn.SendDeferred // it goes with the execution's end
+	case !final:
+		send = w.conn.SendSoon // the stream's next responses may join it
+	}
 	e := wire.NewEncoder(nil)
 	p, forget, err := encodeResponseAs(e, msgResponse, key, resp, final, w.outputs)
 	for _, id := range forget {
@@ -487,11 +497,7 @@ func (w *worker) respond(key uint64, resp *core.Response, final bool) {
 		w.outputs.lent(p.pooled)
 		defer w.outputs.sent(p.pooled) // a failed send ends the process
 	}
-	if deferred {
-		w.sendDeferredWith(e, p)
-		return
-	}
-	w.send(e, p)
+	w.sendWith(send, e, p)
 }
 
 // onExecutingThread reports whether the calling thread runs an execution.
@@ -517,7 +523,7 @@ func (w *worker) cancel(key uint64) {
 
 // send sends a message (and p's region), closing this side's region after.
 // A failed send means the server is gone: the process ends.
-func (w *worker) send(e *wire.Encoder, p *payload) { w.sendWith(false, e, p) }
+func (w *worker) send(e *wire.Encoder, p *payload) { w.sendWith(w.conn.Send, e, p) }
 
 // sendDeferred sends a message the server need not act on at once (a
 // release, a request's end, statistics): it travels with the next message
@@ -528,13 +534,13 @@ func (w *worker) sendDeferred(e *wire.Encoder) { w.sendDeferredWith(e, nil) }
 // sendDeferredWith is sendDeferred for a message with p's region (closed
 // on this side once queued: the queue holds its own descriptor).
 func (w *worker) sendDeferredWith(e *wire.Encoder, p *payload) {
-	w.sendWith(true, e, p)
+	w.sendWith(w.conn.SendDeferred, e, p)
 }
 
-// sendWith sends e's message and p's region, now or deferred
-// (Conn.SendDeferred), closing this side's region after; a failed send
-// ends the process.
-func (w *worker) sendWith(deferred bool, e *wire.Encoder, p *payload) {
+// sendWith sends e's message and p's region with send (one of the Conn's
+// Send methods), closing this side's region after; a failed send ends
+// the process.
+func (w *worker) sendWith(send func(msg []byte, fds ...int) error, e *wire.Encoder, p *payload) {
 	var fds []int
 	if p != nil {
 		var err error
@@ -542,10 +548,6 @@ func (w *worker) sendWith(deferred bool, e *wire.Encoder, p *payload) {
 			w.log.Errorf("worker: %v", err)
 		}
 		defer p.close()
-	}
-	send := w.conn.Send
-	if deferred {
-		send = w.conn.SendDeferred
 	}
 	if err := send(e.Bytes(), fds...); err != nil {
 		w.log.Errorf("worker: the server went away (%v): exiting", err)

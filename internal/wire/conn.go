@@ -146,14 +146,32 @@ var ErrTooLarge = errors.New("message too large")
 // progress (which writes it); an error means the message will not
 // arrive: too large (ErrTooLarge), the connection closed, or an earlier
 // write failed (the other side is gone).
-func (c *Conn) Send(msg []byte, fds ...int) error { return c.send(msg, fds, false) }
+func (c *Conn) Send(msg []byte, fds ...int) error { return c.send(msg, fds, sendNow) }
 
 // SendDeferred is Send for a message that need not wake the other side
 // now: it waits in the queue for the next Send, and travels with it, or
 // for DeferLimit at most. Its descriptors are duplicated.
-func (c *Conn) SendDeferred(msg []byte, fds ...int) error { return c.send(msg, fds, true) }
+func (c *Conn) SendDeferred(msg []byte, fds ...int) error { return c.send(msg, fds, sendDeferred) }
 
-func (c *Conn) send(msg []byte, fds []int, deferred bool) error {
+// SendSoon is Send for one of a run of messages that one caller sends
+// close together (a stream's responses): it returns once the message is
+// queued, and a goroutine of the Conn writes the queue, unless a send in
+// progress does, so that the messages the caller queues while that write
+// is under way follow in one datagram rather than one each. The first
+// message of a run reaches the other side a goroutine's start later than
+// it would with Send. Its descriptors are duplicated.
+func (c *Conn) SendSoon(msg []byte, fds ...int) error { return c.send(msg, fds, sendSoon) }
+
+// How a message is sent: by its caller unless a send is in progress
+// (Send); after the next message sent, or DeferLimit (SendDeferred); by a
+// goroutine of the Conn unless a send is in progress (SendSoon).
+const (
+	sendNow = iota
+	sendDeferred
+	sendSoon
+)
+
+func (c *Conn) send(msg []byte, fds []int, mode int) error {
 	if len(msg) > MaxMessage || len(fds) > MaxFiles {
 		return fmt.Errorf("%w: %d bytes, %d descriptors", ErrTooLarge, len(msg), len(fds))
 	}
@@ -166,8 +184,8 @@ func (c *Conn) send(msg []byte, fds []int, deferred bool) error {
 		return err
 	}
 	// The sender writes itself unless a send is in progress, or the
-	// message may wait (deferred) and the queue is not full.
-	lead := !c.flushing && (!deferred || len(c.q.buf) >= maxQueued)
+	// message may wait (deferred, soon) and the queue is not full.
+	lead := !c.flushing && (mode == sendNow || len(c.q.buf) >= maxQueued)
 	held := fds
 	if !lead && len(fds) > 0 {
 		// The caller's descriptors may be closed once Send returns: the
@@ -188,7 +206,12 @@ func (c *Conn) send(msg []byte, fds []int, deferred bool) error {
 	c.q.frames = append(c.q.frames, queuedFrame{end: len(c.q.buf), nfds: len(held)})
 	c.q.fds = append(c.q.fds, held...)
 	if !lead {
-		if deferred && !c.flushing && !c.timerSet {
+		switch {
+		case c.flushing:
+		case mode == sendSoon:
+			c.flushing = true
+			go c.flush(false) // a failed write is every later send's error
+		case !c.timerSet:
 			c.timerSet = true
 			c.timer.Reset(DeferLimit)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -287,5 +288,54 @@ func TestASenderAheadOfItsReaderIsBatched(t *testing.T) {
 	}
 	if err := a.Flush(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMessagesSentSoonShareADatagram: messages sent with SendSoon in a run
+// are written by the Conn, not their caller, in order, the run's messages
+// (descriptors included) in one datagram when the caller queues them
+// before the Conn's goroutine runs (one processor: it runs once the
+// caller waits).
+func TestMessagesSentSoonShareADatagram(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	a, b := pair(t)
+	f, err := os.CreateTemp(t.TempDir(), "shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for i, m := range []string{"a", "b", "c"} {
+		var fds []int
+		if i == 1 {
+			fds = []int{int(f.Fd())}
+		}
+		if err := a.SendSoon([]byte(m), fds...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf := make([]byte, MaxDatagram)
+	n, oobn, _, _, err := b.uc.ReadMsgUnix(buf, b.oob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := unix.ParseSocketControlMessage(b.oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("control messages %v, %v", msgs, err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		t.Fatalf("descriptors %v, %v", fds, err)
+	}
+	defer CloseFiles(fds)
+	frames, err := SplitFrames(nil, buf[:n], fds)
+	if err != nil || len(frames) != 3 || string(frames[0].Msg) != "a" || string(frames[1].Msg) != "b" || string(frames[2].Msg) != "c" || len(frames[1].Files) != 1 {
+		t.Fatalf("the datagram: %+v, %v; want a, b (with a file) and c", frames, err)
+	}
+	// A run over, the next message sent soon goes alone.
+	if err := a.SendSoon([]byte("d")); err != nil {
+		t.Fatal(err)
+	}
+	if msg, _, err := b.Recv(buf); err != nil || string(msg) != "d" {
+		t.Fatalf("then %q, %v; want d", msg, err)
 	}
 }
