@@ -317,7 +317,9 @@ func (pr *process) execute(inst int, batch []*core.Request) error {
 			if p.pooled != nil {
 				known = pr.inputs.lent(p.pooled)
 			}
-			err = pr.conn.Send(e.Bytes(), fds...)
+			// Soon: the batches the instance's scheduler hands over
+			// meanwhile (pipelined) join it in one datagram.
+			err = pr.conn.SendSoon(e.Bytes(), fds...)
 			if p.pooled != nil {
 				if err == nil {
 					pr.inputs.sent(p.pooled)

@@ -402,7 +402,8 @@ func (w *worker) executor(inst int, in *core.Instance, runs <-chan []*core.Reque
 		w.executing[inst].Store(0)
 		runtime.UnlockOSThread()
 		encodeExecuted(e, inst, nil)
-		w.send(e, nil)
+		// Soon: the ends of the batches waiting behind it join it.
+		w.sendWith(w.conn.SendSoon, e, nil)
 	}
 }
 
