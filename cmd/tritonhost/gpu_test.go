@@ -150,3 +150,98 @@ func TestServeWithoutNVIDIALibrariesSaysZeroGPUsOnce(t *testing.T) {
 		t.Errorf("square_int32 on the CPU: %+v", rs)
 	}
 }
+
+// TestIsolatedGPUModelsServeOnFakeGPUs: GPU models whose backends run in
+// worker processes (--backend-isolation process) place their instances on
+// the GPUs as in process, and the device memory is the workers': the
+// identity backend's copy of its input to GPU 0 and the copy of its GPU
+// output back to host memory are made by its worker's driver, not the
+// server's, and the output reaches the client through the worker's shared
+// memory (tensors cross between the processes in host memory, as they
+// cross the server's core in process). Every worker frees what it held
+// on the devices.
+func TestIsolatedGPUModelsServeOnFakeGPUs(t *testing.T) {
+	dir := t.TempDir()
+	env := append(os.Environ(), "FAKECUDA_DEVICES=2", "FAKECUDA_REPORT="+filepath.Join(dir, "report.{pid}"))
+	env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "CUDA_VISIBLE_DEVICES=") })
+	srv := startServerEnv(t, filepath.Join(testenv.RepoRoot(t), "examples", "models_gpu"), env,
+		"--nvml-library", testenv.FakeNVML(t), "--cuda-driver-library", testenv.FakeCUDADriver(t), "--backend-isolation", "process")
+	var placed []string
+	for _, m := range instanceInitRE.FindAllStringSubmatch(srv.Log(), -1) {
+		placed = append(placed, m[1]+" on GPU "+m[2])
+	}
+	slices.Sort(placed)
+	want := []string{"square_int32_gpu_0_0 on GPU 0", "square_int32_gpu_0_0 on GPU 1",
+		"square_int32_gpu_0_1 on GPU 0", "square_int32_gpu_0_1 on GPU 1"}
+	if !slices.Equal(placed, want) {
+		t.Errorf("square_int32_gpu instances %v, want two per GPU: %v\n%s", placed, want, srv.Log())
+	}
+	reports := func() map[string]testenv.FakeCUDAStats {
+		files, err := filepath.Glob(filepath.Join(dir, "report.*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]testenv.FakeCUDAStats{}
+		for _, f := range files {
+			out[strings.TrimPrefix(filepath.Base(f), "report.")] = testenv.ReadFakeCUDAReport(t, f)
+		}
+		return out
+	}
+	serverPid := fmt.Sprint(srv.PID())
+	before := reports()
+
+	s, err := client.OpenStream(ctxFor(t), srv.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range []int32{3, 1, 2} {
+		if err := s.Send(client.Request{Model: "square_int32_gpu", ID: fmt.Sprint(i), Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, k)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.CloseSend()
+	counts := map[string]int{}
+	for _, r := range collect(t, s) {
+		if r.err != "" {
+			t.Fatalf("%+v", r)
+		}
+		if !r.final || len(r.names) > 0 {
+			counts[r.id]++
+		}
+	}
+	if want := map[string]int{"0": 3, "1": 1, "2": 2}; fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("square_int32_gpu: responses per request %v, want %v", counts, want)
+	}
+
+	in := words([]uint32{7, 0xdeadbeef, 42, 1 << 31, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
+	resp, err := srv.Client.ModelInfer(ctxFor(t), &pb.ModelInferRequest{ModelName: "identity_int32_gpu",
+		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "INPUT0", Datatype: "INT32", Shape: []int64{18}}},
+		RawInputContents: [][]byte{in}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw := resp.GetRawOutputContents(); len(raw) != 1 || !slices.Equal(raw[0], in) {
+		t.Fatalf("OUTPUT0 %x, want %x", raw, in)
+	}
+	after := reports()
+	var copiers []string
+	for pid, a := range after {
+		b := before[pid]
+		if a.DeviceMismatches != 0 {
+			t.Errorf("process %s: %d copies with another device current", pid, a.DeviceMismatches)
+		}
+		if a.HtoD-b.HtoD == 1 && a.DtoH-b.DtoH == 1 {
+			copiers = append(copiers, pid)
+		}
+	}
+	if len(copiers) != 1 || copiers[0] == serverPid {
+		t.Errorf("processes that made identity's copy to the device and back: %v (the server is %s), want one worker\nbefore %+v\nafter %+v", copiers, serverPid, before, after)
+	}
+
+	srv.Stop(t)
+	for pid, s := range reports() {
+		if s.LiveDevice != 0 || s.LiveHost != 0 || s.Contexts != 0 {
+			t.Errorf("process %s: after the server exited its fake driver still holds %+v", pid, s)
+		}
+	}
+}

@@ -330,6 +330,12 @@ type loadMsg struct {
 	// pipelining model's isolatedModel.depth is), 1 to MaxPipelineDepth:
 	// the worker keeps room for them.
 	PipelineDepth int
+	// The CUDA driver library the server opened GPUs with
+	// (--cuda-driver-library), and its memory pools' sizes: a worker whose
+	// model has GPU instances opens the GPUs with them (devicesFor).
+	CUDADriver      string
+	CUDAPoolBytes   map[int]uint64
+	PinnedPoolBytes uint64
 }
 
 func (m *loadMsg) encode(e *wire.Encoder) {
@@ -378,6 +384,13 @@ func (m *loadMsg) encode(e *wire.Encoder) {
 		}
 	}
 	e.Int(int64(m.PipelineDepth))
+	e.String(m.CUDADriver)
+	e.Uint(uint64(len(m.CUDAPoolBytes)))
+	for id, n := range m.CUDAPoolBytes {
+		e.Int(int64(id))
+		e.Uint(n)
+	}
+	e.Uint(m.PinnedPoolBytes)
 }
 
 func (m *loadMsg) decode(d *wire.Decoder) {
@@ -428,6 +441,15 @@ func (m *loadMsg) decode(d *wire.Decoder) {
 		m.HostPolicies[name] = p
 	}
 	m.PipelineDepth = int(min(max(d.Int(), 1), MaxPipelineDepth))
+	m.CUDADriver = d.String(maxName)
+	for range d.Count(maxParams) {
+		id := int(d.Int())
+		if m.CUDAPoolBytes == nil {
+			m.CUDAPoolBytes = map[int]uint64{}
+		}
+		m.CUDAPoolBytes[id] = d.Uint()
+	}
+	m.PinnedPoolBytes = d.Uint()
 }
 
 // loadedMsg is a worker's answer to loadMsg.

@@ -27,7 +27,8 @@ func TestLoadMessageCarriesHostPolicies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sent := &loadMsg{Name: "m", Version: 3, Dir: "/models/m", Config: []byte(`{}`),
-				BackendConfig: map[string]map[string]string{}, GPUs: []int{0}, HostPolicies: tc.policies, PipelineDepth: 5}
+				BackendConfig: map[string]map[string]string{}, GPUs: []int{0}, HostPolicies: tc.policies, PipelineDepth: 5,
+				CUDADriver: "libcuda.so.1", CUDAPoolBytes: map[int]uint64{0: 1 << 20, 1: 0}, PinnedPoolBytes: 1 << 22}
 			e := wire.NewEncoder(nil)
 			sent.encode(e)
 			d := wire.NewDecoder(e.Bytes())
@@ -44,6 +45,10 @@ func TestLoadMessageCarriesHostPolicies(t *testing.T) {
 			}
 			if got.Name != sent.Name || got.Version != sent.Version || got.Dir != sent.Dir {
 				t.Errorf("read back %q %d %q", got.Name, got.Version, got.Dir)
+			}
+			if got.PipelineDepth != sent.PipelineDepth || got.CUDADriver != sent.CUDADriver || got.PinnedPoolBytes != sent.PinnedPoolBytes ||
+				!reflect.DeepEqual(got.CUDAPoolBytes, sent.CUDAPoolBytes) {
+				t.Errorf("read back depth %d, driver %q, pools %v and %d", got.PipelineDepth, got.CUDADriver, got.CUDAPoolBytes, got.PinnedPoolBytes)
 			}
 		})
 	}

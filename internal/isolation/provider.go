@@ -83,8 +83,14 @@ type Options struct {
 	DisableAutoComplete  bool
 	MinComputeCapability float64
 	GPUs                 []int
-	LogVerbose           int
-	MaxTensorBytes       int64
+	// The CUDA driver library and memory pools a worker whose model has
+	// GPU instances opens the GPUs with (gpu.OpenDriver, gpu.NewDevices):
+	// each such worker holds pools of its own, of these sizes.
+	CUDADriverLibrary string
+	CUDAPoolBytes     map[int]uint64
+	PinnedPoolBytes   uint64
+	LogVerbose        int
+	MaxTensorBytes    int64
 	// HostPolicies are the server's host policies, handed to the workers
 	// so that their instances run under them as in process.
 	HostPolicies map[string]core.HostPolicy
@@ -292,6 +298,9 @@ func (mod *isolatedModel) loadMsg() *loadMsg {
 		InProcessStallTimeoutMs: o.InProcessStallTimeout.Milliseconds(),
 		HostPolicies:            o.HostPolicies,
 		PipelineDepth:           o.PipelineDepth,
+		CUDADriver:              o.CUDADriverLibrary,
+		CUDAPoolBytes:           o.CUDAPoolBytes,
+		PinnedPoolBytes:         o.PinnedPoolBytes,
 	}
 }
 

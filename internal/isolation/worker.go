@@ -2,6 +2,7 @@ package isolation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/tritonhost/tritonhost/abi"
 	"github.com/tritonhost/tritonhost/core"
 	"github.com/tritonhost/tritonhost/core/serverlog"
+	"github.com/tritonhost/tritonhost/internal/gpu"
 	"github.com/tritonhost/tritonhost/internal/wire"
 	"github.com/tritonhost/tritonhost/loader"
 )
@@ -71,6 +73,9 @@ type worker struct {
 	log  *serverlog.Logger
 	host *abi.Host
 	up   *upstreamClient // the backend's calls into the server
+	// The GPUs, where the model has GPU instances (devicesFor); nil
+	// otherwise.
+	devices *gpu.Devices
 
 	familiesOnce sync.Once
 	families     *prometheus.Registry // the backend's metric families (metrics.go)
@@ -146,7 +151,15 @@ func (s *sharedRef) done() {
 func (w *worker) load(lm *loadMsg) *loadedMsg {
 	w.callLimit = time.Duration(lm.CallTimeoutMs) * time.Millisecond
 	w.up = newUpstreamClient(w, w.callLimit)
-	w.host = abi.NewHost(abi.HostOptions{Logger: w.log, Upstream: w.up,
+	devices, err := devicesFor(lm, w.log)
+	if err != nil {
+		return &loadedMsg{Err: err}
+	}
+	var hostDevices core.Devices // nil, not a nil *gpu.Devices, without GPUs
+	if devices != nil {
+		w.devices, hostDevices = devices, devices
+	}
+	w.host = abi.NewHost(abi.HostOptions{Logger: w.log, Upstream: w.up, Devices: hostDevices,
 		InProcessMaxTensorBytes: lm.InProcessMaxTensorBytes, InProcessMaxPending: lm.InProcessMaxPending,
 		InProcessStallTimeout: time.Duration(lm.InProcessStallTimeoutMs) * time.Millisecond})
 	provider := loader.New(loader.Options{
@@ -163,6 +176,7 @@ func (w *worker) load(lm *loadMsg) *loadedMsg {
 		Logger:                    w.log,
 		ExplicitModelControl:      true,
 		GPUs:                      lm.GPUs,
+		Devices:                   hostDevices,
 		MaxTensorBytes:            lm.MaxTensorBytes,
 		BackendCallTimeout:        w.callLimit,
 		DisableAutoCompleteConfig: lm.DisableAutoComplete,
@@ -575,6 +589,51 @@ func (w *worker) close() {
 	if w.host != nil {
 		w.host.Close()
 	}
+	if w.devices != nil {
+		if err := w.devices.Close(); err != nil {
+			w.log.Warnf("worker: releasing GPU memory: %v", err)
+		}
+	}
+}
+
+// devicesFor opens the GPUs lm names with the server's CUDA driver and
+// pool sizes, where the model's configuration has GPU instances (or
+// instances of kind AUTO, or none listed, which GPUs take where there
+// are any), so that its backend's device memory, its outputs' copies to
+// host memory and its CUDA calls are this process's, as they are the
+// server's in process. A model without GPU instances opens none: a
+// context costs device memory. nil without GPUs.
+func devicesFor(lm *loadMsg, log *serverlog.Logger) (*gpu.Devices, error) {
+	if len(lm.GPUs) == 0 || lm.CUDADriver == "" {
+		return nil, nil
+	}
+	var cfg struct {
+		InstanceGroup []struct {
+			Kind string `json:"kind"`
+		} `json:"instance_group"`
+	}
+	if err := json.Unmarshal(lm.Config, &cfg); err != nil {
+		return nil, fmt.Errorf("worker: the configuration of model %q: %w", lm.Name, err)
+	}
+	gpus := len(cfg.InstanceGroup) == 0
+	for _, g := range cfg.InstanceGroup {
+		switch g.Kind {
+		case "KIND_GPU", "KIND_AUTO", "":
+			gpus = true
+		}
+	}
+	if !gpus {
+		return nil, nil
+	}
+	drv, err := gpu.OpenDriver(lm.CUDADriver)
+	if err != nil {
+		return nil, fmt.Errorf("worker of model %q: GPUs %v: %w", lm.Name, lm.GPUs, err)
+	}
+	devs, err := gpu.NewDevices(drv, lm.GPUs, gpu.MemoryOptions{CUDAPoolBytes: lm.CUDAPoolBytes, PinnedPoolBytes: lm.PinnedPoolBytes}, log)
+	if err != nil {
+		return nil, fmt.Errorf("worker of model %q: CUDA driver %s: %w", lm.Name, drv.Path(), err)
+	}
+	return devs, nil
 }
 
 // RequestStatistics hands a request's statistics to the server.

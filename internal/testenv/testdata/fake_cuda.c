@@ -20,7 +20,9 @@
 //
 // Environment: FAKECUDA_DEVICES is the device count (default 2);
 // FAKECUDA_REPORT names a file rewritten with the counters after every
-// change, for tests that read them from another process.
+// change, for tests that read them from another process; "{pid}" in it
+// stands for the process's id (a server and its worker processes each
+// write their own).
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -114,6 +116,14 @@ report(void)
   const char* path = getenv("FAKECUDA_REPORT");
   if (path == NULL || path[0] == '\0')
     return;
+  char named[4096];
+  const char* pid = strstr(path, "{pid}");
+  if (pid != NULL) {
+    snprintf(
+        named, sizeof(named), "%.*s%d%s", (int)(pid - path), path,
+        (int)getpid(), pid + 5);
+    path = named;
+  }
   FILE* f = fopen(path, "w");
   if (f == NULL)
     return;
