@@ -21,9 +21,15 @@
   } while (false)
 
 // If X is an error, logs "CONTEXT: <code> - <message>" at ERROR level and
-// deletes it.
-#define THOST_LOG_IF_ERROR(X, CONTEXT) \
-  ::tritonhost::backend::LogIfError((X), __FILE__, __LINE__, (CONTEXT))
+// deletes it. CONTEXT is evaluated only for an error, so a call on a hot
+// path builds no string when X succeeds.
+#define THOST_LOG_IF_ERROR(X, CONTEXT)                    \
+  do {                                                    \
+    TRITONSERVER_Error* thost_log_err_ = (X);             \
+    if (thost_log_err_ != nullptr)                        \
+      ::tritonhost::backend::LogIfError(                  \
+          thost_log_err_, __FILE__, __LINE__, (CONTEXT)); \
+  } while (false)
 
 namespace tritonhost { namespace backend {
 
