@@ -40,8 +40,12 @@ const (
 // the common case (two outputs) in the same allocation as the
 // core.Response built over it.
 type lentResponse struct {
-	c       *C.struct_thost_response
-	state   atomic.Int32
+	c *C.struct_thost_response
+	// state is changed with sync/atomic once the response is handed on;
+	// newLentResponse sets it with a plain store, as nothing else can see
+	// a response taken from the pool (an atomic store costs a fence on
+	// every response).
+	state   int32
 	resp    core.Response
 	outputs [2]core.Output
 }
@@ -52,10 +56,10 @@ var _ core.LentMemory = (*lentResponse)(nil)
 // clears Lent): after thostResponseSend returned, the response is then
 // over, and its Go side goes back to the pool for another response.
 func (l *lentResponse) Free() {
-	if l.state.CompareAndSwap(lentSending, lentFreedEarly) {
+	if atomic.CompareAndSwapInt32(&l.state, lentSending, lentFreedEarly) {
 		return
 	}
-	if l.state.CompareAndSwap(lentKept, lentFreed) {
+	if atomic.CompareAndSwapInt32(&l.state, lentKept, lentFreed) {
 		C.thost_sent_response_free(l.c)
 		l.recycle()
 	}
@@ -64,13 +68,29 @@ func (l *lentResponse) Free() {
 // settle ends thostResponseSend's ownership: it reports whether the
 // response is still lent (C must keep it), or was freed already (C frees
 // it now). A response freed already is over (core.Response.Free: nothing
-// may use it after), so its Go side goes back to the pool.
+// may use it after), so its Go side goes back to the pool. A response
+// kept is counted as lent (LiveObjects.LentResponses) before Free can
+// uncount it (thost_sent_response_free), so the count never misses a
+// response that is still lent; one freed inside thostResponseSend, the
+// common case, is never counted.
 func (l *lentResponse) settle() bool {
-	if l.state.CompareAndSwap(lentSending, lentKept) {
-		return true
+	if atomic.LoadInt32(&l.state) == lentSending {
+		lent := l.lentCount()
+		atomic.AddInt64(lent, 1)
+		if atomic.CompareAndSwapInt32(&l.state, lentSending, lentKept) {
+			return true
+		}
+		atomic.AddInt64(lent, -1) // freed meanwhile
 	}
 	l.recycle()
 	return false
+}
+
+// lentCount is the host's count of lent responses, which Go and C change
+// atomically (C memory, for the life of the process: hosts are never
+// freed).
+func (l *lentResponse) lentCount() *int64 {
+	return (*int64)(unsafe.Pointer(&l.c.host.live[C.THOST_COUNT_LENT]))
 }
 
 // lentResponses keeps the Go side of responses freed inside
@@ -82,7 +102,7 @@ var lentResponses = sync.Pool{New: func() any { return new(lentResponse) }}
 func newLentResponse(c *C.struct_thost_response) *lentResponse {
 	l := lentResponses.Get().(*lentResponse)
 	l.c = c
-	l.state.Store(lentSending)
+	l.state = lentSending
 	return l
 }
 

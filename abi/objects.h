@@ -236,7 +236,8 @@ struct thost_reqctx {
   // takes no lock. They ride along with the request's next crossing into
   // Go (a send, a final flag, the context's end).
   struct thost_rstat* pending;  // atomic
-  uint32_t npending;            // atomic, approximate: bounds the list
+  uint32_t npending;  // atomic, approximate (a report pushed while the list
+                      // is taken may go uncounted): bounds the list
 };
 
 // Reports past this many pending go to Go at once (a backend that reports
@@ -453,7 +454,8 @@ void thost_request_free(struct thost_request* req);
 void thost_request_free_states(struct thost_request* req);  // state.c
 
 // Frees a response that was sent (TRITONBACKEND_ResponseSend) and that Go
-// kept: its outputs, their buffers, its parameters. Called once, from any
+// kept: its outputs, their buffers, its parameters, and its count as lent
+// (THOST_COUNT_LENT, which Go raised as it kept it). Called once, from any
 // thread; the response must hold no device buffer (Go keeps none that does).
 void thost_sent_response_free(struct thost_response* r);
 

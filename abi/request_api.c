@@ -45,16 +45,17 @@ thost_reqctx_take_stats(struct thost_reqctx* ctx)
       __atomic_exchange_n(&ctx->pending, NULL, __ATOMIC_ACQUIRE);
   // Newest first on the stack: reversed, so Go records them in the order
   // they were reported.
+  // The count starts again with a plain store, not a subtraction: it only
+  // bounds the list, and a report counted by a push racing with this take
+  // may be lost from it.
+  __atomic_store_n(&ctx->npending, 0, __ATOMIC_RELAXED);
   struct thost_rstat* oldest = NULL;
-  uint32_t n = 0;
   while (r != NULL) {
     struct thost_rstat* next = r->next;
     r->next = oldest;
     oldest = r;
     r = next;
-    n++;
   }
-  __atomic_sub_fetch(&ctx->npending, n, __ATOMIC_RELAXED);
   return oldest;
 }
 

@@ -221,21 +221,21 @@ TRITONBACKEND_ResponseSend(
   // handles go now, and the response is counted as sent. Go reads it
   // during thostResponseSend and keeps it (its output buffers lent to the
   // frontend, which frees it with thost_sent_response_free, maybe before
-  // thostResponseSend returns) or not (freed here). The context stays
-  // referenced until Go returned, and no longer: a kept response does not
-  // hold its request.
+  // thostResponseSend returns) or not (freed here). A kept response is
+  // counted as lent by Go before it can be freed (lent.go); one given
+  // straight back never is. The context stays referenced until Go
+  // returned, and no longer: a kept response does not hold its request.
   struct thost_reqctx* ctx = r->ctx;
   thost_enter_host(ctx->host);
   response_free_handles(r);
   thost_count(ctx->host, THOST_COUNT_RESPONSE, -1);
-  thost_count(ctx->host, THOST_COUNT_LENT, 1);
   struct thost_rstat* stats = thost_reqctx_take_stats(ctx);
   bool kept = false;
   TRITONSERVER_Error* err =
       thostResponseSend(r, send_flags, error, stats, &kept);
   thost_rstats_free(stats);
   if (!kept)
-    thost_sent_response_free(r);
+    response_free_memory(r);
   thost_reqctx_unref(ctx);
   return err;
 }
