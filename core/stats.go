@@ -134,8 +134,7 @@ const (
 
 func (st *statsRecorder) response(index, start, computeOutputStart, end uint64, outcome ResponseOutcome) {
 	index = min(index, ResponseStatsCap)
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.mu.Lock() // unlocked without defer: this runs for every response
 	if index >= uint64(len(st.responses)) {
 		st.responses = append(st.responses, make([]ResponseStatistics, int(index)+1-len(st.responses))...)
 	}
@@ -157,6 +156,7 @@ func (st *statsRecorder) response(index, start, computeOutputStart, end uint64, 
 		r.ComputeOutput.add(span(computeOutputStart, end))
 		r.Success.add(total)
 	}
+	st.mu.Unlock()
 }
 
 func (st *statsRecorder) snapshot(name string, version int64) ModelStatistics {
