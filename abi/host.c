@@ -3,6 +3,8 @@
 // server whose object they pass.
 #include "host.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 static __thread struct thost_host* thost_thread_host;
@@ -60,10 +62,100 @@ thost_host_set_log(struct thost_host* h, int level, bool on)
     __atomic_store_n(&h->log_on[level], on ? 1 : 0, __ATOMIC_RELAXED);
 }
 
+// ---- Live counters ----------------------------------------------------------
+// The registry of the threads' counters (objects.h): every thread that
+// counts on its own counters is listed until it exits, when its counts
+// move to its server's counters.
+
+__thread struct thost_thread_counts thost_thread_counts;
+static __thread bool thost_thread_counts_listed;
+static pthread_mutex_t thost_counts_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct thost_thread_counts* thost_counts_list;  // under thost_counts_mu
+static pthread_key_t thost_counts_key;
+static pthread_once_t thost_counts_once = PTHREAD_ONCE_INIT;
+
+// Moves c's counts onto its server's counters. Under thost_counts_mu, so
+// that no reader sees them in both places or in neither.
+static void
+fold_counts(struct thost_thread_counts* c)
+{
+  if (c->host == NULL)
+    return;
+  for (int i = 0; i < THOST_COUNT_MAX; i++) {
+    int64_t v = __atomic_load_n(&c->live[i], __ATOMIC_RELAXED);
+    if (v != 0) {
+      __atomic_add_fetch(&c->host->live[i], v, __ATOMIC_RELAXED);
+      __atomic_store_n(&c->live[i], 0, __ATOMIC_RELAXED);
+    }
+  }
+}
+
+// A thread's exit: its counts go to its server and it leaves the list. A
+// later count on this thread (another key's destructor) lists it again.
+static void
+unlist_thread_counts(void* arg)
+{
+  struct thost_thread_counts* c = arg;
+  pthread_mutex_lock(&thost_counts_mu);
+  fold_counts(c);
+  c->host = NULL;
+  for (struct thost_thread_counts** p = &thost_counts_list; *p != NULL;
+       p = &(*p)->next) {
+    if (*p == c) {
+      *p = c->next;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&thost_counts_mu);
+  thost_thread_counts_listed = false;
+}
+
+static void
+create_counts_key(void)
+{
+  pthread_key_create(&thost_counts_key, unlist_thread_counts);
+}
+
+void
+thost_count_slow(struct thost_host* h, int which, int64_t delta)
+{
+  if (h == NULL)
+    return;
+  struct thost_thread_counts* c = &thost_thread_counts;
+  if (which == THOST_COUNT_LENT ||
+      (c->host != NULL && c->host != h &&
+       !__atomic_load_n(&c->host->closed, __ATOMIC_ACQUIRE))) {
+    __atomic_add_fetch(&h->live[which], delta, __ATOMIC_RELAXED);
+    return;
+  }
+  // Not counting yet, or for a closed server: count for h from now on.
+  pthread_once(&thost_counts_once, create_counts_key);
+  pthread_mutex_lock(&thost_counts_mu);
+  fold_counts(c);
+  c->host = h;
+  if (!thost_thread_counts_listed) {
+    c->next = thost_counts_list;
+    thost_counts_list = c;
+    thost_thread_counts_listed = true;
+  }
+  pthread_mutex_unlock(&thost_counts_mu);
+  pthread_setspecific(thost_counts_key, c);
+  int64_t v = __atomic_load_n(&c->live[which], __ATOMIC_RELAXED);
+  __atomic_store_n(&c->live[which], v + delta, __ATOMIC_RELAXED);
+}
+
 int64_t
 thost_host_live(struct thost_host* h, int which)
 {
-  return __atomic_load_n(&h->live[which], __ATOMIC_RELAXED);
+  pthread_mutex_lock(&thost_counts_mu);
+  int64_t n = __atomic_load_n(&h->live[which], __ATOMIC_RELAXED);
+  for (struct thost_thread_counts* c = thost_counts_list; c != NULL;
+       c = c->next) {
+    if (c->host == h)
+      n += __atomic_load_n(&c->live[which], __ATOMIC_RELAXED);
+  }
+  pthread_mutex_unlock(&thost_counts_mu);
+  return n;
 }
 
 // ---- Entry points -----------------------------------------------------------

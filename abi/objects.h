@@ -84,15 +84,44 @@ struct thost_host {
                     // (exports_device.go)
   int log_on[4];    // atomic, by TRITONSERVER_LogLevel: mirrored from the Go
                     // logger
-  int64_t live[THOST_COUNT_MAX];  // atomic
+  int64_t live[THOST_COUNT_MAX];  // atomic; with the threads' shares
+                                  // (struct thost_thread_counts)
   struct thost_outbuf_cache outbufs;
 };
+
+// A thread's share of the live counters, so that counting the objects a
+// backend makes and frees for every response (a response, its statistics)
+// takes no atomic read-modify-write: a server's count is its own counter
+// (thost_host.live) plus those of every thread counting for it, summed
+// when read (thost_host_live, under the registry's mutex). A thread counts
+// on its own counters for one server at a time, the first it counts for,
+// and moves to another once that one is closed; meanwhile it counts for
+// any other on that server's counters. THOST_COUNT_LENT, which Go changes
+// too, is always counted on the server's.
+struct thost_thread_counts {
+  struct thost_host* host;  // changed by the owning thread only, under the
+                            // registry's mutex; NULL: not counting yet
+  int64_t live[THOST_COUNT_MAX];     // atomic: stored by the owning thread
+                                     // only, read by thost_host_live
+  struct thost_thread_counts* next;  // the registry's list, under its mutex
+};
+
+// The calling thread's counters (host.c).
+extern __thread struct thost_thread_counts thost_thread_counts;
+
+// Counts delta for h where the calling thread's counters cannot (host.c).
+void thost_count_slow(struct thost_host* h, int which, int64_t delta);
 
 static inline void
 thost_count(struct thost_host* h, int which, int64_t delta)
 {
-  if (h != NULL)
-    __atomic_add_fetch(&h->live[which], delta, __ATOMIC_RELAXED);
+  struct thost_thread_counts* c = &thost_thread_counts;
+  if (h != NULL && c->host == h && which != THOST_COUNT_LENT) {
+    int64_t v = __atomic_load_n(&c->live[which], __ATOMIC_RELAXED);
+    __atomic_store_n(&c->live[which], v + delta, __ATOMIC_RELAXED);
+    return;
+  }
+  thost_count_slow(h, which, delta);
 }
 
 // The server of the calling thread: the one whose entry point or request the
