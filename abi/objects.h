@@ -265,8 +265,9 @@ struct thost_reqctx {
   // takes no lock. They ride along with the request's next crossing into
   // Go (a send, a final flag, the context's end).
   struct thost_rstat* pending;  // atomic
-  uint32_t npending;  // atomic, approximate (a report pushed while the list
-                      // is taken may go uncounted): bounds the list
+  uint32_t npending;            // atomic loads and stores, approximate (threads
+                      // reporting at once, or while the list is taken, may
+                      // lose counts): bounds the list
 };
 
 // Reports past this many pending go to Go at once (a backend that reports

@@ -152,9 +152,12 @@ TRITONBACKEND_ModelInstanceReportResponseStatistics(
   } while (!__atomic_compare_exchange_n(
       &ctx->pending, &head, r, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
   // Usually the reports ride along with the request's next send; a long
-  // list goes to Go now.
-  if (__atomic_add_fetch(&ctx->npending, 1, __ATOMIC_RELAXED) <
-      THOST_PENDING_RSTATS)
+  // list goes to Go now. The count is a load and a store, not an atomic
+  // increment: threads reporting for one request at once may lose counts
+  // of each other's, which only lengthens the list a little.
+  uint32_t n = __atomic_load_n(&ctx->npending, __ATOMIC_RELAXED) + 1;
+  __atomic_store_n(&ctx->npending, n, __ATOMIC_RELAXED);
+  if (n < THOST_PENDING_RSTATS)
     return NULL;
   struct thost_rstat* flush = thost_reqctx_take_stats(ctx);
   TRITONSERVER_Error* err = thostResponseStatistics(ctx, flush);
