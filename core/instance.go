@@ -121,7 +121,7 @@ func (i *Instance) ReportBatchStatistics(batchSize, execStart, computeStart, com
 // decoupled request, under the request's next response index (indices from
 // ResponseStatsCap on share one entry; see ModelStatistics.Responses).
 func (i *Instance) ReportResponseStatistics(p *Responder, start, computeOutputStart, end uint64, outcome ResponseOutcome) {
-	i.model.stats.response(p.NextResponseIndex(), start, computeOutputStart, end, outcome)
+	i.model.stats.response(p, start, computeOutputStart, end, outcome)
 	if o := i.model.srv.opts.StatisticsObserver; o != nil {
 		o.ResponseStatistics(i, p, start, computeOutputStart, end, outcome)
 	}

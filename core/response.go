@@ -83,12 +83,14 @@ type Responder struct {
 	onFinal   func()
 	trace     *Trace // the request's trace, nil when it is not traced
 
-	cancelled  atomic.Bool
-	hookMu     sync.Mutex
-	hooks      []cancelHook // OnCancel hooks not yet run or removed, in order
-	hookBuf    [2]cancelHook
-	nextHook   uint64
-	statsIndex atomic.Uint64
+	cancelled atomic.Bool
+	hookMu    sync.Mutex
+	hooks     []cancelHook // OnCancel hooks not yet run or removed, in order
+	hookBuf   [2]cancelHook
+	nextHook  uint64
+	// statsIndex is the index of the next response statistics of the
+	// request (statsRecorder.response); guarded by model.stats.mu.
+	statsIndex uint64
 	maxTensor  tensorLimit // the largest output: the request's bound, or the server's
 	// passThrough: a forwarded request's responses go on as sent, its
 	// server shapes them and applies the transaction policy.
@@ -318,9 +320,18 @@ func (h CancelHook) Remove() {
 	h.p.hooks = slices.DeleteFunc(h.p.hooks, func(c cancelHook) bool { return c.id == h.id })
 }
 
-// NextResponseIndex returns the 0-based index under which the next response
-// statistics of this request are recorded.
-func (p *Responder) NextResponseIndex() uint64 { return p.statsIndex.Add(1) - 1 }
+// nextResponseIndex returns the 0-based index under which the next
+// response statistics of this request are recorded, taking its model's
+// statistics lock (statsRecorder.response takes it without this when it
+// records for the request's own model, as it nearly always does).
+func (p *Responder) nextResponseIndex() uint64 {
+	st := &p.model.stats
+	st.mu.Lock()
+	n := p.statsIndex
+	p.statsIndex++
+	st.mu.Unlock()
+	return n
+}
 
 // cancel marks the request cancelled and runs every cancel hook once.
 func (p *Responder) cancel() {

@@ -132,9 +132,21 @@ const (
 	ResponseCancelled
 )
 
-func (st *statsRecorder) response(index, start, computeOutputStart, end uint64, outcome ResponseOutcome) {
-	index = min(index, ResponseStatsCap)
+// response records the statistics of the next response of p's request.
+// The request's response index is guarded by its own model's lock, which
+// is st's unless an instance of another model reports for the request.
+func (st *statsRecorder) response(p *Responder, start, computeOutputStart, end uint64, outcome ResponseOutcome) {
+	own := &p.model.stats == st
+	var index uint64
+	if !own {
+		index = p.nextResponseIndex()
+	}
 	st.mu.Lock() // unlocked without defer: this runs for every response
+	if own {
+		index = p.statsIndex
+		p.statsIndex++
+	}
+	index = min(index, ResponseStatsCap)
 	if index >= uint64(len(st.responses)) {
 		st.responses = append(st.responses, make([]ResponseStatistics, int(index)+1-len(st.responses))...)
 	}
