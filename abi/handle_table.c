@@ -126,13 +126,21 @@ register_slot_cache(void)
   thost_slot_cache_registered = true;
 }
 
+// A slot when the thread's cache is empty: from the shared list, else a
+// new one; UINT32_MAX when the table is full. Kept out of thost_handle_new
+// so that its common path saves and restores no registers for this one.
+static __attribute__((noinline)) uint32_t
+uncached_slot(void)
+{
+  uint32_t slot = pop_free();
+  return slot != UINT32_MAX ? slot : make_slot();
+}
+
 uint64_t
 thost_handle_new(enum thost_kind kind, void* obj)
 {
   struct slot_cache* c = &thost_slot_cache;
-  uint32_t slot = c->n > 0 ? c->slots[--c->n] : pop_free();
-  if (slot == UINT32_MAX)
-    slot = make_slot();
+  uint32_t slot = c->n > 0 ? c->slots[--c->n] : uncached_slot();
   if (slot == UINT32_MAX)
     return 0;
   struct thost_handle_slot* s = slot_at(slot);
