@@ -36,6 +36,36 @@ func startFakeGPUServer(t *testing.T, extra ...string) (*serverProcess, string) 
 	return startServerEnv(t, testenv.ExampleModels(t), env, args...), report
 }
 
+// checkSquareGPUStreams sends square_int32_gpu a request for each k on
+// one stream and checks that each gets its k responses.
+func checkSquareGPUStreams(t *testing.T, srv *serverProcess, ks ...int32) {
+	t.Helper()
+	s, err := client.OpenStream(ctxFor(t), srv.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{}
+	for i, k := range ks {
+		if err := s.Send(client.Request{Model: "square_int32_gpu", ID: fmt.Sprint(i), Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, k)}}); err != nil {
+			t.Fatal(err)
+		}
+		want[fmt.Sprint(i)] = int(k)
+	}
+	s.CloseSend()
+	counts := map[string]int{}
+	for _, r := range collect(t, s) {
+		if r.err != "" {
+			t.Fatalf("%+v", r)
+		}
+		if !r.final || len(r.names) > 0 {
+			counts[r.id]++
+		}
+	}
+	if fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("square_int32_gpu: responses per request %v, want %v", counts, want)
+	}
+}
+
 var instanceInitRE = regexp.MustCompile(`TRITONBACKEND_ModelInstanceInitialize: (square_int32_gpu_0_\d) \(GPU device (\d)\)`)
 
 func TestGPUExamplesServeOnTwoFakeGPUs(t *testing.T) {
@@ -57,30 +87,7 @@ func TestGPUExamplesServeOnTwoFakeGPUs(t *testing.T) {
 		}
 	}
 
-	t.Run("square_int32_gpu streams", func(t *testing.T) {
-		s, err := client.OpenStream(ctxFor(t), srv.Client)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, k := range []int32{3, 1, 2, 4} {
-			if err := s.Send(client.Request{Model: "square_int32_gpu", ID: fmt.Sprint(i), Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, k)}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		s.CloseSend()
-		counts := map[string]int{}
-		for _, r := range collect(t, s) {
-			if r.err != "" {
-				t.Fatalf("%+v", r)
-			}
-			if !r.final || len(r.names) > 0 {
-				counts[r.id]++
-			}
-		}
-		if want := map[string]int{"0": 3, "1": 1, "2": 2, "3": 4}; fmt.Sprint(counts) != fmt.Sprint(want) {
-			t.Errorf("responses per request %v, want %v", counts, want)
-		}
-	})
+	t.Run("square_int32_gpu streams", func(t *testing.T) { checkSquareGPUStreams(t, srv, 3, 1, 2, 4) })
 
 	t.Run("identity with a GPU output buffer", func(t *testing.T) {
 		before := testenv.ReadFakeCUDAReport(t, report)
@@ -190,28 +197,7 @@ func TestIsolatedGPUModelsServeOnFakeGPUs(t *testing.T) {
 	serverPid := fmt.Sprint(srv.PID())
 	before := reports()
 
-	s, err := client.OpenStream(ctxFor(t), srv.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, k := range []int32{3, 1, 2} {
-		if err := s.Send(client.Request{Model: "square_int32_gpu", ID: fmt.Sprint(i), Inputs: []client.Tensor{client.Int32s("IN", []int64{1}, k)}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s.CloseSend()
-	counts := map[string]int{}
-	for _, r := range collect(t, s) {
-		if r.err != "" {
-			t.Fatalf("%+v", r)
-		}
-		if !r.final || len(r.names) > 0 {
-			counts[r.id]++
-		}
-	}
-	if want := map[string]int{"0": 3, "1": 1, "2": 2}; fmt.Sprint(counts) != fmt.Sprint(want) {
-		t.Errorf("square_int32_gpu: responses per request %v, want %v", counts, want)
-	}
+	checkSquareGPUStreams(t, srv, 3, 1, 2)
 
 	in := words([]uint32{7, 0xdeadbeef, 42, 1 << 31, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
 	resp, err := srv.Client.ModelInfer(ctxFor(t), &pb.ModelInferRequest{ModelName: "identity_int32_gpu",

@@ -176,6 +176,26 @@ func pooledResponse(key, id uint64, size int64) []byte {
 	})
 }
 
+// pooledOutputSetup starts a fake worker of model "one" and makes the
+// region of size bytes it writes its outputs into, sealed against
+// shrinking as a worker's pool seals its regions.
+func pooledOutputSetup(t *testing.T, size int) (*fakeServer, *run, *wire.Shared) {
+	t.Helper()
+	fs := newFakeServer(t)
+	r := fs.start(t, "one", loadedAnswer(fs, "one", nil))
+	if !r.loaded {
+		t.Fatal("the load failed")
+	}
+	region, err := wire.NewShared("outputs", size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := region.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	return fs, r, region
+}
+
 // TestPooledOutputsAreLentOrCopiedAndReturned: outputs in a worker's
 // pooled region reach a caller that frees its responses lent, the region
 // going back to the worker (msgReturned) once the response is freed, and
@@ -184,19 +204,8 @@ func pooledResponse(key, id uint64, size int64) []byte {
 // its descriptor, unmaps it when the worker says forget it, and kills a
 // worker that would have it map more than maxPooledRegions.
 func TestPooledOutputsAreLentOrCopiedAndReturned(t *testing.T) {
-	fs := newFakeServer(t)
-	r := fs.start(t, "one", loadedAnswer(fs, "one", nil))
-	if !r.loaded {
-		t.Fatal("the load failed")
-	}
 	const size = 1 << 20
-	region, err := wire.NewShared("outputs", size)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := region.Seal(); err != nil {
-		t.Fatal(err)
-	}
+	fs, r, region := pooledOutputSetup(t, size)
 	send := func(msg []byte, fds ...int) {
 		t.Helper()
 		var oob []byte
@@ -300,20 +309,9 @@ func TestALentPooledRegionOutlivesItsWorker(t *testing.T) {
 		{"reuse", func(key uint64) []byte { return pooledResponse(key, 7, 1<<20) }, "which the server holds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := newFakeServer(t)
-			r := fs.start(t, "one", loadedAnswer(fs, "one", nil))
-			if !r.loaded {
-				t.Fatal("the load failed")
-			}
 			const size = 1 << 20
-			region, err := wire.NewShared("outputs", size)
-			if err != nil {
-				t.Fatal(err)
-			}
+			fs, r, region := pooledOutputSetup(t, size)
 			defer region.Close()
-			if err := region.Seal(); err != nil {
-				t.Fatal(err)
-			}
 			region.Bytes()[size-1] = 42
 			before := memfdMappings(t)
 			sub := coretest.Request("one", "held", coretest.Int32Input("INPUT0", []int64{2}, 7, 8))
