@@ -49,7 +49,7 @@ func (s *Server) decodeInferInto(call *inferCall, m *core.Model, body []byte, he
 		header, binary = body[:n], body[n:]
 	}
 	var rj inferRequestJSON
-	if err := json.Unmarshal(header, &rj); err != nil {
+	if err := decodeInferJSON(header, &rj); err != nil {
 		return bad("the request is not a valid inference request JSON: %v", err)
 	}
 	if err := checkInferCounts(&rj); err != nil {
@@ -134,8 +134,7 @@ type tensorParams struct {
 // parameters are left alone.
 func parseTensorParams(params map[string]json.RawMessage) (tensorParams, error) {
 	var p tensorParams
-	for _, name := range sortedKeys(params) {
-		raw := params[name]
+	err := inNameOrder(params, func(name string, raw json.RawMessage) error {
 		var dst any
 		switch name {
 		case paramBinaryDataSize:
@@ -153,15 +152,64 @@ func parseTensorParams(params map[string]json.RawMessage) (tensorParams, error) 
 			dst = &p.byteSize
 		case paramClassification:
 			p.classify = true
-			continue
+			return nil
 		default:
-			continue
+			return nil
 		}
-		if err := json.Unmarshal(raw, dst); err != nil {
-			return p, core.Errorf(core.CodeInvalidArg, "Unable to parse '%s'", name)
+		if err := unmarshalParam(raw, dst); err != nil {
+			return core.Errorf(core.CodeInvalidArg, "Unable to parse '%s'", name)
+		}
+		return nil
+	})
+	return p, err
+}
+
+// unmarshalParam decodes raw into dst (a *uint64, *bool or *string) as
+// json.Unmarshal does; the forms clients send (digits, true or false, a
+// string without escapes) are read directly.
+func unmarshalParam(raw []byte, dst any) error {
+	switch v := dst.(type) {
+	case *uint64:
+		if len(raw) > 0 && (raw[0] != '0' || len(raw) == 1) && digitsFrom(raw, 0) == len(raw) {
+			if n, err := strconv.ParseUint(string(raw), 10, 64); err == nil {
+				*v = n
+				return nil
+			}
+		}
+	case *bool:
+		switch string(raw) {
+		case "true":
+			*v = true
+			return nil
+		case "false":
+			*v = false
+			return nil
+		}
+	case *string:
+		d := inferDecoder{b: raw}
+		if s, ok := d.plainString(); ok && d.i == len(raw) {
+			*v = string(s)
+			return nil
 		}
 	}
-	return p, nil
+	return json.Unmarshal(raw, dst)
+}
+
+// inNameOrder calls each for the members of m in the order of their
+// names, until one fails.
+func inNameOrder[V any](m map[string]V, each func(string, V) error) error {
+	if len(m) <= 1 {
+		for k, v := range m {
+			return each(k, v)
+		}
+		return nil
+	}
+	for _, k := range sortedKeys(m) {
+		if err := each(k, m[k]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // contentError is Triton's refusal of an input that does not give its

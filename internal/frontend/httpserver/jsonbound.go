@@ -116,6 +116,16 @@ func decodeBounded(b []byte, limit int, v any) (over bool, err error) {
 // reports over, and nil. A value that is not an object is left to
 // encoding/json (null is a nil map; anything else its error).
 func decodeObject(b []byte, limit int) (m map[string]json.RawMessage, over bool, err error) {
+	m, over, err = decodeObjectInPlace(b, limit)
+	for name, raw := range m { // the caller's bytes are not the map's to keep
+		m[name] = append(json.RawMessage(nil), raw...)
+	}
+	return m, over, err
+}
+
+// decodeObjectInPlace is decodeObject with the map's values left in b,
+// for a caller whose b outlives the map.
+func decodeObjectInPlace(b []byte, limit int) (m map[string]json.RawMessage, over bool, err error) {
 	s := jsonScanner{b: b}
 	if s.next() != '{' {
 		return m, false, json.Unmarshal(b, &m)
@@ -140,9 +150,6 @@ func decodeObject(b []byte, limit int) (m map[string]json.RawMessage, over bool,
 	})
 	if err != nil || over {
 		return nil, over, err
-	}
-	for name, raw := range m { // the caller's bytes are not the map's to keep
-		m[name] = append(json.RawMessage(nil), raw...)
 	}
 	return m, false, nil
 }

@@ -1,0 +1,503 @@
+package httpserver
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/protocol"
+)
+
+// The JSON part of an infer request is decoded in one pass over its bytes
+// when it has the form Triton's clients send: member names as the fields
+// are spelled, each at most once, strings without escapes, shapes of
+// plain integers, no nulls. encoding/json walks the same bytes several
+// times (once to check them, once more for each value an UnmarshalJSON
+// method decodes on its own) and reflects on every member. Anything else
+// (a name in another case, an escape, a value of an unexpected type,
+// invalid JSON...) is left to encoding/json, which decodes or refuses it
+// as it always has: the single pass only ever decodes what encoding/json
+// would, to the same values.
+
+// maxFastDepth is the deepest nesting of arrays and objects the single
+// pass checks; a deeper value is left to encoding/json, with its own
+// bound.
+const maxFastDepth = 64
+
+// decodeInferJSON decodes header, the JSON part of an infer request, into
+// rj, in one pass when it can, or else with encoding/json.
+func decodeInferJSON(header []byte, rj *inferRequestJSON) error {
+	d := inferDecoder{b: header}
+	if d.request(rj) {
+		return nil
+	}
+	*rj = inferRequestJSON{}
+	return json.Unmarshal(header, rj)
+}
+
+// inferDecoder is the single pass: each method returns false for anything
+// it leaves to encoding/json.
+type inferDecoder struct {
+	b []byte
+	i int
+}
+
+func (d *inferDecoder) space() { d.i = skipSpace(d.b, d.i) }
+
+// peek skips white space and returns the byte there (0 at the end).
+func (d *inferDecoder) peek() byte {
+	d.space()
+	if d.i >= len(d.b) {
+		return 0
+	}
+	return d.b[d.i]
+}
+
+// take skips white space and the byte c, reporting whether it was there.
+func (d *inferDecoder) take(c byte) bool {
+	if d.peek() != c {
+		return false
+	}
+	d.i++
+	return true
+}
+
+// request decodes the whole of the JSON part: one object, then only white
+// space.
+func (d *inferDecoder) request(rj *inferRequestJSON) bool {
+	var seen [4]bool
+	ok := d.object(func(name []byte) bool {
+		switch k := fieldIndex(name, "id", "parameters", "inputs", "outputs"); k {
+		case -2:
+			return false
+		case -1:
+			return d.skip(0)
+		default:
+			if seen[k] {
+				return false
+			}
+			seen[k] = true
+			switch k {
+			case 0:
+				return d.str(&rj.ID)
+			case 1:
+				return d.params(&rj.Parameters)
+			case 2:
+				return d.inputs(&rj.Inputs)
+			default:
+				return d.outputs(&rj.Outputs)
+			}
+		}
+	})
+	d.space()
+	return ok && d.i == len(d.b)
+}
+
+// fieldIndex finds name, a member's quoted name, among fields: its index,
+// -1 for a name that is none of them in any case, or -2 for one the single
+// pass leaves to encoding/json (an escape, a byte past ASCII, which
+// encoding/json may fold onto a field, or a field in another case).
+func fieldIndex(quoted []byte, fields ...string) int {
+	name := quoted[1 : len(quoted)-1]
+	for _, c := range name {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return -2
+		}
+	}
+	for k, f := range fields {
+		if string(name) == f {
+			return k
+		}
+	}
+	for _, f := range fields {
+		if len(f) == len(name) && equalFoldASCII(f, name) {
+			return -2
+		}
+	}
+	return -1
+}
+
+// equalFoldASCII compares ASCII letters without case.
+func equalFoldASCII(a string, b []byte) bool {
+	for i := range len(a) {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// object walks the object at the decoder, calling member with each quoted
+// name once the decoder is at its value; member takes the value.
+func (d *inferDecoder) object(member func(name []byte) bool) bool {
+	if !d.take('{') {
+		return false
+	}
+	if d.take('}') {
+		return true
+	}
+	for {
+		if d.peek() != '"' {
+			return false
+		}
+		start := d.i
+		if !d.skipString() {
+			return false
+		}
+		name := d.b[start:d.i]
+		if !d.take(':') || !member(name) {
+			return false
+		}
+		switch d.peek() {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// array walks the array at the decoder, calling elem at each element;
+// elem takes it.
+func (d *inferDecoder) array(elem func() bool) bool {
+	if !d.take('[') {
+		return false
+	}
+	if d.take(']') {
+		return true
+	}
+	for {
+		d.space()
+		if !elem() {
+			return false
+		}
+		switch d.peek() {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// plainString takes the string at the decoder when it has no escape, no
+// control character and no invalid UTF-8, and returns its bytes.
+func (d *inferDecoder) plainString() ([]byte, bool) {
+	if d.peek() != '"' {
+		return nil, false
+	}
+	start := d.i + 1
+	ascii := true
+	for i := start; i < len(d.b); i++ {
+		switch c := d.b[i]; {
+		case c == '"':
+			s := d.b[start:i]
+			if !ascii && !utf8.Valid(s) {
+				return nil, false
+			}
+			d.i = i + 1
+			return s, true
+		case c == '\\' || c < 0x20:
+			return nil, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return nil, false
+}
+
+// str takes a plain string into *dst.
+func (d *inferDecoder) str(dst *string) bool {
+	s, ok := d.plainString()
+	if ok {
+		*dst = string(s)
+	}
+	return ok
+}
+
+// datatype takes a plain string into *dst, sharing the name of a known
+// datatype rather than copying it.
+func (d *inferDecoder) datatype(dst *string) bool {
+	s, ok := d.plainString()
+	if !ok {
+		return false
+	}
+	if dt := core.ParseDataType(string(s)); dt != core.TypeInvalid && dt.String() == string(s) {
+		*dst = dt.String()
+	} else {
+		*dst = string(s)
+	}
+	return true
+}
+
+// params takes a parameters object as paramsJSON.UnmarshalJSON decodes
+// it, its values left in place.
+func (d *inferDecoder) params(p *paramsJSON) bool {
+	if d.peek() != '{' {
+		return false
+	}
+	start := d.i
+	if !d.skip(0) {
+		return false
+	}
+	m, over, err := decodeObjectInPlace(d.b[start:d.i], protocol.MaxRequestParameters)
+	if err != nil {
+		return false
+	}
+	p.m, p.over = m, over
+	return true
+}
+
+// data takes any value, in place, as json.RawMessage holds it.
+func (d *inferDecoder) data(dst *json.RawMessage) bool {
+	if d.peek() == 'n' {
+		return false
+	}
+	start := d.i
+	if !d.skip(0) {
+		return false
+	}
+	*dst = d.b[start:d.i]
+	return true
+}
+
+// shape takes an array of at most protocol.MaxTensorDims plain integers.
+func (d *inferDecoder) shape(s *shapeJSON) bool {
+	dims := make([]int64, 0, 4)
+	ok := d.array(func() bool {
+		start := d.i
+		if d.i < len(d.b) && d.b[d.i] == '-' {
+			d.i++
+		}
+		digits := d.i
+		for d.i < len(d.b) && '0' <= d.b[d.i] && d.b[d.i] <= '9' {
+			d.i++
+		}
+		if d.i == digits || (d.b[digits] == '0' && d.i > digits+1) || len(dims) == protocol.MaxTensorDims {
+			return false
+		}
+		if d.i < len(d.b) && !isDelimiter(d.b[d.i]) {
+			return false // a fraction or an exponent
+		}
+		v, err := strconv.ParseInt(string(d.b[start:d.i]), 10, 64)
+		if err != nil {
+			return false
+		}
+		dims = append(dims, v)
+		return true
+	})
+	if ok {
+		s.dims, s.over = dims, false
+	}
+	return ok
+}
+
+// inputs takes the array of inputs, at most protocol.MaxRequestTensors.
+func (d *inferDecoder) inputs(in *inputsJSON) bool {
+	list := []inputJSON{}
+	ok := d.array(func() bool {
+		if len(list) == protocol.MaxRequestTensors {
+			return false
+		}
+		list = append(list, inputJSON{})
+		return d.input(&list[len(list)-1])
+	})
+	if ok {
+		in.list, in.over = list, false
+	}
+	return ok
+}
+
+func (d *inferDecoder) input(in *inputJSON) bool {
+	var seen [5]bool
+	return d.object(func(name []byte) bool {
+		switch k := fieldIndex(name, "name", "shape", "datatype", "parameters", "data"); k {
+		case -2:
+			return false
+		case -1:
+			return d.skip(0)
+		default:
+			if seen[k] {
+				return false
+			}
+			seen[k] = true
+			switch k {
+			case 0:
+				return d.str(&in.Name)
+			case 1:
+				return d.shape(&in.Shape)
+			case 2:
+				return d.datatype(&in.Datatype)
+			case 3:
+				return d.params(&in.Parameters)
+			default:
+				return d.data(&in.Data)
+			}
+		}
+	})
+}
+
+// outputs takes the array of requested outputs, at most
+// protocol.MaxRequestTensors.
+func (d *inferDecoder) outputs(out *outputsJSON) bool {
+	list := []outputJSON{}
+	ok := d.array(func() bool {
+		if len(list) == protocol.MaxRequestTensors {
+			return false
+		}
+		list = append(list, outputJSON{})
+		o := &list[len(list)-1]
+		var seen [2]bool
+		return d.object(func(name []byte) bool {
+			switch k := fieldIndex(name, "name", "parameters"); k {
+			case -2:
+				return false
+			case -1:
+				return d.skip(0)
+			default:
+				if seen[k] {
+					return false
+				}
+				seen[k] = true
+				if k == 0 {
+					return d.str(&o.Name)
+				}
+				return d.params(&o.Parameters)
+			}
+		})
+	})
+	if ok {
+		out.list, out.over = list, false
+	}
+	return ok
+}
+
+// skip takes one JSON value of any kind, checking it as encoding/json
+// does; depth is how deep it lies in values skipped so far.
+func (d *inferDecoder) skip(depth int) bool {
+	if depth > maxFastDepth {
+		return false
+	}
+	switch d.peek() {
+	case '{':
+		return d.object(func([]byte) bool { return d.skip(depth + 1) })
+	case '[':
+		return d.array(func() bool { return d.skip(depth + 1) })
+	case '"':
+		return d.skipString()
+	case 't':
+		return d.literal("true")
+	case 'f':
+		return d.literal("false")
+	case 'n':
+		return d.literal("null")
+	default:
+		return d.number()
+	}
+}
+
+func (d *inferDecoder) literal(word string) bool {
+	if len(d.b)-d.i < len(word) || string(d.b[d.i:d.i+len(word)]) != word {
+		return false
+	}
+	d.i += len(word)
+	return true
+}
+
+// skipString takes a string, checking its escapes and that it holds no
+// control character.
+func (d *inferDecoder) skipString() bool {
+	for i := d.i + 1; i < len(d.b); i++ {
+		switch c := d.b[i]; {
+		case c == '"':
+			d.i = i + 1
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			i++
+			if i >= len(d.b) {
+				return false
+			}
+			switch d.b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if len(d.b)-i < 5 {
+					return false
+				}
+				for _, h := range d.b[i+1 : i+5] {
+					if !isHex(h) {
+						return false
+					}
+				}
+				i += 4
+			default:
+				return false
+			}
+		}
+	}
+	return false
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// number takes a number as JSON writes one: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (d *inferDecoder) number() bool {
+	b, i := d.b, d.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		i = digitsFrom(b, i)
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digitsFrom(b, i+1)
+		if j == i+1 {
+			return false
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digitsFrom(b, i)
+		if j == i {
+			return false
+		}
+		i = j
+	}
+	d.i = i
+	return true
+}
+
+// digitsFrom returns the index of the first byte at or after i that is not
+// a decimal digit.
+func digitsFrom(b []byte, i int) int {
+	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		i++
+	}
+	return i
+}

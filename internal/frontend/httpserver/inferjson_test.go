@@ -1,0 +1,134 @@
+package httpserver
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// inferJSONCases are JSON parts of infer requests, and whether the single
+// pass decodes them (the rest are left to encoding/json).
+var inferJSONCases = []struct {
+	json   string
+	single bool
+}{
+	{`{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[16],"parameters":{"binary_data_size":64}}],"outputs":[{"name":"OUTPUT0","parameters":{"binary_data":true}}]}`, true},
+	{`{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[2,2],"data":[[1,2],[3,4]]}]}`, true},
+	{` { "id" : "r1" , "parameters" : { "sequence_id" : 7, "b": [1, {"c": "d\"e"}] } , "inputs" : [ ] , "outputs" : [ ] } `, true},
+	{`{"inputs":[{"name":"I","datatype":"BYTES","shape":[2],"data":["a","\u00e9\"\\"]}]}`, true},
+	{`{"inputs":[{"name":"I","datatype":"FP32","shape":[-1,0],"data":[0.5,-1e-30,1E+2,0]}],"x":{"y":[true,false,null]}}`, true},
+	{`{"inputs":[{"name":"é","datatype":"NEW","shape":[1],"data":[1],"other":1}]}`, true},
+	{`{"inputs":[{"name":"I","shape":[],"data":{}}],"outputs":[{"name":"O","parameters":{}}]}`, true},
+	{`{}`, true},
+	{`{"Inputs":[]}`, false},                                 // another case
+	{`{"ID":"x"}`, false},                                    // another case
+	{`{"inpu\u0074s":[]}`, false},                            // an escaped name
+	{"{\"input\u017f\":[]}", false},                          // a name past ASCII
+	{`{"id":"a","id":"b"}`, false},                           // a name twice
+	{`{"inputs":[{"name":"I","name":"J"}]}`, false},          // a name twice
+	{`{"id":null}`, false},                                   // a null
+	{`{"inputs":null}`, false},                               // a null
+	{`{"inputs":[null]}`, false},                             // a null
+	{`{"inputs":[{"name":"I","data":null}]}`, false},         // a null
+	{`{"id":"a\nb"}`, false},                                 // an escape
+	{"{\"id\":\"\xff\"}", false},                             // invalid UTF-8
+	{`{"id":7}`, false},                                      // a wrong type
+	{`{"inputs":[{"shape":[1.0]}]}`, false},                  // not an integer
+	{`{"inputs":[{"shape":[1e2]}]}`, false},                  // not an integer
+	{`{"inputs":[{"shape":[99999999999999999999]}]}`, false}, // past int64
+	{`{"inputs":[{"shape":[01]}]}`, false},                   // not JSON
+	{`{"inputs":[{"data":[1,]}]}`, false},                    // not JSON
+	{`{"x":[1 2]}`, false},                                   // not JSON
+	{`{"x":"\q"}`, false},                                    // not JSON
+	{`{"x":-}`, false},                                       // not JSON
+	{`{"x":1.}`, false},                                      // not JSON
+	{`{"x":tru}`, false},                                     // not JSON
+	{"{}\x00", false},                                        // not JSON
+	{`{} {}`, false},                                         // not JSON
+	{`{"x":1`, false},                                        // not JSON
+	{`[]`, false},                                            // not an object
+	{``, false},                                              // not JSON
+	{`{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, false}, // deeper than the single pass goes
+}
+
+// TestInferJSONSinglePass: the single pass decodes the requests clients
+// send, to what encoding/json decodes, and leaves the others to it.
+func TestInferJSONSinglePass(t *testing.T) {
+	for _, c := range inferJSONCases {
+		var rj inferRequestJSON
+		d := inferDecoder{b: []byte(c.json)}
+		if single := d.request(&rj); single != c.single {
+			t.Errorf("%s: decoded in one pass %v, want %v", c.json, single, c.single)
+			continue
+		}
+		checkSinglePass(t, []byte(c.json))
+	}
+}
+
+// checkSinglePass fails when the single pass decodes b to anything but
+// what encoding/json decodes.
+func checkSinglePass(t *testing.T, b []byte) {
+	t.Helper()
+	var fast inferRequestJSON
+	d := inferDecoder{b: b}
+	if !d.request(&fast) {
+		return
+	}
+	var want inferRequestJSON
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatalf("%q: decoded in one pass to %+v; encoding/json: %v", b, fast, err)
+	}
+	if !reflect.DeepEqual(fast, want) {
+		t.Fatalf("%q: decoded in one pass to %+v; encoding/json decodes %+v", b, fast, want)
+	}
+}
+
+// FuzzInferJSONSinglePassMatchesEncodingJSON: whatever the bytes, the
+// single pass neither panics nor reads past them, and what it decodes,
+// encoding/json decodes to the same.
+func FuzzInferJSONSinglePassMatchesEncodingJSON(f *testing.F) {
+	for _, c := range inferJSONCases {
+		f.Add([]byte(c.json))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkSinglePass(t, b)
+	})
+}
+
+// checkParam fails when unmarshalParam decodes raw into any of the types
+// of the extension parameters other than as json.Unmarshal does.
+func checkParam(t *testing.T, raw []byte) {
+	t.Helper()
+	for _, pair := range []struct{ got, want any }{
+		{new(uint64), new(uint64)}, {new(bool), new(bool)}, {new(string), new(string)},
+	} {
+		err := unmarshalParam(raw, pair.got)
+		wantErr := json.Unmarshal(raw, pair.want)
+		if (err != nil) != (wantErr != nil) || !reflect.DeepEqual(pair.got, pair.want) {
+			t.Fatalf("%q into %T: %v, %v; json.Unmarshal: %v, %v", raw, pair.got,
+				reflect.ValueOf(pair.got).Elem(), err, reflect.ValueOf(pair.want).Elem(), wantErr)
+		}
+	}
+}
+
+// paramCases are values of extension parameters, right and wrong.
+var paramCases = []string{`0`, `64`, `18446744073709551615`, `18446744073709551616`, `-1`, `01`, `1.0`, `1e2`, ` 5`,
+	`true`, `false`, `True`, `null`, `"r"`, `"a\"b"`, "\"\xff\"", `""`, `"x"y`, `[]`, ``}
+
+func TestParametersDecodeAsEncodingJSON(t *testing.T) {
+	for _, c := range paramCases {
+		checkParam(t, []byte(c))
+	}
+}
+
+// FuzzParametersDecodeAsEncodingJSON: whatever the bytes, unmarshalParam
+// decodes them as json.Unmarshal does.
+func FuzzParametersDecodeAsEncodingJSON(f *testing.F) {
+	for _, c := range paramCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		checkParam(t, raw)
+	})
+}
