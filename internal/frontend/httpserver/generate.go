@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/tritonhost/tritonhost/core"
 )
@@ -227,7 +228,18 @@ func outputFillsShape(o core.Output, count int64) bool {
 	return len(data) == 0 && n == count
 }
 
+// appendJSONString appends s as encoding/json writes it: a string of
+// letters, digits and the other printable ASCII characters JSON and HTML
+// leave alone (a model's name, an output's) as it is, any other with
+// json.Marshal.
 func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
+	for i := range len(s) {
+		if c := s[i]; c < ' ' || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

@@ -2,8 +2,11 @@ package httpserver
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/tritonhost/tritonhost/core"
 	"github.com/tritonhost/tritonhost/internal/protocol"
@@ -186,7 +189,7 @@ func renderInferJSON(j *jsonWriter, m *core.Model, call *inferCall, resp *core.R
 	}
 	if len(resp.Parameters) > 0 {
 		b = append(b, `,"parameters":`...)
-		b = append(b, encodeParameters(resp.Parameters)...)
+		b = appendParameters(b, resp.Parameters)
 	}
 	b = append(b, `,"outputs":[`...)
 	for i, o := range resp.Outputs {
@@ -228,26 +231,59 @@ func renderInferJSON(j *jsonWriter, m *core.Model, call *inferCall, resp *core.R
 	return nil
 }
 
-// encodeParameters renders response parameters as a JSON object.
-func encodeParameters(params []core.Parameter) []byte {
-	obj := make(map[string]any, len(params))
-	for _, p := range params {
+// appendParameters appends response parameters as a JSON object, as
+// json.Marshal writes a map of their values: members in the order of their
+// names, the last of a name kept; "{}" when a double is not finite.
+func appendParameters(b []byte, params []core.Parameter) []byte {
+	var orderMem [8]int
+	order := orderMem[:0]
+	for i := range params {
+		order = append(order, i)
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return strings.Compare(params[x].Name, params[y].Name) })
+	start := len(b)
+	b = append(b, '{')
+	for k, i := range order {
+		p := &params[i]
+		if k+1 < len(order) && params[order[k+1]].Name == p.Name {
+			continue // a later parameter of the name replaces it
+		}
+		if len(b) > start+1 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, p.Name)
+		b = append(b, ':')
 		switch p.Type {
 		case core.ParamBool:
-			obj[p.Name] = p.Bool
+			b = strconv.AppendBool(b, p.Bool)
 		case core.ParamInt:
-			obj[p.Name] = p.Int
+			b = strconv.AppendInt(b, p.Int, 10)
 		case core.ParamDouble:
-			obj[p.Name] = p.Double
+			if math.IsNaN(p.Double) || math.IsInf(p.Double, 0) {
+				return append(b[:start], "{}"...)
+			}
+			b = appendJSONFloat(b, p.Double)
 		case core.ParamBytes:
-			obj[p.Name] = string(p.Bytes)
+			b = appendJSONString(b, string(p.Bytes))
 		default:
-			obj[p.Name] = p.String
+			b = appendJSONString(b, p.String)
 		}
 	}
-	out, err := json.Marshal(obj)
-	if err != nil { // a non-finite double
-		return []byte("{}")
+	return append(b, '}')
+}
+
+// appendJSONFloat appends a finite v as encoding/json writes a float64:
+// the shortest decimal that reads back as v, with an exponent only for
+// magnitudes below 1e-6 or from 1e21, and at least one digit in it.
+func appendJSONFloat(b []byte, v float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(v); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
 	}
-	return out
+	b = strconv.AppendFloat(b, v, format, -1, 64)
+	if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1] // e-09 is e-9
+		b = b[:n-1]
+	}
+	return b
 }

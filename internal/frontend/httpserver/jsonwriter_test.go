@@ -45,6 +45,9 @@ func checkJSONString(t *testing.T, s []byte) {
 			t.Fatalf("%q in chunks of %d: %s, want %s", s, chunk, j.buf, want)
 		}
 	}
+	if got := appendJSONString([]byte("x"), string(s)); !bytes.Equal(got[1:], want) {
+		t.Fatalf("appendJSONString(%q): %s, want %s", s, got[1:], want)
+	}
 }
 
 // TestJSONWriterStreamsMeasuresAndStaysSmall: JSON larger than the
