@@ -44,7 +44,7 @@ func (s *Server) timeBodies(h http.Handler) http.Handler {
 		// the server close after answering it.
 		g := &bodyGuard{ResponseWriter: w, closeAfter: len(r.TransferEncoding) > 0}
 		b := &g.body
-		*b = timedBody{src: orig, w: w, rc: http.NewResponseController(w), start: time.Now(),
+		*b = timedBody{src: orig, w: w, rc: *http.NewResponseController(w), start: time.Now(),
 			timeout: s.opts.ReadBodyTimeout, rate: s.opts.ReadBodyMinRate}
 		b.setDeadline(b.start.Add(b.timeout))
 		r.Body = b
@@ -96,7 +96,7 @@ func (g *bodyGuard) Unwrap() http.ResponseWriter { return g.ResponseWriter }
 type timedBody struct {
 	src      io.ReadCloser
 	w        http.ResponseWriter
-	rc       *http.ResponseController
+	rc       http.ResponseController
 	start    time.Time
 	timeout  time.Duration
 	rate     int64 // bytes a second

@@ -28,7 +28,8 @@ const (
 // runOnce releases it). The headers Options.HeaderForward selects follow
 // the body's parameters.
 func (s *Server) decodeInfer(m *core.Model, body []byte, headerLen string, headers http.Header) (*inferCall, error) {
-	call := &inferCall{binary: map[string]bool{}, mem: &protocol.RequestMemory{}}
+	call := &inferCall{}
+	call.mem = &call.memory
 	if err := s.decodeInferInto(call, m, body, headerLen, headers); err != nil {
 		call.mem.Release()
 		return nil, err
@@ -55,7 +56,8 @@ func (s *Server) decodeInferInto(call *inferCall, m *core.Model, body []byte, he
 	if err := checkInferCounts(&rj); err != nil {
 		return fmt.Errorf("model %q: %w", m.Name(), err)
 	}
-	call.req = &core.Submission{Model: m.Name(), Version: m.Version(), ID: rj.ID}
+	call.sub = core.Submission{Model: m.Name(), Version: m.Version(), ID: rj.ID}
+	call.req = &call.sub
 	for _, name := range sortedKeys(rj.Parameters.m) {
 		v, err := parameterValue(rj.Parameters.m[name])
 		if err == nil {
@@ -121,12 +123,15 @@ func checkInferCounts(rj *inferRequestJSON) error {
 
 // tensorParams are the extension parameters of one input or output.
 type tensorParams struct {
-	binarySize *uint64 // binary_data_size
-	binary     *bool   // binary_data
-	region     *string // shared_memory_region
-	offset     uint64  // shared_memory_offset
-	byteSize   uint64  // shared_memory_byte_size
-	classify   bool    // classification is set
+	binarySize    uint64 // binary_data_size
+	hasBinarySize bool
+	binary        bool // binary_data
+	hasBinary     bool
+	region        string // shared_memory_region
+	hasRegion     bool
+	offset        uint64 // shared_memory_offset
+	byteSize      uint64 // shared_memory_byte_size
+	classify      bool   // classification is set
 }
 
 // parseTensorParams reads the extension parameters of a tensor, each by
@@ -134,41 +139,51 @@ type tensorParams struct {
 // parameters are left alone.
 func parseTensorParams(params map[string]json.RawMessage) (tensorParams, error) {
 	var p tensorParams
-	err := inNameOrder(params, func(name string, raw json.RawMessage) error {
-		var dst any
-		switch name {
-		case paramBinaryDataSize:
-			p.binarySize = new(uint64)
-			dst = p.binarySize
-		case paramBinaryData:
-			p.binary = new(bool)
-			dst = p.binary
-		case paramShmRegion:
-			p.region = new(string)
-			dst = p.region
-		case paramShmOffset:
-			dst = &p.offset
-		case paramShmByteSize:
-			dst = &p.byteSize
-		case paramClassification:
-			p.classify = true
-			return nil
-		default:
-			return nil
+	if len(params) <= 1 {
+		for name, raw := range params {
+			return p, p.set(name, raw)
 		}
-		if err := unmarshalParam(raw, dst); err != nil {
-			return core.Errorf(core.CodeInvalidArg, "Unable to parse '%s'", name)
+		return p, nil
+	}
+	for _, name := range sortedKeys(params) {
+		if err := p.set(name, params[name]); err != nil {
+			return p, err
 		}
-		return nil
-	})
-	return p, err
+	}
+	return p, nil
 }
 
-// unmarshalParam decodes raw into dst (a *uint64, *bool or *string) as
+// set reads the parameter name, if it is an extension's, from raw.
+func (p *tensorParams) set(name string, raw json.RawMessage) error {
+	var err error
+	switch name {
+	case paramBinaryDataSize:
+		p.hasBinarySize = true
+		err = unmarshalParam(raw, &p.binarySize)
+	case paramBinaryData:
+		p.hasBinary = true
+		err = unmarshalParam(raw, &p.binary)
+	case paramShmRegion:
+		p.hasRegion = true
+		err = unmarshalParam(raw, &p.region)
+	case paramShmOffset:
+		err = unmarshalParam(raw, &p.offset)
+	case paramShmByteSize:
+		err = unmarshalParam(raw, &p.byteSize)
+	case paramClassification:
+		p.classify = true
+	}
+	if err != nil {
+		return core.Errorf(core.CodeInvalidArg, "Unable to parse '%s'", name)
+	}
+	return nil
+}
+
+// unmarshalParam decodes raw into *v, which holds its zero value, as
 // json.Unmarshal does; the forms clients send (digits, true or false, a
 // string without escapes) are read directly.
-func unmarshalParam(raw []byte, dst any) error {
-	switch v := dst.(type) {
+func unmarshalParam[T uint64 | bool | string](raw []byte, v *T) error {
+	switch v := any(v).(type) {
 	case *uint64:
 		if len(raw) > 0 && (raw[0] != '0' || len(raw) == 1) && digitsFrom(raw, 0) == len(raw) {
 			if n, err := strconv.ParseUint(string(raw), 10, 64); err == nil {
@@ -192,24 +207,10 @@ func unmarshalParam(raw []byte, dst any) error {
 			return nil
 		}
 	}
-	return json.Unmarshal(raw, dst)
-}
-
-// inNameOrder calls each for the members of m in the order of their
-// names, until one fails.
-func inNameOrder[V any](m map[string]V, each func(string, V) error) error {
-	if len(m) <= 1 {
-		for k, v := range m {
-			return each(k, v)
-		}
-		return nil
-	}
-	for _, k := range sortedKeys(m) {
-		if err := each(k, m[k]); err != nil {
-			return err
-		}
-	}
-	return nil
+	slow := new(T) // json.Unmarshal takes its target to the heap; v stays where it is
+	err := json.Unmarshal(raw, slow)
+	*v = *slow
+	return err
 }
 
 // contentError is Triton's refusal of an input that does not give its
@@ -244,25 +245,25 @@ func (s *Server) decodeInput(m *core.Model, in *inputJSON, binary []byte, mem *p
 		return core.Input{}, nil, err
 	}
 	hasData := len(in.Data) > 0
-	if n := btoi(hasData) + btoi(p.binarySize != nil) + btoi(p.region != nil); n != 1 {
-		return core.Input{}, nil, contentError(hasData, p.binarySize != nil, p.region != nil)
+	if n := btoi(hasData) + btoi(p.hasBinarySize) + btoi(p.hasRegion); n != 1 {
+		return core.Input{}, nil, contentError(hasData, p.hasBinarySize, p.hasRegion)
 	}
 	dt := core.ParseDataType(in.Datatype)
 	if dt == core.TypeInvalid {
 		return core.Input{}, nil, bad("unknown datatype %q", in.Datatype)
 	}
 	switch {
-	case p.region != nil:
+	case p.hasRegion:
 		if err := s.clientSharedMemory(); err != nil {
 			return core.Input{}, nil, err
 		}
-		data, err := mem.Input(s.opts.SharedMemory, *p.region, p.offset, p.byteSize)
+		data, err := mem.Input(s.opts.SharedMemory, p.region, p.offset, p.byteSize)
 		if err != nil {
 			return core.Input{}, nil, err
 		}
 		return core.NewInput(in.Name, dt, shape, data), binary, nil
-	case p.binarySize != nil:
-		size := *p.binarySize
+	case p.hasBinarySize:
+		size := p.binarySize
 		if size > uint64(len(binary)) {
 			return core.Input{}, nil, core.Errorf(core.CodeInvalidArg, "unexpected size for input '%s', expecting %d additional bytes for model '%s'",
 				in.Name, size-uint64(len(binary)), m.Name())
@@ -294,26 +295,29 @@ func (s *Server) decodeOutput(m *core.Model, out *outputJSON, call *inferCall) e
 	if err != nil {
 		return err
 	}
-	if p.region != nil {
+	if p.hasRegion {
 		switch {
 		case p.classify:
 			return core.Errorf(core.CodeInvalidArg, "Output can't set both 'shared_memory_region' and 'classification'")
-		case p.binary != nil && *p.binary:
+		case p.hasBinary && p.binary:
 			return core.Errorf(core.CodeInvalidArg, "Output can't set both 'shared_memory_region' and 'binary_data'")
 		}
 	}
 	if p.classify {
 		return core.Errorf(core.CodeUnsupported, "model %q: output %q: the classification extension is not supported by this server", m.Name(), out.Name)
 	}
-	if p.region != nil {
+	if p.hasRegion {
 		if err := s.clientSharedMemory(); err != nil {
 			return err
 		}
-		if err := call.mem.Output(s.opts.SharedMemory, out.Name, *p.region, p.offset, p.byteSize); err != nil {
+		if err := call.mem.Output(s.opts.SharedMemory, out.Name, p.region, p.offset, p.byteSize); err != nil {
 			return err
 		}
-	} else if p.binary != nil {
-		call.binary[out.Name] = *p.binary
+	} else if p.hasBinary {
+		if call.binary == nil {
+			call.binary = map[string]bool{}
+		}
+		call.binary[out.Name] = p.binary
 	}
 	call.req.Outputs = append(call.req.Outputs, out.Name)
 	return nil

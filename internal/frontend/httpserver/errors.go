@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/tritonhost/tritonhost/core"
 )
@@ -59,10 +60,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeRawJSON(w, status, body)
 }
 
+// writeRawJSON answers with body, JSON, in one write of known length.
 func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Del("Content-Length")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tritonhost/tritonhost/core"
 	"github.com/tritonhost/tritonhost/internal/protocol"
@@ -43,8 +44,11 @@ type outputJSON struct {
 type inferCall struct {
 	req    *core.Submission
 	opts   protocol.Options
-	binary map[string]bool         // outputs asked for as binary data (true) or JSON (false)
+	binary map[string]bool         // outputs asked for as binary data (true) or JSON (false); nil when none is
 	mem    *protocol.RequestMemory // the shared memory its tensors lease
+
+	sub    core.Submission        // what req points to, in the same allocation
+	memory protocol.RequestMemory // what mem points to
 }
 
 // infer serves POST .../infer: one request, one response, on a model that
@@ -103,18 +107,16 @@ func (s *Server) runOnce(r *http.Request, m *core.Model, req *core.Submission, m
 	}
 	// Not Submission.Inline: a handler executing its request could not
 	// answer the client at the server's abort time while the backend runs.
-	done := make(chan *core.Response, 1)
-	err := s.core.Submit(r.Context(), m, req, func(resp *core.Response, final bool) {
-		if final {
-			done <- mem.Place(resp)
-		}
-	})
-	if err != nil {
+	w := waiters.Get().(*waiter)
+	w.mem = mem
+	if err := s.core.Submit(r.Context(), m, req, w.deliver); err != nil {
 		mem.Release()
 		return nil, err
 	}
 	select {
-	case resp := <-done:
+	case resp := <-w.done:
+		w.mem = nil
+		waiters.Put(w)
 		switch {
 		case resp == nil:
 			return nil, core.Errorf(core.CodeInternal, "model %q completed request %q without a response", m.Name(), req.ID)
@@ -128,6 +130,29 @@ func (s *Server) runOnce(r *http.Request, m *core.Model, req *core.Submission, m
 		return nil, s.abortErr
 	}
 }
+
+// waiter takes the final response of a request runOnce submitted to its
+// channel, placed through mem. It goes back to waiters only once its
+// handler has received that response, so its channel is empty whenever it
+// is pooled; one whose handler gave up first (the client went away, the
+// server aborted) is left to its request, which may still answer into it.
+type waiter struct {
+	done    chan *core.Response
+	mem     *protocol.RequestMemory
+	deliver core.ResponseFunc
+}
+
+// waiters holds the waiters of finished requests, with their channels and
+// response functions, for the next requests.
+var waiters = sync.Pool{New: func() any {
+	w := &waiter{done: make(chan *core.Response, 1)}
+	w.deliver = func(resp *core.Response, final bool) {
+		if final {
+			w.done <- w.mem.Place(resp)
+		}
+	}
+	return w
+}}
 
 // writeInferResponse answers an infer request: JSON, or, when an output is
 // sent as binary data, a JSON header (its size in

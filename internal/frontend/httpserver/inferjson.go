@@ -32,8 +32,10 @@ func decodeInferJSON(header []byte, rj *inferRequestJSON) error {
 	if d.request(rj) {
 		return nil
 	}
-	*rj = inferRequestJSON{}
-	return json.Unmarshal(header, rj)
+	slow := new(inferRequestJSON) // rj, which json.Unmarshal would take to the heap, stays on its caller's stack
+	err := json.Unmarshal(header, slow)
+	*rj = *slow
+	return err
 }
 
 // inferDecoder is the single pass: each method returns false for anything
