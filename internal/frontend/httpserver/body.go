@@ -14,14 +14,17 @@ import (
 // when it comes compressed (Content-Encoding gzip or deflate), by max bytes
 // once decompressed too. An empty body is nil.
 func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
-	what := bodyKind(r)
 	if r.ContentLength > max {
-		return nil, tooLarge(what, r.ContentLength, max)
+		return nil, tooLarge(bodyKind(r), r.ContentLength, max)
 	}
 	body := http.MaxBytesReader(w, r.Body, max)
 	defer body.Close()
 	var src io.Reader = body
-	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+	enc := r.Header.Get("Content-Encoding")
+	if enc != "" {
+		enc = strings.ToLower(strings.TrimSpace(enc))
+	}
+	switch enc {
 	case "", "identity":
 	case "gzip":
 		zr, err := gzip.NewReader(body)
@@ -47,10 +50,10 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 	}
 	data, err := readGrowing(src, declared, max)
 	if err != nil {
-		return nil, bodyErrorOf(err, max, what, "reading the request body")
+		return nil, bodyErrorOf(err, max, bodyKind(r), "reading the request body")
 	}
 	if int64(len(data)) > max {
-		return nil, tooLarge("decompressed "+what, int64(len(data)), max)
+		return nil, tooLarge("decompressed "+bodyKind(r), int64(len(data)), max)
 	}
 	if src != io.Reader(body) {
 		// What follows a compressed stream is read to the body's end (a

@@ -82,22 +82,32 @@ func (j *jsonWriter) size() int64 { return j.n + int64(len(j.buf)) }
 // it (body is nil; stream it with streamJSON). size is its length either
 // way. An error of render is returned before anything is sent.
 func renderJSON(render func(*jsonWriter) error) (body []byte, size int64, err error) {
-	j := &jsonWriter{limit: inMemoryJSON}
-	if b, ok := renderBuffers.Get().(*[]byte); ok {
-		j.buf = (*b)[:0]
+	j, _ := renderWriters.Get().(*jsonWriter)
+	if j == nil {
+		j = new(jsonWriter)
 	}
-	if err := render(j); err != nil {
-		return nil, 0, err
+	*j = jsonWriter{buf: j.buf[:0], limit: inMemoryJSON}
+	err = render(j)
+	switch {
+	case err != nil:
+	case j.counting:
+		size = j.size()
+	default:
+		body, size = j.buf, j.size()
 	}
-	if j.counting {
-		return nil, j.size(), nil
+	keep := j.buf
+	if body != nil || cap(keep) > pooledJSONBytes {
+		keep = nil // the caller's, or too large to hold on to
 	}
-	return j.buf, j.size(), nil
+	*j = jsonWriter{buf: keep[:0]}
+	renderWriters.Put(j)
+	return body, size, err
 }
 
-// renderBuffers holds buffers that in-memory renderings were made in
-// (releaseJSON), for the next renderings to grow into.
-var renderBuffers sync.Pool
+// renderWriters holds the writers of finished in-memory renderings, with
+// the buffers handed back to them (releaseJSON), for the next renderings
+// to grow into.
+var renderWriters sync.Pool
 
 // pooledJSONBytes is the capacity of the largest buffer kept for reuse.
 const pooledJSONBytes = 256 << 10
@@ -105,10 +115,17 @@ const pooledJSONBytes = 256 << 10
 // releaseJSON hands back body, the JSON renderJSON returned, once it was
 // written: nothing may refer to it after.
 func releaseJSON(body []byte) {
-	if cap(body) > 0 && cap(body) <= pooledJSONBytes {
-		body = body[:0]
-		renderBuffers.Put(&body)
+	if cap(body) == 0 || cap(body) > pooledJSONBytes {
+		return
 	}
+	j, _ := renderWriters.Get().(*jsonWriter)
+	if j == nil {
+		j = new(jsonWriter)
+	}
+	if cap(j.buf) < cap(body) {
+		j.buf = body[:0]
+	}
+	renderWriters.Put(j)
 }
 
 // streamJSON renders with render again, sending the JSON to w in chunks.
