@@ -58,14 +58,17 @@ func (s *Server) decodeInferInto(call *inferCall, m *core.Model, body []byte, he
 	}
 	call.sub = core.Submission{Model: m.Name(), Version: m.Version(), ID: rj.ID}
 	call.req = &call.sub
-	for _, name := range sortedKeys(rj.Parameters.m) {
-		v, err := parameterValue(rj.Parameters.m[name])
+	if err := rj.Parameters.each(func(name string, raw json.RawMessage) error {
+		v, err := parameterValue(raw)
 		if err == nil {
 			err = protocol.ApplyParameter(call.req, &call.opts, name, v)
 		}
 		if err != nil {
 			return bad("parameter %q: %v", name, err)
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	if err := s.forwardHeaders(headers, call.req); err != nil {
 		return err
@@ -137,20 +140,10 @@ type tensorParams struct {
 // parseTensorParams reads the extension parameters of a tensor, each by
 // its type, with Triton's words for one of the wrong type; other
 // parameters are left alone.
-func parseTensorParams(params map[string]json.RawMessage) (tensorParams, error) {
+func parseTensorParams(params *paramsJSON) (tensorParams, error) {
 	var p tensorParams
-	if len(params) <= 1 {
-		for name, raw := range params {
-			return p, p.set(name, raw)
-		}
-		return p, nil
-	}
-	for _, name := range sortedKeys(params) {
-		if err := p.set(name, params[name]); err != nil {
-			return p, err
-		}
-	}
-	return p, nil
+	err := params.each(p.set)
+	return p, err
 }
 
 // set reads the parameter name, if it is an extension's, from raw.
@@ -240,7 +233,7 @@ func (s *Server) decodeInput(m *core.Model, in *inputJSON, binary []byte, mem *p
 		return core.Errorf(core.CodeInvalidArg, "model %q: input %q: %s", m.Name(), in.Name, fmt.Sprintf(format, args...))
 	}
 	shape := in.Shape.dims
-	p, err := parseTensorParams(in.Parameters.m)
+	p, err := parseTensorParams(&in.Parameters)
 	if err != nil {
 		return core.Input{}, nil, err
 	}
@@ -291,7 +284,7 @@ func (s *Server) decodeInput(m *core.Model, in *inputJSON, binary []byte, mem *p
 // into a shared-memory region (leased now, as Triton checks it before the
 // request runs). The classification extension is not implemented.
 func (s *Server) decodeOutput(m *core.Model, out *outputJSON, call *inferCall) error {
-	p, err := parseTensorParams(out.Parameters.m)
+	p, err := parseTensorParams(&out.Parameters)
 	if err != nil {
 		return err
 	}
@@ -314,10 +307,7 @@ func (s *Server) decodeOutput(m *core.Model, out *outputJSON, call *inferCall) e
 			return err
 		}
 	} else if p.hasBinary {
-		if call.binary == nil {
-			call.binary = map[string]bool{}
-		}
-		call.binary[out.Name] = p.binary
+		call.binary.set(out.Name, p.binary)
 	}
 	call.req.Outputs = append(call.req.Outputs, out.Name)
 	return nil

@@ -44,7 +44,7 @@ type outputJSON struct {
 type inferCall struct {
 	req    *core.Submission
 	opts   protocol.Options
-	binary map[string]bool         // outputs asked for as binary data (true) or JSON (false); nil when none is
+	binary outputChoices           // outputs asked for as binary data (true) or JSON (false)
 	mem    *protocol.RequestMemory // the shared memory its tensors lease
 
 	sub    core.Submission        // what req points to, in the same allocation
@@ -129,6 +129,66 @@ func (s *Server) runOnce(r *http.Request, m *core.Model, req *core.Submission, m
 	case <-s.aborting:
 		return nil, s.abortErr
 	}
+}
+
+// outputChoices records, by output name, whether each output that says
+// so is asked for as binary data: a few in a list, more in a map.
+type outputChoices struct {
+	list  []outputChoice // in fixed until a map takes them
+	m     map[string]bool
+	fixed [listedChoices]outputChoice
+}
+
+type outputChoice struct {
+	name   string
+	binary bool
+}
+
+// listedChoices is how many choices the list holds before a map takes
+// them all.
+const listedChoices = 8
+
+// set records the choice of output name; a later one for a name replaces
+// an earlier.
+func (c *outputChoices) set(name string, binary bool) {
+	if c.m != nil {
+		c.m[name] = binary
+		return
+	}
+	for i := range c.list {
+		if c.list[i].name == name {
+			c.list[i].binary = binary
+			return
+		}
+	}
+	if len(c.list) < listedChoices {
+		if c.list == nil {
+			c.list = c.fixed[:0]
+		}
+		c.list = append(c.list, outputChoice{name, binary})
+		return
+	}
+	c.m = make(map[string]bool, 2*listedChoices)
+	for _, o := range c.list {
+		c.m[o.name] = o.binary
+	}
+	c.m[name] = binary
+	c.list, c.fixed = nil, [listedChoices]outputChoice{}
+}
+
+// get returns the choice recorded for output name, and whether there is
+// one.
+func (c *outputChoices) get(name string) (binary, set bool) {
+	if c.m != nil {
+		binary, set = c.m[name]
+		return binary, set
+	}
+	for _, o := range c.list {
+		if o.name == name {
+			return o.binary, true
+		}
+	}
+	return false, false
 }
 
 // waiter takes the final response of a request runOnce submitted to its
@@ -235,7 +295,7 @@ func renderInferJSON(j *jsonWriter, m *core.Model, call *inferCall, resp *core.R
 			b = append(b, '}')
 			continue
 		}
-		asBinary, set := call.binary[o.Name]
+		asBinary, set := call.binary.get(o.Name)
 		if !set {
 			asBinary = call.opts.BinaryDataOutput
 		}

@@ -110,3 +110,25 @@ func TestInferJSONAllocationsDoNotGrowWithElements(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkInferBinary serves an infer request of one vector of n INT32
+// values as binary data, asked back as binary data, through the server's
+// handler, as Triton's clients send it.
+func BenchmarkInferBinary(b *testing.B) {
+	h := jsonEchoServer(b)
+	for _, n := range []int{16, 4096} {
+		head := `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[` + strconv.Itoa(n) + `],"parameters":{"binary_data_size":` + strconv.Itoa(4*n) + `}}],` +
+			`"outputs":[{"name":"OUTPUT0","parameters":{"binary_data":true}}]}`
+		body := append([]byte(head), make([]byte, 4*n)...)
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				resp := serve(h, "POST", "/v2/models/echo/infer", body, httpserver.HeaderContentLength, strconv.Itoa(len(head)))
+				if resp.StatusCode != 200 {
+					b.Fatalf("status %d", resp.StatusCode)
+				}
+			}
+		})
+	}
+}

@@ -256,12 +256,57 @@ func (d *inferDecoder) params(p *paramsJSON) bool {
 	if !d.skip(0) {
 		return false
 	}
-	m, over, err := decodeObjectInPlace(d.b[start:d.i], protocol.MaxRequestParameters)
+	obj := d.b[start:d.i]
+	if name, value, ok := singleMember(obj); ok {
+		*p = paramsJSON{single: true, name: name, value: value}
+		return true
+	}
+	m, over, err := decodeObjectInPlace(obj, protocol.MaxRequestParameters)
 	if err != nil {
 		return false
 	}
-	p.m, p.over = m, over
+	*p = paramsJSON{m: m, over: over}
 	return true
+}
+
+// extensionParams are the names of the parameters the extensions read,
+// which singleMember returns without copying.
+var extensionParams = [...]string{paramBinaryDataSize, paramBinaryData, paramShmRegion, paramShmOffset, paramShmByteSize, paramClassification}
+
+// singleMember returns the name and value of obj, a checked JSON object,
+// when it has exactly one member and the name is printable ASCII without
+// escapes (as encoding/json decodes it, then).
+func singleMember(obj []byte) (name string, value []byte, ok bool) {
+	s := jsonScanner{b: obj}
+	var quoted []byte
+	n := 0
+	err := s.members(func(q []byte) (bool, error) {
+		n++
+		if n > 1 {
+			return false, nil
+		}
+		quoted = q
+		s.space()
+		from := s.i
+		err := s.skipValue()
+		value = obj[from:s.i]
+		return true, err
+	})
+	if err != nil || n != 1 {
+		return "", nil, false
+	}
+	inner := quoted[1 : len(quoted)-1]
+	for _, c := range inner {
+		if c < ' ' || c == '\\' || c >= utf8.RuneSelf {
+			return "", nil, false
+		}
+	}
+	for _, known := range extensionParams {
+		if string(inner) == known {
+			return known, value, true
+		}
+	}
+	return string(inner), value, true
 }
 
 // data takes any value, in place, as json.RawMessage holds it.

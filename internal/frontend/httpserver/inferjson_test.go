@@ -21,6 +21,8 @@ var inferJSONCases = []struct {
 	{`{"inputs":[{"name":"é","datatype":"NEW","shape":[1],"data":[1],"other":1}]}`, true},
 	{`{"inputs":[{"name":"I","shape":[],"data":{}}],"outputs":[{"name":"O","parameters":{}}]}`, true},
 	{`{}`, true},
+	{`{"parameters":{"p\u0031":1},"inputs":[{"name":"I","parameters":{"binary_data_size":4,"binary_data_size":5}}],"outputs":[{"name":"O","parameters":{"x":{"a":1}}}]}`, true},
+	{`{"outputs":[{"name":"O","parameters":{"é":true}},{"name":"P","parameters":{" a\"b ":"c"}}]}`, true},
 	{`{"Inputs":[]}`, false},                                 // another case
 	{`{"ID":"x"}`, false},                                    // another case
 	{`{"inpu\u0074s":[]}`, false},                            // an escaped name
@@ -75,12 +77,27 @@ func checkSinglePass(t *testing.T, b []byte) {
 	if !d.request(&fast) {
 		return
 	}
+	asMap(&fast.Parameters)
+	for i := range fast.Inputs.list {
+		asMap(&fast.Inputs.list[i].Parameters)
+	}
+	for i := range fast.Outputs.list {
+		asMap(&fast.Outputs.list[i].Parameters)
+	}
 	var want inferRequestJSON
 	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatalf("%q: decoded in one pass to %+v; encoding/json: %v", b, fast, err)
 	}
 	if !reflect.DeepEqual(fast, want) {
 		t.Fatalf("%q: decoded in one pass to %+v; encoding/json decodes %+v", b, fast, want)
+	}
+}
+
+// asMap turns parameters held as a single member into the map
+// encoding/json decodes them to.
+func asMap(p *paramsJSON) {
+	if p.single {
+		*p = paramsJSON{m: map[string]json.RawMessage{p.name: p.value}}
 	}
 }
 

@@ -26,6 +26,32 @@ import (
 type paramsJSON struct {
 	m    map[string]json.RawMessage
 	over bool // it had more members than the bound; m is nil
+	// An object of one member whose name needs no unescaping, as the
+	// infer request's single pass (inferjson.go) finds it, is held here
+	// instead of in m: single is set, m is nil.
+	single bool
+	name   string
+	value  json.RawMessage
+}
+
+// each calls fn for every parameter in the order of their names, until fn
+// fails.
+func (p *paramsJSON) each(fn func(name string, raw json.RawMessage) error) error {
+	if p.single {
+		return fn(p.name, p.value)
+	}
+	if len(p.m) <= 1 {
+		for name, raw := range p.m {
+			return fn(name, raw)
+		}
+		return nil
+	}
+	for _, name := range sortedKeys(p.m) {
+		if err := fn(name, p.m[name]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // UnmarshalJSON decodes a parameters object within the bound.
