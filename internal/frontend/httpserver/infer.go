@@ -236,7 +236,6 @@ func writeInferResponse(w http.ResponseWriter, m *core.Model, call *inferCall, r
 		return
 	}
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
 	total := size
 	if len(binary) > 0 {
 		h.Set(HeaderContentLength, strconv.FormatInt(size, 10))
@@ -244,6 +243,8 @@ func writeInferResponse(w http.ResponseWriter, m *core.Model, call *inferCall, r
 		for _, d := range binary {
 			total += int64(len(d))
 		}
+	} else {
+		h.Set("Content-Type", "application/json")
 	}
 	h.Set("Content-Length", strconv.FormatInt(total, 10))
 	w.WriteHeader(http.StatusOK)

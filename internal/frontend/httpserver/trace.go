@@ -122,9 +122,10 @@ func traceSettingValues(key string, raw json.RawMessage) ([]string, error) {
 // traceContext returns the W3C trace context a client sent in its
 // headers (traceparent, tracestate), for a tracer to continue its trace.
 func traceContext(r *http.Request) core.TraceContext {
-	tc := core.TraceContext{Parent: r.Header.Get("traceparent")}
+	// The canonical names: Get would make them so, a new string each time.
+	tc := core.TraceContext{Parent: r.Header.Get("Traceparent")}
 	if tc.Parent != "" {
-		tc.State = r.Header.Get("tracestate")
+		tc.State = r.Header.Get("Tracestate")
 	}
 	return tc
 }
