@@ -93,6 +93,8 @@ test: all ## run every test: pure-Go packages without cgo, everything with the r
 FUZZ_TARGETS := ./internal/frontend/httpserver:FuzzHTTPRequest ./internal/frontend/httpserver:FuzzBoundedDecodingMatchesEncodingJSON \
 	./internal/frontend/httpserver:FuzzJSONStringMatchesEncodingJSON ./internal/frontend/httpserver:FuzzSharedMemoryRequest \
 	./internal/frontend/httpserver:FuzzJSONTensorValuesMatchEncodingJSON ./internal/frontend/httpserver:FuzzGenerateValuesMatchEncodingJSON \
+	./internal/frontend/httpserver:FuzzInferJSONSinglePassMatchesEncodingJSON ./internal/frontend/httpserver:FuzzParametersDecodeAsEncodingJSON \
+	./internal/frontend/httpserver:FuzzResponseParametersMatchEncodingJSON \
 	./internal/frontend/grpcserver:FuzzDecodeInbound ./internal/frontend/grpcserver:FuzzModelInferRequest \
 	./internal/frontend/grpcserver:FuzzBoundedMapMatchesProtobuf ./internal/isolation:FuzzWorkerMessages \
 	./internal/wire:FuzzDecoder ./internal/wire:FuzzSplitFrames ./core/modelconfig:FuzzParse ./core:FuzzDecodeEntry
