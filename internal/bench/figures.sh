@@ -7,7 +7,10 @@
 # printed as they go and written to OUT. Run it on an otherwise idle
 # machine: every figure is a ratio of two servers measured in the same run,
 # but a busy machine still widens the spread.
-# Usage: internal/bench/figures.sh [OUT] (default build/bench/figures.txt).
+# The benchmarks of profile.sh must outlast its recording (perf keeps
+# the server binary for its symbols only while it exists), hence the
+# rounds given. Usage: internal/bench/figures.sh [OUT] (default
+# build/bench/figures.txt).
 set -euo pipefail
 out=${1:-build/bench/figures.txt}
 go=${GO:-go}
@@ -25,7 +28,7 @@ run() {
 	run "$go" test -run '^$' -bench 'SquareResponse|IdentityRequest$' -count 3 -benchmem ./abi/
 	if command -v perf >/dev/null; then
 		run internal/bench/profile.sh StreamResponses
-		run internal/bench/profile.sh ConcurrentStreams 30
+		run internal/bench/profile.sh ConcurrentStreams 80
 	fi
 	run internal/bench/perf.sh
 } 2>&1 | tee "$out"
