@@ -253,7 +253,7 @@ func (s *Server) loadSource(name string, opts LoadOptions) ([]*modelEntry, error
 		e.dir, e.filesDir, e.filesBytes = dir, dir, size
 		return []*modelEntry{e}, nil
 	}
-	if err := s.refreshRemote([]string{name})[name]; err != nil { // remote_repository.go
+	if err := s.remoteErrorOf(s.refreshRemote([]string{name}), name); err != nil { // remote_repository.go
 		return nil, pollFailure(name, err)
 	}
 	dirs, _, err := s.scanRepositories()

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"maps"
 	"path/filepath"
 	"slices"
 )
@@ -51,17 +52,34 @@ func (s *Server) localRepository(path string) (string, error) {
 
 // refreshRemote refreshes the copies of the named models (all when
 // names is nil) and of the models their ensembles run, and returns the
-// errors by model name (see RemoteRepositories.Refresh). It records the
-// repository-wide errors for Ready.
+// errors by model key (see RemoteRepositories.Refresh): with namespacing
+// a model's key names the repository whose copy of it failed, so that
+// the failure is that model's and not a model of the same name in
+// another repository. It records the repository-wide errors for Ready.
 func (s *Server) refreshRemote(names []string) map[string]error {
-	r := s.opts.RemoteRepositories
-	if r == nil {
+	if s.opts.RemoteRepositories == nil {
 		return nil
 	}
 	repos := s.Repositories()
 	ctx := context.Background()
+	refresh := func(names []string) map[string]error {
+		if !s.opts.ModelNamespacing {
+			return s.opts.RemoteRepositories.Refresh(ctx, repos, names)
+		}
+		errs := map[string]error{}
+		for _, repo := range repos {
+			for name, err := range s.opts.RemoteRepositories.Refresh(ctx, []string{repo}, names) {
+				key := name
+				if name != "" {
+					key = modelKey(repo, name)
+				}
+				errs[key] = errors.Join(errs[key], err)
+			}
+		}
+		return errs
+	}
 	if names == nil {
-		errs := r.Refresh(ctx, repos, nil)
+		errs := refresh(nil)
 		s.noteRemoteError(errs[""])
 		delete(errs, "")
 		return errs
@@ -70,8 +88,8 @@ func (s *Server) refreshRemote(names []string) map[string]error {
 	done := map[string]bool{}
 	for len(names) > 0 {
 		query := s.withMappedDirs(names)
-		for name, err := range r.Refresh(ctx, repos, query) {
-			errs[name] = errors.Join(errs[name], err)
+		for key, err := range refresh(query) {
+			errs[key] = errors.Join(errs[key], err)
 		}
 		for _, n := range names {
 			done[n] = true
@@ -96,6 +114,22 @@ func (s *Server) refreshRemote(names []string) map[string]error {
 	}
 	delete(errs, "")
 	return errs
+}
+
+// remoteErrorOf joins the errors of refreshRemote's result errs of the
+// models named name: the model itself, or with namespacing the model of
+// that name in each repository.
+func (s *Server) remoteErrorOf(errs map[string]error, name string) error {
+	if !s.opts.ModelNamespacing {
+		return errs[name]
+	}
+	var all []error
+	for _, key := range slices.Sorted(maps.Keys(errs)) {
+		if key != "" && s.modelName(key) == name {
+			all = append(all, errs[key])
+		}
+	}
+	return errors.Join(all...)
 }
 
 // withMappedDirs adds to names the subdirectories that registered

@@ -232,3 +232,35 @@ func TestObjectStorageExplicitControl(t *testing.T) {
 		})
 	}
 }
+
+// TestObjectStorageNamespacedFailureStaysWithItsModel: with
+// --model-namespacing, a poll whose download of a model's new version
+// fails (the store stops answering) keeps the failure on that model, in
+// its repository: the version it had goes on serving requests by the
+// model's name (the failure was kept under the bare name, a second model
+// of that name, which made the name ambiguous), beside a model of a
+// local repository.
+func TestObjectStorageNamespacedFailureStaysWithItsModel(t *testing.T) {
+	t.Parallel()
+	store := objstoretest.StartMinIO(t)
+	cfg := strings.Replace(testenv.ExampleConfig(t, "identity_int32"), `name: "identity_int32"`, `name: "remote"`, 1)
+	store.Put(t, "models/remote/config.pbtxt", []byte(cfg))
+	store.Put(t, "models/remote/1/.keep", nil)
+	local := testenv.Repository(t, testenv.Model{Name: "identity_int32", Config: testenv.ExampleConfig(t, "identity_int32")})
+	proxy := objstoretest.StartProxy(t, store)
+	via := store.Via(proxy)
+	s := startRemoteServer(t, via, local, nil, "--model-repository", via.URL("models"), "--model-namespacing=true",
+		"--model-control-mode=poll", "--repository-poll-secs=1", "--repository-download-stall-secs=1")
+	inferIdentity(t, s, "remote")
+	proxy.Stall()
+	store.Put(t, "models/remote/2/weights.bin", bytes.Repeat([]byte("w"), 2<<20))
+	testenv.WaitUntil(t, "the stalled download in the index", func() bool {
+		l := indexLine(t, s, "remote", "1")
+		return l != nil && strings.Contains(l.GetReason(), "--repository-download-stall-secs")
+	})
+	if l := indexLine(t, s, "remote", "1"); l.GetState() != "READY" {
+		t.Errorf("the version serving before the failed download: %v", l)
+	}
+	inferIdentity(t, s, "remote")
+	inferIdentity(t, s, "identity_int32")
+}
