@@ -68,32 +68,42 @@ func (d *inferDecoder) take(c byte) bool {
 // request decodes the whole of the JSON part: one object, then only white
 // space.
 func (d *inferDecoder) request(rj *inferRequestJSON) bool {
-	var seen [4]bool
-	ok := d.object(func(name []byte) bool {
-		switch k := fieldIndex(name, "id", "parameters", "inputs", "outputs"); k {
+	ok := d.members(func(k int) bool {
+		switch k {
+		case 0:
+			return d.str(&rj.ID)
+		case 1:
+			return d.params(&rj.Parameters)
+		case 2:
+			return d.inputs(&rj.Inputs)
+		default:
+			return d.outputs(&rj.Outputs)
+		}
+	}, "id", "parameters", "inputs", "outputs")
+	d.space()
+	return ok && d.i == len(d.b)
+}
+
+// members decodes an object whose members named fields (at most 64) each
+// appear at most once, calling member with the index of each such member
+// it meets; members of other names are skipped, and a name fieldIndex
+// cannot tell apart fails the decoding.
+func (d *inferDecoder) members(member func(k int) bool, fields ...string) bool {
+	var seen uint64
+	return d.object(func(name []byte) bool {
+		switch k := fieldIndex(name, fields...); k {
 		case -2:
 			return false
 		case -1:
 			return d.skip(0)
 		default:
-			if seen[k] {
+			if seen&(1<<k) != 0 {
 				return false
 			}
-			seen[k] = true
-			switch k {
-			case 0:
-				return d.str(&rj.ID)
-			case 1:
-				return d.params(&rj.Parameters)
-			case 2:
-				return d.inputs(&rj.Inputs)
-			default:
-				return d.outputs(&rj.Outputs)
-			}
+			seen |= 1 << k
+			return member(k)
 		}
 	})
-	d.space()
-	return ok && d.i == len(d.b)
 }
 
 // fieldIndex finds name, a member's quoted name, among fields: its index,
@@ -370,32 +380,20 @@ func (d *inferDecoder) inputs(in *inputsJSON) bool {
 }
 
 func (d *inferDecoder) input(in *inputJSON) bool {
-	var seen [5]bool
-	return d.object(func(name []byte) bool {
-		switch k := fieldIndex(name, "name", "shape", "datatype", "parameters", "data"); k {
-		case -2:
-			return false
-		case -1:
-			return d.skip(0)
+	return d.members(func(k int) bool {
+		switch k {
+		case 0:
+			return d.str(&in.Name)
+		case 1:
+			return d.shape(&in.Shape)
+		case 2:
+			return d.datatype(&in.Datatype)
+		case 3:
+			return d.params(&in.Parameters)
 		default:
-			if seen[k] {
-				return false
-			}
-			seen[k] = true
-			switch k {
-			case 0:
-				return d.str(&in.Name)
-			case 1:
-				return d.shape(&in.Shape)
-			case 2:
-				return d.datatype(&in.Datatype)
-			case 3:
-				return d.params(&in.Parameters)
-			default:
-				return d.data(&in.Data)
-			}
+			return d.data(&in.Data)
 		}
-	})
+	}, "name", "shape", "datatype", "parameters", "data")
 }
 
 // outputs takes the array of requested outputs, at most
@@ -408,24 +406,12 @@ func (d *inferDecoder) outputs(out *outputsJSON) bool {
 		}
 		list = append(list, outputJSON{})
 		o := &list[len(list)-1]
-		var seen [2]bool
-		return d.object(func(name []byte) bool {
-			switch k := fieldIndex(name, "name", "parameters"); k {
-			case -2:
-				return false
-			case -1:
-				return d.skip(0)
-			default:
-				if seen[k] {
-					return false
-				}
-				seen[k] = true
-				if k == 0 {
-					return d.str(&o.Name)
-				}
-				return d.params(&o.Parameters)
+		return d.members(func(k int) bool {
+			if k == 0 {
+				return d.str(&o.Name)
 			}
-		})
+			return d.params(&o.Parameters)
+		}, "name", "parameters")
 	})
 	if ok {
 		out.list, out.over = list, false
