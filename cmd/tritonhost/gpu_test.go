@@ -66,6 +66,22 @@ func checkSquareGPUStreams(t *testing.T, srv *serverProcess, ks ...int32) {
 	}
 }
 
+// checkIdentityGPU sends identity_int32_gpu 18 INT32 values, which its
+// backend copies to GPU 0 and back, and checks they come back unchanged.
+func checkIdentityGPU(t *testing.T, srv *serverProcess) {
+	t.Helper()
+	in := words([]uint32{7, 0xdeadbeef, 42, 1 << 31, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
+	resp, err := srv.Client.ModelInfer(ctxFor(t), &pb.ModelInferRequest{ModelName: "identity_int32_gpu",
+		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "INPUT0", Datatype: "INT32", Shape: []int64{18}}},
+		RawInputContents: [][]byte{in}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw := resp.GetRawOutputContents(); len(raw) != 1 || !slices.Equal(raw[0], in) {
+		t.Fatalf("OUTPUT0 %x, want %x", raw, in)
+	}
+}
+
 var instanceInitRE = regexp.MustCompile(`TRITONBACKEND_ModelInstanceInitialize: (square_int32_gpu_0_\d) \(GPU device (\d)\)`)
 
 func TestGPUExamplesServeOnTwoFakeGPUs(t *testing.T) {
@@ -91,16 +107,7 @@ func TestGPUExamplesServeOnTwoFakeGPUs(t *testing.T) {
 
 	t.Run("identity with a GPU output buffer", func(t *testing.T) {
 		before := testenv.ReadFakeCUDAReport(t, report)
-		in := words([]uint32{7, 0xdeadbeef, 42, 1 << 31, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
-		resp, err := srv.Client.ModelInfer(ctxFor(t), &pb.ModelInferRequest{ModelName: "identity_int32_gpu",
-			Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "INPUT0", Datatype: "INT32", Shape: []int64{18}}},
-			RawInputContents: [][]byte{in}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if raw := resp.GetRawOutputContents(); len(raw) != 1 || !slices.Equal(raw[0], in) {
-			t.Fatalf("OUTPUT0 %x, want %x", raw, in)
-		}
+		checkIdentityGPU(t, srv)
 		after := testenv.ReadFakeCUDAReport(t, report)
 		if after.HtoD-before.HtoD != 1 || after.DtoH-before.DtoH != 1 || after.DeviceMismatches != 0 {
 			t.Errorf("driver counters %+v then %+v: want the backend's copy to GPU 0 and the server's copy back, with GPU 0 current", before, after)
@@ -199,16 +206,7 @@ func TestIsolatedGPUModelsServeOnFakeGPUs(t *testing.T) {
 
 	checkSquareGPUStreams(t, srv, 3, 1, 2)
 
-	in := words([]uint32{7, 0xdeadbeef, 42, 1 << 31, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
-	resp, err := srv.Client.ModelInfer(ctxFor(t), &pb.ModelInferRequest{ModelName: "identity_int32_gpu",
-		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "INPUT0", Datatype: "INT32", Shape: []int64{18}}},
-		RawInputContents: [][]byte{in}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if raw := resp.GetRawOutputContents(); len(raw) != 1 || !slices.Equal(raw[0], in) {
-		t.Fatalf("OUTPUT0 %x, want %x", raw, in)
-	}
+	checkIdentityGPU(t, srv)
 	after := reports()
 	var copiers []string
 	for pid, a := range after {
