@@ -84,8 +84,10 @@ func checkIdentityGPU(t *testing.T, srv *serverProcess) {
 
 var instanceInitRE = regexp.MustCompile(`TRITONBACKEND_ModelInstanceInitialize: (square_int32_gpu_0_\d) \(GPU device (\d)\)`)
 
-func TestGPUExamplesServeOnTwoFakeGPUs(t *testing.T) {
-	srv, report := startFakeGPUServer(t, gpuRepos(t)[:2]...)
+// checkSquareGPUPlacement checks from the server's log that
+// square_int32_gpu's instances were placed two on each fake GPU.
+func checkSquareGPUPlacement(t *testing.T, srv *serverProcess) {
+	t.Helper()
 	var placed []string
 	for _, m := range instanceInitRE.FindAllStringSubmatch(srv.Log(), -1) {
 		placed = append(placed, m[1]+" on GPU "+m[2])
@@ -94,8 +96,13 @@ func TestGPUExamplesServeOnTwoFakeGPUs(t *testing.T) {
 	want := []string{"square_int32_gpu_0_0 on GPU 0", "square_int32_gpu_0_0 on GPU 1",
 		"square_int32_gpu_0_1 on GPU 0", "square_int32_gpu_0_1 on GPU 1"}
 	if !slices.Equal(placed, want) {
-		t.Errorf("square_int32_gpu instances %v, want two per GPU: %v", placed, want)
+		t.Errorf("square_int32_gpu instances %v, want two per GPU: %v\n%s", placed, want, srv.Log())
 	}
+}
+
+func TestGPUExamplesServeOnTwoFakeGPUs(t *testing.T) {
+	srv, report := startFakeGPUServer(t, gpuRepos(t)[:2]...)
+	checkSquareGPUPlacement(t, srv)
 	for _, line := range []string{"2 GPUs (2 visible", "CUDA memory pool is created on device 1 with size 67108864",
 		"Pinned memory pool is created at"} {
 		if !strings.Contains(srv.Log(), line) {
@@ -180,16 +187,7 @@ func TestIsolatedGPUModelsServeOnFakeGPUs(t *testing.T) {
 	env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "CUDA_VISIBLE_DEVICES=") })
 	srv := startServerEnv(t, filepath.Join(testenv.RepoRoot(t), "examples", "models_gpu"), env,
 		"--nvml-library", testenv.FakeNVML(t), "--cuda-driver-library", testenv.FakeCUDADriver(t), "--backend-isolation", "process")
-	var placed []string
-	for _, m := range instanceInitRE.FindAllStringSubmatch(srv.Log(), -1) {
-		placed = append(placed, m[1]+" on GPU "+m[2])
-	}
-	slices.Sort(placed)
-	want := []string{"square_int32_gpu_0_0 on GPU 0", "square_int32_gpu_0_0 on GPU 1",
-		"square_int32_gpu_0_1 on GPU 0", "square_int32_gpu_0_1 on GPU 1"}
-	if !slices.Equal(placed, want) {
-		t.Errorf("square_int32_gpu instances %v, want two per GPU: %v\n%s", placed, want, srv.Log())
-	}
+	checkSquareGPUPlacement(t, srv)
 	reports := func() map[string]testenv.FakeCUDAStats {
 		files, err := filepath.Glob(filepath.Join(dir, "report.*"))
 		if err != nil {

@@ -598,11 +598,16 @@ func stateMsg(key uint64, name string, shape []int64, data []byte) []byte {
 // regionResponse is a response to request key whose outputs OUTPUT0, n
 // of them, each hold size bytes at offset 0 of the region beside it: what
 // a hostile worker sends to make the server copy one region many times.
-func regionResponse(key uint64, n int, size int64) []byte {
+func regionResponse(key uint64, n int, size int64) []byte { return responseInRegion(key, 0, n, size) }
+
+// responseInRegion is a final response to request key whose outputs
+// OUTPUT0, n of them, each hold size bytes at offset 0 of a region: the
+// worker's pooled region pool, or (0) one of its own beside the message.
+func responseInRegion(key, pool uint64, n int, size int64) []byte {
 	return encode(func(e *wire.Encoder) {
 		e.Uint(uint64(msgResponse))
 		e.Bool(true) // a region comes with it
-		e.Uint(0)    // of its own
+		e.Uint(pool)
 		e.Uint(key)
 		e.Bool(true) // final
 		e.Bool(true) // a response

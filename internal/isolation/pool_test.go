@@ -157,24 +157,7 @@ func TestLargeInputsReusePooledRegions(t *testing.T) {
 
 // pooledResponse is a final response to request key whose output OUTPUT0
 // is size bytes at offset 0 of the worker's pooled region id.
-func pooledResponse(key, id uint64, size int64) []byte {
-	return encode(func(e *wire.Encoder) {
-		e.Uint(uint64(msgResponse))
-		e.Bool(true) // a region comes with it
-		e.Uint(id)
-		e.Uint(key)
-		e.Bool(true) // final
-		e.Bool(true) // a response
-		e.Uint(0)    // no error
-		e.Uint(1)
-		e.String("OUTPUT0")
-		e.Uint(uint64(core.TypeInt32))
-		encodeShape(e, []int64{size / 4})
-		e.Uint(0)
-		e.Uint(uint64(size))
-		e.Uint(0) // no parameters
-	})
-}
+func pooledResponse(key, id uint64, size int64) []byte { return responseInRegion(key, id, 1, size) }
 
 // pooledOutputSetup starts a fake worker of model "one" and makes the
 // region of size bytes it writes its outputs into, sealed against
