@@ -284,6 +284,26 @@ func checkCounts(t *testing.T, st *pb.ModelStatistics, success, fail, executions
 	}
 }
 
+// awaitCounts is checkCounts on the model's statistics once they reach
+// the counts, or testenv.Patience has passed: a backend reports a
+// request's statistics after its last response, which the client may
+// have read first. A report the server refused never arrives, and the
+// counts stay short.
+func awaitCounts(ctx context.Context, t *testing.T, c pb.GRPCInferenceServiceClient, model string, success, fail, executions, inferences uint64) {
+	t.Helper()
+	deadline := time.Now().Add(testenv.Patience)
+	for {
+		st := statistics(ctx, t, c, model)
+		is := st.GetInferenceStats()
+		if (is.GetSuccess().GetCount() == success && is.GetFail().GetCount() == fail &&
+			st.GetExecutionCount() == executions && st.GetInferenceCount() == inferences) || time.Now().After(deadline) {
+			checkCounts(t, st, success, fail, executions, inferences)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestBackendsBehaveAsSpecifiedUnderTheServerWithSanitizers runs repeat,
 // square and identity, built with the sanitizers, in the real server, and
 // checks what each answers, what it reports and the protocol rules the
@@ -352,7 +372,7 @@ func TestBackendsBehaveAsSpecifiedUnderTheServerWithSanitizers(t *testing.T) {
 		if len(got) != 1 || !strings.Contains(got[0].err, "expected IN and DELAY shape to match") {
 			t.Errorf("mismatched shapes: %+v; want one error", got)
 		}
-		checkCounts(t, statistics(ctx, t, c, "repeat_int32"), 2, 1, 2, 2)
+		awaitCounts(ctx, t, c, "repeat_int32", 2, 1, 2, 2)
 	})
 
 	t.Run("square", func(t *testing.T) {
@@ -467,7 +487,7 @@ func TestBackendsBehaveAsSpecifiedUnderTheServerWithSanitizers(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "INPUT1") {
 			t.Errorf("OUTPUT1 without INPUT1: %v; want an error naming INPUT1", err)
 		}
-		checkCounts(t, statistics(ctx, t, c, "identity_opt"), 2, 1, 3, 2)
+		awaitCounts(ctx, t, c, "identity_opt", 2, 1, 3, 2)
 
 		// Two requests in one batch of 5, executed after execute_delay_ms.
 		var wg sync.WaitGroup
@@ -495,7 +515,7 @@ func TestBackendsBehaveAsSpecifiedUnderTheServerWithSanitizers(t *testing.T) {
 				t.Errorf("identity_delay request %d: %v, OUTPUT0 of shape %v; want %v", i, errs[i], got[i], shapes[i])
 			}
 		}
-		checkCounts(t, statistics(ctx, t, c, "identity_delay"), 2, 0, 1, 5)
+		awaitCounts(ctx, t, c, "identity_delay", 2, 0, 1, 5)
 	})
 
 	// Last: unloading a model whose response threads still send waits for
