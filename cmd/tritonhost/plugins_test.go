@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tritonhost/tritonhost/client"
 	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
@@ -258,7 +259,16 @@ func TestAFailingOrSlowCacheNeverFailsARequest(t *testing.T) {
 			s := startServer(t, pluginRepo(t), append([]string{"--cache-directory", caches, "--repoagent-directory", agents}, tt.flags...)...)
 			s.echoes(t, "cached", 4, 5)
 			s.echoes(t, "cached", 4, 5)
-			g, _ := s.modelStats(t, "cached")
+			// The backend reports an execution after its response, which
+			// the client may have read first.
+			var g *pb.ModelStatistics
+			done := func() bool {
+				g, _ = s.modelStats(t, "cached")
+				return g.GetExecutionCount() >= 2 && g.GetInferenceStats().GetCacheMiss().GetCount() >= 2
+			}
+			for deadline := time.Now().Add(testenv.Patience); !done() && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+			}
 			if g.GetExecutionCount() != 2 || g.GetInferenceStats().GetCacheMiss().GetCount() != 2 {
 				t.Errorf("%d executions, %d misses; want 2 each", g.GetExecutionCount(), g.GetInferenceStats().GetCacheMiss().GetCount())
 			}
