@@ -12,6 +12,7 @@ import (
 	"github.com/tritonhost/tritonhost/core/coretest"
 	"github.com/tritonhost/tritonhost/internal/frontend/httpserver"
 	"github.com/tritonhost/tritonhost/internal/sharedmem"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 var shmSeq atomic.Int64
@@ -142,6 +143,9 @@ func TestSharedMemoryInputsAndOutputsOverHTTP(t *testing.T) {
 	if status, _, out := h.call(t, "POST", "/v2/systemsharedmemory/unregister", nil); status != 200 {
 		t.Fatalf("unregister: %d %s", status, out)
 	}
+	// A served request's lease goes just after its answer; a lease that was
+	// never released stays.
+	testenv.Eventually(func() bool { return reg.Mapped() == 0 })
 	if n := reg.Mapped(); n != 0 {
 		t.Errorf("%d regions still mapped after the requests and the unregister: a lease was not released", n)
 	}
