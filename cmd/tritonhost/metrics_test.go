@@ -98,6 +98,13 @@ func TestMetricsPassPromtoolAndRiseWithTraffic(t *testing.T) {
 		strings.Count(string(body), "data: ") != 3 {
 		t.Fatalf("generate_stream of square_pipeline: %d %s, want three events", status, body)
 	}
+	// identity reports a request's statistics after its response, which
+	// the client may have read first: wait for the fifth request's.
+	const execs = `nv_inference_exec_count{model="identity_fp32",version="1"}`
+	testenv.Eventually(func() bool {
+		text, err := httpGet("http://" + s.Metrics + "/metrics")
+		return err == nil && sample(t, string(text), success) >= sample(t, before, success)+5 && sample(t, string(text), execs) >= 1
+	})
 	after := s.scrapeMetrics(t)
 	if got, was := sample(t, after, "nv_inference_request_success"+pipe), sample(t, before, "nv_inference_request_success"+pipe); got != was+1 {
 		t.Errorf("square_pipeline successes went from %v to %v after one request", was, got)
@@ -111,7 +118,7 @@ func TestMetricsPassPromtoolAndRiseWithTraffic(t *testing.T) {
 	if got, was := sample(t, after, first), sample(t, before, first); got != was+1 {
 		t.Errorf("%s went from %v to %v after one streamed request", first, was, got)
 	}
-	if sample(t, after, `nv_inference_exec_count{model="identity_fp32",version="1"}`) < 1 {
+	if sample(t, after, execs) < 1 {
 		t.Error("no execution counted")
 	}
 }

@@ -92,6 +92,27 @@ func (s *serverProcess) modelStats(t *testing.T, model string) (grpc, http *pb.M
 	return g.GetModelStats()[0], h.GetModelStats()[0]
 }
 
+// awaitReported waits until model's statistics count successes successful
+// requests and every executed request in an execution: the identity
+// backend reports a request's statistics, then its execution's, after the
+// response the client may already have read. A count that never arrives
+// is left for the caller's checks to report.
+func (s *serverProcess) awaitReported(t *testing.T, model string, successes uint64) {
+	t.Helper()
+	testenv.Eventually(func() bool {
+		resp, err := s.Client.ModelStatistics(ctxFor(t), &pb.ModelStatisticsRequest{Name: model})
+		if err != nil || len(resp.GetModelStats()) != 1 {
+			return false
+		}
+		st := resp.GetModelStats()[0]
+		var executed uint64
+		for _, b := range st.GetBatchStats() {
+			executed += b.GetBatchSize() * b.GetComputeInfer().GetCount()
+		}
+		return st.GetInferenceStats().GetSuccess().GetCount() >= successes && executed >= st.GetInferenceCount()
+	})
+}
+
 // metric returns the value of series in the metrics now, without the
 // checks of scrapeMetrics (for waiting on it); false when absent.
 func (s *serverProcess) metric(t *testing.T, series string) (float64, bool) {
@@ -125,6 +146,7 @@ func TestResponseCacheAnswersAHitWithoutTheBackend(t *testing.T) {
 	s.echoes(t, "cached", 1, 2, 3)
 	s.waitMetric(t, "nv_cache_num_entries", 1) // the local cache's own gauge
 	s.echoes(t, "cached", 1, 2, 3)
+	s.awaitReported(t, "cached", 2)
 	g, h := s.modelStats(t, "cached")
 	for via, st := range map[string]*pb.ModelStatistics{"gRPC": g, "HTTP": h} {
 		inf := st.GetInferenceStats()
@@ -189,6 +211,7 @@ func TestLocalCacheEvictsTheLeastRecentlyUsedAtItsSize(t *testing.T) {
 	s.echoes(t, "cached", a...) // evicted: runs again
 	s.waitMetric(t, "nv_cache_num_evictions", 2)
 	s.echoes(t, "cached", c...) // still there
+	s.awaitReported(t, "cached", 5)
 	g, _ := s.modelStats(t, "cached")
 	if g.GetExecutionCount() != 4 || g.GetInferenceStats().GetCacheHit().GetCount() != 1 {
 		t.Errorf("%d executions, %d hits; want 4 and 1 (only the newest response a hit)", g.GetExecutionCount(), g.GetInferenceStats().GetCacheHit().GetCount())
@@ -217,6 +240,7 @@ func TestResponseCacheConcurrentIdenticalRequests(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	s.awaitReported(t, "cached", n)
 	g, _ := s.modelStats(t, "cached")
 	inf := g.GetInferenceStats()
 	if inf.GetCacheHit().GetCount()+inf.GetCacheMiss().GetCount() != n || g.GetExecutionCount() > inf.GetCacheMiss().GetCount() {
@@ -228,6 +252,7 @@ func TestResponseCacheConcurrentIdenticalRequests(t *testing.T) {
 		t.Errorf("%v failed inserts, want 0", f)
 	}
 	s.echoes(t, "cached", 7, 8, 9)
+	s.awaitReported(t, "cached", n+1) // a run on the backend counts only after its response
 	if after, _ := s.modelStats(t, "cached"); after.GetExecutionCount() != g.GetExecutionCount() {
 		t.Error("the request after them ran on the backend")
 	}
