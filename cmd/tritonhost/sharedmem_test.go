@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 // shmRegion is a POSIX shared-memory object this test process creates,
@@ -147,6 +148,9 @@ func TestSimpleGRPCShmClientPasses(t *testing.T) {
 		t.Errorf("status after unregistering: %v %v", st, err)
 	}
 	for _, r := range []*shmRegion{in, out} {
+		// A region a request leased is unmapped by its last lease, which
+		// the request releases just after its response was sent.
+		testenv.Eventually(func() bool { return mapsOf(t, srv, r.f.Name()) == 0 })
 		if n := mapsOf(t, srv, r.f.Name()); n != 0 {
 			t.Errorf("the server still maps %s %d time(s) after the regions were unregistered", r.f.Name(), n)
 		}
@@ -225,6 +229,9 @@ func TestSimpleHTTPShmClientSharesRegionsWithGRPC(t *testing.T) {
 	}
 	post("/v2/systemsharedmemory/unregister", "")
 	for _, r := range []*shmRegion{in, out} {
+		// A region a request leased is unmapped by its last lease, which
+		// the request releases just after its response was sent.
+		testenv.Eventually(func() bool { return mapsOf(t, srv, r.f.Name()) == 0 })
 		if n := mapsOf(t, srv, r.f.Name()); n != 0 {
 			t.Errorf("the server still maps %s %d time(s) after the regions were unregistered", r.f.Name(), n)
 		}
