@@ -203,17 +203,24 @@ func TestDecoupledStatisticsStayBounded(t *testing.T) {
 		}
 	}
 	elapsed := time.Since(begin)
-	stats, err := c.ModelStatistics(context.Background(), &pb.ModelStatisticsRequest{Name: "square_int32"})
-	if err != nil {
-		t.Fatalf("ModelStatistics after %d responses: %v", n, err)
-	}
+	// square reports a response's statistics just after sending it: the
+	// last one's may come after the client read it.
+	var stats *pb.ModelStatisticsResponse
+	var counted uint64
+	testenv.Eventually(func() bool {
+		stats, err = c.ModelStatistics(context.Background(), &pb.ModelStatisticsRequest{Name: "square_int32"})
+		if err != nil {
+			t.Fatalf("ModelStatistics after %d responses: %v", n, err)
+		}
+		counted = 0
+		for _, s := range stats.GetModelStats()[0].GetResponseStats() {
+			counted += s.GetSuccess().GetCount()
+		}
+		return counted >= uint64(n)
+	})
 	keys := len(stats.GetModelStats()[0].GetResponseStats())
 	if keys > 1025 {
 		t.Errorf("response_stats has %d entries after one request of %d responses", keys, n)
-	}
-	var counted uint64
-	for _, s := range stats.GetModelStats()[0].GetResponseStats() {
-		counted += s.GetSuccess().GetCount()
 	}
 	if counted != uint64(n) {
 		t.Errorf("response_stats count %d responses, want %d", counted, n)
