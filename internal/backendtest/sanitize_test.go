@@ -442,10 +442,17 @@ func TestBackendsBehaveAsSpecifiedUnderTheServerWithSanitizers(t *testing.T) {
 		testenv.WaitUntil(t, "square_slow's request to end", func() bool {
 			return statistics(ctx, t, c, "square_slow").GetInferenceStats().GetFail().GetCount() == 1
 		})
+		// The cancelled response's statistics reach the server with the
+		// request's FINAL, which square sends just after reporting the
+		// request failed.
 		cancelled := uint64(0)
-		for _, r := range statistics(ctx, t, c, "square_slow").GetResponseStats() {
-			cancelled += r.GetCancel().GetCount()
-		}
+		testenv.Eventually(func() bool {
+			cancelled = 0
+			for _, r := range statistics(ctx, t, c, "square_slow").GetResponseStats() {
+				cancelled += r.GetCancel().GetCount()
+			}
+			return cancelled >= 1
+		})
 		if cancelled != 1 {
 			t.Errorf("square_slow reported %d cancelled responses, want 1", cancelled)
 		}
