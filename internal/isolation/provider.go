@@ -422,12 +422,14 @@ func (mod *isolatedModel) restart() {
 			o.Logger.Errorf("%v; next try in %v", mod.down, mod.backoff)
 			continue
 		}
+		// Counted before the new worker takes a request: a client its
+		// answer reaches finds the restart in the metrics.
+		mod.m.NoteBackendRestart()
 		mod.cur, mod.down = pr, nil
 		mod.restarts++
 		mod.backoff = o.RestartBackoff
 		mod.mu.Unlock()
 		o.Logger.Infof("model %q version %d: restarted in worker process %d (restart %d)", mod.m.Name(), mod.m.Version(), pr.pid, mod.restarts)
-		mod.m.NoteBackendRestart()
 		return
 	}
 }
