@@ -3,6 +3,7 @@ package isolation
 import (
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/tritonhost/tritonhost/core"
@@ -226,12 +227,24 @@ func encodeShape(e *wire.Encoder, shape []int64) {
 }
 
 func decodeShape(d *wire.Decoder) []int64 {
+	shape, _ := decodeShapeInto(d, nil)
+	return shape
+}
+
+// decodeShapeInto reads a shape into the room left in spare when it fits
+// (else into a slice of its own), returning it and what is left of spare.
+func decodeShapeInto(d *wire.Decoder, spare []int64) (shape, rest []int64) {
 	n := d.Count(maxDims)
-	shape := make([]int64, n)
+	if n <= cap(spare)-len(spare) {
+		shape = spare[len(spare) : len(spare)+n : len(spare)+n]
+		spare = spare[:len(spare)+n]
+	} else {
+		shape = make([]int64, n)
+	}
 	for i := range shape {
 		shape[i] = d.Int()
 	}
-	return shape
+	return shape, spare
 }
 
 func encodeParams(e *wire.Encoder, ps []core.Parameter) {
@@ -620,27 +633,50 @@ func encodeResponseAs(e *wire.Encoder, kind byte, key uint64, resp *core.Respons
 	return p, forget, nil
 }
 
+// decodedResponse is a response as decodeResponse reads it, in one
+// allocation with room for the common case: one output of up to four
+// dimensions, whose bytes, once copied out of the message (copyOutputs),
+// fit in small.
+type decodedResponse struct {
+	core.Response
+	outs  [1]core.Output
+	dims  [4]int64
+	small [32]byte
+}
+
 // decodeResponse reads a response message; its outputs' bytes alias src.
-func decodeResponse(d *wire.Decoder, src *source) (key uint64, resp *core.Response, final bool) {
+// An output whose name is one of names (the model's outputs, by name;
+// nil: none) shares that string rather than a copy. resp is nil for a
+// message without a response (a final flag alone).
+func decodeResponse(d *wire.Decoder, src *source, names map[string]string) (key uint64, dr *decodedResponse, final bool) {
 	key = d.Uint()
 	final = d.Bool()
 	if !d.Bool() {
 		return key, nil, final
 	}
-	resp = &core.Response{Err: decodeError(d)}
+	dr = &decodedResponse{}
+	dr.Err = decodeError(d)
 	n := d.Count(maxTensors)
-	if n > 0 {
-		resp.Outputs = make([]core.Output, n)
+	switch {
+	case n == 1:
+		dr.Outputs = dr.outs[:]
+	case n > 1:
+		dr.Outputs = make([]core.Output, n)
 	}
-	for i := range resp.Outputs {
-		o := &resp.Outputs[i]
-		o.Name = d.String(maxName)
+	dims := dr.dims[:0:len(dr.dims)]
+	for i := range dr.Outputs {
+		o := &dr.Outputs[i]
+		name := d.Blob(maxName)
+		var ok bool
+		if o.Name, ok = names[string(name)]; !ok {
+			o.Name = string(name)
+		}
 		o.DataType = core.DataType(d.Uint())
-		o.Shape = decodeShape(d)
+		o.Shape, dims = decodeShapeInto(d, dims)
 		o.Data = src.get(d)
 	}
-	resp.Parameters = decodeParams(d)
-	return key, resp, final
+	dr.Parameters = decodeParams(d)
+	return key, dr, final
 }
 
 // timesMsg carries a statistics report: the request's key (stats,
@@ -683,6 +719,25 @@ func (m *timesMsg) decode(d *wire.Decoder) {
 
 // encodeKey encodes a message that names one request and a number (the
 // flags of a release; nothing for cancel and finished).
+// encoders keeps the encoders of the messages sent per request and per
+// response for reuse: a wire.Conn copies a message as it is sent, so its
+// encoder is free again once the send returned. One whose buffer grew
+// past maxKeptEncoder is dropped.
+var encoders = sync.Pool{New: func() any { return wire.NewEncoder(make([]byte, 0, 256)) }}
+
+const maxKeptEncoder = 4 << 10
+
+// getEncoder returns an encoder from encoders; putEncoder gives it back,
+// once its message was sent.
+func getEncoder() *wire.Encoder { return encoders.Get().(*wire.Encoder) }
+
+func putEncoder(e *wire.Encoder) {
+	if cap(e.Bytes()) <= maxKeptEncoder {
+		e.Reset()
+		encoders.Put(e)
+	}
+}
+
 func encodeKey(e *wire.Encoder, kind byte, key, n uint64) {
 	header(e, kind, nil)
 	e.Uint(key)

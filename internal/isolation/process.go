@@ -301,7 +301,8 @@ func (pr *process) execute(inst int, batch []*core.Request) error {
 	pr.waiting[inst] = append(pr.waiting[inst], done)
 	pr.mu.Unlock()
 
-	e := wire.NewEncoder(nil)
+	e := getEncoder()
+	defer putEncoder(e) // the Conn copies what it sends
 	p, forget, err := encodeExecute(e, inst, keys, batch, pr.inputs)
 	for _, id := range forget {
 		f := wire.NewEncoder(nil)
@@ -386,7 +387,8 @@ func (pr *process) execute(inst int, batch []*core.Request) error {
 
 // sendCancel tells the worker that the client cancelled request key.
 func (pr *process) sendCancel(key uint64) {
-	e := wire.NewEncoder(nil)
+	e := getEncoder()
+	defer putEncoder(e)
 	encodeKey(e, msgCancel, key, 0)
 	_ = pr.conn.Send(e.Bytes()) // a dead worker fails the request anyway
 }
@@ -530,7 +532,8 @@ func (o *outRegion) forget() (held bool) {
 
 // sendReturned gives the worker back its pooled output region id.
 func (pr *process) sendReturned(id uint64) {
-	e := wire.NewEncoder(nil)
+	e := getEncoder()
+	defer putEncoder(e)
 	encodeKey(e, msgReturned, id, 0)
 	_ = pr.conn.Send(e.Bytes()) // a dead worker needs it no more
 }
@@ -609,7 +612,7 @@ func (pr *process) handle(msg []byte, fds []int) error {
 		}
 		pr.cancelServed(id)
 	case msgResponse:
-		key, resp, final := decodeResponse(d, src)
+		key, dr, final := decodeResponse(d, src, pr.model.outputNames)
 		if err := d.Done(); err != nil {
 			return errMalformed(kind, err)
 		}
@@ -617,12 +620,13 @@ func (pr *process) handle(msg []byte, fds []int) error {
 		if r == nil {
 			return nil // a request the server already failed (the worker was slow to learn)
 		}
-		if resp == nil {
+		if dr == nil {
 			if final {
 				_ = r.Responder().SendFinal()
 			}
 			return nil
 		}
+		resp := &dr.Response
 		if err := pr.admitOutputs(r, resp); err != nil {
 			resp = &core.Response{Err: err}
 		} else if region != nil && region.Frozen() && lendable(r, resp) {
@@ -632,7 +636,7 @@ func (pr *process) handle(msg []byte, fds []int) error {
 			resp.Lent = pooled // returned to the worker when the response is freed
 			pooled = nil
 		} else {
-			copyOutputs(resp) // they alias the message or the region, both gone after this
+			copyOutputs(dr) // they alias the message or the region, both gone after this
 		}
 		_ = r.Responder().Send(resp, final)
 	case msgReleased:
@@ -803,13 +807,18 @@ type lentRegion struct{ region *wire.Shared }
 // Free unmaps the region.
 func (l lentRegion) Free() { _ = l.region.Close() }
 
-// copyOutputs moves a response's outputs into one Go buffer of their own.
-func copyOutputs(resp *core.Response) {
+// copyOutputs moves a response's outputs into one Go buffer of their own:
+// the decoded response's own room when they fit.
+func copyOutputs(dr *decodedResponse) {
+	resp := &dr.Response
 	total := 0
 	for _, o := range resp.Outputs {
 		total += len(o.Data)
 	}
-	buf := make([]byte, 0, total)
+	buf := dr.small[:0]
+	if total > len(dr.small) {
+		buf = make([]byte, 0, total)
+	}
 	for i := range resp.Outputs {
 		o := &resp.Outputs[i]
 		start := len(buf)

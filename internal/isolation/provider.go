@@ -235,6 +235,10 @@ func (p *Provider) LoadModel(m *core.Model) (core.BackendModel, error) {
 		return nil, core.Errorf(core.CodeInternal, "model %q: the configuration its worker loaded with: %w", m.Name(), err)
 	}
 	mod.instances = loaded.Instances
+	mod.outputNames = map[string]string{}
+	for _, o := range m.Config().GetOutput() {
+		mod.outputNames[o.GetName()] = o.GetName()
+	}
 	mod.depth = 1
 	if pipelinable(m.Config(), p.opts.ExecuteTimeout) {
 		mod.depth = max(p.opts.PipelineDepth, 1)
@@ -257,6 +261,9 @@ type isolatedModel struct {
 	m *core.Model
 
 	instances []string // the worker's instances, in order
+	// outputNames holds the configuration's output names, by name: a
+	// response's outputs share these strings (decodeResponse).
+	outputNames map[string]string
 	// depth is how many batches of one instance the worker holds at most:
 	// 1, or Options.PipelineDepth where the model pipelines. A model
 	// pipelines, the server sending an instance's next batches before its

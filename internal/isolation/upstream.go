@@ -283,7 +283,7 @@ func (u *upstreamClient) deliver(kind byte, d *wire.Decoder, src *source) error 
 			u.mu.Unlock()
 		}
 	case msgUpResponse:
-		id, resp, final := decodeResponse(d, src)
+		id, dr, final := decodeResponse(d, src, nil)
 		if err := d.Done(); err != nil {
 			return err
 		}
@@ -293,8 +293,10 @@ func (u *upstreamClient) deliver(kind byte, d *wire.Decoder, src *source) error 
 		if q == nil || q.dropped {
 			return nil
 		}
-		if resp != nil {
-			copyOutputs(resp)
+		var resp *core.Response
+		if dr != nil {
+			copyOutputs(dr)
+			resp = &dr.Response
 		}
 		q.fn(resp, final)
 	case msgUpDone:

@@ -408,13 +408,13 @@ func (w *worker) execute(d *wire.Decoder, withRegion bool, fds []int) error {
 // closed (close).
 func (w *worker) executor(inst int, in *core.Instance, runs <-chan []*core.Request) {
 	defer w.wg.Done()
-	e := wire.NewEncoder(nil)
 	for batch := range runs {
 		runtime.LockOSThread()
 		w.executing[inst].Store(int64(unix.Gettid()))
 		in.Execute(batch)
 		w.executing[inst].Store(0)
 		runtime.UnlockOSThread()
+		e := getEncoder()
 		encodeExecuted(e, inst, nil)
 		// Soon: the ends of the batches waiting behind it join it.
 		w.sendWith(w.conn.SendSoon, e, nil)
@@ -432,7 +432,7 @@ func (w *worker) forward(q *executeReq, ref *sharedRef) *core.Request {
 		BatchSize:  q.batchSize,
 		Respond:    func(resp *core.Response, final bool) { w.respond(key, resp, final) },
 		Released: func(flags uint32) {
-			e := wire.NewEncoder(nil)
+			e := getEncoder()
 			encodeKey(e, msgReleased, key, uint64(flags))
 			if flags&core.ReleaseReschedule != 0 {
 				w.send(e, nil) // the server runs it again: now
@@ -444,7 +444,7 @@ func (w *worker) forward(q *executeReq, ref *sharedRef) *core.Request {
 			}
 		},
 		UpdateState: func(name string, dtype core.DataType, shape []int64, data []byte) {
-			e := wire.NewEncoder(nil)
+			e := getEncoder()
 			p, err := encodeState(e, key, name, dtype, shape, data)
 			if err != nil {
 				w.log.Errorf("model %q: state %q of request %q: %v", w.m.Name(), name, q.sub.ID, err)
@@ -472,7 +472,7 @@ func (w *worker) done(key uint64, flags uint32) {
 	w.byResponder.Delete(q.r.Responder())
 	q.region.release()
 	if flags&core.ReleaseReschedule == 0 {
-		e := wire.NewEncoder(nil)
+		e := getEncoder()
 		encodeKey(e, msgFinished, key, 0)
 		w.sendDeferred(e)
 	}
@@ -494,10 +494,10 @@ func (w *worker) respond(key uint64, resp *core.Response, final bool) {
 	case !final:
 		send = w.conn.SendSoon // the stream's next responses may join it
 	}
-	e := wire.NewEncoder(nil)
+	e := getEncoder()
 	p, forget, err := encodeResponseAs(e, msgResponse, key, resp, final, w.outputs)
 	for _, id := range forget {
-		f := wire.NewEncoder(nil)
+		f := getEncoder()
 		encodeKey(f, msgForget, id, 0)
 		w.send(f, nil)
 	}
@@ -553,9 +553,10 @@ func (w *worker) sendDeferredWith(e *wire.Encoder, p *payload) {
 }
 
 // sendWith sends e's message and p's region with send (one of the Conn's
-// Send methods), closing this side's region after; a failed send ends
-// the process.
+// Send methods), closing this side's region after, and gives e to
+// encoders (the Conn copied its message); a failed send ends the process.
 func (w *worker) sendWith(send func(msg []byte, fds ...int) error, e *wire.Encoder, p *payload) {
+	defer putEncoder(e)
 	var fds []int
 	if p != nil {
 		var err error
@@ -663,7 +664,7 @@ func (w *worker) ResponseStatistics(inst *core.Instance, p *core.Responder, star
 }
 
 func (w *worker) sendTimes(kind byte, m *timesMsg) {
-	e := wire.NewEncoder(nil)
+	e := getEncoder()
 	m.encode(e, kind)
 	w.sendDeferred(e)
 }
