@@ -694,9 +694,15 @@ func (pr *process) handle(msg []byte, fds []int) error {
 		// delivered its final response, but its release can reach the
 		// server after it (two backend threads): the release is implied.
 		// A request that got no final response never will, and fails.
+		// (Once done, a responder stays done: the error is made only for
+		// a request that needs it, not for each.)
 		if r := pr.forget(key); r != nil {
-			pr.end(r, core.Errorf(core.CodeInternal, "model '%s' version %d: its worker process finished request %q without a final response",
-				pr.model.m.Name(), pr.model.m.Version(), r.ID()))
+			var err error
+			if !r.Responder().Done() {
+				err = core.Errorf(core.CodeInternal, "model '%s' version %d: its worker process finished request %q without a final response",
+					pr.model.m.Name(), pr.model.m.Version(), r.ID())
+			}
+			pr.end(r, err)
 		}
 	case msgStats, msgBatchStats, msgResponseStats:
 		var m timesMsg
