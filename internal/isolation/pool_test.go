@@ -132,6 +132,15 @@ func TestLargeInputsReusePooledRegions(t *testing.T) {
 			t.Fatalf("batch %d: region %d with %d descriptors, want %d with the first only", i, ex.region, ex.fds, first)
 		}
 		r.sendAll([]wmsg{{body: keyMsg(msgReturned, ex.region, 0)}})
+		// The server's reader takes the return in its own time: the next
+		// batch may only count on it once it did.
+		testenv.Eventually(func() bool {
+			p := r.pr.inputs
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			c := p.regions[ex.region]
+			return c != nil && c.state == regionIdle
+		})
 	}
 	seen := map[uint64]bool{}
 	for i := range maxPooledRegions + 2 {
