@@ -23,8 +23,9 @@ const (
 )
 
 // pooledRegion is one region of a regionPool: a memfd sealed against
-// resizing (not against writes), which its owner (the side that writes
-// it) maps read-write and the peer, once sent it, maps read-only and
+// resizing and against every writer but its owner's one mapping
+// (wire.Shared.SealWriter), which its owner (the side that writes it)
+// maps read-write and the peer, once sent it, maps read-only and
 // keeps mapped under id until told to forget it (msgForget). Whoever
 // holds it, by state, is the only one that touches its bytes: the
 // owner's goroutine that took it (writing), the peer (lent: it reads it,
@@ -126,7 +127,7 @@ func (p *regionPool) take(total int) (r *pooledRegion, forget []uint64, err erro
 	if err != nil {
 		return nil, forget, err
 	}
-	if err := s.Seal(); err != nil {
+	if err := s.SealWriter(); err != nil {
 		_ = s.Close()
 		return nil, forget, err
 	}

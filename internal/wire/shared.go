@@ -56,6 +56,19 @@ func (s *Shared) Seal() error {
 	return nil
 }
 
+// SealWriter is Seal for a region this side goes on writing through its
+// own mapping while the other side reads it: its size is fixed, and so is
+// who may write it, for good (F_SEAL_FUTURE_WRITE): no mapping made from
+// then on, by either side, may write it, nor may write(2), so a receiver
+// maps it read-only only and cannot change what this side reads back.
+func (s *Shared) SealWriter() error {
+	_, err := unix.FcntlInt(uintptr(s.fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_FUTURE_WRITE|unix.F_SEAL_SEAL)
+	if err != nil {
+		return fmt.Errorf("seal shared memory: %w", err)
+	}
+	return nil
+}
+
 // Freeze unmaps this side's mapping and seals the region against writes
 // as well as resizing, for good, before it is sent: the receiver's Frozen
 // then reports true. Bytes is nil afterwards; Close closes the descriptor.

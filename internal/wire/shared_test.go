@@ -105,3 +105,50 @@ func TestAFrozenRegionCannotChange(t *testing.T) {
 		t.Error("a region sealed only against resizing is taken for frozen")
 	}
 }
+
+// TestAWriterSealedRegionIsWrittenByItsWriterOnly: after SealWriter the
+// writer's own mapping still writes, and the receiver sees it, but the
+// receiver can neither map the region writable, make its read-only
+// mapping writable, nor write(2) it.
+func TestAWriterSealedRegionIsWrittenByItsWriterOnly(t *testing.T) {
+	a, b := pair(t)
+	s, err := NewShared("inputs", 1<<16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.SealWriter(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Send([]byte("region"), s.Fd()); err != nil {
+		t.Fatal(err)
+	}
+	_, fds, err := b.Recv(make([]byte, MaxMessage))
+	if err != nil || len(fds) != 1 {
+		t.Fatalf("%v %v", fds, err)
+	}
+	peer, err := unix.Dup(fds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(peer)
+	m, err := Map(fds[0], 1<<16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	copy(s.Bytes(), "written after the seal")
+	if got := string(m.Bytes()[:22]); got != "written after the seal" {
+		t.Errorf("the receiver reads %q", got)
+	}
+	if mem, err := unix.Mmap(peer, 0, 1<<16, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err == nil {
+		unix.Munmap(mem)
+		t.Error("the receiver mapped a writer-sealed region writable")
+	}
+	if err := unix.Mprotect(m.Bytes(), unix.PROT_READ|unix.PROT_WRITE); err == nil {
+		t.Error("the receiver made its read-only mapping writable")
+	}
+	if _, err := unix.Pwrite(peer, []byte("x"), 0); err == nil {
+		t.Error("the receiver wrote the region with pwrite")
+	}
+}
