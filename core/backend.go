@@ -41,6 +41,31 @@ type BackendModel interface {
 	Finalize() error
 }
 
+// InputMemory is implemented by a BackendModel whose backend reads its
+// requests' inputs in memory the server shares with it (an isolated
+// backend's worker process): a frontend may receive a large request
+// straight into a buffer of that memory (Model.InputBuffer), whose
+// inputs the backend layer then passes on where they lie rather than
+// copying them. Any goroutine may call it.
+type InputMemory interface {
+	// InputBuffer returns a buffer of n bytes, or nil when there is none
+	// to give (n too small or too large to be worth it, none free).
+	InputBuffer(n int) InputBuffer
+}
+
+// InputBuffer is memory a request's input buffers lie in, from a model's
+// InputMemory (Submission.InputBuffer).
+type InputBuffer interface {
+	// Bytes returns the buffer, for its taker to write; it stays valid
+	// until Release.
+	Bytes() []byte
+	// Release gives the buffer back, once, when nothing reads it any
+	// more: once its request finished (Submission.Finished), or was never
+	// submitted. The backend layer keeps the memory for as long as its
+	// own reader still uses it. Any goroutine may call it.
+	Release()
+}
+
 // BackendInstance is one execution context of a model.
 type BackendInstance interface {
 	// Execute runs a batch of requests. It is never called concurrently for

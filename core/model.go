@@ -154,6 +154,19 @@ func (m *Model) MaxBatchSize() int64 { return m.maxBatch }
 // value) refuses a larger size before allocating.
 func (m *Model) MaxTensorBytes() int64 { return m.maxTensor.bytes }
 
+// InputBuffer returns a buffer of n bytes for a request's inputs from the
+// version's backend when it shares memory with the server (InputMemory)
+// and has one to give; nil otherwise, and while the version is not ready.
+func (m *Model) InputBuffer(n int) InputBuffer {
+	if m.Readiness() != ModelReady { // ready is stored after backend
+		return nil
+	}
+	if im, ok := m.backend.(InputMemory); ok {
+		return im.InputBuffer(n)
+	}
+	return nil
+}
+
 // Instances returns the model's instances.
 func (m *Model) Instances() []*Instance { return m.instances }
 

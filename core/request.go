@@ -108,6 +108,10 @@ func (r *Request) Parameters() []Parameter { return r.sub.Parameters }
 // the backend layer.
 func (r *Request) Origin() any { return r.sub.Origin }
 
+// InputBuffer returns Submission.InputBuffer, the buffer the request's
+// inputs lie in (nil: none known).
+func (r *Request) InputBuffer() InputBuffer { return r.sub.InputBuffer }
+
 // SchedulerKey returns Submission.SchedulerKey, what the submitter left
 // for the model's scheduler.
 func (r *Request) SchedulerKey() any { return r.sub.SchedulerKey }

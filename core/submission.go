@@ -82,6 +82,13 @@ type Submission struct {
 	// handler that must answer its client when the server gives up its
 	// requests (an Execute that does not return keeps the submitter).
 	Inline bool
+	// InputBuffer, when set, is the buffer (from the model's
+	// Model.InputBuffer) the request was received into, which its inputs'
+	// data may lie in: a backend layer whose memory it is may pass on
+	// those that do where they lie (it checks each). The submitter keeps
+	// it and releases it, after Finished (or when Submit or Infer returned
+	// an error).
+	InputBuffer InputBuffer
 	// Trace, if set, traces the request, whatever the server's Tracer
 	// samples: the server gives it the request's model, version and id,
 	// and records the request's activities in it. A trace is for one

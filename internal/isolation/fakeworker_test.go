@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -228,6 +229,15 @@ type fakeExecution struct {
 	ids    []string
 	region uint64 // the pooled region of its inputs, if any (0: none, or one of its own)
 	fds    int    // the descriptors beside it
+	// inputs holds, per request, its inputs' bytes and where they lie in
+	// the message's region (-1: inline, or the region was not brought).
+	inputs [][]fakeInput
+}
+
+// fakeInput is one input of a request an execute message brought.
+type fakeInput struct {
+	data []byte
+	at   int
 }
 
 // run is one fake worker's life: the server's side of it, what the
@@ -383,6 +393,12 @@ func (w *fakeWorker) recvFiles() ([]byte, []int, error) {
 // execute message.
 func (w *fakeWorker) drain() {
 	defer close(w.drained)
+	pooled := map[uint64]*wire.Shared{} // the server's pooled regions, as a worker keeps them
+	defer func() {
+		for _, s := range pooled {
+			s.Close()
+		}
+	}()
 	for {
 		msg, fds, err := w.recvFiles()
 		if err != nil {
@@ -404,6 +420,13 @@ func (w *fakeWorker) drain() {
 			w.returned = append(w.returned, id)
 			w.mu.Unlock()
 		}
+		if kind == msgForget {
+			id := d.Uint()
+			if s := pooled[id]; s != nil {
+				s.Close()
+				delete(pooled, id)
+			}
+		}
 		if kind != msgExecute {
 			wire.CloseFiles(fds)
 			continue
@@ -415,21 +438,41 @@ func (w *fakeWorker) drain() {
 			regionID = d.Uint()
 		}
 		nfds := len(fds)
-		if withRegion && len(fds) == 1 {
+		switch {
+		case withRegion && len(fds) == 1:
 			if region, err = wire.Map(fds[0], maxRegion); err == nil {
 				src.region = region.Bytes()
+				if regionID != 0 {
+					if old := pooled[regionID]; old != nil {
+						old.Close()
+					}
+					pooled[regionID] = region
+				}
 			}
-		} else {
+		case withRegion && regionID != 0 && pooled[regionID] != nil:
+			region = pooled[regionID]
+			src.region = region.Bytes()
+			wire.CloseFiles(fds)
+		default:
 			wire.CloseFiles(fds)
 		}
 		inst, reqs := decodeExecute(d, src)
-		if region != nil {
-			region.Close()
-		}
 		ex := fakeExecution{inst: inst, region: regionID, fds: nfds}
 		for _, q := range reqs {
 			ex.keys = append(ex.keys, q.key)
 			ex.ids = append(ex.ids, q.sub.ID)
+			var ins []fakeInput
+			for _, in := range q.sub.Inputs {
+				got := fakeInput{data: slices.Concat(in.Buffers...), at: -1}
+				if region != nil && len(in.Buffers) == 1 && len(in.Buffers[0]) > 0 {
+					got.at = int(addr(in.Buffers[0]) - addr(region.Bytes()))
+				}
+				ins = append(ins, got)
+			}
+			ex.inputs = append(ex.inputs, ins)
+		}
+		if region != nil && regionID == 0 {
+			region.Close()
 		}
 		w.mu.Lock()
 		w.executions = append(w.executions, ex)

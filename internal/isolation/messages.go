@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/tritonhost/tritonhost/core"
 	"github.com/tritonhost/tritonhost/internal/wire"
@@ -81,6 +82,9 @@ type payload struct {
 	pooled *pooledRegion // region's place in a regionPool, or nil: a region of its own
 	known  bool          // the peer maps pooled already: its descriptor stays here
 	off    int
+	// inPlace: the tensors lie in the region already (inPlacePayload);
+	// put names where, and copies nothing.
+	inPlace bool
 }
 
 // newPayload prepares the placement of total tensor bytes: inline when
@@ -115,6 +119,45 @@ func pooledPayload(total int, pool *regionPool) (*payload, []uint64, error) {
 	return p, nil, err
 }
 
+// inPlacePayload is the payload of a batch whose inputs all lie, one
+// buffer each, in the one region of pool that their requests' received
+// message was leased (isolatedModel.InputBuffer): the message names
+// where they lie in it, and nothing is copied. It is nil for any other
+// batch, or when the region is in use (the worker still holds it from an
+// earlier message): the inputs are then copied as usual.
+func inPlacePayload(batch []*core.Request, pool *regionPool) *payload {
+	if pool == nil || len(batch) == 0 {
+		return nil
+	}
+	var lease *inputLease
+	for _, r := range batch {
+		l, ok := r.InputBuffer().(*inputLease)
+		if !ok || l.pool != pool || (lease != nil && l != lease) {
+			return nil
+		}
+		lease = l
+		for _, in := range r.Inputs() {
+			if len(in.Buffers) > 1 || len(in.Buffers) == 1 && len(in.Buffers[0]) > 0 && !within(in.Buffers[0], lease.buf) {
+				return nil
+			}
+		}
+	}
+	if !pool.useLeased(lease.r) {
+		return nil
+	}
+	return &payload{region: lease.r.region, pooled: lease.r, known: lease.r.known, inPlace: true}
+}
+
+// within reports whether b lies inside buf.
+func within(b, buf []byte) bool {
+	start, end := addr(buf), addr(buf)+uintptr(len(buf))
+	at := addr(b)
+	return at >= start && at <= end && uintptr(len(b)) <= end-at
+}
+
+// addr is where b's bytes start: only compared, never dereferenced.
+func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
 // regionID names p's region in a message: a pooled region's id, or 0.
 func (p *payload) regionID() uint64 {
 	if p.pooled == nil {
@@ -134,6 +177,15 @@ func (p *payload) put(e *wire.Encoder, bufs ...[]byte) {
 		for _, b := range bufs {
 			e.Raw(b)
 		}
+		return
+	}
+	if p.inPlace { // one buffer, in the region (inPlacePayload)
+		off := 0
+		if n > 0 {
+			off = int(addr(bufs[0]) - addr(p.region.Bytes()))
+		}
+		e.Uint(uint64(off))
+		e.Uint(uint64(n))
 		return
 	}
 	e.Uint(uint64(p.off))
@@ -502,14 +554,16 @@ func (m *loadedMsg) decode(d *wire.Decoder) {
 // caller gives back (regionPool.lent or unsent); forget lists the pool's
 // regions the worker is to unmap first (msgForget).
 func encodeExecute(e *wire.Encoder, inst int, keys []uint64, batch []*core.Request, pool *regionPool) (p *payload, forget []uint64, err error) {
-	total := 0
-	for _, r := range batch {
-		for _, in := range r.Inputs() {
-			total += int(in.ByteSize())
+	if p = inPlacePayload(batch, pool); p == nil {
+		total := 0
+		for _, r := range batch {
+			for _, in := range r.Inputs() {
+				total += int(in.ByteSize())
+			}
 		}
-	}
-	if p, forget, err = pooledPayload(total, pool); err != nil {
-		return nil, forget, err
+		if p, forget, err = pooledPayload(total, pool); err != nil {
+			return nil, forget, err
+		}
 	}
 	header(e, msgExecute, p)
 	if p.region != nil {

@@ -39,6 +39,10 @@ type pooledRegion struct {
 	// A goroutine writes it or sends its message (from take to sent or
 	// unsent): nothing closes it meanwhile.
 	inflight bool
+	// A request's received message lies in it (lease, until its
+	// inputLease is released): it is neither reused nor closed meanwhile,
+	// whoever else holds it.
+	leased bool
 }
 
 type regionUse int
@@ -97,7 +101,7 @@ func (p *regionPool) take(total int) (r *pooledRegion, forget []uint64, err erro
 	}
 	var best *pooledRegion
 	for _, c := range p.regions {
-		if n := len(c.region.Bytes()); c.state == regionIdle && !c.inflight && n >= total && n <= 2*total &&
+		if n := len(c.region.Bytes()); c.state == regionIdle && !c.inflight && !c.leased && n >= total && n <= 2*total &&
 			(best == nil || n < len(best.region.Bytes())) {
 			best = c
 		}
@@ -111,7 +115,7 @@ func (p *regionPool) take(total int) (r *pooledRegion, forget []uint64, err erro
 	for len(p.regions) >= p.maxCount || p.bytes+size > p.maxBytes {
 		var victim *pooledRegion
 		for _, c := range p.regions {
-			if c.state == regionIdle && !c.inflight && (victim == nil || len(c.region.Bytes()) > len(victim.region.Bytes())) {
+			if c.state == regionIdle && !c.inflight && !c.leased && (victim == nil || len(c.region.Bytes()) > len(victim.region.Bytes())) {
 				victim = c
 			}
 		}
@@ -163,7 +167,7 @@ func (p *regionPool) sent(r *pooledRegion) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r.inflight = false
-	if p.closed {
+	if p.closed && !r.leased {
 		p.removeLocked(r)
 	}
 }
@@ -176,7 +180,7 @@ func (p *regionPool) unsent(r *pooledRegion, known bool) {
 	r.state = regionIdle
 	r.known = known
 	r.inflight = false
-	if p.closed {
+	if p.closed && !r.leased {
 		p.removeLocked(r)
 	}
 }
@@ -207,10 +211,50 @@ func (p *regionPool) close() {
 	defer p.mu.Unlock()
 	p.closed = true
 	for _, r := range p.regions {
-		if !r.inflight {
+		if !r.inflight && !r.leased {
 			p.removeLocked(r)
 		}
 	}
+}
+
+// lease turns r, just taken (take), into the buffer of a request's
+// received message: it stays out of use until unlease, while the request
+// may also lend it to the worker (useLeased).
+func (p *regionPool) lease(r *pooledRegion) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r.state = regionIdle
+	r.inflight = false
+	r.leased = true // a pool closed meanwhile closes it at unlease
+}
+
+// unlease ends r's lease: r is the pool's again once the worker, if it
+// holds it, returned it; a closed pool closes it, unless a goroutine
+// still sends it.
+func (p *regionPool) unlease(r *pooledRegion) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r.leased = false
+	if p.closed && !r.inflight {
+		if p.regions[r.id] == r {
+			p.removeLocked(r)
+		}
+	}
+}
+
+// useLeased takes r, leased from this pool, for an execute message that
+// passes its inputs where they lie in it, as take does a region to write:
+// false when the pool is closed or r is in use (the worker still holds
+// it from an earlier message), and the inputs are copied as usual.
+func (p *regionPool) useLeased(r *pooledRegion) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.regions[r.id] != r || !r.leased || r.state != regionIdle || r.inflight {
+		return false
+	}
+	r.state = regionWriting
+	r.inflight = true
+	return true
 }
 
 // counts returns how many regions the pool holds and their bytes.

@@ -1,6 +1,7 @@
 package isolation
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -345,4 +346,136 @@ func TestALentPooledRegionOutlivesItsWorker(t *testing.T) {
 			testenv.WaitUntil(t, "the region unmapped", func() bool { return memfdMappings(t) == before })
 		})
 	}
+}
+
+// TestReceivedInputsReachTheWorkerWhereTheyLie: a request received into
+// its model's input buffer (core.Model.InputBuffer) reaches the worker in
+// that region, its input where it lies, with nothing copied; the region
+// is reused (without its descriptor) only once the request's buffer was
+// released and the worker returned it; an input outside the buffer is
+// copied; a buffer held across the worker's death is closed when
+// released, leaving nothing open or mapped.
+func TestReceivedInputsReachTheWorkerWhereTheyLie(t *testing.T) {
+	fs := newFakeServer(t)
+	r := fs.start(t, "one", loadedAnswer(fs, "one", nil))
+	if !r.loaded {
+		t.Fatal("the load failed")
+	}
+	m, err := fs.srv.Model("one", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := m.InputBuffer(minPooledBytes - 1); b != nil {
+		t.Error("a buffer for a message under minPooledBytes")
+	}
+	const n = 1 << 18 // INT32 elements: 1 MiB
+	type received struct {
+		buf  core.InputBuffer
+		data []byte
+		c    *coretest.Collector
+	}
+	// receive places request id's input at byte at of a new buffer, or in
+	// memory of its own (outside).
+	receive := func(id string, at int, outside bool) received {
+		t.Helper()
+		buf := m.InputBuffer(at + 4*n + 100)
+		if buf == nil {
+			t.Fatal("no input buffer")
+		}
+		data := buf.Bytes()[at : at+4*n]
+		if outside {
+			data = make([]byte, 4*n)
+		}
+		for i := range data {
+			data[i] = byte(i*7 + at)
+		}
+		sub := coretest.Request("one", id, core.NewInput("INPUT0", core.TypeInt32, []int64{n}, data))
+		sub.InputBuffer, sub.Finished = buf, buf.Release
+		return received{buf, data, coretest.Infer(t, fs.srv, sub)}
+	}
+	finish := func(ex fakeExecution, c *coretest.Collector) {
+		t.Helper()
+		r.sendAll([]wmsg{{body: responseMsg(ex.keys[0], &core.Response{}, true)},
+			{body: keyMsg(msgReleased, ex.keys[0], uint64(core.ReleaseAll))},
+			{body: keyMsg(msgFinished, ex.keys[0], 0)}, {body: executedMsg(ex.inst, nil)}})
+		c.Wait(t)
+	}
+	regionOf := func(b core.InputBuffer) uint64 { return b.(*inputLease).r.id }
+	state := func(id uint64) (regionUse, bool) {
+		p := r.pr.inputs
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		c := p.regions[id]
+		if c == nil {
+			return -1, false
+		}
+		return c.state, c.leased
+	}
+	check := func(what string, ex fakeExecution, region uint64, fds, at int, data []byte) {
+		t.Helper()
+		if ex.region != region || ex.fds != fds || len(ex.inputs) != 1 || len(ex.inputs[0]) != 1 {
+			t.Fatalf("%s: region %d with %d descriptors and inputs %d, want region %d with %d", what, ex.region, ex.fds, len(ex.inputs), region, fds)
+		}
+		if in := ex.inputs[0][0]; (fds == 1 && in.at != at) || !bytes.Equal(in.data, data) {
+			t.Fatalf("%s: the input at %d (want %d), its bytes equal: %v", what, in.at, at, bytes.Equal(in.data, data))
+		}
+	}
+
+	a := receive("a", 100, false)
+	exA := r.w.awaitExecution(t)
+	first := regionOf(a.buf)
+	check("a", exA, first, 1, 100, a.data)
+	finish(exA, a.c)
+	// Finished released the buffer; the worker still holds the region.
+	testenv.WaitUntil(t, "a's buffer released", func() bool { _, leased := state(first); return !leased })
+	if st, _ := state(first); st != regionLent {
+		t.Fatalf("region %d is in state %d while the worker holds it", first, st)
+	}
+	b := receive("b", 0, false)
+	if regionOf(b.buf) == first {
+		t.Fatal("b was given the region the worker holds")
+	}
+	exB := r.w.awaitExecution(t)
+	check("b", exB, regionOf(b.buf), 1, 0, b.data)
+	finish(exB, b.c)
+
+	r.sendAll([]wmsg{{body: keyMsg(msgReturned, first, 0)}, {body: keyMsg(msgReturned, regionOf(b.buf), 0)}})
+	testenv.WaitUntil(t, "both regions returned", func() bool {
+		s1, l1 := state(first)
+		s2, l2 := state(regionOf(b.buf))
+		return s1 == regionIdle && s2 == regionIdle && !l1 && !l2
+	})
+	again := receive("again", 4096, false)
+	exAgain := r.w.awaitExecution(t)
+	if regionOf(again.buf) != first && regionOf(again.buf) != regionOf(b.buf) {
+		t.Fatalf("a returned region was not reused: %d", regionOf(again.buf))
+	}
+	check("again", exAgain, regionOf(again.buf), 0, 4096, again.data)
+	finish(exAgain, again.c)
+	r.sendAll([]wmsg{{body: keyMsg(msgReturned, regionOf(again.buf), 0)}})
+
+	out := receive("outside", 0, true)
+	exOut := r.w.awaitExecution(t)
+	if exOut.region == regionOf(out.buf) {
+		t.Fatal("an input outside its request's buffer was sent as lying in it")
+	}
+	if len(exOut.inputs) != 1 || !bytes.Equal(exOut.inputs[0][0].data, out.data) {
+		t.Fatal("the copied input's bytes differ")
+	}
+	finish(exOut, out.c)
+
+	held := m.InputBuffer(2 << 20)
+	if held == nil {
+		t.Fatal("no input buffer")
+	}
+	r.w.conn.Close()
+	testenv.WaitUntil(t, "the worker's pool closed", func() bool {
+		p := r.pr.inputs
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.closed
+	})
+	held.Release()
+	held.Release() // a second release does nothing
+	r.end(t)
 }

@@ -353,6 +353,51 @@ func (mod *isolatedModel) current() (*process, error) {
 	return mod.cur, nil
 }
 
+// InputBuffer gives a request's received message a region of the serving
+// worker's input pool (core.InputMemory), so that its inputs reach the
+// worker where they lie, with no copy: for a message of at least
+// minPooledBytes, while the pool has room; nil otherwise.
+func (mod *isolatedModel) InputBuffer(n int) core.InputBuffer {
+	if n < minPooledBytes {
+		return nil
+	}
+	pr, err := mod.current()
+	if err != nil {
+		return nil
+	}
+	r, forget, err := pr.inputs.take(n)
+	for _, id := range forget {
+		e := getEncoder()
+		encodeKey(e, msgForget, id, 0)
+		_ = pr.conn.Send(e.Bytes()) // a dead worker needs it no more
+		putEncoder(e)
+	}
+	if r == nil || err != nil {
+		return nil
+	}
+	pr.inputs.lease(r)
+	return &inputLease{pool: pr.inputs, r: r, buf: r.region.Bytes()[:n:n]}
+}
+
+// inputLease is a region of a worker's input pool that a request's
+// received message lies in (isolatedModel.InputBuffer).
+type inputLease struct {
+	pool     *regionPool
+	r        *pooledRegion
+	buf      []byte
+	released atomic.Bool
+}
+
+// Bytes returns the message's buffer.
+func (l *inputLease) Bytes() []byte { return l.buf }
+
+// Release gives the region back to its pool (a second call does nothing).
+func (l *inputLease) Release() {
+	if !l.released.Swap(true) {
+		l.pool.unlease(l.r)
+	}
+}
+
 func (mod *isolatedModel) executeTimeout() time.Duration { return mod.p.opts.ExecuteTimeout }
 
 // pipelinable reports whether a model of configuration cfg, served with

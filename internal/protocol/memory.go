@@ -9,7 +9,8 @@ import (
 )
 
 // RequestMemory is the system shared memory one request uses: the leases
-// of its inputs and outputs, released together when the request is
+// of its inputs and outputs, and the model's buffer the request was
+// received into (Received), released together when the request is
 // finished (or refused), and where each output goes. Each frontend parses
 // the tensor parameters that name a region in its own encoding and leases
 // the spans through it. The zero value uses no memory. Input and Output
@@ -18,8 +19,15 @@ import (
 type RequestMemory struct {
 	leases  []*sharedmem.Lease
 	outputs map[string]*sharedmem.Lease // by output name
-	once    sync.Once
+	// received is the buffer from the model (core.Model.InputBuffer) the
+	// request was received into, if any: its inputs' data lie there.
+	received core.InputBuffer
+	once     sync.Once
 }
+
+// Received makes b, the buffer the request was received into, the
+// request's: released with its leases.
+func (rm *RequestMemory) Received(b core.InputBuffer) { rm.received = b }
 
 // Input leases byteSize bytes from offset of region for an input and
 // returns the input's data, copied into host memory of the server's own
@@ -51,7 +59,7 @@ func (rm *RequestMemory) Output(reg *sharedmem.Registry, name, region string, of
 
 // Used reports whether the request leased any memory (then Release must be
 // called once core is done with it: set it as the request's Finished).
-func (rm *RequestMemory) Used() bool { return rm != nil && len(rm.leases) > 0 }
+func (rm *RequestMemory) Used() bool { return rm != nil && (len(rm.leases) > 0 || rm.received != nil) }
 
 // InShared reports whether the output name goes to shared memory.
 func (rm *RequestMemory) InShared(name string) bool {
@@ -66,6 +74,9 @@ func (rm *RequestMemory) Release() {
 	rm.once.Do(func() {
 		for _, l := range rm.leases {
 			l.Release()
+		}
+		if rm.received != nil {
+			rm.received.Release()
 		}
 	})
 }

@@ -151,4 +151,7 @@ func TestAWriterSealedRegionIsWrittenByItsWriterOnly(t *testing.T) {
 	if _, err := unix.Pwrite(peer, []byte("x"), 0); err == nil {
 		t.Error("the receiver wrote the region with pwrite")
 	}
+	if err := unix.Fallocate(peer, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, 0, 4096); err == nil {
+		t.Error("the receiver punched a hole in the region")
+	}
 }
