@@ -49,6 +49,9 @@ type setup struct {
 	verbose  int               // the log's verbose level
 	tracer   core.Tracer       // the core server's
 	dial     []grpc.DialOption // extra client options
+	// backends, when set, serves the models in place of the coretest
+	// provider, which it may wrap.
+	backends func(*coretest.Provider) core.BackendProvider
 }
 
 // newHarness starts everything; at cleanup the client closes, the gRPC
@@ -59,7 +62,11 @@ func newHarness(t *testing.T, cfg setup, models ...coretest.ModelDir) *harness {
 	h := &harness{p: coretest.NewProvider(), log: &testenv.LogBuffer{}}
 	logger := serverlog.New(h.log)
 	logger.SetVerbose(cfg.verbose)
-	h.srv = coretest.Serve(t, core.Options{Backends: h.p, ExplicitModelControl: cfg.explicit, Logger: logger, Tracer: cfg.tracer}, models...)
+	var backends core.BackendProvider = h.p
+	if cfg.backends != nil {
+		backends = cfg.backends(h.p)
+	}
+	h.srv = coretest.Serve(t, core.Options{Backends: backends, ExplicitModelControl: cfg.explicit, Logger: logger, Tracer: cfg.tracer}, models...)
 	if !h.srv.Ready() {
 		t.Fatalf("a model did not load: %+v", h.srv.RepositoryIndex())
 	}

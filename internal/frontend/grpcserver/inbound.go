@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -49,6 +50,67 @@ type inboundRequest struct {
 	// of the input (one slice per occurrence of the field; none when the
 	// input has no contents field); nil when msg was not received.
 	contents []wireContents
+
+	// receive, when set, offers the codec a buffer of the request's model
+	// to receive a large message into (Service.receiveBuffer); buffer is
+	// the one it was received into, the request's until resolve hands it
+	// on to the request's memory, released with the call otherwise
+	// (releaseBuffer).
+	receive func(model, version string, n int) core.InputBuffer
+	buffer  core.InputBuffer
+}
+
+// minReceiveBuffer is the smallest message the codec offers its model's
+// buffer (inboundRequest.receive): a smaller one is not worth a lookup of
+// its model before it is decoded.
+const minReceiveBuffer = 1 << 20
+
+// receiveInto returns where the codec puts data, a received message of
+// in: a buffer of its model's (in.buffer) when in.receive gives one, else
+// memory of its own.
+func receiveInto(data mem.BufferSlice, in *inboundRequest) []byte {
+	if in.receive != nil && data.Len() >= minReceiveBuffer && len(data) > 0 {
+		if model, version, ok := peekModel(data[0].ReadOnlyData()); ok {
+			if b := in.receive(model, version, data.Len()); b != nil {
+				in.buffer = b
+				data.CopyTo(b.Bytes())
+				return b.Bytes()[:data.Len()]
+			}
+		}
+	}
+	return data.Materialize()
+}
+
+// peekModel reads model_name and model_version (fields 1 and 2, which
+// clients write first) from the start of an encoded ModelInferRequest,
+// b; ok is false when they are not there, or not whole in b.
+func peekModel(b []byte) (name, version string, ok bool) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 || typ != protowire.BytesType || (num != 1 && num != 2) {
+			break
+		}
+		v, m := protowire.ConsumeBytes(b[n:])
+		if m < 0 {
+			return "", "", false
+		}
+		if num == 1 {
+			name = string(v)
+		} else {
+			version = string(v)
+		}
+		b = b[n+m:]
+	}
+	return name, version, name != ""
+}
+
+// releaseBuffer releases the buffer the request was received into, unless
+// resolve handed it on.
+func (in *inboundRequest) releaseBuffer() {
+	if in.buffer != nil {
+		in.buffer.Release()
+		in.buffer = nil
+	}
 }
 
 // limitError refuses a request that is too large: RESOURCE_EXHAUSTED, as

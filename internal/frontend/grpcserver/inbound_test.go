@@ -103,3 +103,36 @@ func byteSize(n int) string {
 	}
 	return fmt.Sprintf("%dKiB", n>>10)
 }
+
+// TestPeekModelReadsTheLeadingNameAndVersion: peekModel finds the model's
+// name and version where clients put them, first, and gives up on
+// anything else (the message is then received into memory of its own).
+func TestPeekModelReadsTheLeadingNameAndVersion(t *testing.T) {
+	marshal := func(m *pb.ModelInferRequest) []byte {
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	full := marshal(&pb.ModelInferRequest{ModelName: "identity", ModelVersion: "3", Id: "x", RawInputContents: [][]byte{{1, 2}}})
+	for _, tc := range []struct {
+		name       string
+		b          []byte
+		model, ver string
+		ok         bool
+	}{
+		{"name and version first", full, "identity", "3", true},
+		{"name alone", marshal(&pb.ModelInferRequest{ModelName: "m", Id: "x"}), "m", "", true},
+		{"cut inside the name", full[:4], "", "", false},
+		{"no name", marshal(&pb.ModelInferRequest{Id: "x"}), "", "", false},
+		{"the id first", append(marshal(&pb.ModelInferRequest{Id: "x"}), marshal(&pb.ModelInferRequest{ModelName: "m"})...), "", "", false},
+		{"empty", nil, "", "", false},
+		{"not protobuf", []byte{0xff, 0xff, 0xff}, "", "", false},
+	} {
+		model, ver, ok := peekModel(tc.b)
+		if model != tc.model || ver != tc.ver || ok != tc.ok {
+			t.Errorf("%s: %q %q %v, want %q %q %v", tc.name, model, ver, ok, tc.model, tc.ver, tc.ok)
+		}
+	}
+}

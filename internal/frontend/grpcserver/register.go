@@ -31,11 +31,12 @@ func serviceDesc() *grpc.ServiceDesc {
 }
 
 func modelInferHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
-	in := new(inboundRequest)
+	s := srv.(*Service)
+	in := &inboundRequest{receive: s.receiveBuffer}
+	defer in.releaseBuffer() // unless resolve handed it on to the request
 	if err := dec(in); err != nil {
 		return nil, err
 	}
-	s := srv.(*Service)
 	if interceptor == nil {
 		return s.modelInferWire(ctx, in)
 	}

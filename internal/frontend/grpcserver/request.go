@@ -46,6 +46,10 @@ func (s *Service) resolve(in *inboundRequest, unary bool, headers metadata.MD) (
 		return nil, err
 	}
 	mem := &protocol.RequestMemory{}
+	if in.buffer != nil { // the request's from here: released with mem
+		mem.Received(in.buffer)
+		ir.InputBuffer, in.buffer = in.buffer, nil
+	}
 	if err := s.inputData(in, m, ir, mem); err != nil {
 		mem.Release()
 		return nil, err
@@ -58,6 +62,16 @@ func (s *Service) resolve(in *inboundRequest, unary bool, headers metadata.MD) (
 		ir.Finished = mem.Release
 	}
 	return &resolved{m: m, ir: ir, opts: opts, mem: mem}, nil
+}
+
+// receiveBuffer is a buffer of n bytes from the model version a request
+// names, to receive the request into (core.Model.InputBuffer), or nil.
+func (s *Service) receiveBuffer(model, version string, n int) core.InputBuffer {
+	m, err := protocol.LookupModel(s.core, model, version)
+	if err != nil {
+		return nil
+	}
+	return m.InputBuffer(n)
 }
 
 // decodeRequest turns a ModelInferRequest's header, parameters and tensor

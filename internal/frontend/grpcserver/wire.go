@@ -111,9 +111,10 @@ func (c wireCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if !ok {
 		return c.proto.Unmarshal(data, v)
 	}
-	// One copy of the message, the request's own: its tensor data is used
-	// where it lies (see inboundRequest), so it must not go back to a pool.
-	return decodeInbound(data.Materialize(), in, c.lim)
+	// One copy of the message, the request's own (its model's buffer, when
+	// it offers one): its tensor data is used where it lies (see
+	// inboundRequest), so it must not go back to a pool.
+	return decodeInbound(receiveInto(data, in), in, c.lim)
 }
 
 func (wireCodec) Name() string { return proto.Name }
