@@ -3,6 +3,7 @@ package grpcserver
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/mem"
@@ -58,6 +59,13 @@ type inboundRequest struct {
 	// (releaseBuffer).
 	receive func(model, version string, n int) core.InputBuffer
 	buffer  core.InputBuffer
+
+	// The memory of a received request of one input and one raw contents
+	// entry, the common case, which then takes one allocation: msg,
+	// msg.RawInputContents and contents.
+	received    pb.ModelInferRequest
+	rawOne      [1][]byte
+	contentsOne [1]wireContents
 }
 
 // minReceiveBuffer is the smallest message the codec offers its model's
@@ -133,7 +141,7 @@ func (e limitError) GRPCStatus() *status.Status {
 // decoded (see inboundRequest): b must not be reused while the request
 // lives.
 func decodeInbound(b []byte, in *inboundRequest, lim requestLimits) error {
-	in.msg = new(pb.ModelInferRequest)
+	in.msg = &in.received
 	err := checkRequestWire(b, lim)
 	if err == nil {
 		if err = decodeWithoutData(b, in); err == nil {
@@ -152,10 +160,12 @@ func decodeInbound(b []byte, in *inboundRequest, lim requestLimits) error {
 // tensor descriptions, parameters and header: small), the raw contents are
 // slices of b, and each input's encoded contents go to in.contents.
 func decodeWithoutData(b []byte, in *inboundRequest) error {
+	buf := restBuffers.Get().(*[]byte)
+	defer putRestBuffer(buf)
 	var (
-		rest     []byte // the message without its tensor data
-		raw      [][]byte
-		contents []wireContents
+		rest     = (*buf)[:0] // the message without its tensor data
+		raw      = in.rawOne[:0]
+		contents = in.contentsOne[:0]
 	)
 	err := walkFields(b, func(num protowire.Number, typ protowire.Type, v, field []byte) error {
 		switch {
@@ -177,12 +187,30 @@ func decodeWithoutData(b []byte, in *inboundRequest) error {
 	if err != nil {
 		return err
 	}
+	*buf = rest
 	if err := proto.Unmarshal(rest, in.msg); err != nil {
 		return core.Errorf(core.CodeInvalidArg, "the request is not a valid ModelInferRequest: %v", err)
 	}
-	in.msg.RawInputContents = raw
+	if len(raw) > 0 {
+		in.msg.RawInputContents = raw
+	}
 	in.contents = contents
 	return nil
+}
+
+// restBuffers hold the messages decodeWithoutData hands to protobuf. A
+// buffer is free again once the message is decoded: proto.Unmarshal
+// copies every string and bytes field (and unknown field) it keeps.
+var restBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledRestBytes is the largest buffer that goes back to restBuffers;
+// a larger one (a request of many tensors) is left to the collector.
+const maxPooledRestBytes = 16 << 10
+
+func putRestBuffer(buf *[]byte) {
+	if cap(*buf) <= maxPooledRestBytes {
+		restBuffers.Put(buf)
+	}
 }
 
 // splitContents separates an encoded InferInputTensor from its contents

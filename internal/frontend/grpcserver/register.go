@@ -42,9 +42,10 @@ func modelInferHandler(srv any, ctx context.Context, dec func(any) error, interc
 	}
 	info := &grpc.UnaryServerInfo{Server: srv, FullMethod: pb.GRPCInferenceService_ModelInfer_FullMethodName}
 	return interceptor(ctx, in.msg, info, func(ctx context.Context, req any) (any, error) {
+		got := in
 		if m, ok := req.(*pb.ModelInferRequest); ok && m != in.msg {
-			in = &inboundRequest{msg: m} // an interceptor replaced the request
+			got = &inboundRequest{msg: m} // an interceptor replaced the request
 		}
-		return s.modelInferWire(ctx, in)
+		return s.modelInferWire(ctx, got)
 	})
 }
