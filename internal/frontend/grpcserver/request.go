@@ -18,6 +18,15 @@ type resolved struct {
 	ir   *core.Submission
 	opts requestOptions
 	mem  *protocol.RequestMemory
+
+	// The memory ir and mem point to, one allocation with the rest for a
+	// request of one input.
+	sub      core.Submission
+	memory   protocol.RequestMemory
+	inputOne [1]core.Input
+	bufOne   [1][]byte
+	// result is where a unary request's response comes (Service.infer).
+	result unaryResult
 }
 
 // resolve turns a received request into what core takes, in Triton's
@@ -38,19 +47,24 @@ func (s *Service) resolve(in *inboundRequest, unary bool, headers metadata.MD) (
 	if unary && m.Decoupled() {
 		return nil, core.Errorf(core.CodeUnsupported, "ModelInfer RPC doesn't support models with decoupled transaction policy")
 	}
-	ir, opts, err := decodeRequest(req)
-	if err != nil {
+	r := &resolved{m: m}
+	r.ir, r.mem = &r.sub, &r.memory
+	ir, mem := r.ir, r.mem
+	inputs := r.inputOne[:0]
+	if n := len(req.GetInputs()); n > len(r.inputOne) {
+		inputs = make([]core.Input, 0, n)
+	}
+	if err := decodeRequest(req, ir, &r.opts, inputs); err != nil {
 		return nil, err
 	}
 	if err := protocol.ForwardHeaders(s.opts.HeaderForward, HeaderForwardSetting, headers, ir); err != nil {
 		return nil, err
 	}
-	mem := &protocol.RequestMemory{}
 	if in.buffer != nil { // the request's from here: released with mem
 		mem.Received(in.buffer)
 		ir.InputBuffer, in.buffer = in.buffer, nil
 	}
-	if err := s.inputData(in, m, ir, mem); err != nil {
+	if err := s.inputData(in, m, ir, mem, r.bufOne[:]); err != nil {
 		mem.Release()
 		return nil, err
 	}
@@ -61,7 +75,7 @@ func (s *Service) resolve(in *inboundRequest, unary bool, headers metadata.MD) (
 	if mem.Used() {
 		ir.Finished = mem.Release
 	}
-	return &resolved{m: m, ir: ir, opts: opts, mem: mem}, nil
+	return r, nil
 }
 
 // receiveBuffer is a buffer of n bytes from the model version a request
@@ -75,28 +89,28 @@ func (s *Service) receiveBuffer(model, version string, n int) core.InputBuffer {
 }
 
 // decodeRequest turns a ModelInferRequest's header, parameters and tensor
-// descriptions into a core request, without the inputs' data (inputData
-// adds it).
-func decodeRequest(req *pb.ModelInferRequest) (*core.Submission, requestOptions, error) {
-	var opts requestOptions
-	ir := &core.Submission{Model: req.GetModelName(), ID: req.GetId()}
+// descriptions into the core request ir (zero) and the frontend's options
+// opts, without the inputs' data (inputData adds it). The inputs go in
+// inputs, an empty slice with room for all of them.
+func decodeRequest(req *pb.ModelInferRequest, ir *core.Submission, opts *requestOptions, inputs []core.Input) error {
+	ir.Model, ir.ID = req.GetModelName(), req.GetId()
 	for name, p := range req.GetParameters() {
-		if err := applyParameter(ir, &opts, name, p); err != nil {
-			return nil, opts, core.Errorf(core.CodeInvalidArg, "model %q: parameter %q: %v", req.GetModelName(), name, err)
+		if err := applyParameter(ir, opts, name, p); err != nil {
+			return core.Errorf(core.CodeInvalidArg, "model %q: parameter %q: %v", req.GetModelName(), name, err)
 		}
 	}
-	ir.Inputs = make([]core.Input, len(req.GetInputs()))
+	ir.Inputs = inputs[:len(req.GetInputs())]
 	for i, in := range req.GetInputs() {
 		dt := core.ParseDataType(in.GetDatatype())
 		if dt == core.TypeInvalid {
-			return nil, opts, core.Errorf(core.CodeInvalidArg, "model %q: input %q: unknown datatype %q", req.GetModelName(), in.GetName(), in.GetDatatype())
+			return core.Errorf(core.CodeInvalidArg, "model %q: input %q: unknown datatype %q", req.GetModelName(), in.GetName(), in.GetDatatype())
 		}
 		ir.Inputs[i] = core.Input{Name: in.GetName(), DataType: dt, Shape: in.GetShape()}
 	}
 	for _, out := range req.GetOutputs() {
 		ir.Outputs = append(ir.Outputs, out.GetName())
 	}
-	return ir, opts, nil
+	return nil
 }
 
 // inputData gives each input its data, by Triton's rules
@@ -104,11 +118,20 @@ func decodeRequest(req *pb.ModelInferRequest) (*core.Submission, requestOptions,
 // one (then it may not have contents); otherwise from contents, which may
 // not come with raw_input_contents; otherwise from the next entry of
 // raw_input_contents, which are taken in order by the inputs that have
-// neither (entries left over are not used).
-func (s *Service) inputData(req *inboundRequest, m *core.Model, ir *core.Submission, mem *protocol.RequestMemory) error {
+// neither (entries left over are not used). The inputs' Buffers are slices
+// of one array: bufs when it is long enough.
+func (s *Service) inputData(req *inboundRequest, m *core.Model, ir *core.Submission, mem *protocol.RequestMemory, bufs [][]byte) error {
 	model := req.msg.GetModelName()
 	raw := req.msg.GetRawInputContents()
 	next := 0
+	if n := len(req.msg.GetInputs()); n > len(bufs) {
+		bufs = make([][]byte, n)
+	}
+	// buffers gives input i the one buffer data.
+	buffers := func(i int, data []byte) [][]byte {
+		bufs[i] = data
+		return bufs[i : i+1 : i+1]
+	}
 	for i, in := range req.msg.GetInputs() {
 		shm, err := parseShmParams(in.GetName(), in.GetParameters())
 		if err != nil {
@@ -130,7 +153,7 @@ func (s *Service) inputData(req *inboundRequest, m *core.Model, ir *core.Submiss
 			if err != nil {
 				return err
 			}
-			ir.Inputs[i].Buffers = [][]byte{data}
+			ir.Inputs[i].Buffers = buffers(i, data)
 		case contents != nil && len(raw) > 0:
 			return core.Errorf(core.CodeInvalidArg, "contents field must not be specified when using raw_input_contents for '%s' for model '%s'", in.GetName(), model)
 		case contents != nil:
@@ -146,9 +169,9 @@ func (s *Service) inputData(req *inboundRequest, m *core.Model, ir *core.Submiss
 			if field != 0 {
 				data = decodeContents(dt, field, n, contents)
 			}
-			ir.Inputs[i].Buffers = [][]byte{data}
+			ir.Inputs[i].Buffers = buffers(i, data)
 		case next < len(raw):
-			ir.Inputs[i].Buffers = [][]byte{raw[next]}
+			ir.Inputs[i].Buffers = buffers(i, raw[next])
 			next++
 		default:
 			return core.Errorf(core.CodeInvalidArg, "unable to find data for input tensor '%s' for model '%s' in request.", in.GetName(), model)

@@ -27,6 +27,9 @@ type shmParams struct {
 // them into a size_t, a negative one is taken as a huge one, which the
 // region's bounds then refuse.
 func parseShmParams(tensor string, params map[string]*pb.InferParameter) (*shmParams, error) {
+	if len(params) == 0 {
+		return nil, nil
+	}
 	p, has := params[paramShmRegion]
 	var shm shmParams
 	if has {

@@ -62,7 +62,8 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 	ir.FreesResponses = true // the handler or the wire frees the response
 	// Not Submission.Inline: a handler executing its request could not
 	// answer the client at the server's abort time while the backend runs.
-	res := &unaryResult{done: make(chan *core.Response, 1)}
+	res := &r.result
+	res.done = make(chan struct{}, 1)
 	early, stopEarly := beforeDeadline(ctx)
 	defer stopEarly()
 	ctx, cancel := context.WithCancel(ctx)
@@ -81,7 +82,8 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 		return nil, h, toStatus(err)
 	}
 	select {
-	case resp := <-res.done:
+	case <-res.done:
+		resp := res.take()
 		if resp == nil {
 			return nil, h, status.Errorf(codes.Internal, "model %q completed request %q without a response", m.Name(), ir.ID)
 		}
@@ -151,7 +153,8 @@ func beforeDeadline(ctx context.Context) (<-chan time.Time, func() bool) {
 // or frees it when the handler stopped waiting (the client went away).
 type unaryResult struct {
 	mu   sync.Mutex
-	done chan *core.Response // capacity 1
+	done chan struct{} // capacity 1: receives once resp is delivered
+	resp *core.Response
 	gone bool
 }
 
@@ -162,7 +165,17 @@ func (u *unaryResult) deliver(resp *core.Response) {
 		resp.Free()
 		return
 	}
-	u.done <- resp
+	u.resp = resp
+	u.done <- struct{}{}
+}
+
+// take returns the delivered response, once done has received.
+func (u *unaryResult) take() *core.Response {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	resp := u.resp
+	u.resp = nil
+	return resp
 }
 
 // abandon frees the response, now or when it comes.
@@ -170,9 +183,8 @@ func (u *unaryResult) abandon() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.gone = true
-	select {
-	case resp := <-u.done:
-		resp.Free()
-	default:
+	if u.resp != nil {
+		u.resp.Free()
+		u.resp = nil
 	}
 }
