@@ -58,7 +58,7 @@ func (m *Model) NewForwarded(f ForwardedRequest) *Request {
 	r.responder.passThrough = true
 	r.responder.maxTensor = m.tensorLimitOf(sub)
 	r.responder.start = r.requestStart
-	r.responder.onFinal = r.finalDelivered
+	r.responder.req = r
 	if f.States != nil {
 		r.SetSchedulerData(&SchedulerData{States: f.States.NewRun()})
 	}

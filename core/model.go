@@ -58,6 +58,9 @@ type Model struct {
 	maxBatch  int64
 	inputs    map[string]*configpb.ModelInput
 	outputs   map[string]*configpb.ModelOutput
+	// outputNames are the configuration's outputs in order: what a request
+	// that names none asks for. Shared by those requests: never modified.
+	outputNames []string
 
 	backend   BackendModel
 	instances []*Instance
@@ -268,8 +271,10 @@ func (m *Model) applyConfig(cfg *configpb.ModelConfig) error {
 		m.inputs[in.GetName()] = in
 	}
 	m.outputs = make(map[string]*configpb.ModelOutput, len(cfg.GetOutput()))
+	m.outputNames = make([]string, 0, len(cfg.GetOutput()))
 	for _, out := range cfg.GetOutput() {
 		m.outputs[out.GetName()] = out
+		m.outputNames = append(m.outputNames, out.GetName())
 	}
 	return nil
 }

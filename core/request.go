@@ -51,6 +51,7 @@ type Request struct {
 	finalSeen  bool
 	holds      int // Hold calls not yet matched by Drop
 	finished   atomic.Bool
+	inflight   *inflightCounter // counts the request until it finishes (nil: nothing)
 	onFinished func(*Request)
 	stopCancel func() bool
 	backend    any        // data the backend layer attaches (SetBackendData)
@@ -279,6 +280,9 @@ func (r *Request) finish() {
 	}
 	if r.stopCancel != nil {
 		r.stopCancel()
+	}
+	if r.inflight != nil {
+		r.inflight.done()
 	}
 	if r.onFinished != nil {
 		r.onFinished(r)

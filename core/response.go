@@ -79,9 +79,9 @@ type Responder struct {
 	dropped   int             // non-decoupled: further responses dropped
 	sent      int
 	done      bool
-	start     uint64 // Nanotime the request was accepted, for the first-response time
-	onFinal   func()
-	trace     *Trace // the request's trace, nil when it is not traced
+	start     uint64   // Nanotime the request was accepted, for the first-response time
+	req       *Request // its finalDelivered runs after the final response; nil: nothing runs
+	trace     *Trace   // the request's trace, nil when it is not traced
 
 	cancelled atomic.Bool
 	hookMu    sync.Mutex
@@ -98,14 +98,20 @@ type Responder struct {
 }
 
 func newResponder(m *Model, id string, requested []string, frees bool, fn ResponseFunc) *Responder {
-	p := &Responder{fn: fn, model: m, id: id, frees: frees, maxTensor: m.maxTensor}
+	p := new(Responder)
+	p.init(m, id, requested, frees, fn)
+	return p
+}
+
+// init sets up p, a zero Responder, as newResponder's.
+func (p *Responder) init(m *Model, id string, requested []string, frees bool, fn ResponseFunc) {
+	p.fn, p.model, p.id, p.frees, p.maxTensor = fn, m, id, frees, m.maxTensor
 	if len(requested) > 0 {
 		p.requested = make(map[string]bool, len(requested))
 		for _, n := range requested {
 			p.requested[n] = true
 		}
 	}
-	return p
 }
 
 // Model returns the model the request was sent to.
@@ -363,8 +369,8 @@ func (p *Responder) deliverLocked(resp *Response, final bool) {
 		}
 	}
 	p.fn(resp, final)
-	if final && p.onFinal != nil {
-		p.onFinal()
+	if final && p.req != nil {
+		p.req.finalDelivered()
 	}
 }
 

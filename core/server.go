@@ -426,10 +426,10 @@ func (s *Server) submit(ctx context.Context, m *Model, req *Submission, fn Respo
 		r.trace.Report(TraceRequestStart, r.requestStart)
 	}
 	s.inflight.add()
-	r.onFinished = func(*Request) { s.inflight.done() }
+	r.inflight = &s.inflight
 	r.stepOf = times
 	if finished != nil {
-		r.onFinished = func(*Request) { s.inflight.done(); finished() }
+		r.onFinished = func(*Request) { finished() }
 	}
 	if ctx.Done() != nil {
 		if ctx.Err() != nil {

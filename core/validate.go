@@ -36,27 +36,37 @@ func (m *Model) newRequest(req *Submission, fn ResponseFunc) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	inputs := make([]Input, len(req.Inputs))
+	a := new(requestAllocation)
+	inputs := a.inputOne[:0]
+	if len(req.Inputs) > len(a.inputOne) {
+		inputs = make([]Input, 0, len(req.Inputs))
+	}
+	inputs = inputs[:len(req.Inputs)]
 	for i := range req.Inputs {
 		if inputs[i], err = m.checkInput(req, &req.Inputs[i]); err != nil {
 			return nil, err
 		}
 	}
-	r := &Request{
-		model:        m,
-		sub:          req,
-		inputs:       inputs,
-		outputs:      outputs,
-		batchSize:    uint64(max(batch, 1)),
-		requestStart: Nanotime(),
-	}
-	r.responder = newResponder(m, req.ID, req.Outputs, req.FreesResponses, fn)
+	r := &a.req
+	r.model, r.sub, r.inputs, r.outputs = m, req, inputs, outputs
+	r.batchSize = uint64(max(batch, 1))
+	r.requestStart = Nanotime()
+	r.responder = &a.responder
+	r.responder.init(m, req.ID, req.Outputs, req.FreesResponses, fn)
 	r.responder.maxTensor = m.tensorLimitOf(req)
-	r.responder.onFinal = r.finalDelivered
+	r.responder.req = r
 	if req.Timeout > 0 {
 		r.deadline = r.requestStart + uint64(req.Timeout/time.Nanosecond)
 	}
 	return r, nil
+}
+
+// requestAllocation is the memory of a client's request: the request, its
+// responder and, when it has one, its input.
+type requestAllocation struct {
+	req       Request
+	responder Responder
+	inputOne  [1]Input
 }
 
 // InputExistsError is Triton's error for an input that a request of id
@@ -98,6 +108,9 @@ func (m *Model) checkRequestedOutputs(req *Submission) ([]string, error) {
 	}
 	if len(req.Outputs) > 0 {
 		return req.Outputs, nil
+	}
+	if n := len(m.cfg.GetOutput()); n > 0 && len(m.outputNames) == n {
+		return m.outputNames[:n:n], nil
 	}
 	outputs := make([]string, 0, len(m.cfg.GetOutput()))
 	for _, out := range m.cfg.GetOutput() {
