@@ -371,13 +371,38 @@ func (s *Server) Infer(ctx context.Context, req *Submission, fn ResponseFunc) er
 // responses) resolves it once with Model and then submits with Submit.
 // Errors and fn behave as for Infer.
 func (s *Server) Submit(ctx context.Context, m *Model, req *Submission, fn ResponseFunc) error {
+	_, err := s.SubmitCancelable(ctx, m, req, fn)
+	return err
+}
+
+// SubmitCancelable is Submit, and also returns what cancels the accepted
+// request as a cancelled ctx would: for a submitter that stops waiting for
+// a reason of its own (a deadline it keeps, the server aborting) without a
+// context of its own to cancel.
+func (s *Server) SubmitCancelable(ctx context.Context, m *Model, req *Submission, fn ResponseFunc) (Cancellation, error) {
 	if fn == nil {
-		return Errorf(CodeInvalidArg, "infer: a response function is required")
+		return Cancellation{}, Errorf(CodeInvalidArg, "infer: a response function is required")
 	}
 	if s.stopping.Load() {
-		return errShuttingDown()
+		return Cancellation{}, errShuttingDown()
 	}
-	return s.submit(ctx, m, req, fn, nil, nil)
+	r, err := s.submit(ctx, m, req, fn, nil, nil)
+	if err != nil {
+		return Cancellation{}, err
+	}
+	return Cancellation{p: r.responder}, nil
+}
+
+// Cancellation cancels a request SubmitCancelable accepted.
+type Cancellation struct{ p *Responder }
+
+// Cancel cancels the request as its client would: the backend's
+// cancellation checks see it, and its cancel hooks run, once. Cancelling
+// the zero Cancellation does nothing.
+func (c Cancellation) Cancel() {
+	if c.p != nil {
+		c.p.cancel()
+	}
 }
 
 // SubmitStep submits req to m as a step of a request the server accepted
@@ -390,12 +415,13 @@ func (s *Server) SubmitStep(ctx context.Context, m *Model, req *Submission, fn R
 	if fn == nil {
 		return Errorf(CodeInvalidArg, "infer: a response function is required")
 	}
-	return s.submit(ctx, m, req, fn, times, finished)
+	_, err := s.submit(ctx, m, req, fn, times, finished)
+	return err
 }
 
-// submit is Submit without the shutdown check; times and finished are
-// SubmitStep's.
-func (s *Server) submit(ctx context.Context, m *Model, req *Submission, fn ResponseFunc, times *StepTimes, finished func()) error {
+// submit is Submit without the shutdown check, returning the accepted
+// request; times and finished are SubmitStep's.
+func (s *Server) submit(ctx context.Context, m *Model, req *Submission, fn ResponseFunc, times *StepTimes, finished func()) (*Request, error) {
 	if m.Readiness() != ModelReady {
 		if next := s.successor(m); next != nil {
 			m = next // m was reloaded since the caller looked it up
@@ -404,7 +430,7 @@ func (s *Server) submit(ctx context.Context, m *Model, req *Submission, fn Respo
 	cs, fn := s.cacheFor(m, fn)
 	r, err := m.newRequest(req, fn)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r.responder.start = r.requestStart
 	switch t := s.opts.Tracer; {
@@ -434,21 +460,21 @@ func (s *Server) submit(ctx context.Context, m *Model, req *Submission, fn Respo
 	if ctx.Done() != nil {
 		if ctx.Err() != nil {
 			s.inflight.done()
-			return Errorf(CodeCancelled, "request %q to model %q: %w", req.ID, m.name, ctx.Err())
+			return nil, Errorf(CodeCancelled, "request %q to model %q: %w", req.ID, m.name, ctx.Err())
 		}
 		r.stopCancel = context.AfterFunc(ctx, r.responder.cancel)
 	}
 	if cs != nil && s.answerFromCache(r, cs) {
-		return nil
+		return r, nil
 	}
 	if err := m.enqueue(r); err != nil {
 		if r.stopCancel != nil {
 			r.stopCancel()
 		}
 		s.inflight.done()
-		return err
+		return nil, err
 	}
-	return nil
+	return r, nil
 }
 
 // LiveRequests returns how many accepted requests are not finished (final

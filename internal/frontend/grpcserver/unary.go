@@ -66,10 +66,11 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 	res.done = make(chan struct{}, 1)
 	early, stopEarly := beforeDeadline(ctx)
 	defer stopEarly()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // after the final response: nothing left to cancel
 	testhooks.Sleep(s.delays.Enqueue)
-	err = s.core.Submit(ctx, m, ir, func(resp *core.Response, final bool) {
+	// ctx cancels the request when the client goes away (and once the
+	// call ends: grpc-go cancels it when it writes the status); cancel
+	// cancels it when the handler stops waiting for reasons of its own.
+	cancel, err := s.core.SubmitCancelable(ctx, m, ir, func(resp *core.Response, final bool) {
 		testhooks.Sleep(s.delays.ResponseCompletion)
 		if final {
 			res.deliver(r.mem.Place(resp))
@@ -94,7 +95,7 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 		}
 		return resp, h, nil
 	case <-early:
-		cancel()
+		cancel.Cancel()
 		res.abandon()
 		s.logCancellation(unaryHandlerName, ir.ID)
 		return nil, h, errDeadlineExceeded
@@ -104,6 +105,7 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 		s.logCancellation(unaryHandlerName, ir.ID)
 		return nil, h, status.FromContextError(ctx.Err()).Err()
 	case <-s.aborting:
+		cancel.Cancel()
 		res.abandon()
 		return nil, h, toStatus(s.abortErr)
 	}
