@@ -67,10 +67,15 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 	early, stopEarly := beforeDeadline(ctx)
 	defer stopEarly()
 	testhooks.Sleep(s.delays.Enqueue)
-	// ctx cancels the request when the client goes away (and once the
-	// call ends: grpc-go cancels it when it writes the status); cancel
-	// cancels it when the handler stops waiting for reasons of its own.
-	cancel, err := s.core.SubmitCancelable(ctx, m, ir, func(resp *core.Response, final bool) {
+	// The handler cancels the request whenever it stops waiting for the
+	// response, the client gone included, so core does not watch ctx too
+	// (context.AfterFunc, five allocations a request) unless it has ended
+	// already: core then refuses the request.
+	watch := context.Background()
+	if ctx.Err() != nil {
+		watch = ctx
+	}
+	cancel, err := s.core.SubmitCancelable(watch, m, ir, func(resp *core.Response, final bool) {
 		testhooks.Sleep(s.delays.ResponseCompletion)
 		if final {
 			res.deliver(r.mem.Place(resp))
@@ -100,6 +105,7 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 		s.logCancellation(unaryHandlerName, ir.ID)
 		return nil, h, errDeadlineExceeded
 	case <-ctx.Done():
+		cancel.Cancel()
 		testhooks.Sleep(s.delays.Notification)
 		res.abandon()
 		s.logCancellation(unaryHandlerName, ir.ID)
