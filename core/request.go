@@ -57,6 +57,19 @@ type Request struct {
 	backend    any        // data the backend layer attaches (SetBackendData)
 	stepOf     *StepTimes // an ensemble step's request: where its compute times add up
 	trace      *Trace     // nil unless the request is traced
+	// alone is the batch of the request alone (Batch); set when the
+	// request is made, never modified after.
+	alone [1]*Request
+}
+
+// Batch returns a batch of r alone, for a scheduler that executes one
+// request at a time. It is r's own memory, allocated with r: the caller
+// must not change its element.
+func (r *Request) Batch() []*Request {
+	if r.alone[0] != r {
+		return []*Request{r}
+	}
+	return r.alone[:]
 }
 
 // Model returns the model version the request runs on.

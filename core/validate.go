@@ -51,6 +51,7 @@ func (m *Model) newRequest(req *Submission, fn ResponseFunc) (*Request, error) {
 	r.model, r.sub, r.inputs, r.outputs = m, req, inputs, outputs
 	r.batchSize = uint64(max(batch, 1))
 	r.requestStart = Nanotime()
+	r.alone[0] = r
 	r.responder = &a.responder
 	r.responder.init(m, req.ID, req.Outputs, req.FreesResponses, fn)
 	r.responder.maxTensor = m.tensorLimitOf(req)

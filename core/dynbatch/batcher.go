@@ -266,7 +266,7 @@ func (s *Batcher) nextBatch() []*core.Request {
 		return nil
 	}
 	if !s.batching {
-		return []*core.Request{first}
+		return first.Batch()
 	}
 	deadline := time.Now().Add(s.delay)
 	var timer *time.Timer
