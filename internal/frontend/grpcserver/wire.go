@@ -56,6 +56,10 @@ type encodedMessage struct {
 	head    mem.SliceBuffer
 	parts   [2]mem.Buffer
 	tracked bool // its last buffer is an arena segment's: the arena counts it in flight until gRPC has written it
+	// pooled, when not nil, is the memory of the message's only buffer,
+	// taken from gRPC's default pool, to which gRPC returns it once it has
+	// written the message (or free does, for one never sent).
+	pooled *[]byte
 }
 
 // standaloneMessage is a message with memory of its own (one allocation
@@ -237,7 +241,14 @@ func encodeIn(a *streamArena, h responseHeader, r *core.Response, fin final, str
 	default:
 		sm := &standaloneMessage{}
 		m, buf = &sm.encodedMessage, sm.small[:0]
-		if own > len(sm.small) {
+		switch {
+		case own <= len(sm.small):
+		case large == 0 && !mem.IsBelowBufferPoolingThreshold(own):
+			// One buffer, which gRPC counts references to: its memory
+			// goes back to the pool once written.
+			m.pooled = mem.DefaultBufferPool().Get(own)
+			buf = (*m.pooled)[:0]
+		default:
 			buf = make([]byte, 0, own)
 		}
 	}
@@ -273,6 +284,10 @@ func (m *encodedMessage) withContents(buf []byte, r *core.Response, outputs []co
 		}
 		r.Free() // nothing of it is referenced
 		switch {
+		case seg == nil && m.pooled != nil:
+			*m.pooled = buf
+			m.parts[0] = mem.NewBuffer(m.pooled, mem.DefaultBufferPool())
+			m.bufs = m.parts[:1]
 		case seg == nil:
 			m.single(buf)
 		case len(buf) == len(seg.data) && (len(buf) == 0 || &buf[0] == &seg.data[0]): // buf is the segment's memory
