@@ -48,6 +48,7 @@ type lentResponse struct {
 	state   int32
 	resp    core.Response
 	outputs [2]core.Output
+	params  [4]core.Parameter
 }
 
 var _ core.LentMemory = (*lentResponse)(nil)
@@ -111,6 +112,7 @@ func (l *lentResponse) recycle() {
 	l.c = nil
 	l.resp = core.Response{}
 	l.outputs = [len(l.outputs)]core.Output{}
+	l.params = [len(l.params)]core.Parameter{}
 	lentResponses.Put(l)
 }
 
@@ -164,7 +166,7 @@ func lendResponse(resp *C.struct_thost_response, p *core.Responder, names []stri
 			Data:     data,
 		})
 	}
-	r.Parameters = convertParameters(resp)
+	r.Parameters = convertParametersInto(l.params[:0:len(l.params)], resp)
 	r.Lent = l
 	return r, l
 }

@@ -97,11 +97,20 @@ func convertResponse(resp *C.struct_thost_response, p *core.Responder, names []s
 // convertParameters copies the parameters of a C response into Go memory
 // (nil when it has none).
 func convertParameters(resp *C.struct_thost_response) []core.Parameter {
+	return convertParametersInto(nil, resp)
+}
+
+// convertParametersInto is convertParameters into dst, an empty slice
+// whose room is used when it holds them all.
+func convertParametersInto(dst []core.Parameter, resp *C.struct_thost_response) []core.Parameter {
 	pc := int(resp.param_count)
 	if pc == 0 {
 		return nil
 	}
-	params := make([]core.Parameter, pc)
+	if pc > cap(dst) {
+		dst = make([]core.Parameter, 0, pc)
+	}
+	params := dst[:pc]
 	for i, p := range unsafe.Slice(resp.params, pc) {
 		params[i] = goParameter(p.name, p._type, p.s, p.i, p.b, p.d)
 	}
