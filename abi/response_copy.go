@@ -9,6 +9,8 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/tritonhost/tritonhost/core"
@@ -121,10 +123,10 @@ func convertParametersInto(dst []core.Parameter, resp *C.struct_thost_response) 
 // their structs differ, their fields do not) into Go memory; s, i, b or d
 // holds the value, as typ says.
 func goParameter(name *C.char, typ C.TRITONSERVER_ParameterType, s *C.char, i C.int64_t, b C.bool, d C.double) core.Parameter {
-	param := core.Parameter{Name: C.GoString(name), Type: core.ParameterType(typ)}
+	param := core.Parameter{Name: parameterString(name), Type: core.ParameterType(typ)}
 	switch param.Type {
 	case core.ParamString:
-		param.String = C.GoString(s)
+		param.String = parameterString(s)
 	case core.ParamInt:
 		param.Int = int64(i)
 	case core.ParamBool:
@@ -133,6 +135,63 @@ func goParameter(name *C.char, typ C.TRITONSERVER_ParameterType, s *C.char, i C.
 		param.Double = float64(d)
 	}
 	return param
+}
+
+// parameterStrings interns the names and string values of parameters:
+// backends send the same few with every response (Triton's identity
+// three), which then allocate no strings. The table only grows, to
+// maxParameterStrings strings of maxParameterStringBytes at most; other
+// strings are copied each time. It is replaced, never changed, once
+// published: lookups take no lock.
+var parameterStrings struct {
+	mu    sync.Mutex // serializes additions
+	table atomic.Pointer[map[string]string]
+}
+
+const (
+	maxParameterStrings     = 256
+	maxParameterStringBytes = 64
+)
+
+// parameterString returns the C string c as a Go string, interned when it
+// is short (parameterStrings).
+func parameterString(c *C.char) string {
+	p := unsafe.Pointer(c)
+	n := 0
+	for *(*byte)(unsafe.Add(p, n)) != 0 {
+		if n++; n > maxParameterStringBytes {
+			return C.GoString(c)
+		}
+	}
+	key := unsafe.String((*byte)(p), n) // valid for the lookup only
+	var table map[string]string
+	if t := parameterStrings.table.Load(); t != nil {
+		table = *t
+		if s, ok := table[key]; ok {
+			return s
+		}
+	}
+	s := C.GoStringN(c, C.int(n))
+	if len(table) >= maxParameterStrings {
+		return s
+	}
+	parameterStrings.mu.Lock()
+	defer parameterStrings.mu.Unlock()
+	if t := parameterStrings.table.Load(); t != nil {
+		table = *t
+	}
+	if prev, ok := table[s]; ok {
+		return prev
+	}
+	if len(table) < maxParameterStrings {
+		next := make(map[string]string, len(table)+1)
+		for k, v := range table {
+			next[k] = v
+		}
+		next[s] = s
+		parameterStrings.table.Store(&next)
+	}
+	return s
 }
 
 // internName returns the string of names equal to the C string c, or a new
