@@ -66,6 +66,8 @@ type inboundRequest struct {
 	received    pb.ModelInferRequest
 	rawOne      [1][]byte
 	contentsOne [1]wireContents
+	// resolved is the request ready to submit (Service.resolve).
+	resolved resolved
 }
 
 // minReceiveBuffer is the smallest message the codec offers its model's

@@ -37,7 +37,8 @@ type resolved struct {
 // checks the inputs against the model. A request that breaks a rule holds
 // nothing: what it leased is released. The call metadata headers are
 // forwarded as parameters after the request's own (Options.HeaderForward,
-// Triton's ForwardHeadersAsParameters).
+// Triton's ForwardHeadersAsParameters). The resolved request is in's own
+// memory: in is resolved once.
 func (s *Service) resolve(in *inboundRequest, unary bool, headers metadata.MD) (*resolved, error) {
 	req := in.msg
 	m, err := protocol.LookupModel(s.core, req.GetModelName(), req.GetModelVersion())
@@ -47,7 +48,8 @@ func (s *Service) resolve(in *inboundRequest, unary bool, headers metadata.MD) (
 	if unary && m.Decoupled() {
 		return nil, core.Errorf(core.CodeUnsupported, "ModelInfer RPC doesn't support models with decoupled transaction policy")
 	}
-	r := &resolved{m: m}
+	r := &in.resolved
+	r.m = m
 	r.ir, r.mem = &r.sub, &r.memory
 	ir, mem := r.ir, r.mem
 	inputs := r.inputOne[:0]
