@@ -3,6 +3,8 @@ package grpcserver
 import (
 	"math"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/encoding/proto"
@@ -56,10 +58,8 @@ type encodedMessage struct {
 	head    mem.SliceBuffer
 	parts   [2]mem.Buffer
 	tracked bool // its last buffer is an arena segment's: the arena counts it in flight until gRPC has written it
-	// pooled, when not nil, is the memory of the message's only buffer,
-	// taken from gRPC's default pool, to which gRPC returns it once it has
-	// written the message (or free does, for one never sent).
-	pooled *[]byte
+	// pooled, when not nil, is the pooledMessage the message is part of.
+	pooled *pooledMessage
 }
 
 // standaloneMessage is a message with memory of its own (one allocation
@@ -67,6 +67,56 @@ type encodedMessage struct {
 type standaloneMessage struct {
 	encodedMessage
 	small [192]byte
+}
+
+// pooledMessage is a unary response of one buffer above gRPC's pooling
+// threshold, which gRPC counts references to: the buffer's memory comes
+// from gRPC's default pool and the message from pooledMessages, and both
+// go back once gRPC has written the message (or free was called, for one
+// never sent). The message is the buffer's mem.BufferPool.
+type pooledMessage struct {
+	encodedMessage
+	data *[]byte // the buffer's memory; mem.NewBuffer keeps this pointer
+	done atomic.Bool
+}
+
+var pooledMessages = sync.Pool{New: func() any { return new(pooledMessage) }}
+
+// newPooledMessage returns a message with room for n bytes.
+func newPooledMessage(n int) *pooledMessage {
+	p := pooledMessages.Get().(*pooledMessage)
+	p.done.Store(false)
+	p.pooled = p
+	p.data = mem.DefaultBufferPool().Get(n)
+	return p
+}
+
+// buffer makes buf, which must lie in the message's memory, the message's
+// only buffer.
+func (p *pooledMessage) buffer(buf []byte) {
+	*p.data = buf
+	p.parts[0] = mem.NewBuffer(p.data, p)
+	p.bufs = p.parts[:1]
+}
+
+// Get is never called: gRPC takes buffers from a pool only to copy into
+// them, and a message's buffers are never copied into. It allocates, as a
+// pool must.
+func (p *pooledMessage) Get(length int) *[]byte {
+	b := make([]byte, length)
+	return &b
+}
+
+// Put hands the message back: gRPC is done with its buffer (or the message
+// was freed unsent).
+func (p *pooledMessage) Put(b *[]byte) {
+	if p.done.Swap(true) {
+		return
+	}
+	mem.DefaultBufferPool().Put(b)
+	p.encodedMessage = encodedMessage{}
+	p.data = nil
+	pooledMessages.Put(p)
 }
 
 // single makes buf the message's only buffer.
@@ -238,17 +288,13 @@ func encodeIn(a *streamArena, h responseHeader, r *core.Response, fin final, str
 	case a != nil:
 		seg = a.segment(0, weight) // marks the end of the message
 		m, buf = &seg.msg, make([]byte, 0, own)
+	case large == 0 && !mem.IsBelowBufferPoolingThreshold(own):
+		p := newPooledMessage(own)
+		m, buf = &p.encodedMessage, (*p.data)[:0]
 	default:
 		sm := &standaloneMessage{}
 		m, buf = &sm.encodedMessage, sm.small[:0]
-		switch {
-		case own <= len(sm.small):
-		case large == 0 && !mem.IsBelowBufferPoolingThreshold(own):
-			// One buffer, which gRPC counts references to: its memory
-			// goes back to the pool once written.
-			m.pooled = mem.DefaultBufferPool().Get(own)
-			buf = (*m.pooled)[:0]
-		default:
+		if own > len(sm.small) {
 			buf = make([]byte, 0, own)
 		}
 	}
@@ -285,9 +331,7 @@ func (m *encodedMessage) withContents(buf []byte, r *core.Response, outputs []co
 		r.Free() // nothing of it is referenced
 		switch {
 		case seg == nil && m.pooled != nil:
-			*m.pooled = buf
-			m.parts[0] = mem.NewBuffer(m.pooled, mem.DefaultBufferPool())
-			m.bufs = m.parts[:1]
+			m.pooled.buffer(buf)
 		case seg == nil:
 			m.single(buf)
 		case len(buf) == len(seg.data) && (len(buf) == 0 || &buf[0] == &seg.data[0]): // buf is the segment's memory

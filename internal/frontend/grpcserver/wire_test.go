@@ -18,6 +18,7 @@ func boolP(v bool) *pb.InferParameter {
 
 func TestEncodedResponsesDecodeAsProtobuf(t *testing.T) {
 	large := bytes.Repeat([]byte{7}, inlineOutputBytes+1)
+	mid := bytes.Repeat([]byte{5}, 2048) // copied into the message, which gRPC then counts references to
 	h := responseHeader{model: "m", version: "3", id: "req-1"}
 	withOutputs := &core.Response{
 		Outputs: []core.Output{
@@ -65,6 +66,12 @@ func TestEncodedResponsesDecodeAsProtobuf(t *testing.T) {
 				r.Parameters = params(nil)
 				return r
 			}()},
+		{"unary, one buffer above gRPC's pooling threshold", func(a *streamArena) *encodedMessage {
+			return encodeIn(a, h, &core.Response{Outputs: []core.Output{{Name: "MID", DataType: core.TypeUint8, Shape: []int64{2048}, Data: mid}}}, noFinalParam, false, "")
+		}, false,
+			&pb.ModelInferResponse{ModelName: "m", ModelVersion: "3", Id: "req-1",
+				Outputs:           []*pb.ModelInferResponse_InferOutputTensor{{Name: "MID", Datatype: "UINT8", Shape: []int64{2048}}},
+				RawOutputContents: [][]byte{mid}}},
 		{"streamed, not final", func(a *streamArena) *encodedMessage { return encodeIn(a, h, withOutputs, notFinal, true, "") }, true,
 			&pb.ModelStreamInferResponse{InferResponse: func() *pb.ModelInferResponse {
 				r := proto.Clone(full).(*pb.ModelInferResponse)
@@ -122,6 +129,7 @@ func TestEncodedResponsesDecodeAsProtobuf(t *testing.T) {
 					t.Errorf("encoded %d bytes, protobuf encodes %d", len(wire), size)
 				}
 				if a == nil {
+					msg.free() // a pooled message goes back to its pool
 					return
 				}
 				if !msg.tracked {
