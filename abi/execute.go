@@ -73,17 +73,21 @@ func (l *library) heldRequestFor(r *core.Request) (*heldRequest, error) {
 	r.Hold() // until the context ends: thostRequestContextDone drops it
 	l.held.Add(1)
 	if r.BackendData() == nil {
-		r.Responder().OnCancel(func() {
-			if cur, ok := r.BackendData().(*heldRequest); ok {
-				cur.markCancelled()
-			}
-		})
+		r.Responder().OnCancelArg(markHeldCancelled, r)
 	}
 	r.SetBackendData(st)
 	if r.Cancelled() {
 		st.markCancelled()
 	}
 	return st, nil
+}
+
+// markHeldCancelled is the cancel hook of a request (a *core.Request): it
+// marks the request's current context cancelled.
+func markHeldCancelled(r any) {
+	if cur, ok := r.(*core.Request).BackendData().(*heldRequest); ok {
+		cur.markCancelled()
+	}
 }
 
 // tryRef adds a reference to st's context unless the last one is already

@@ -289,24 +289,46 @@ func (p *Responder) Cancelled() bool { return p.cancelled.Load() }
 // its own, and they run in the order they were added. The returned
 // CancelHook removes f if it has not run yet.
 func (p *Responder) OnCancel(f func()) CancelHook {
+	return p.addHook(cancelHook{f: f})
+}
+
+// OnCancelArg is OnCancel of f(arg): a hook that takes no closure, for a
+// layer that registers one for every request.
+func (p *Responder) OnCancelArg(f func(arg any), arg any) CancelHook {
+	return p.addHook(cancelHook{fArg: f, arg: arg})
+}
+
+func (p *Responder) addHook(h cancelHook) CancelHook {
 	p.hookMu.Lock()
 	if p.cancelled.Load() {
 		p.hookMu.Unlock()
-		f()
+		h.run()
 		return CancelHook{}
 	}
 	if p.hooks == nil {
 		p.hooks = p.hookBuf[:0]
 	}
 	p.nextHook++
-	p.hooks = append(p.hooks, cancelHook{id: p.nextHook, f: f})
+	h.id = p.nextHook
+	p.hooks = append(p.hooks, h)
 	p.hookMu.Unlock()
-	return CancelHook{p: p, id: p.nextHook}
+	return CancelHook{p: p, id: h.id}
 }
 
+// cancelHook is f(), or fArg(arg) when f is nil.
 type cancelHook struct {
-	id uint64
-	f  func()
+	id   uint64
+	f    func()
+	fArg func(any)
+	arg  any
+}
+
+func (h cancelHook) run() {
+	if h.f != nil {
+		h.f()
+		return
+	}
+	h.fArg(h.arg)
 }
 
 // CancelHook is a hook registered with Responder.OnCancel.
@@ -350,7 +372,7 @@ func (p *Responder) cancel() {
 	p.hooks = nil
 	p.hookMu.Unlock()
 	for _, h := range hooks {
-		h.f()
+		h.run()
 	}
 }
 
