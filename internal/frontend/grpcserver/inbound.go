@@ -62,10 +62,15 @@ type inboundRequest struct {
 
 	// The memory of a received request of one input and one raw contents
 	// entry, the common case, which then takes one allocation: msg,
-	// msg.RawInputContents and contents.
-	received    pb.ModelInferRequest
-	rawOne      [1][]byte
-	contentsOne [1]wireContents
+	// msg.RawInputContents, contents, and msg.Inputs with the input's
+	// shape when it has eight dimensions at most.
+	received     pb.ModelInferRequest
+	rawOne       [1][]byte
+	contentsOne  [1]wireContents
+	inputWireOne [1][]byte
+	inputOne     [1]pb.ModelInferRequest_InferInputTensor
+	inputPtrOne  [1]*pb.ModelInferRequest_InferInputTensor
+	shapeOne     [8]int64
 	// resolved is the request ready to submit (Service.resolve).
 	resolved resolved
 }
@@ -165,9 +170,10 @@ func decodeWithoutData(b []byte, in *inboundRequest) error {
 	buf := restBuffers.Get().(*[]byte)
 	defer putRestBuffer(buf)
 	var (
-		rest     = (*buf)[:0] // the message without its tensor data
+		rest     = (*buf)[:0] // the message without its inputs and tensor data
 		raw      = in.rawOne[:0]
 		contents = in.contentsOne[:0]
+		inputs   = in.inputWireOne[:0] // the inputs without their contents
 	)
 	err := walkFields(b, func(num protowire.Number, typ protowire.Type, v, field []byte) error {
 		switch {
@@ -179,8 +185,7 @@ func decodeWithoutData(b []byte, in *inboundRequest) error {
 				return err
 			}
 			contents = append(contents, c)
-			rest = protowire.AppendTag(rest, num, typ)
-			rest = protowire.AppendBytes(rest, input)
+			inputs = append(inputs, input)
 		default:
 			rest = append(rest, field...)
 		}
@@ -193,10 +198,41 @@ func decodeWithoutData(b []byte, in *inboundRequest) error {
 	if err := proto.Unmarshal(rest, in.msg); err != nil {
 		return core.Errorf(core.CodeInvalidArg, "the request is not a valid ModelInferRequest: %v", err)
 	}
+	if err := decodeInputs(in, inputs); err != nil {
+		return core.Errorf(core.CodeInvalidArg, "the request is not a valid ModelInferRequest: %v", err)
+	}
 	if len(raw) > 0 {
 		in.msg.RawInputContents = raw
 	}
 	in.contents = contents
+	return nil
+}
+
+// decodeInputs decodes the inputs' tensor descriptions (without their
+// contents) into in.msg.Inputs, in order, as protobuf decodes the inputs
+// field: each into a new tensor, of in's own memory for a single input.
+func decodeInputs(in *inboundRequest, inputs [][]byte) error {
+	if len(inputs) == 0 {
+		return nil
+	}
+	tensors, ptrs := in.inputOne[:], in.inputPtrOne[:0]
+	if len(inputs) > len(in.inputOne) {
+		tensors = make([]pb.ModelInferRequest_InferInputTensor, len(inputs))
+		ptrs = make([]*pb.ModelInferRequest_InferInputTensor, 0, len(inputs))
+	} else {
+		tensors[0].Shape = in.shapeOne[:0] // merged into: the shape's dimensions are appended
+	}
+	for i, b := range inputs {
+		t := &tensors[i]
+		if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(b, t); err != nil {
+			return err
+		}
+		if len(t.Shape) == 0 {
+			t.Shape = nil // as protobuf leaves a shape with no dimensions
+		}
+		ptrs = append(ptrs, t)
+	}
+	in.msg.Inputs = ptrs
 	return nil
 }
 
