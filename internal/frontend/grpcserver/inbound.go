@@ -52,13 +52,13 @@ type inboundRequest struct {
 	// input has no contents field); nil when msg was not received.
 	contents []wireContents
 
-	// receive, when set, offers the codec a buffer of the request's model
+	// receiver, when set, offers the codec a buffer of the request's model
 	// to receive a large message into (Service.receiveBuffer); buffer is
 	// the one it was received into, the request's until resolve hands it
 	// on to the request's memory, released with the call otherwise
 	// (releaseBuffer).
-	receive func(model, version string, n int) core.InputBuffer
-	buffer  core.InputBuffer
+	receiver *Service
+	buffer   core.InputBuffer
 
 	// The memory of a received request of one input and one raw contents
 	// entry, the common case, which then takes one allocation: msg,
@@ -76,17 +76,17 @@ type inboundRequest struct {
 }
 
 // minReceiveBuffer is the smallest message the codec offers its model's
-// buffer (inboundRequest.receive): a smaller one is not worth a lookup of
+// buffer (inboundRequest.receiver): a smaller one is not worth a lookup of
 // its model before it is decoded.
 const minReceiveBuffer = 1 << 20
 
 // receiveInto returns where the codec puts data, a received message of
-// in: a buffer of its model's (in.buffer) when in.receive gives one, else
-// memory of its own.
+// in: a buffer of its model's (in.buffer) when in.receiver gives one,
+// else memory of its own.
 func receiveInto(data mem.BufferSlice, in *inboundRequest) []byte {
-	if in.receive != nil && data.Len() >= minReceiveBuffer && len(data) > 0 {
+	if in.receiver != nil && data.Len() >= minReceiveBuffer && len(data) > 0 {
 		if model, version, ok := peekModel(data[0].ReadOnlyData()); ok {
-			if b := in.receive(model, version, data.Len()); b != nil {
+			if b := in.receiver.receiveBuffer(model, version, data.Len()); b != nil {
 				in.buffer = b
 				data.CopyTo(b.Bytes())
 				return b.Bytes()[:data.Len()]

@@ -32,7 +32,7 @@ func serviceDesc() *grpc.ServiceDesc {
 
 func modelInferHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
 	s := srv.(*Service)
-	in := &inboundRequest{receive: s.receiveBuffer}
+	in := &inboundRequest{receiver: s}
 	defer in.releaseBuffer() // unless resolve handed it on to the request
 	if err := dec(in); err != nil {
 		return nil, err
