@@ -75,3 +75,24 @@ func TestAPipeliningModelSendsBatchesAhead(t *testing.T) {
 		t.Errorf("the request the dead worker held got %q, want the worker's end", got)
 	}
 }
+
+// TestOnlyASingleInstanceModelThatIsNotDecoupledRunsOnOneProcessor: the
+// worker of a model whose backend calls back into Go from its executing
+// thread alone runs Go on one processor; a decoupled model's, or one of
+// several instances, keeps every processor for its backend's other
+// threads.
+func TestOnlyASingleInstanceModelThatIsNotDecoupledRunsOnOneProcessor(t *testing.T) {
+	srv := coretest.Serve(t, core.Options{Backends: coretest.NewProvider()},
+		coretest.ModelDir{Name: "plain", Config: coretest.VectorConfig("instance_group [ { count: 1 kind: KIND_CPU } ]")},
+		coretest.ModelDir{Name: "dec", Config: coretest.VectorConfig("instance_group [ { count: 1 kind: KIND_CPU } ]\n" + coretest.Decoupled)},
+		coretest.ModelDir{Name: "two", Config: coretest.VectorConfig("instance_group [ { count: 2 kind: KIND_CPU } ]")})
+	for name, want := range map[string]bool{"plain": true, "dec": false, "two": false} {
+		m, err := srv.Model(name, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := oneProcessor(m); got != want {
+			t.Errorf("%s: one processor %v, want %v", name, got, want)
+		}
+	}
+}
