@@ -168,22 +168,7 @@ func TestObjectStorageFailures(t *testing.T) {
 			}
 
 			t.Run("stalled download", func(t *testing.T) {
-				proxy := objstoretest.StartProxy(t, store)
-				via := store.Via(proxy)
-				s := startRemoteServer(t, via, local, nil, "--model-repository", via.URL("models"), "--model-control-mode=poll",
-					"--repository-poll-secs=1", "--repository-download-stall-secs=1")
-				inferIdentity(t, s, "remote")
-				proxy.Stall()
-				store.Put(t, "models/remote/2/weights.bin", bytes.Repeat([]byte("w"), 2<<20))
-				testenv.WaitUntil(t, "the stalled download in the index", func() bool {
-					l := indexLine(t, s, "remote", "1")
-					return l != nil && strings.Contains(l.GetReason(), "sent no data for 1s (--repository-download-stall-secs)")
-				})
-				if l := indexLine(t, s, "remote", "1"); l.GetState() != "READY" {
-					t.Errorf("the version serving before the failed download: %v", l)
-				}
-				inferIdentity(t, s, "remote")
-				inferIdentity(t, s, "identity_int32")
+				s, via := serveThroughAStalledDownload(t, store, local, "sent no data for 1s (--repository-download-stall-secs)")
 				if !strings.Contains(s.Log(), `download model "remote" from `+via.URL("models")) {
 					t.Errorf("the log does not name the model and repository of the failed download")
 				}
@@ -247,20 +232,31 @@ func TestObjectStorageNamespacedFailureStaysWithItsModel(t *testing.T) {
 	store.Put(t, "models/remote/config.pbtxt", []byte(cfg))
 	store.Put(t, "models/remote/1/.keep", nil)
 	local := testenv.Repository(t, testenv.Model{Name: "identity_int32", Config: testenv.ExampleConfig(t, "identity_int32")})
+	serveThroughAStalledDownload(t, store, local, "--repository-download-stall-secs", "--model-namespacing=true")
+}
+
+// serveThroughAStalledDownload serves store's models (through a proxy)
+// and local's, polling every second, stalls the proxy and adds a version 2
+// of "remote" to the store, then checks that version 1's index line comes
+// to name the failed download (reason) while it stays READY and serves,
+// as identity_int32 does; it returns the server and the proxied store.
+func serveThroughAStalledDownload(t *testing.T, store *objstoretest.Store, local, reason string, extra ...string) (*serverProcess, *objstoretest.Store) {
+	t.Helper()
 	proxy := objstoretest.StartProxy(t, store)
 	via := store.Via(proxy)
-	s := startRemoteServer(t, via, local, nil, "--model-repository", via.URL("models"), "--model-namespacing=true",
-		"--model-control-mode=poll", "--repository-poll-secs=1", "--repository-download-stall-secs=1")
+	s := startRemoteServer(t, via, local, nil, append([]string{"--model-repository", via.URL("models"), "--model-control-mode=poll",
+		"--repository-poll-secs=1", "--repository-download-stall-secs=1"}, extra...)...)
 	inferIdentity(t, s, "remote")
 	proxy.Stall()
 	store.Put(t, "models/remote/2/weights.bin", bytes.Repeat([]byte("w"), 2<<20))
 	testenv.WaitUntil(t, "the stalled download in the index", func() bool {
 		l := indexLine(t, s, "remote", "1")
-		return l != nil && strings.Contains(l.GetReason(), "--repository-download-stall-secs")
+		return l != nil && strings.Contains(l.GetReason(), reason)
 	})
 	if l := indexLine(t, s, "remote", "1"); l.GetState() != "READY" {
 		t.Errorf("the version serving before the failed download: %v", l)
 	}
 	inferIdentity(t, s, "remote")
 	inferIdentity(t, s, "identity_int32")
+	return s, via
 }
