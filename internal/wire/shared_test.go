@@ -7,6 +7,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// sendRegion sends s's descriptor from a to b and returns the one b
+// received, which the caller owns.
+func sendRegion(t *testing.T, a, b *Conn, s *Shared) int {
+	t.Helper()
+	if err := a.Send([]byte("region"), s.Fd()); err != nil {
+		t.Fatal(err)
+	}
+	_, fds, err := b.Recv(make([]byte, MaxMessage))
+	if err != nil || len(fds) != 1 {
+		t.Fatalf("%v %v", fds, err)
+	}
+	return fds[0]
+}
+
 func TestSharedMemoryTravelsSealed(t *testing.T) {
 	a, b := pair(t)
 	s, err := NewShared("tensor", 1<<20)
@@ -18,14 +32,7 @@ func TestSharedMemoryTravelsSealed(t *testing.T) {
 	if err := s.Seal(); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Send([]byte("with memory"), s.Fd()); err != nil {
-		t.Fatal(err)
-	}
-	_, fds, err := b.Recv(make([]byte, MaxMessage))
-	if err != nil || len(fds) != 1 {
-		t.Fatalf("%v %v", fds, err)
-	}
-	m, err := Map(fds[0], 1<<20)
+	m, err := Map(sendRegion(t, a, b, s), 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,19 +127,13 @@ func TestAWriterSealedRegionIsWrittenByItsWriterOnly(t *testing.T) {
 	if err := s.SealWriter(); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Send([]byte("region"), s.Fd()); err != nil {
-		t.Fatal(err)
-	}
-	_, fds, err := b.Recv(make([]byte, MaxMessage))
-	if err != nil || len(fds) != 1 {
-		t.Fatalf("%v %v", fds, err)
-	}
-	peer, err := unix.Dup(fds[0])
+	fd := sendRegion(t, a, b, s)
+	peer, err := unix.Dup(fd)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unix.Close(peer)
-	m, err := Map(fds[0], 1<<16)
+	m, err := Map(fd, 1<<16)
 	if err != nil {
 		t.Fatal(err)
 	}
