@@ -7,11 +7,21 @@ import (
 	"os"
 
 	"github.com/tritonhost/tritonhost/internal/embedded" // TRITONSERVER_ServerNew for the backends
+	"github.com/tritonhost/tritonhost/internal/sysmon"
 )
 
 func main() {
 	embedded.Version = buildVersion()
-	if err := newRootCommand().Execute(); err != nil {
+	root := newRootCommand()
+	if cmd, _, err := root.Find(os.Args[1:]); err == nil && cmd.Name() == "serve" {
+		// A server starts again, once and under the same pid, with the
+		// runtime's monitor kept awake (package sysmon), before it
+		// parses or opens anything.
+		if err := sysmon.Exec(); err != nil {
+			fmt.Fprintln(os.Stderr, "tritonhost: serving without the runtime setting:", err)
+		}
+	}
+	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "tritonhost:", err)
 		os.Exit(1)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/internal/sysmon"
 	"github.com/tritonhost/tritonhost/internal/wire"
 )
 
@@ -76,7 +77,11 @@ func startProcess(mod *isolatedModel) (*process, *loadedMsg, error) {
 	}
 	cmd := exec.Command(o.WorkerCommand[0], o.WorkerCommand[1:]...)
 	cmd.ExtraFiles = []*os.File{remote} // fd 3
-	cmd.Env = append(os.Environ(), envParent+"="+strconv.Itoa(os.Getpid()))
+	// The worker waits for the server between batches: its runtime's
+	// monitor stays awake (package sysmon), as the server's does.
+	env, quiet := sysmon.Env(os.Environ())
+	quiet = quiet || sysmon.Active()
+	cmd.Env = append(env, envParent+"="+strconv.Itoa(os.Getpid()))
 	if o.MemoryLimit > 0 {
 		cmd.Env = append(cmd.Env, envMemoryLimit+"="+strconv.FormatInt(o.MemoryLimit, 10))
 	}
@@ -106,7 +111,7 @@ func startProcess(mod *isolatedModel) (*process, *loadedMsg, error) {
 		return nil, nil, err
 	}
 	pr := newProcess(mod, cmd, conn)
-	go pr.relayLog(logr)
+	go pr.relayLog(logr, quiet)
 	go func() {
 		_ = cmd.Wait()
 		pr.state = cmd.ProcessState
@@ -142,14 +147,18 @@ func newProcess(mod *isolatedModel, cmd *exec.Cmd, conn *wire.Conn) *process {
 // which the Go runtime reports a crash ("SIGSEGV: segmentation
 // violation", "fatal error: ..."): a fault in backend code that the
 // runtime caught ends the worker with status 2, and that line says what
-// happened.
-func (pr *process) relayLog(stderr *os.File) {
+// happened. With dropTrace, it drops the lines of the runtime's scheduler
+// trace, which sysmon.Setting may print.
+func (pr *process) relayLog(stderr *os.File, dropTrace bool) {
 	defer close(pr.logDone)
 	defer stderr.Close()
 	sc := bufio.NewScanner(stderr)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Bytes()
+		if dropTrace && sysmon.IsTraceLine(line) {
+			continue
+		}
 		if isRuntimeCrashLine(line) {
 			pr.mu.Lock()
 			if pr.fault == "" {
