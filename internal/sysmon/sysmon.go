@@ -8,8 +8,8 @@
 // requests for a few tens of microseconds (the common case under moderate
 // load, and always in an isolated model's worker, which waits for the
 // server between batches) thus pays a wake-up of another thread and a
-// burst of polling per request: about a fifth of the CPU of a small unary
-// request, measured in internal/bench. The runtime skips the deep sleep
+// burst of polling per request: about a sixth of the server's CPU on a
+// small unary request (docs/performance.md). The runtime skips the deep sleep
 // when its scheduler trace is on (GODEBUG=schedtrace); with a period of
 // 2^31-1 ms (24.8 days) the trace itself stays silent, except that the
 // runtime counts the period from the host's boot: on a host up for longer,
