@@ -66,6 +66,22 @@ func (g *GCConfig) percent(getenv func(string) string) (int, bool) {
 	return *g.Percent, false
 }
 
+// workerPercent is the GOGC of the server's worker processes: the
+// server's own percent where the server sets it and it is positive; 0
+// (the environment's, inherited, or Go's default) where the environment
+// sets it, the program leaves the collector alone, or the server
+// collects only at its memory limit, which is the server's, not a
+// worker's.
+func (g *GCConfig) workerPercent() int {
+	if g.Unmanaged {
+		return 0
+	}
+	if p, env := g.percent(os.Getenv); !env && p > 0 {
+		return p
+	}
+	return 0
+}
+
 // limit is the memory limit to set in bytes: 0 for none, -1 to leave the
 // environment's GOMEMLIMIT.
 func (g *GCConfig) limit(getenv func(string) string, cgroup func() int64) int64 {

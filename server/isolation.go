@@ -63,6 +63,7 @@ func (c *Config) isolationProvider(inproc core.BackendProvider, s *settings, log
 		RestartBackoffMax:    time.Duration(i.RestartBackoffMaxMs) * time.Millisecond,
 		ExecuteTimeout:       time.Duration(i.ExecuteTimeoutMs) * time.Millisecond,
 		MemoryLimit:          i.MemoryLimit,
+		GCPercent:            c.GC.workerPercent(),
 		MaxUpstreamRequests:  i.MaxRequests,
 		PipelineDepth:        i.PipelineDepth,
 

@@ -34,14 +34,14 @@ func TestTheServerAndItsWorkersKeepTheRuntimeMonitorAwake(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := startServerEnv(t, repo, append(base[:len(base):len(base)], tc.godebug...), "--backend-isolation", "process")
-			if got := godebugOf(t, srv.PID()); got != tc.want {
+			if got := envOf(t, srv.PID(), "GODEBUG"); got != tc.want {
 				t.Errorf("server's GODEBUG = %q, want %q", got, tc.want)
 			}
 			workers := children(t, srv.PID())
 			if len(workers) != 1 {
 				t.Fatalf("server has %d child processes, want its one worker", len(workers))
 			}
-			if got := godebugOf(t, workers[0]); got != tc.want {
+			if got := envOf(t, workers[0], "GODEBUG"); got != tc.want {
 				t.Errorf("worker's GODEBUG = %q, want %q", got, tc.want)
 			}
 			if strings.Count(srv.Log(), "Started GRPCInferenceService") != 1 {
@@ -51,17 +51,19 @@ func TestTheServerAndItsWorkersKeepTheRuntimeMonitorAwake(t *testing.T) {
 	}
 }
 
-// godebugOf is process pid's GODEBUG as it started ("" when unset).
-func godebugOf(t *testing.T, pid int) string {
+// envOf is the value of process pid's environment variable name as the
+// process started (the last of that name; "" when unset).
+func envOf(t *testing.T, pid int, name string) string {
 	t.Helper()
 	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 	if err != nil {
 		t.Fatal(err)
 	}
+	var v string
 	for _, kv := range strings.Split(string(env), "\x00") {
-		if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
-			return v
+		if s, ok := strings.CutPrefix(kv, name+"="); ok {
+			v = s
 		}
 	}
-	return ""
+	return v
 }

@@ -112,6 +112,11 @@ type Options struct {
 	// (RLIMIT_AS), in bytes: a backend that allocates past it fails its
 	// allocations, or dies, alone.
 	MemoryLimit int64
+	// GCPercent, when positive, is each worker's GOGC (the server's
+	// --gc-percent): a worker's live heap is small and every batch leaves
+	// garbage, as the server's does. 0 leaves the worker the GOGC of the
+	// server's environment, or Go's default.
+	GCPercent int
 	// What bounds a worker's backend's own requests to the server (BLS):
 	// each tensor's bytes (default abi.DefaultInProcessMaxTensorBytes),
 	// the responses of one waiting for its callback and how long a sender
