@@ -319,19 +319,28 @@ func encodeParams(e *wire.Encoder, ps []core.Parameter) {
 	}
 }
 
-func decodeParams(d *wire.Decoder) []core.Parameter {
+func decodeParams(d *wire.Decoder) []core.Parameter { return decodeParamsInto(d, nil, nil) }
+
+// decodeParamsInto is decodeParams into room when they fit there, with
+// their names and short string values from strs.
+func decodeParamsInto(d *wire.Decoder, room []core.Parameter, strs internTable) []core.Parameter {
 	n := d.Count(maxParams)
 	if n == 0 {
 		return nil
 	}
-	ps := make([]core.Parameter, n)
+	var ps []core.Parameter
+	if n <= len(room) {
+		ps = room[:n:n]
+	} else {
+		ps = make([]core.Parameter, n)
+	}
 	for i := range ps {
 		p := &ps[i]
-		p.Name = d.String(maxName)
+		p.Name = strs.get(d.Blob(maxName))
 		p.Type = core.ParameterType(d.Uint())
 		switch p.Type {
 		case core.ParamString:
-			p.String = d.String(maxMessageBytes)
+			p.String = strs.get(d.Blob(maxMessageBytes))
 		case core.ParamInt:
 			p.Int = d.Int()
 		case core.ParamBool:
@@ -690,19 +699,21 @@ func encodeResponseAs(e *wire.Encoder, kind byte, key uint64, resp *core.Respons
 // decodedResponse is a response as decodeResponse reads it, in one
 // allocation with room for the common case: one output of up to four
 // dimensions, whose bytes, once copied out of the message (copyOutputs),
-// fit in small.
+// fit in small, and up to four parameters.
 type decodedResponse struct {
 	core.Response
-	outs  [1]core.Output
-	dims  [4]int64
-	small [32]byte
+	outs   [1]core.Output
+	dims   [4]int64
+	small  [32]byte
+	params [4]core.Parameter
 }
 
 // decodeResponse reads a response message; its outputs' bytes alias src.
 // An output whose name is one of names (the model's outputs, by name;
-// nil: none) shares that string rather than a copy. resp is nil for a
+// nil: none) shares that string rather than a copy, and so do parameter
+// names and values strs holds (nil: none). resp is nil for a
 // message without a response (a final flag alone).
-func decodeResponse(d *wire.Decoder, src *source, names map[string]string) (key uint64, dr *decodedResponse, final bool) {
+func decodeResponse(d *wire.Decoder, src *source, names map[string]string, strs internTable) (key uint64, dr *decodedResponse, final bool) {
 	key = d.Uint()
 	final = d.Bool()
 	if !d.Bool() {
@@ -729,7 +740,7 @@ func decodeResponse(d *wire.Decoder, src *source, names map[string]string) (key 
 		o.Shape, dims = decodeShapeInto(d, dims)
 		o.Data = src.get(d)
 	}
-	dr.Parameters = decodeParams(d)
+	dr.Parameters = decodeParamsInto(d, dr.params[:], strs)
 	return key, dr, final
 }
 

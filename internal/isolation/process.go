@@ -54,6 +54,9 @@ type process struct {
 	// reader goroutine uses the map (outputRegion); a region's loans are
 	// its own (outRegion).
 	outRegions map[uint64]*outRegion
+	// The strings its responses repeat (their parameters'): only the
+	// reader goroutine uses it.
+	strs internTable
 	// Metric families asked of the worker (metrics.go), by id.
 	collecting  map[uint64]chan []byte
 	nextCollect uint64
@@ -137,7 +140,7 @@ func newProcess(mod *isolatedModel, cmd *exec.Cmd, conn *wire.Conn) *process {
 	pr := &process{model: mod, cmd: cmd, conn: conn,
 		reqs: map[uint64]*core.Request{}, hooks: map[uint64]core.CancelHook{}, waiting: map[int][]chan error{},
 		served: map[uint64]*servedReq{}, exited: make(chan struct{}), logDone: make(chan struct{}),
-		inputs: newRegionPool("inputs", maxPooledRegions, maxPooledBytes), outRegions: map[uint64]*outRegion{}}
+		inputs: newRegionPool("inputs", maxPooledRegions, maxPooledBytes), outRegions: map[uint64]*outRegion{}, strs: internTable{}}
 	pr.room.L = &pr.mu
 	if cmd.Process != nil {
 		pr.pid = cmd.Process.Pid
@@ -624,7 +627,7 @@ func (pr *process) handle(msg []byte, fds []int) error {
 		}
 		pr.cancelServed(id)
 	case msgResponse:
-		key, dr, final := decodeResponse(d, src, pr.model.outputNames)
+		key, dr, final := decodeResponse(d, src, pr.model.outputNames, pr.strs)
 		if err := d.Done(); err != nil {
 			return errMalformed(kind, err)
 		}

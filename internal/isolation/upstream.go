@@ -283,7 +283,7 @@ func (u *upstreamClient) deliver(kind byte, d *wire.Decoder, src *source) error 
 			u.mu.Unlock()
 		}
 	case msgUpResponse:
-		id, dr, final := decodeResponse(d, src, nil)
+		id, dr, final := decodeResponse(d, src, nil, nil)
 		if err := d.Done(); err != nil {
 			return err
 		}
