@@ -456,7 +456,7 @@ func (w *fakeWorker) drain() {
 		default:
 			wire.CloseFiles(fds)
 		}
-		inst, reqs := decodeExecute(d, src)
+		inst, reqs := decodeExecute(d, src, nil)
 		ex := fakeExecution{inst: inst, region: regionID, fds: nfds}
 		for _, q := range reqs {
 			ex.keys = append(ex.keys, q.key)

@@ -615,11 +615,36 @@ type executeReq struct {
 	key       uint64
 	sub       core.Submission
 	batchSize uint64
+	// Room for the common case, in the batch's one allocation: one input
+	// of up to four dimensions, whose bytes fit in small once copied out of
+	// the message (ownInputs).
+	inputs [1]core.Input
+	bufs   [1][]byte
+	dims   [4]int64
+	small  [64]byte
+}
+
+// ownInputs copies the request's input bytes out of the message they
+// alias (its receive buffer, which the next message overwrites): into
+// small while they fit there, else into memory of their own.
+func (q *executeReq) ownInputs() {
+	room := q.small[:0]
+	for j := range q.sub.Inputs {
+		b := &q.sub.Inputs[j].Buffers[0]
+		if n := len(*b); n <= cap(room)-len(room) {
+			at := len(room)
+			room = append(room, *b...)
+			*b = room[at : at+n : at+n]
+		} else {
+			*b = append([]byte(nil), *b...)
+		}
+	}
 }
 
 // decodeExecute reads an execute message's requests; their input bytes
-// alias src.
-func decodeExecute(d *wire.Decoder, src *source) (inst int, reqs []executeReq) {
+// alias src. An input whose name is one of names (the model's inputs, by
+// name; nil: none) shares that string rather than a copy.
+func decodeExecute(d *wire.Decoder, src *source, names map[string]string) (inst int, reqs []executeReq) {
 	inst = d.Count(maxTensors)
 	reqs = make([]executeReq, d.Count(maxRequests))
 	for i := range reqs {
@@ -638,13 +663,27 @@ func decodeExecute(d *wire.Decoder, src *source) (inst int, reqs []executeReq) {
 			q.sub.Outputs = append(q.sub.Outputs, d.String(maxName))
 		}
 		q.sub.Parameters = decodeParams(d)
-		q.sub.Inputs = make([]core.Input, d.Count(maxTensors))
+		if n := d.Count(maxTensors); n == 1 {
+			q.sub.Inputs = q.inputs[:1:1]
+		} else {
+			q.sub.Inputs = make([]core.Input, n)
+		}
+		dims := q.dims[:0:len(q.dims)]
 		for j := range q.sub.Inputs {
 			in := &q.sub.Inputs[j]
-			in.Name = d.String(maxName)
+			name := d.Blob(maxName)
+			var ok bool
+			if in.Name, ok = names[string(name)]; !ok {
+				in.Name = string(name)
+			}
 			in.DataType = core.DataType(d.Uint())
-			in.Shape = decodeShape(d)
-			in.Buffers = [][]byte{src.get(d)}
+			in.Shape, dims = decodeShapeInto(d, dims)
+			if j == 0 {
+				in.Buffers = q.bufs[:1:1]
+				in.Buffers[0] = src.get(d)
+			} else {
+				in.Buffers = [][]byte{src.get(d)}
+			}
 		}
 	}
 	return inst, reqs

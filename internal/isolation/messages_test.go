@@ -3,6 +3,7 @@ package isolation
 import (
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/tritonhost/tritonhost/core"
 	"github.com/tritonhost/tritonhost/internal/wire"
@@ -49,6 +50,59 @@ func TestLoadMessageCarriesHostPolicies(t *testing.T) {
 			if got.PipelineDepth != sent.PipelineDepth || got.CUDADriver != sent.CUDADriver || got.PinnedPoolBytes != sent.PinnedPoolBytes ||
 				!reflect.DeepEqual(got.CUDAPoolBytes, sent.CUDAPoolBytes) {
 				t.Errorf("read back depth %d, driver %q, pools %v and %d", got.PipelineDepth, got.CUDADriver, got.CUDAPoolBytes, got.PinnedPoolBytes)
+			}
+		})
+	}
+}
+
+// TestExecuteInputsAreOwnedOutOfTheMessage: the inputs of an execute
+// message that came without a region are copied out of the receive
+// buffer (which the next message overwrites): small ones into the
+// request's own room, one after the other, larger ones into memory of
+// their own; none aliases the buffer after.
+func TestExecuteInputsAreOwnedOutOfTheMessage(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		sizes  []int
+		inRoom []bool
+	}{
+		{"one small", []int{16}, []bool{true}},
+		{"two that fit", []int{40, 24}, []bool{true, true}},
+		{"the second past the room", []int{40, 32}, []bool{true, false}},
+		{"one large", []int{65}, []bool{false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := make([]byte, 256)
+			for i := range msg {
+				msg[i] = byte(i)
+			}
+			q := &executeReq{}
+			off := 0
+			for _, n := range tc.sizes {
+				q.sub.Inputs = append(q.sub.Inputs, core.Input{Buffers: [][]byte{msg[off : off+n]}})
+				off += n
+			}
+			q.ownInputs()
+			want := make([]byte, 256)
+			copy(want, msg)
+			for i := range msg {
+				msg[i] = 0xff // the next message
+			}
+			off = 0
+			for j, n := range tc.sizes {
+				b := q.sub.Inputs[j].Buffers[0]
+				if string(b) != string(want[off:off+n]) {
+					t.Errorf("input %d reads %v, want %v", j, b, want[off:off+n])
+				}
+				inRoom := uintptr(unsafe.Pointer(unsafe.SliceData(b))) >= uintptr(unsafe.Pointer(&q.small[0])) &&
+					uintptr(unsafe.Pointer(unsafe.SliceData(b))) < uintptr(unsafe.Pointer(&q.small[0]))+uintptr(len(q.small))
+				if inRoom != tc.inRoom[j] {
+					t.Errorf("input %d of %d bytes in the request's room: %v, want %v", j, n, inRoom, tc.inRoom[j])
+				}
+				if inRoom && cap(b) != n {
+					t.Errorf("input %d has capacity %d, want %d (an append must not reach the next)", j, cap(b), n)
+				}
+				off += n
 			}
 		})
 	}

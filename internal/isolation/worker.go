@@ -81,6 +81,10 @@ type worker struct {
 	families     *prometheus.Registry // the backend's metric families (metrics.go)
 	srv          *core.Server
 	m            *core.Model
+	// The configuration's input names, by name: an execute message's
+	// inputs share them (decodeExecute); set at load, before the first
+	// batch.
+	inputNames map[string]string
 
 	instances map[*core.Instance]int
 	// The thread each instance's execution runs on, 0 when it runs none:
@@ -203,6 +207,10 @@ func (w *worker) load(lm *loadMsg) *loadedMsg {
 		return &loadedMsg{Err: err}
 	}
 	w.m = m
+	w.inputNames = map[string]string{}
+	for _, in := range m.Config().GetInput() {
+		w.inputNames[in.GetName()] = in.GetName()
+	}
 	w.instances = map[*core.Instance]int{}
 	out := &loadedMsg{Config: m.ConfigJSON()}
 	w.executing = make([]atomic.Int64, len(m.Instances()))
@@ -374,7 +382,7 @@ func (w *worker) execute(d *wire.Decoder, withRegion bool, fds []int) error {
 	} else {
 		wire.CloseFiles(fds)
 	}
-	inst, reqs := decodeExecute(d, src)
+	inst, reqs := decodeExecute(d, src, w.inputNames)
 	if err := d.Done(); err != nil {
 		if ref != nil && ref.id == 0 {
 			_ = ref.region.Close()
@@ -392,10 +400,7 @@ func (w *worker) execute(d *wire.Decoder, withRegion bool, fds []int) error {
 		// The inputs alias the receive buffer, which the next message
 		// overwrites: they are copied.
 		for i := range reqs {
-			for j := range reqs[i].sub.Inputs {
-				in := &reqs[i].sub.Inputs[j]
-				in.Buffers[0] = append([]byte(nil), in.Buffers[0]...)
-			}
+			reqs[i].ownInputs()
 		}
 	}
 	if ref != nil {
