@@ -115,8 +115,9 @@ func (st *heldRequest) markCancelled() {
 	}
 }
 
-// recordStats hands response-statistics reports that the C side buffered
-// for this request (a list, oldest first) to the instances that made them.
+// recordStats hands the statistics reports that the C side buffered for
+// this request (a list, oldest first: the request's own and its
+// responses') to the instances that made them.
 // Reports of instances already retired are dropped. The list is the
 // caller's (C memory, freed by the caller once this returns); nothing of it
 // is kept. Takes no lock of its own.
@@ -133,6 +134,10 @@ func (st *heldRequest) recordStats(recs *C.struct_thost_rstat) {
 				continue
 			}
 			instKey = r.instance_key
+		}
+		if r.kind == C.THOST_RSTAT_REQUEST {
+			inst.ReportStatistics(st.req, r.has_error == 0, uint64(r.start), uint64(r.compute_output_start), uint64(r.compute_end), uint64(r.end))
+			continue
 		}
 		outcome := core.ResponseSucceeded
 		switch {
@@ -193,6 +198,12 @@ func (i *instanceHandle) Execute(batch []*core.Request) error {
 		handles[k] = uint64(blk.handle)
 	}
 	cerr := C.thost_call_execute(i.lib.ep.execute, i.c, i.scratch, C.uint32_t(n))
+	if i.c.batch_count > 0 {
+		if inst := i.lib.host.instances.get(i.key); inst != nil {
+			recordBatchStats(inst, i.c)
+		}
+		i.c.batch_count = 0
+	}
 	if cerr == nil {
 		return nil
 	}
@@ -212,6 +223,11 @@ func (i *instanceHandle) reclaim(held []*heldRequest, blocks []*C.struct_thost_r
 		}
 		st.mu.Unlock()
 		if ours {
+			// Statistics the backend reported for the request before it
+			// failed are recorded before the caller fails the request.
+			stats := C.thost_reqctx_take_stats(st.ctx)
+			st.recordStats(stats)
+			C.thost_rstats_free(stats)
 			C.thost_request_free(blocks[k])
 		}
 	}

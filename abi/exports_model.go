@@ -91,36 +91,59 @@ func mergeConfig(cur, update *configpb.ModelConfig) (*configpb.ModelConfig, erro
 	return cfg, nil
 }
 
-//export thostReportStatistics
-func thostReportStatistics(inst *C.struct_thost_instance, ctx *C.struct_thost_reqctx, success C.bool, execStart, computeStart, computeEnd, execEnd C.uint64_t) (ret *C.TRITONSERVER_Error) {
-	const fn = "TRITONBACKEND_ModelInstanceReportStatistics"
-	defer recoverError(fn, &ret)
-	i, cerr := instanceOf(inst, fn)
-	if cerr != nil {
-		return cerr
-	}
-	st, cerr := requestOf(ctx, fn)
-	if cerr != nil {
-		return cerr
-	}
-	i.ReportStatistics(st.req, bool(success), uint64(execStart), uint64(computeStart), uint64(computeEnd), uint64(execEnd))
-	return nil
-}
-
+// thostReportBatchStatistics records a batch-statistics report that could
+// not wait in its instance for Execute to return. When it comes from the
+// thread executing the instance (executing), the reports waiting there are
+// recorded first, so that they keep their order.
+//
 //export thostReportBatchStatistics
-func thostReportBatchStatistics(inst *C.struct_thost_instance, batchSize, execStart, computeStart, computeEnd, execEnd C.uint64_t) (ret *C.TRITONSERVER_Error) {
+func thostReportBatchStatistics(inst *C.struct_thost_instance, executing C.bool, batchSize, execStart, computeStart, computeEnd, execEnd C.uint64_t) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONBACKEND_ModelInstanceReportBatchStatistics"
 	defer recoverError(fn, &ret)
 	i, cerr := instanceOf(inst, fn)
 	if cerr != nil {
 		return cerr
 	}
+	if executing {
+		recordBatchStats(i, inst)
+	}
 	i.ReportBatchStatistics(uint64(batchSize), uint64(execStart), uint64(computeStart), uint64(computeEnd), uint64(execEnd))
 	return nil
 }
 
+// recordWaitingBatchStats records the batch-statistics reports waiting in
+// inst, the instance executing on the calling thread (thost_batch_waiting),
+// if any: nil does nothing.
+func recordWaitingBatchStats(inst *C.struct_thost_instance) {
+	if inst == nil {
+		return
+	}
+	if h := hostOf(inst.model.backend.host); h != nil {
+		if i := h.instances.get(uint64(inst.key)); i != nil {
+			recordBatchStats(i, inst)
+		}
+	}
+	inst.batch_count = 0 // an instance no longer known drops them
+}
+
+// recordBatchStats records the batch-statistics reports waiting in inst
+// (made during its current or last Execute, on the executing thread) and
+// empties the buffer. The caller is that thread, or the goroutine that
+// called Execute once it returned.
+func recordBatchStats(i *core.Instance, inst *C.struct_thost_instance) {
+	n := int(inst.batch_count)
+	if n == 0 {
+		return
+	}
+	for _, b := range inst.batch[:n] {
+		i.ReportBatchStatistics(uint64(b.batch_size), uint64(b.exec_start), uint64(b.compute_start), uint64(b.compute_end), uint64(b.exec_end))
+	}
+	inst.batch_count = 0
+}
+
 // thostResponseStatistics records reports a request's context buffered
-// past THOST_PENDING_RSTATS (a backend that reports without sending).
+// past THOST_PENDING_RSTATS (a backend that reports without sending or
+// releasing).
 //
 //export thostResponseStatistics
 func thostResponseStatistics(ctx *C.struct_thost_reqctx, stats *C.struct_thost_rstat) (ret *C.TRITONSERVER_Error) {

@@ -9,7 +9,12 @@ package abi
 */
 import "C"
 
-import "github.com/tritonhost/tritonhost/core"
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/tritonhost/tritonhost/core"
+)
 
 // requestOf returns the held request of a request context, or an error for
 // the backend calling fn.
@@ -25,14 +30,24 @@ func requestOf(ctx *C.struct_thost_reqctx, fn string) (*heldRequest, *C.TRITONSE
 	return st, nil
 }
 
+// thostRequestRelease releases a request block: the statistics reported
+// for the request so far (stats, the caller's list) are recorded first,
+// then core releases the request. When the block held the context's last
+// reference, the context ends here too (*ended): Go takes over that
+// reference and does what thostRequestContextDone would, and C frees the
+// block and the context without another crossing. Otherwise C frees the
+// block and drops its reference as usual.
+//
 //export thostRequestRelease
-func thostRequestRelease(blk *C.struct_thost_request, flags C.uint32_t) (ret *C.TRITONSERVER_Error) {
+func thostRequestRelease(blk *C.struct_thost_request, flags C.uint32_t, stats *C.struct_thost_rstat, batch *C.struct_thost_instance, ended *C.bool) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONBACKEND_RequestRelease"
 	defer recoverError(fn, &ret)
+	recordWaitingBatchStats(batch)
 	st, cerr := requestOf(blk.ctx, fn)
 	if cerr != nil {
 		return cerr
 	}
+	st.recordStats(stats)
 	// The block is taken from the request before core decides, so that a
 	// rescheduled request's next execution finds none; if core refuses the
 	// release, the backend keeps the request and the block goes back.
@@ -52,6 +67,15 @@ func thostRequestRelease(blk *C.struct_thost_request, flags C.uint32_t) (ret *C.
 	st.mu.Lock()
 	st.pinner.Unpin()
 	st.mu.Unlock()
+	// Only the block's reference left: nothing else of the request is held
+	// (a factory or an unsent response would hold one), and none can be
+	// taken once the count is 0 (tryRef), so the context ends now.
+	if atomic.CompareAndSwapInt32((*int32)(unsafe.Pointer(&blk.ctx.refs)), 1, 0) {
+		if st.lib.host.requests.take(st.key) == st {
+			st.end()
+		}
+		*ended = true
+	}
 	return nil
 }
 
@@ -67,6 +91,12 @@ func thostRequestContextDone(ctx *C.struct_thost_reqctx, stats *C.struct_thost_r
 		return
 	}
 	st.recordStats(stats)
+	st.end()
+}
+
+// end lets go of the request once its context is gone: the backend holds
+// nothing of it any more. st has been taken from the host's table.
+func (st *heldRequest) end() {
 	st.mu.Lock()
 	st.dead = true
 	st.mu.Unlock()
@@ -82,9 +112,10 @@ func thostRequestContextDone(ctx *C.struct_thost_reqctx, stats *C.struct_thost_r
 // what the response holds is copied and C frees it on return.
 //
 //export thostResponseSend
-func thostResponseSend(resp *C.struct_thost_response, flags C.uint32_t, cerr *C.TRITONSERVER_Error, stats *C.struct_thost_rstat, kept *C.bool) (ret *C.TRITONSERVER_Error) {
+func thostResponseSend(resp *C.struct_thost_response, flags C.uint32_t, cerr *C.TRITONSERVER_Error, stats *C.struct_thost_rstat, batch *C.struct_thost_instance, kept *C.bool) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONBACKEND_ResponseSend"
 	defer recoverError(fn, &ret)
+	recordWaitingBatchStats(batch)
 	st, lookupErr := requestOf(resp.ctx, fn)
 	if lookupErr != nil {
 		return lookupErr
@@ -114,9 +145,10 @@ func thostResponseSend(resp *C.struct_thost_response, flags C.uint32_t, cerr *C.
 }
 
 //export thostSendFlags
-func thostSendFlags(ctx *C.struct_thost_reqctx, flags C.uint32_t, stats *C.struct_thost_rstat) (ret *C.TRITONSERVER_Error) {
+func thostSendFlags(ctx *C.struct_thost_reqctx, flags C.uint32_t, stats *C.struct_thost_rstat, batch *C.struct_thost_instance) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONBACKEND_ResponseFactorySendFlags"
 	defer recoverError(fn, &ret)
+	recordWaitingBatchStats(batch)
 	st, cerr := requestOf(ctx, fn)
 	if cerr != nil {
 		return cerr

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 static __thread struct thost_host* thost_thread_host;
+__thread struct thost_instance* thost_executing_instance;
 static struct thost_host* thost_newest_host;  // atomic; set by Go (host.go)
 
 struct thost_host*
@@ -238,11 +239,19 @@ thost_call_execute(
   TRITONSERVER_Error* derr = enter_device(i);
   if (derr != NULL)
     return derr;
-  WITH_HOST(
-      i->model->backend->host,
-      ((execute_fn)fn)(
-          THOST_AS_HANDLE(TRITONBACKEND_ModelInstance, i->handle),
-          (TRITONBACKEND_Request**)requests, n));
+  // Batch statistics the backend reports on this thread meanwhile wait in
+  // i (model_api.c). A nested Execute (a backend's request run inline)
+  // restores the outer instance as it returns.
+  struct thost_instance* outer = thost_executing_instance;
+  thost_executing_instance = i;
+  struct thost_host* saved = thost_thread_host;
+  thost_thread_host = i->model->backend->host;
+  TRITONSERVER_Error* err = ((execute_fn)fn)(
+      THOST_AS_HANDLE(TRITONBACKEND_ModelInstance, i->handle),
+      (TRITONBACKEND_Request**)requests, n);
+  thost_thread_host = saved;
+  thost_executing_instance = outer;
+  return err;
 }
 
 // ---- Plugins ----------------------------------------------------------------

@@ -2,6 +2,7 @@ package abi_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -167,5 +168,29 @@ func TestIdentityAttachesExampleParameters(t *testing.T) {
 	}
 	if got := events[0].resp.Parameters; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("parameters %+v, want %+v", got, want)
+	}
+}
+
+// The request and batch statistics identity reports during Execute reach
+// the model's statistics with the request's release and Execute's return,
+// not with a crossing of their own: an inline request finds them recorded
+// as Infer returns, without waiting.
+func TestIdentityStatisticsRecordedByTheEndOfExecute(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, testenv.Repository(t, testenv.Model{Name: "plain", Config: identityConfig("plain", 0, "")}))
+	for n := 1; n <= 3; n++ {
+		c := newCollector()
+		req := &core.Submission{Model: "plain", Inline: true, Outputs: []string{"OUTPUT7"},
+			Inputs: []core.Input{core.NewInput("INPUT7", core.TypeInt32, []int64{1}, int32s(1))}}
+		if err := srv.Infer(context.Background(), req, c.fn); err != nil {
+			t.Fatalf("Infer: %v", err)
+		}
+		st := statistics(t, srv, "plain")
+		if st.ExecutionCount != uint64(n) || st.Inference.Success.Count != uint64(n) ||
+			len(st.Batches) != 1 || st.Batches[0].BatchSize != 1 || st.Batches[0].ComputeInfer.Count != uint64(n) {
+			t.Errorf("after request %d: executions %d, successes %d, batches %+v; want %d of each, batch size 1",
+				n, st.ExecutionCount, st.Inference.Success.Count, st.Batches, n)
+		}
+		c.wait(t)
 	}
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "_cgo_export.h"
+#include "block_pool.h"
 #include "objects.h"
 
 #define MODEL(var, h) THOST_OBJECT(var, h, THOST_KIND_MODEL, "model")
@@ -302,9 +303,20 @@ TRITONBACKEND_ModelInstanceReportStatistics(
   struct thost_request* r;
   INSTANCE(i, instance);
   THOST_OBJECT(r, request, THOST_KIND_REQUEST, "request");
-  return thostReportStatistics(
-      i, r->ctx, success, exec_start_ns, compute_start_ns, compute_end_ns,
-      exec_end_ns);
+  // Buffered in the request's context: it reaches Go with the request's
+  // next crossing, normally its release.
+  struct thost_rstat* s = thost_block_get(THOST_POOL_RSTAT);
+  if (s == NULL)
+    return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+  s->kind = THOST_RSTAT_REQUEST;
+  s->instance_key = i->key;
+  s->start = exec_start_ns;
+  s->compute_output_start = compute_start_ns;
+  s->compute_end = compute_end_ns;
+  s->end = exec_end_ns;
+  s->has_error = !success;
+  s->error_code = 0;
+  return thost_reqctx_push_stat(r->ctx, s);
 }
 
 TRITONSERVER_Error*
@@ -315,7 +327,21 @@ TRITONBACKEND_ModelInstanceReportBatchStatistics(
 {
   struct thost_instance* i;
   INSTANCE(i, instance);
+  // On the thread executing the instance, the report waits in the
+  // instance for Execute to return (execute.go); elsewhere, or past
+  // THOST_BATCH_STATS, it goes to Go now, after those waiting.
+  bool executing = thost_executing_instance == i;
+  if (executing && i->batch_count < THOST_BATCH_STATS) {
+    i->batch[i->batch_count++] = (struct thost_batch_stat){
+        .batch_size = batch_size,
+        .exec_start = exec_start_ns,
+        .compute_start = compute_start_ns,
+        .compute_end = compute_end_ns,
+        .exec_end = exec_end_ns,
+    };
+    return NULL;
+  }
   return thostReportBatchStatistics(
-      i, batch_size, exec_start_ns, compute_start_ns, compute_end_ns,
+      i, executing, batch_size, exec_start_ns, compute_start_ns, compute_end_ns,
       exec_end_ns);
 }

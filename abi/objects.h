@@ -211,6 +211,10 @@ struct thost_model {
   size_t config_len;
 };
 
+// Batch-statistics reports an instance buffers during one Execute; more go
+// to Go at once.
+#define THOST_BATCH_STATS 4
+
 struct thost_instance {
   uint64_t handle;
   uint64_t key;  // Go instance table key (a slot and its generation)
@@ -229,19 +233,61 @@ struct thost_instance {
   // right before each of the instance's entry points (host.c). NULL: none.
   void* ctx_fn;
   void* ctx_arg;
+  // Batch-statistics reports made on the thread executing this instance,
+  // during TRITONBACKEND_ModelInstanceExecute, that Go has not read yet: Go
+  // records them once the call returns, so that they take no crossing of
+  // their own. Only that thread writes them while Execute runs (Execute is
+  // never called concurrently for one instance), and Go reads them after
+  // it returned.
+  uint32_t batch_count;
+  struct thost_batch_stat {
+    uint64_t batch_size;
+    uint64_t exec_start;
+    uint64_t compute_start;
+    uint64_t compute_end;
+    uint64_t exec_end;
+  } batch[THOST_BATCH_STATS];
 };
+
+// The instance whose Execute the calling thread is running (host.c), NULL
+// outside one: TRITONBACKEND_ModelInstanceReportBatchStatistics buffers the
+// reports of that instance in it.
+extern __thread struct thost_instance* thost_executing_instance;
+
+// The instance executing on the calling thread if it has batch statistics
+// waiting, else NULL: a crossing that may deliver a response (a send, a
+// final flag, a release) takes them along, so that they reach Go before
+// the response does, as when they crossed on their own.
+static inline struct thost_instance*
+thost_batch_waiting(void)
+{
+  struct thost_instance* i = thost_executing_instance;
+  return i != NULL && i->batch_count > 0 ? i : NULL;
+}
 
 // ---- Requests ---------------------------------------------------------------
 
-// A response-statistics report waiting to reach Go: a block of
-// THOST_POOL_RSTAT (block_pool.h), in its request context's pending list.
+// What a buffered statistics report is.
+enum {
+  THOST_RSTAT_RESPONSE,  // TRITONBACKEND_ModelInstanceReportResponseStatistics
+  THOST_RSTAT_REQUEST,   // TRITONBACKEND_ModelInstanceReportStatistics
+};
+
+// A statistics report waiting to reach Go: a block of THOST_POOL_RSTAT
+// (block_pool.h), in its request context's pending list. A response's
+// report uses start, compute_output_start, end and the error; a request's
+// (THOST_RSTAT_REQUEST) uses start (execution start), compute_output_start
+// (compute start), compute_end, end (execution end) and has_error (0: the
+// request succeeded).
 struct thost_rstat {
   struct thost_rstat* next;  // the next report in the list (older first once
                              // taken: thost_reqctx_take_stats)
   uint64_t instance_key;
   uint64_t start;
   uint64_t compute_output_start;
+  uint64_t compute_end;
   uint64_t end;
+  int32_t kind;  // THOST_RSTAT_*
   int32_t has_error;
   int32_t error_code;
 };
@@ -477,10 +523,21 @@ struct thost_reqctx* thost_reqctx_new(
 // back with thost_rstats_free once Go has read them.
 struct thost_rstat* thost_reqctx_take_stats(struct thost_reqctx* ctx);
 void thost_rstats_free(struct thost_rstat* list);
+// Buffers report r (a block of THOST_POOL_RSTAT, filled in but for next)
+// in ctx's pending list, from any thread holding a reference to ctx. A
+// long list goes to Go at once; the error is that crossing's.
+TRITONSERVER_Error* thost_reqctx_push_stat(
+    struct thost_reqctx* ctx, struct thost_rstat* r);
 void thost_reqctx_ref(struct thost_reqctx* ctx);
 void thost_reqctx_unref(struct thost_reqctx* ctx);
 struct thost_request* thost_request_new(size_t size, struct thost_reqctx* ctx);
 void thost_request_free(struct thost_request* req);
+// thost_request_free without dropping the block's context reference,
+// which the caller has taken over.
+void thost_request_free_block(struct thost_request* req);
+// Frees a context whose last reference is gone and whose end Go has
+// already been told of.
+void thost_reqctx_destroy(struct thost_reqctx* ctx);
 void thost_request_free_states(struct thost_request* req);  // state.c
 
 // Frees a response that was sent (TRITONBACKEND_ResponseSend) and that Go

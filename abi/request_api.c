@@ -84,6 +84,16 @@ thost_reqctx_unref(struct thost_reqctx* ctx)
   struct thost_rstat* stats = thost_reqctx_take_stats(ctx);
   thostRequestContextDone(ctx, stats);
   thost_rstats_free(stats);
+  thost_reqctx_destroy(ctx);
+}
+
+void
+thost_reqctx_destroy(struct thost_reqctx* ctx)
+{
+  // Reports are made through a factory, a response or the request block,
+  // each holding a reference, and the end took those pending: any left
+  // came from a backend still using a released request, and are dropped.
+  thost_rstats_free(thost_reqctx_take_stats(ctx));
   pthread_mutex_destroy(&ctx->mu);
   thost_count(ctx->host, THOST_COUNT_CONTEXT, -1);
   free(ctx->caller);
@@ -114,6 +124,14 @@ void
 thost_request_free(struct thost_request* req)
 {
   struct thost_reqctx* ctx = req->ctx;
+  thost_request_free_block(req);
+  thost_reqctx_unref(ctx);
+}
+
+void
+thost_request_free_block(struct thost_request* req)
+{
+  struct thost_reqctx* ctx = req->ctx;
   thost_request_free_states(req);
   thost_handle_free(req->handle);
   for (uint32_t i = 0; i < req->input_count; i++) {
@@ -128,7 +146,6 @@ thost_request_free(struct thost_request* req)
   }
   free(req);
   thost_count(ctx->host, THOST_COUNT_REQUEST, -1);
-  thost_reqctx_unref(ctx);
 }
 
 // ---- Request ----------------------------------------------------------------
@@ -387,11 +404,24 @@ TRITONBACKEND_RequestRelease(
 {
   struct thost_request* r;
   CHECK_REQUEST(r, request);
-  thost_enter_host(r->ctx->host);
-  TRITONSERVER_Error* err = thostRequestRelease(r, release_flags);
+  // One crossing: the statistics reported for the request so far go with
+  // the release, and when the block holds the context's last reference,
+  // Go ends the context too (*ended), taking over the block's reference.
+  struct thost_reqctx* ctx = r->ctx;
+  thost_enter_host(ctx->host);
+  struct thost_rstat* stats = thost_reqctx_take_stats(ctx);
+  bool ended = false;
+  TRITONSERVER_Error* err = thostRequestRelease(
+      r, release_flags, stats, thost_batch_waiting(), &ended);
+  thost_rstats_free(stats);
   if (err != NULL)
     return err;  // the backend keeps the request
-  thost_request_free(r);
+  if (!ended) {
+    thost_request_free(r);
+    return NULL;
+  }
+  thost_request_free_block(r);
+  thost_reqctx_destroy(ctx);
   return NULL;
 }
 

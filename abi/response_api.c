@@ -69,7 +69,8 @@ TRITONBACKEND_ResponseFactorySendFlags(
   FACTORY(f, factory);
   thost_enter_host(f->ctx->host);
   struct thost_rstat* stats = thost_reqctx_take_stats(f->ctx);
-  TRITONSERVER_Error* err = thostSendFlags(f->ctx, send_flags, stats);
+  TRITONSERVER_Error* err =
+      thostSendFlags(f->ctx, send_flags, stats, thost_batch_waiting());
   thost_rstats_free(stats);
   return err;
 }
@@ -231,8 +232,8 @@ TRITONBACKEND_ResponseSend(
   thost_count(ctx->host, THOST_COUNT_RESPONSE, -1);
   struct thost_rstat* stats = thost_reqctx_take_stats(ctx);
   bool kept = false;
-  TRITONSERVER_Error* err =
-      thostResponseSend(r, send_flags, error, stats, &kept);
+  TRITONSERVER_Error* err = thostResponseSend(
+      r, send_flags, error, stats, thost_batch_waiting(), &kept);
   thost_rstats_free(stats);
   if (!kept)
     response_free_memory(r);

@@ -1,10 +1,12 @@
 // TRITONBACKEND_ModelInstanceResponseStatistics* functions. A report is
 // buffered in the request's context and reaches Go with the request's next
 // crossing (see thost_reqctx_take_stats), so a backend that reports every
-// response does not pay a second crossing per response. The statistics
-// objects and the buffered reports are blocks of the calling thread's pools
-// (block_pool.h), and the buffer is a lock-free list: a report takes no
-// malloc and no lock.
+// response does not pay a second crossing per response. Request reports
+// (TRITONBACKEND_ModelInstanceReportStatistics, model_api.c) are buffered
+// the same way and usually ride along with the request's release. The
+// statistics objects and the buffered reports are blocks of the calling
+// thread's pools (block_pool.h), and the buffer is a lock-free list: a report
+// takes no malloc and no lock.
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,25 +138,32 @@ TRITONBACKEND_ModelInstanceReportResponseStatistics(
   THOST_OBJECT(
       factory, (void*)(uintptr_t)s->factory, THOST_KIND_FACTORY,
       "response factory in response statistics");
-  struct thost_reqctx* ctx = factory->ctx;
   struct thost_rstat* r = thost_block_get(THOST_POOL_RSTAT);
   if (r == NULL)
     return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+  r->kind = THOST_RSTAT_RESPONSE;
   r->instance_key = instance->key;
   r->start = s->response_start;
   r->compute_output_start = s->compute_output_start;
+  r->compute_end = 0;
   r->end = s->response_end;
   r->has_error = s->has_error;
   r->error_code = (int32_t)s->error_code;
+  return thost_reqctx_push_stat(factory->ctx, r);
+}
+
+TRITONSERVER_Error*
+thost_reqctx_push_stat(struct thost_reqctx* ctx, struct thost_rstat* r)
+{
   struct thost_rstat* head = __atomic_load_n(&ctx->pending, __ATOMIC_RELAXED);
   do {
     r->next = head;
   } while (!__atomic_compare_exchange_n(
       &ctx->pending, &head, r, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
-  // Usually the reports ride along with the request's next send; a long
-  // list goes to Go now. The count is a load and a store, not an atomic
-  // increment: threads reporting for one request at once may lose counts
-  // of each other's, which only lengthens the list a little.
+  // Usually the reports ride along with the request's next crossing; a
+  // long list goes to Go now. The count is a load and a store, not an
+  // atomic increment: threads reporting for one request at once may lose
+  // counts of each other's, which only lengthens the list a little.
   uint32_t n = __atomic_load_n(&ctx->npending, __ATOMIC_RELAXED) + 1;
   __atomic_store_n(&ctx->npending, n, __ATOMIC_RELAXED);
   if (n < THOST_PENDING_RSTATS)
