@@ -292,3 +292,45 @@ func TestNonDecoupledModelDeliversItsFirstResponseAndDropsTheRest(t *testing.T) 
 		t.Errorf("DroppedResponses() = %d, want 6", n)
 	}
 }
+
+// TestRequestedOutputsOfALongList: a request that names more outputs than
+// the responder looks through one by one (it keeps them as a set then)
+// still has exactly those outputs requested, and gets exactly those back.
+func TestRequestedOutputsOfALongList(t *testing.T) {
+	var outputs []string
+	for i := range 12 {
+		outputs = append(outputs, fmt.Sprintf(`{ name: "OUTPUT%d" data_type: TYPE_INT32 dims: [ 2 ] }`, i))
+	}
+	config := `backend: "go"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 2 ] } ]
+output [ ` + strings.Join(outputs, ", ") + ` ]`
+	for _, n := range []int{1, 8, 9, 11} {
+		t.Run(fmt.Sprint(n, " named"), func(t *testing.T) {
+			var names []string
+			for i := range n {
+				names = append(names, fmt.Sprintf("OUTPUT%d", 11-i))
+			}
+			got := map[string]bool{}
+			srv, _ := serveModel(t, config, coretest.Inspect(func(r *core.Request) {
+				for i := range 12 {
+					name := fmt.Sprintf("OUTPUT%d", i)
+					got[name] = r.Responder().Requested(name)
+				}
+			}, coretest.Echo()))
+			req := coretest.Request("m", "r", coretest.Int32Input("INPUT0", []int64{2}))
+			req.Outputs = names
+			if resp := coretest.Infer(t, srv, req).Single(t); resp.Err != nil {
+				t.Fatal(resp.Err)
+			}
+			for name, asked := range got {
+				if want := slices.Contains(names, name); asked != want {
+					t.Errorf("Responder.Requested(%q) = %v, want %v", name, asked, want)
+				}
+			}
+			if len(got) != 12 {
+				t.Errorf("the backend asked about %d outputs, want 12", len(got))
+			}
+		})
+	}
+}

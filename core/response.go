@@ -69,19 +69,22 @@ const ResponseCompleteFinal uint32 = 1
 // released, so backends can keep sending from their own threads, and every
 // method is safe for concurrent use.
 type Responder struct {
-	mu        sync.Mutex
-	fn        ResponseFunc
-	model     *Model
-	id        string
-	requested map[string]bool // nil: every output
-	frees     bool            // the ResponseFunc frees responses (FreesResponses)
-	held      *Response       // non-decoupled: first response, waiting for FINAL
-	dropped   int             // non-decoupled: further responses dropped
-	sent      int
-	done      bool
-	start     uint64   // Nanotime the request was accepted, for the first-response time
-	req       *Request // its finalDelivered runs after the final response; nil: nothing runs
-	trace     *Trace   // the request's trace, nil when it is not traced
+	mu    sync.Mutex
+	fn    ResponseFunc
+	model *Model
+	id    string
+	// The outputs the client named (nil: every output), the submission's
+	// own slice; as a set too when there are more than requestedScan.
+	requested    []string
+	requestedSet map[string]bool
+	frees        bool      // the ResponseFunc frees responses (FreesResponses)
+	held         *Response // non-decoupled: first response, waiting for FINAL
+	dropped      int       // non-decoupled: further responses dropped
+	sent         int
+	done         bool
+	start        uint64   // Nanotime the request was accepted, for the first-response time
+	req          *Request // its finalDelivered runs after the final response; nil: nothing runs
+	trace        *Trace   // the request's trace, nil when it is not traced
 
 	cancelled atomic.Bool
 	hookMu    sync.Mutex
@@ -107,12 +110,20 @@ func newResponder(m *Model, id string, requested []string, frees bool, fn Respon
 func (p *Responder) init(m *Model, id string, requested []string, frees bool, fn ResponseFunc) {
 	p.fn, p.model, p.id, p.frees, p.maxTensor = fn, m, id, frees, m.maxTensor
 	if len(requested) > 0 {
-		p.requested = make(map[string]bool, len(requested))
+		p.requested = requested
+	}
+	if len(requested) > requestedScan {
+		p.requestedSet = make(map[string]bool, len(requested))
 		for _, n := range requested {
-			p.requested[n] = true
+			p.requestedSet[n] = true
 		}
 	}
 }
+
+// requestedScan is how many requested outputs Requested looks through one
+// by one; a request that names more gets a set (a map per request costs
+// two allocations, and most name one or two).
+const requestedScan = 8
 
 // Model returns the model the request was sent to.
 func (p *Responder) Model() *Model { return p.model }
@@ -126,7 +137,15 @@ func (p *Responder) FreesResponses() bool { return p.frees }
 // Requested reports whether the client asked for the output name: it named
 // it, or it named no output at all. Send drops the outputs it did not ask
 // for; a backend layer that copies outputs can ask first and skip them.
-func (p *Responder) Requested(name string) bool { return p.requested == nil || p.requested[name] }
+func (p *Responder) Requested(name string) bool {
+	switch {
+	case p.requested == nil:
+		return true
+	case p.requestedSet != nil:
+		return p.requestedSet[name]
+	}
+	return slices.Contains(p.requested, name)
+}
 
 // Send delivers a response produced by the backend, final if final is set.
 // Outputs the client did not ask for are dropped, outputs with a reshape in
