@@ -134,6 +134,15 @@ func (p *Responder) Model() *Model { return p.model }
 // memory.
 func (p *Responder) FreesResponses() bool { return p.frees }
 
+// SchedulerKey is the scheduler key of the request p answers
+// (Request.SchedulerKey); nil for a responder of no request.
+func (p *Responder) SchedulerKey() any {
+	if p.req == nil {
+		return nil
+	}
+	return p.req.SchedulerKey()
+}
+
 // Requested reports whether the client asked for the output name: it named
 // it, or it named no output at all. Send drops the outputs it did not ask
 // for; a backend layer that copies outputs can ask first and skip them.

@@ -103,11 +103,10 @@ type worker struct {
 	// server copies them out and returns them (msgReturned).
 	outputs *regionPool
 
-	mu          sync.Mutex
-	reqs        map[uint64]*workerReq // by the server's key
-	byResponder sync.Map              // *core.Responder -> key, for response statistics
-	wg          sync.WaitGroup        // the executors
-	stop        chan struct{}
+	mu   sync.Mutex
+	reqs map[uint64]*workerReq // by the server's key
+	wg   sync.WaitGroup        // the executors
+	stop chan struct{}
 }
 
 // workerReq is one request the worker holds for the server.
@@ -476,7 +475,6 @@ func (w *worker) forward(q *executeReq, ref *sharedRef) *core.Request {
 		States: w.states,
 	})
 	w.reqs[key] = &workerReq{r: r, region: ref}
-	w.byResponder.Store(r.Responder(), key)
 	return r
 }
 
@@ -490,7 +488,6 @@ func (w *worker) done(key uint64, flags uint32) {
 	if q == nil {
 		return
 	}
-	w.byResponder.Delete(q.r.Responder())
 	q.region.release()
 	if flags&core.ReleaseReschedule == 0 {
 		e := getEncoder()
@@ -676,11 +673,13 @@ func (w *worker) BatchStatistics(inst *core.Instance, batchSize, execStart, comp
 
 // ResponseStatistics hands a response's statistics to the server.
 func (w *worker) ResponseStatistics(inst *core.Instance, p *core.Responder, start, computeOutputStart, end uint64, outcome core.ResponseOutcome) {
-	k, ok := w.byResponder.Load(p)
+	// A request already finished here has its key still: the server
+	// drops statistics of a request it forgot.
+	key, ok := p.SchedulerKey().(uint64)
 	if !ok {
 		return
 	}
-	w.sendTimes(msgResponseStats, &timesMsg{Key: k.(uint64), Instance: w.instances[inst], Outcome: outcome,
+	w.sendTimes(msgResponseStats, &timesMsg{Key: key, Instance: w.instances[inst], Outcome: outcome,
 		Times: [4]uint64{start, computeOutputStart, end}})
 }
 
