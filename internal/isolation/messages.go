@@ -615,6 +615,7 @@ type executeReq struct {
 	key       uint64
 	sub       core.Submission
 	batchSize uint64
+	held      workerReq // what the worker keeps of it (worker.forward)
 	// Room for the common case, in the batch's one allocation: one input
 	// of up to four dimensions, whose bytes fit in small once copied out of
 	// the message (ownInputs).

@@ -474,7 +474,8 @@ func (w *worker) forward(q *executeReq, ref *sharedRef) *core.Request {
 		},
 		States: w.states,
 	})
-	w.reqs[key] = &workerReq{r: r, region: ref}
+	q.held = workerReq{r: r, region: ref}
+	w.reqs[key] = &q.held
 	return r
 }
 
