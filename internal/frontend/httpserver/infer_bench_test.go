@@ -37,6 +37,12 @@ func jsonInferBody(dt string, n int) []byte {
 // FP32 ("fp") or BYTES ("strings") values.
 func jsonEchoServer(tb testing.TB) http.Handler {
 	tb.Helper()
+	return jsonEchoFrontend(tb).Handler()
+}
+
+// jsonEchoFrontend is the server of jsonEchoServer's handler.
+func jsonEchoFrontend(tb testing.TB) *httpserver.Server {
+	tb.Helper()
 	vec := func(t string) string {
 		return `backend: "go"
 input [ { name: "INPUT0" data_type: ` + t + ` dims: [ -1 ] } ]
@@ -51,7 +57,7 @@ output [ { name: "OUTPUT0" data_type: ` + t + ` dims: [ -1 ] } ]
 	for _, m := range []string{"echo", "fp", "strings"} {
 		p.Set(m, coretest.Echo())
 	}
-	return httpserver.New(srv, httpserver.Options{}).Handler()
+	return httpserver.New(srv, httpserver.Options{})
 }
 
 var jsonInferModels = []struct{ dt, model string }{{"INT32", "echo"}, {"FP32", "fp"}, {"BYTES", "strings"}}
