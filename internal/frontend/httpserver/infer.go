@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tritonhost/tritonhost/core"
 	"github.com/tritonhost/tritonhost/internal/protocol"
@@ -75,6 +77,7 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 	}
 	s.setWriteDeadline(w, s.opts.WriteTimeout)
 	writeInferResponse(w, m, call, resp)
+	resp.Free()
 }
 
 // inferenceBody resolves the model of an inference route and reads the
@@ -100,33 +103,50 @@ func errDecoupled() error {
 // runOnce submits req to m and waits for its one response (or the client
 // to go away). Outputs that mem places in shared memory are written there
 // as the response arrives; mem is released once core is done with the
-// request (nil: no shared memory).
+// request (nil: no shared memory). The response may hold memory the
+// backend lends (Submission.FreesResponses): the caller frees it once it
+// has written the outputs.
 func (s *Server) runOnce(r *http.Request, m *core.Model, req *core.Submission, mem *protocol.RequestMemory) (*core.Response, error) {
 	if mem.Used() {
 		req.Finished = mem.Release
 	}
+	req.FreesResponses = true
 	// Not Submission.Inline: a handler executing its request could not
 	// answer the client at the server's abort time while the backend runs.
 	w := waiters.Get().(*waiter)
 	w.mem = mem
-	if err := s.core.Submit(r.Context(), m, req, w.deliver); err != nil {
+	// The handler cancels the request whenever it stops waiting for the
+	// response, the client gone included, so core does not watch the
+	// request's context too (context.AfterFunc, five allocations a
+	// request) unless it has ended already: core then refuses the request.
+	ctx := r.Context()
+	watch := context.Background()
+	if ctx.Err() != nil {
+		watch = ctx
+	}
+	cancel, err := s.core.SubmitCancelable(watch, m, req, w.deliver)
+	if err != nil {
 		mem.Release()
-		return nil, err
+		return nil, err // w is left to the garbage collector
 	}
 	select {
 	case resp := <-w.done:
-		w.mem = nil
-		waiters.Put(w)
+		w.reuse()
 		switch {
 		case resp == nil:
 			return nil, core.Errorf(core.CodeInternal, "model %q completed request %q without a response", m.Name(), req.ID)
 		case resp.Err != nil:
+			resp.Free()
 			return nil, resp.Err
 		}
 		return resp, nil
-	case <-r.Context().Done():
+	case <-ctx.Done():
+		cancel.Cancel()
+		w.abandon()
 		return nil, core.Errorf(core.CodeCancelled, "request %q to model %q: the client went away", req.ID, m.Name())
 	case <-s.aborting:
+		cancel.Cancel()
+		w.abandon()
 		return nil, s.abortErr
 	}
 }
@@ -192,27 +212,62 @@ func (c *outputChoices) get(name string) (binary, set bool) {
 }
 
 // waiter takes the final response of a request runOnce submitted to its
-// channel, placed through mem. It goes back to waiters only once its
-// handler has received that response, so its channel is empty whenever it
-// is pooled; one whose handler gave up first (the client went away, the
-// server aborted) is left to its request, which may still answer into it.
+// channel, placed through mem. It goes back to waiters only once nothing
+// more can arrive on it and its channel is empty: after its handler has
+// received the response, or, for a handler that gave up first (the client
+// went away, the server aborted), after that handler has freed a response
+// that was already on its way. One given up before its response came is
+// left to its request, which frees the response when it comes.
 type waiter struct {
 	done    chan *core.Response
 	mem     *protocol.RequestMemory
 	deliver core.ResponseFunc
+	state   atomic.Int32 // waiting, delivered or abandoned
 }
+
+// States of a waiter.
+const (
+	waiting int32 = iota
+	delivered
+	abandoned
+)
 
 // waiters holds the waiters of finished requests, with their channels and
 // response functions, for the next requests.
 var waiters = sync.Pool{New: func() any {
 	w := &waiter{done: make(chan *core.Response, 1)}
 	w.deliver = func(resp *core.Response, final bool) {
-		if final {
-			w.done <- w.mem.Place(resp)
+		if !final {
+			resp.Free() // a model that is not decoupled sends one response, final
+			return
 		}
+		resp = w.mem.Place(resp)
+		if w.state.CompareAndSwap(waiting, delivered) {
+			w.done <- resp
+			return
+		}
+		resp.Free() // its handler has gone
 	}
 	return w
 }}
+
+// reuse pools w once its handler has received the response.
+func (w *waiter) reuse() {
+	w.mem = nil
+	w.state.Store(waiting)
+	waiters.Put(w)
+}
+
+// abandon gives up the response: one already on its way is freed, and w
+// pooled again; otherwise the request frees the response when it comes,
+// and w is left to it.
+func (w *waiter) abandon() {
+	if w.state.CompareAndSwap(waiting, abandoned) {
+		return
+	}
+	(<-w.done).Free()
+	w.reuse()
+}
 
 // writeInferResponse answers an infer request: JSON, or, when an output is
 // sent as binary data, a JSON header (its size in
