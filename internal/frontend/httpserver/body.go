@@ -17,50 +17,53 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 	if r.ContentLength > max {
 		return nil, tooLarge(bodyKind(r), r.ContentLength, max)
 	}
-	body := http.MaxBytesReader(w, r.Body, max)
-	defer body.Close()
-	var src io.Reader = body
 	enc := r.Header.Get("Content-Encoding")
 	if enc != "" {
 		enc = strings.ToLower(strings.TrimSpace(enc))
 	}
 	switch enc {
 	case "", "identity":
-	case "gzip":
-		zr, err := gzip.NewReader(body)
-		if err != nil {
-			return nil, bodyError(err, max, "the gzip body cannot be read")
+		// readGrowing stops one byte past max, which tells a body too
+		// large: a plain body needs no bounded reader of its own.
+		defer r.Body.Close()
+		data, err := readGrowing(r.Body, r.ContentLength, max)
+		switch {
+		case err != nil:
+			return nil, bodyErrorOf(err, max, bodyKind(r), "reading the request body")
+		case int64(len(data)) > max:
+			return nil, tooLarge(bodyKind(r), -1, max)
+		case len(data) == 0:
+			return nil, nil
 		}
-		defer zr.Close()
-		src = zr
-	case "deflate":
-		zr, err := zlib.NewReader(body)
-		if err != nil {
-			return nil, bodyError(err, max, "the deflate body cannot be read")
-		}
-		defer zr.Close()
-		src = zr
+		return data, nil
+	case "gzip", "deflate":
 	default:
 		return nil, &httpError{status: http.StatusUnsupportedMediaType,
 			msg: fmt.Sprintf("unsupported Content-Encoding %q: send the body plain, gzip or deflate", enc)}
 	}
-	declared := r.ContentLength
-	if src != io.Reader(body) {
-		declared = -1 // the decompressed size is not known
+	body := http.MaxBytesReader(w, r.Body, max)
+	defer body.Close()
+	var src io.ReadCloser
+	var err error
+	if enc == "gzip" {
+		if src, err = gzip.NewReader(body); err != nil {
+			return nil, bodyError(err, max, "the gzip body cannot be read")
+		}
+	} else if src, err = zlib.NewReader(body); err != nil {
+		return nil, bodyError(err, max, "the deflate body cannot be read")
 	}
-	data, err := readGrowing(src, declared, max)
+	defer src.Close()
+	data, err := readGrowing(src, -1, max) // the decompressed size is not known
 	if err != nil {
 		return nil, bodyErrorOf(err, max, bodyKind(r), "reading the request body")
 	}
 	if int64(len(data)) > max {
 		return nil, tooLarge("decompressed "+bodyKind(r), int64(len(data)), max)
 	}
-	if src != io.Reader(body) {
-		// What follows a compressed stream is read to the body's end (a
-		// connection is reused only after a whole body), within max.
-		if _, err := io.Copy(io.Discard, body); err != nil {
-			return nil, bodyError(err, max, "reading the request body")
-		}
+	// What follows a compressed stream is read to the body's end (a
+	// connection is reused only after a whole body), within max.
+	if _, err := io.Copy(io.Discard, body); err != nil {
+		return nil, bodyError(err, max, "reading the request body")
 	}
 	if len(data) == 0 {
 		return nil, nil

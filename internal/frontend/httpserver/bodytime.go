@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -42,17 +43,27 @@ func (s *Server) timeBodies(h http.Handler) http.Handler {
 		// (a proxy before the server may have framed it by the length)
 		// cannot be told from a plain chunked one, and RFC 9112 (6.1) has
 		// the server close after answering it.
-		g := &bodyGuard{ResponseWriter: w, closeAfter: len(r.TransferEncoding) > 0}
+		g := guards.Get().(*bodyGuard)
+		*g = bodyGuard{ResponseWriter: w, closeAfter: len(r.TransferEncoding) > 0}
 		b := &g.body
 		*b = timedBody{src: orig, w: w, rc: *http.NewResponseController(w), start: time.Now(),
 			timeout: s.opts.ReadBodyTimeout, rate: s.opts.ReadBodyMinRate}
 		b.setDeadline(b.start.Add(b.timeout))
 		r.Body = b
-		defer func() { r.Body = orig }()
+		defer func() {
+			r.Body = orig
+			*g = bodyGuard{}
+			guards.Put(g)
+		}()
 		h.ServeHTTP(g, r)
 		g.guard() // an answer net/http writes after the handler
 	})
 }
+
+// guards holds the guards of finished requests for the next ones. A
+// handler leaves nothing behind that uses its guard once it has returned
+// (this package starts no goroutines).
+var guards = sync.Pool{New: func() any { return new(bodyGuard) }}
 
 // bodyGuard is the ResponseWriter of a request with a body, in the same
 // allocation as the body's reader. Only the handler's goroutine uses it.

@@ -266,5 +266,9 @@ func (s *Server) routes() *http.ServeMux {
 
 // setWriteDeadline bounds the writing of the response from now on.
 func (s *Server) setWriteDeadline(w http.ResponseWriter, d time.Duration) {
+	if g, ok := w.(*bodyGuard); ok { // its controller, made already
+		_ = g.body.rc.SetWriteDeadline(time.Now().Add(d))
+		return
+	}
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
 }
