@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/tritonhost/tritonhost/core"
 )
@@ -63,8 +64,44 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeRawJSON answers with body, JSON, in one write of known length.
 func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Type"] = jsonContentType
+	if len(body) > implicitLengthMax {
+		h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// implicitLengthMax is the largest answer whose Content-Length the
+// handlers leave to net/http: it buffers the first 2 KiB a handler writes,
+// and gives an answer that fits there whole, once the handler returns,
+// the Content-Length of what it holds (without allocating). Larger
+// answers set it themselves, so that they are not sent chunked.
+const implicitLengthMax = 1 << 10
+
+// Values of the headers that answers set by assignment rather than with
+// Header.Set, sparing an allocation: net/http only reads them (a clone of
+// the header copies them), and each holds its one element at full
+// capacity, so that Header.Add copies rather than writes into it.
+var (
+	jsonContentType   = []string{"application/json"}[:1:1]
+	binaryContentType = []string{"application/octet-stream"}[:1:1]
+)
+
+// headerSizes holds the values of Inference-Header-Content-Length for
+// JSON parts of fewer than len(headerSizes) bytes, each made the first
+// time an answer sends it.
+var headerSizes [1 << 10]atomic.Pointer[[]string]
+
+// sizeValue returns n as a header value, shared for a small n.
+func sizeValue(n int64) []string {
+	if n < 0 || n >= int64(len(headerSizes)) {
+		return []string{strconv.FormatInt(n, 10)}
+	}
+	if v := headerSizes[n].Load(); v != nil {
+		return *v
+	}
+	v := []string{strconv.FormatInt(n, 10)}[:1:1]
+	headerSizes[n].Store(&v)
+	return v
 }

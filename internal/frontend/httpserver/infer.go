@@ -275,10 +275,11 @@ func (w *waiter) abandon() {
 // written from the response's own memory. A large JSON part is measured,
 // then streamed (see jsonwriter.go).
 func writeInferResponse(w http.ResponseWriter, m *core.Model, call *inferCall, resp *core.Response) {
-	var binary [][]byte
-	render := func(j *jsonWriter) error {
-		binary = binary[:0]
-		return renderInferJSON(j, m, call, resp, &binary)
+	var binaryMem [4][]byte
+	binary := binaryMem[:0]
+	render := func(j *jsonWriter) (err error) {
+		binary, err = renderInferJSON(j, m, call, resp, binary[:0])
+		return err
 	}
 	head, size, err := renderJSON(render)
 	if err != nil {
@@ -293,15 +294,17 @@ func writeInferResponse(w http.ResponseWriter, m *core.Model, call *inferCall, r
 	h := w.Header()
 	total := size
 	if len(binary) > 0 {
-		h.Set(HeaderContentLength, strconv.FormatInt(size, 10))
-		h.Set("Content-Type", "application/octet-stream")
+		h[HeaderContentLength] = sizeValue(size)
+		h["Content-Type"] = binaryContentType
 		for _, d := range binary {
 			total += int64(len(d))
 		}
 	} else {
-		h.Set("Content-Type", "application/json")
+		h["Content-Type"] = jsonContentType
 	}
-	h.Set("Content-Length", strconv.FormatInt(total, 10))
+	if total > implicitLengthMax {
+		h["Content-Length"] = []string{strconv.FormatInt(total, 10)}
+	}
 	w.WriteHeader(http.StatusOK)
 	if head != nil {
 		_, err = w.Write(head)
@@ -317,9 +320,9 @@ func writeInferResponse(w http.ResponseWriter, m *core.Model, call *inferCall, r
 	}
 }
 
-// renderInferJSON renders the JSON of an infer response, and lists in
-// binary the outputs that follow it as binary data.
-func renderInferJSON(j *jsonWriter, m *core.Model, call *inferCall, resp *core.Response, binary *[][]byte) error {
+// renderInferJSON renders the JSON of an infer response, and returns
+// binary with the outputs that follow it as binary data appended.
+func renderInferJSON(j *jsonWriter, m *core.Model, call *inferCall, resp *core.Response, binary [][]byte) ([][]byte, error) {
 	b := append(j.buf, `{"model_name":`...)
 	b = appendJSONString(b, m.Name())
 	b = append(b, `,"model_version":`...)
@@ -359,17 +362,17 @@ func renderInferJSON(j *jsonWriter, m *core.Model, call *inferCall, resp *core.R
 			b = append(b, `,"parameters":{"binary_data_size":`...)
 			b = strconv.AppendInt(b, int64(len(o.Data)), 10)
 			b = append(b, `}}`...)
-			*binary = append(*binary, o.Data)
+			binary = append(binary, o.Data)
 			continue
 		}
 		j.buf = append(b, `,"data":[`...)
 		if err := writeValues(j, o.DataType, o.Data); err != nil {
-			return core.Errorf(core.CodeInvalidArg, "model %q: output %q: %v", m.Name(), o.Name, err)
+			return binary, core.Errorf(core.CodeInvalidArg, "model %q: output %q: %v", m.Name(), o.Name, err)
 		}
 		b = append(j.buf, `]}`...)
 	}
 	j.buf = append(b, `]}`...)
-	return nil
+	return binary, nil
 }
 
 // appendParameters appends response parameters as a JSON object, as

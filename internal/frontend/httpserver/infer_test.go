@@ -251,3 +251,56 @@ output [ { name: "OUTPUT0" data_type: TYPE_` + cfg + ` dims: [ 2 ] } ]`})
 	}
 	_ = binary.LittleEndian
 }
+
+// TestAnswersCarryTheirLength: every answer, small (whose length net/http
+// writes) or large (whose length the handler sets), JSON or with binary
+// data, success or error, comes with a Content-Length of its body, never
+// chunked.
+func TestAnswersCarryTheirLength(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{}, coretest.ModelDir{Name: "echo", Config: vector("")})
+	h.p.Set("echo", coretest.Echo())
+	binaryBody := func(n int) ([]byte, []string) {
+		header := fmt.Sprintf(`{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[%d],"parameters":{"binary_data_size":%d}}],`+
+			`"outputs":[{"name":"OUTPUT0","parameters":{"binary_data":true}}]}`, n, 4*n)
+		return append([]byte(header), make([]byte, 4*n)...), []string{httpserver.HeaderContentLength, strconv.Itoa(len(header))}
+	}
+	for _, tt := range []struct {
+		name     string
+		elements int
+		binary   bool
+		status   int
+	}{
+		{"small JSON", 4, false, 200},
+		{"JSON past 1 KiB", 130, false, 200},
+		{"JSON past 2 KiB", 300, false, 200},
+		{"large JSON", 20000, false, 200},
+		{"small binary", 16, true, 200},
+		{"binary past 1 KiB", 250, true, 200},
+		{"binary past 2 KiB", 600, true, 200},
+		{"error", -1, false, 400},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var body []byte
+			var header []string
+			switch {
+			case tt.elements < 0:
+				body = []byte(`{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[2],"data":[1]}]}`)
+			case tt.binary:
+				body, header = binaryBody(tt.elements)
+			default:
+				body = jsonInferBody("INT32", tt.elements)
+			}
+			status, hdr, got := h.call(t, "POST", "/v2/models/echo/infer", body, header...)
+			if status != tt.status {
+				t.Fatalf("status %d, want %d: %.200s", status, tt.status, got)
+			}
+			if cl := hdr.Get("Content-Length"); cl != strconv.Itoa(len(got)) {
+				t.Errorf("Content-Length %q for a body of %d bytes (header %v)", cl, len(got), hdr)
+			}
+			if tt.binary && hdr.Get(httpserver.HeaderContentLength) == "" {
+				t.Errorf("no %s (header %v)", httpserver.HeaderContentLength, hdr)
+			}
+		})
+	}
+}
