@@ -56,7 +56,12 @@ type inferCall struct {
 // infer serves POST .../infer: one request, one response, on a model that
 // is not decoupled.
 func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
-	m, body, err := s.inferenceBody(w, r)
+	s.inferModel(w, r, r.PathValue("model"), r.PathValue("version"))
+}
+
+// inferModel is infer on the model and version its route names.
+func (s *Server) inferModel(w http.ResponseWriter, r *http.Request, model, version string) {
+	m, body, err := s.inferenceBody(w, r, model, version)
 	if err == nil && m.Decoupled() {
 		err = errDecoupled()
 	}
@@ -80,13 +85,13 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 	resp.Free()
 }
 
-// inferenceBody resolves the model of an inference route and reads the
-// body; a draining server refuses.
-func (s *Server) inferenceBody(w http.ResponseWriter, r *http.Request) (*core.Model, []byte, error) {
+// inferenceBody resolves the model and version an inference route names
+// and reads the body; a draining server refuses.
+func (s *Server) inferenceBody(w http.ResponseWriter, r *http.Request, model, version string) (*core.Model, []byte, error) {
 	if s.isDraining() {
 		return nil, nil, core.Errorf(core.CodeUnavailable, "server is shutting down")
 	}
-	m, err := s.model(r)
+	m, err := protocol.LookupModel(s.core, model, version)
 	if err != nil {
 		return nil, nil, err
 	}

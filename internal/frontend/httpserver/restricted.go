@@ -43,17 +43,18 @@ func routeCategories() map[string]protocol.Category {
 	return m
 }
 
-// restricted wraps mux so that a request to a route of a restricted
-// category without the header and value that category requires is
-// answered 403 {"error": "This API is restricted, expecting header
-// '<header>'"}, Triton's answer, before its handler runs (and before its
-// body is read). The route is the pattern mux itself would serve the
-// request with, so escaped paths cannot slip past. A route that has no
-// category is refused while anything is restricted: a route added without
-// one fails closed. With nothing restricted, mux is returned as it is.
-func restricted(mux *http.ServeMux, rs *protocol.Restrictions) http.Handler {
+// restricted wraps next, which serves the routes of mux, so that a
+// request to a route of a restricted category without the header and
+// value that category requires is answered 403 {"error": "This API is
+// restricted, expecting header '<header>'"}, Triton's answer, before its
+// handler runs (and before its body is read). The route is the pattern mux
+// itself would serve the request with, so escaped paths cannot slip past.
+// A route that has no category is refused while anything is restricted: a
+// route added without one fails closed. With nothing restricted, next is
+// returned as it is.
+func restricted(mux *http.ServeMux, next http.Handler, rs *protocol.Restrictions) http.Handler {
 	if rs.Empty() {
-		return mux
+		return next
 	}
 	cats := routeCategories()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -69,6 +70,6 @@ func restricted(mux *http.ServeMux, rs *protocol.Restrictions) http.Handler {
 				return
 			}
 		}
-		mux.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 	})
 }

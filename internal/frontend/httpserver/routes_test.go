@@ -4,6 +4,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -270,4 +273,48 @@ func TestUnknownAndUnsupportedRoutes(t *testing.T) {
 	}
 	status, _, body = h.call(t, "DELETE", "/v2/health/live", nil)
 	wantError(t, "DELETE /v2/health/live", status, body, 404, "DELETE")
+}
+
+// TestInferRoutesAsServeMux: infer requests are routed as http.ServeMux
+// routes them, whatever form their path takes: escaped segments are
+// unescaped, unclean paths redirected, other methods left to the routes
+// that have none.
+func TestInferRoutesAsServeMux(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{}, coretest.ModelDir{Name: "echo", Config: vector("")})
+	h.p.Set("echo", coretest.Echo())
+	body := `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[2],"data":[1,2]}]}`
+	for _, tt := range []struct {
+		method, target string
+		status         int
+		want           string // in the answer: its body, or its Location
+	}{
+		{"POST", "/v2/models/echo/infer", 200, `"model_name":"echo"`},
+		{"POST", "/v2/models/echo/versions/1/infer", 200, `"model_name":"echo"`},
+		{"POST", "/v2/models/ech%6F/infer", 200, `"model_name":"echo"`},
+		{"POST", "/v2/models/a%2Fb/infer", 404, `unknown model: 'a/b'`},
+		{"POST", "/v2/models/nope/infer", 404, `unknown model: 'nope'`},
+		{"POST", "/v2/models/./infer", 307, "Location: /v2/models/infer"},
+		{"POST", "/v2/models/x/../echo/infer", 307, "Location: /v2/models/echo/infer"},
+		{"POST", "/v2/models//infer", 307, "Location: /v2/models/infer"},
+		{"GET", "/v2/models/echo/infer", 404, "no route GET /v2/models/echo/infer"},
+		{"PUT", "/v2/models/echo/infer", 404, "no route PUT /v2/models/echo/infer"},
+	} {
+		t.Run(tt.method+" "+tt.target, func(t *testing.T) {
+			conn, err := net.Dial("tcp", h.ts.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+				tt.method, tt.target, len(body), body)
+			answer, err := io.ReadAll(conn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(string(answer), fmt.Sprintf("HTTP/1.1 %d ", tt.status)) || !strings.Contains(string(answer), tt.want) {
+				t.Errorf("answer %q, want status %d and %q", answer, tt.status, tt.want)
+			}
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/netip"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -165,7 +166,7 @@ func New(srv *core.Server, opts Options) *Server {
 	}
 	s := &Server{core: srv, opts: opts, logs: logs, draining: make(chan struct{}), aborting: make(chan struct{})}
 	s.mux = s.routes()
-	s.handler = s.timeBodies(restricted(s.mux, opts.Restricted))
+	s.handler = s.timeBodies(restricted(s.mux, s.dispatch(s.mux), opts.Restricted))
 	s.conns = connlimit.New(connlimit.Options{Max: opts.MaxConnections, PerClient: opts.MaxConnectionsPerClient,
 		OnFull: func() {
 			srv.Logger().Warnf("HTTP: all %d connections the server may hold are open; new connections wait for one to close, idle ones being closed first", opts.MaxConnections)
@@ -262,6 +263,39 @@ func (s *Server) routes() *http.ServeMux {
 		writeError(w, core.Errorf(core.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})
 	return mux
+}
+
+// dispatch serves what mux serves, and infer on a model named without a
+// version (the route of nearly every request) before mux matches it, as
+// mux would serve it: that route's handler, with the model its path names.
+func (s *Server) dispatch(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if model, ok := inferRoute(r); ok {
+			s.inferModel(w, r, model, "")
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// inferRoute returns the model of a request that mux would route to POST
+// /v2/models/{model}/infer with that model as it stands: its method POST,
+// its path of that form with one segment for the model, and neither
+// escaped in its own way (RawPath: mux then unescapes the segment) nor
+// unclean (mux then redirects to the cleaned path).
+func inferRoute(r *http.Request) (string, bool) {
+	if r.Method != http.MethodPost || r.URL.RawPath != "" {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/v2/models/")
+	if !ok {
+		return "", false
+	}
+	model, ok := strings.CutSuffix(rest, "/infer")
+	if !ok || model == "" || model == "." || model == ".." || strings.IndexByte(model, '/') >= 0 {
+		return "", false
+	}
+	return model, true
 }
 
 // setWriteDeadline bounds the writing of the response from now on.
