@@ -52,9 +52,10 @@ func httpClient() *http.Client {
 }
 
 // httpRate runs concurrency clients posting req to url for the window
-// and returns the answered requests per second.
-func httpRate(b *testing.B, c *http.Client, url string, req httpRequest) float64 {
-	var calls atomic.Int64
+// and returns the answered requests per second, and how many were
+// answered.
+func httpRate(b *testing.B, c *http.Client, url string, req httpRequest) (rate, calls float64) {
+	var answered atomic.Int64
 	ctx, cancel := context.WithTimeout(context.Background(), unaryWindow)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -85,12 +86,13 @@ func httpRate(b *testing.B, c *http.Client, url string, req httpRequest) float64
 					b.Errorf("POST %s: %d %v", url, resp.StatusCode, err)
 					return
 				}
-				calls.Add(1)
+				answered.Add(1)
 			}
 		})
 	}
 	wg.Wait()
-	return float64(calls.Load()) / time.Since(start).Seconds()
+	n := float64(answered.Load())
+	return n / time.Since(start).Seconds(), n
 }
 
 // httpEchoRE is how echoserver announces its HTTP echo.
@@ -101,12 +103,16 @@ var httpEchoRE = regexp.MustCompile(`serving HTTP at (\S+)`)
 // binary data and as JSON values, against echoserver's plain net/http
 // echo of the same bodies (the ceiling of Go's HTTP stack). One op is a
 // 2-second window of each; the ratio is tritonhost's rate over the echo's.
+// It also reports each server's CPU time per request (server-us/req,
+// ceiling-us/req) and their ratio, which a machine shared with other load
+// moves far less than the rates.
 func BenchmarkHTTPRequests(b *testing.B) {
 	bin, err := testenv.BuildServer(b.TempDir(), false)
 	if err != nil {
 		b.Fatal(err)
 	}
 	triton := testenv.StartServer(b, testenv.ServerConfig{Binary: bin, Args: []string{"--allow-metrics=false"}})
+	tritonProc := &process{proc: triton.Process}
 	echo := startEcho(b, "-http-address", "127.0.0.1:0")
 	m := httpEchoRE.FindStringSubmatch(echo.proc.Log())
 	if m == nil {
@@ -123,14 +129,27 @@ func BenchmarkHTTPRequests(b *testing.B) {
 			defer c.CloseIdleConnections()
 			httpRate(b, c, oursURL, tc.req) // warm both up
 			httpRate(b, c, echoURL, tc.req)
-			var ours, ceiling float64
+			var ours, ceiling, oursCalls, ceilingCalls float64
+			oursCPU, echoCPU := &cpuMeter{p: tritonProc}, &cpuMeter{p: echo}
 			b.ResetTimer()
 			for b.Loop() {
-				ours += httpRate(b, c, oursURL, tc.req)
-				ceiling += httpRate(b, c, echoURL, tc.req)
+				oursCPU.begin(b)
+				r, n := httpRate(b, c, oursURL, tc.req)
+				oursCPU.end(b)
+				ours, oursCalls = ours+r, oursCalls+n
+				echoCPU.begin(b)
+				r, n = httpRate(b, c, echoURL, tc.req)
+				echoCPU.end(b)
+				ceiling, ceilingCalls = ceiling+r, ceilingCalls+n
 			}
 			n := float64(b.N)
 			ours, ceiling = ours/n, ceiling/n
+			oursUS := float64(oursCPU.total.Microseconds()) / oursCalls
+			echoUS := float64(echoCPU.total.Microseconds()) / ceilingCalls
+			b.ReportMetric(oursUS, "server-us/req")
+			b.ReportMetric(echoUS, "ceiling-us/req")
+			b.ReportMetric(oursUS/echoUS, "cpu-ratio")
+			fmt.Fprintf(os.Stdout, "server CPU per request: tritonhost %.2f us, net/http echo %.2f us, CPU ratio %.2f\n", oursUS, echoUS, oursUS/echoUS)
 			b.ReportMetric(ours, "tritonhost-requests/s")
 			b.ReportMetric(ceiling, "ceiling-requests/s")
 			b.ReportMetric(ours/ceiling, "ratio")
