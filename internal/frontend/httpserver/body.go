@@ -17,7 +17,7 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 	if r.ContentLength > max {
 		return nil, tooLarge(bodyKind(r), r.ContentLength, max)
 	}
-	enc := r.Header.Get("Content-Encoding")
+	enc := headerValue(r.Header, "Content-Encoding")
 	if enc != "" {
 		enc = strings.ToLower(strings.TrimSpace(enc))
 	}
@@ -127,7 +127,7 @@ func readGrowing(src io.Reader, declared, maxBytes int64) ([]byte, error) {
 // binary tensors after its JSON (Inference-Header-Content-Length) or any
 // other body.
 func bodyKind(r *http.Request) string {
-	if r.Header.Get(HeaderContentLength) == "" && strings.HasSuffix(r.URL.Path, "/infer") {
+	if headerValue(r.Header, HeaderContentLength) == "" && strings.HasSuffix(r.URL.Path, "/infer") {
 		return "request JSON"
 	}
 	return "request body"

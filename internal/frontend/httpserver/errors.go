@@ -105,3 +105,12 @@ func sizeValue(n int64) []string {
 	headerSizes[n].Store(&v)
 	return v
 }
+
+// headerValue is h.Get(key) for a key in canonical form, without Get's
+// work of making it so.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}

@@ -69,7 +69,7 @@ func (s *Server) inferModel(w http.ResponseWriter, r *http.Request, model, versi
 		writeError(w, err)
 		return
 	}
-	call, err := s.decodeInfer(m, body, r.Header.Get(HeaderContentLength), r.Header)
+	call, err := s.decodeInfer(m, body, headerValue(r.Header, HeaderContentLength), r.Header)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -122,10 +122,10 @@ func traceSettingValues(key string, raw json.RawMessage) ([]string, error) {
 // traceContext returns the W3C trace context a client sent in its
 // headers (traceparent, tracestate), for a tracer to continue its trace.
 func traceContext(r *http.Request) core.TraceContext {
-	// The canonical names: Get would make them so, a new string each time.
-	tc := core.TraceContext{Parent: r.Header.Get("Traceparent")}
+	// The canonical names, looked up as they stand.
+	tc := core.TraceContext{Parent: headerValue(r.Header, "Traceparent")}
 	if tc.Parent != "" {
-		tc.State = r.Header.Get("Tracestate")
+		tc.State = headerValue(r.Header, "Tracestate")
 	}
 	return tc
 }
