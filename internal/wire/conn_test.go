@@ -339,3 +339,45 @@ func TestMessagesSentSoonShareADatagram(t *testing.T) {
 		t.Fatalf("then %q, %v; want d", msg, err)
 	}
 }
+
+// TestAClosedConnLeavesNoGoroutine: a Conn's flusher (SendSoon's writer)
+// ends with Close, whether or not it ever wrote, and Close twice is
+// harmless.
+func TestAClosedConnLeavesNoGoroutine(t *testing.T) {
+	before := runtime.NumGoroutine()
+	for i := range 20 {
+		a, b, err := Pair()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ca, err := NewConn(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cb, err := NewConn(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			if err := ca.SendSoon([]byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			if msg, _, err := cb.Recv(make([]byte, MaxDatagram)); err != nil || string(msg) != "x" {
+				t.Fatalf("received %q, %v", msg, err)
+			}
+		}
+		ca.Close()
+		ca.Close()
+		cb.Close()
+		if err := ca.SendSoon([]byte("y")); err == nil {
+			t.Fatal("SendSoon on a closed Conn succeeded")
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after closing 40 Conns, %d before", n, before)
+	}
+}
