@@ -72,10 +72,6 @@ type Conn struct {
 	err      error       // the first failed write: every send fails from then on
 	timer    *time.Timer // sends deferred messages that waited DeferLimit
 	timerSet bool
-	// kick starts the Conn's flusher goroutine on the queue (SendSoon);
-	// it holds at most one signal, sent by whoever set flushing, and is
-	// closed, under mu, by Close.
-	kick chan struct{}
 }
 
 // sendQueue is a run of framed messages, their descriptors, and the
@@ -117,30 +113,17 @@ func NewConn(f *os.File) (*Conn, error) {
 		uc.Close()
 		return nil, fmt.Errorf("socket: %w", err)
 	}
-	conn := &Conn{uc: uc, rc: rc, oob: make([]byte, unix.CmsgSpace(4*MaxFiles)), kick: make(chan struct{}, 1)}
+	conn := &Conn{uc: uc, rc: rc, oob: make([]byte, unix.CmsgSpace(4*MaxFiles))}
 	conn.idle.L = &conn.mu
 	conn.timer = time.AfterFunc(time.Hour, conn.deferredDue)
 	conn.timer.Stop()
-	go conn.flusher()
 	return conn, nil
-}
-
-// flusher writes the queue each time a SendSoon asks it to, until Close.
-// It is one goroutine for the Conn's life rather than one per run of
-// messages: waking it costs less than starting one.
-func (c *Conn) flusher() {
-	for range c.kick {
-		_ = c.flush(false) // a failed write is every later send's error
-	}
 }
 
 // Close closes the socket; a Recv blocked on it returns, and so does a
 // send in progress. What is still queued is dropped.
 func (c *Conn) Close() error {
 	c.mu.Lock()
-	if !c.closed {
-		close(c.kick)
-	}
 	c.closed = true
 	c.timer.Stop()
 	c.timerSet = false
@@ -227,7 +210,7 @@ func (c *Conn) send(msg []byte, fds []int, mode int) error {
 		case c.flushing:
 		case mode == sendSoon:
 			c.flushing = true
-			c.kick <- struct{}{} // never full: only the one that set flushing sends
+			go c.flush(false) // a failed write is every later send's error
 		case !c.timerSet:
 			c.timerSet = true
 			c.timer.Reset(DeferLimit)
