@@ -88,8 +88,8 @@ func startProcess(mod *isolatedModel) (*process, *loadedMsg, error) {
 	if o.MemoryLimit > 0 {
 		cmd.Env = append(cmd.Env, envMemoryLimit+"="+strconv.FormatInt(o.MemoryLimit, 10))
 	}
-	if o.GCPercent > 0 && os.Getenv("GOGC") == "" {
-		cmd.Env = append(cmd.Env, "GOGC="+strconv.Itoa(o.GCPercent)) // the last of a name counts
+	if o.GCPercent > 0 { // over an inherited GOGC: the last of a name counts
+		cmd.Env = append(cmd.Env, "GOGC="+strconv.Itoa(o.GCPercent))
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	// The worker's stderr is a pipe of ours (not exec's copying one, which

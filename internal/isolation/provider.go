@@ -113,9 +113,10 @@ type Options struct {
 	// allocations, or dies, alone.
 	MemoryLimit int64
 	// GCPercent, when positive, is each worker's GOGC (the server's
-	// --gc-percent): a worker's live heap is small and every batch leaves
-	// garbage, as the server's does. 0 leaves the worker the GOGC of the
-	// server's environment, or Go's default.
+	// --gc-percent), over any in the server's environment: a worker's
+	// live heap is small and every batch leaves garbage, as the server's
+	// does. 0 leaves the worker the GOGC of the server's environment, or
+	// Go's default.
 	GCPercent int
 	// What bounds a worker's backend's own requests to the server (BLS):
 	// each tensor's bytes (default abi.DefaultInProcessMaxTensorBytes),
