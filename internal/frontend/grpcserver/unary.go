@@ -10,6 +10,7 @@ import (
 
 	"github.com/tritonhost/tritonhost/core"
 	pb "github.com/tritonhost/tritonhost/internal/inferencepb"
+	"github.com/tritonhost/tritonhost/internal/protocol"
 	"github.com/tritonhost/tritonhost/internal/testhooks"
 )
 
@@ -67,15 +68,8 @@ func (s *Service) infer(ctx context.Context, in *inboundRequest) (*core.Response
 	early, stopEarly := beforeDeadline(ctx)
 	defer stopEarly()
 	testhooks.Sleep(s.delays.Enqueue)
-	// The handler cancels the request whenever it stops waiting for the
-	// response, the client gone included, so core does not watch ctx too
-	// (context.AfterFunc, five allocations a request) unless it has ended
-	// already: core then refuses the request.
-	watch := context.Background()
-	if ctx.Err() != nil {
-		watch = ctx
-	}
-	cancel, err := s.core.SubmitCancelable(watch, m, ir, func(resp *core.Response, final bool) {
+	// The handler cancels the request whenever it stops waiting.
+	cancel, err := s.core.SubmitCancelable(protocol.WatchedContext(ctx), m, ir, func(resp *core.Response, final bool) {
 		testhooks.Sleep(s.delays.ResponseCompletion)
 		if final {
 			res.deliver(r.mem.Place(resp))

@@ -1,7 +1,6 @@
 package httpserver
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -120,16 +119,9 @@ func (s *Server) runOnce(r *http.Request, m *core.Model, req *core.Submission, m
 	// answer the client at the server's abort time while the backend runs.
 	w := waiters.Get().(*waiter)
 	w.mem = mem
-	// The handler cancels the request whenever it stops waiting for the
-	// response, the client gone included, so core does not watch the
-	// request's context too (context.AfterFunc, five allocations a
-	// request) unless it has ended already: core then refuses the request.
+	// The handler cancels the request whenever it stops waiting.
 	ctx := r.Context()
-	watch := context.Background()
-	if ctx.Err() != nil {
-		watch = ctx
-	}
-	cancel, err := s.core.SubmitCancelable(watch, m, req, w.deliver)
+	cancel, err := s.core.SubmitCancelable(protocol.WatchedContext(ctx), m, req, w.deliver)
 	if err != nil {
 		mem.Release()
 		return nil, err // w is left to the garbage collector
