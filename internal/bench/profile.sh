@@ -23,6 +23,9 @@ for _ in $(seq 600); do # the servers are built and started by the benchmark
 done
 sleep 3 # past the warm-up rounds
 perf record -a -g -F 999 -o "$out/perf.data" -- sleep "$secs" 2>/dev/null
+# Symbols are read while the benchmark still runs: it builds the servers
+# into a temporary folder that goes when it ends.
+perf script -i "$out/perf.data" -F comm,pid,ip,sym,dso 2>/dev/null >"$out/perf.script"
 wait "$run" || { cat "$out/profile-bench.txt"; exit 1; }
 grep -v '^Benchmark\|^goos\|^goarch\|^pkg\|^cpu\|^PASS\|^ok' "$out/profile-bench.txt" || true
-perf script -i "$out/perf.data" -F comm,pid,ip,sym,dso 2>/dev/null | "$out/perfgroup" tritonhost echoserver
+"$out/perfgroup" tritonhost echoserver <"$out/perf.script"
