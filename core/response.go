@@ -92,8 +92,10 @@ type Responder struct {
 	hookBuf   [2]cancelHook
 	nextHook  uint64
 	// statsIndex is the index of the next response statistics of the
-	// request (statsRecorder.response); guarded by model.stats.mu.
+	// request (statsRecorder.response); guarded by the lock of its shard
+	// of its model's statistics, statsShard.
 	statsIndex uint64
+	statsShard uint8
 	maxTensor  tensorLimit // the largest output: the request's bound, or the server's
 	// passThrough: a forwarded request's responses go on as sent, its
 	// server shapes them and applies the transaction policy.
@@ -109,6 +111,7 @@ func newResponder(m *Model, id string, requested []string, frees bool, fn Respon
 // init sets up p, a zero Responder, as newResponder's.
 func (p *Responder) init(m *Model, id string, requested []string, frees bool, fn ResponseFunc) {
 	p.fn, p.model, p.id, p.frees, p.maxTensor = fn, m, id, frees, m.maxTensor
+	p.statsShard = m.stats.shard()
 	if len(requested) > 0 {
 		p.requested = requested
 	}
@@ -377,15 +380,16 @@ func (h CancelHook) Remove() {
 }
 
 // nextResponseIndex returns the 0-based index under which the next
-// response statistics of this request are recorded, taking its model's
-// statistics lock (statsRecorder.response takes it without this when it
-// records for the request's own model, as it nearly always does).
+// response statistics of this request are recorded, taking the lock of
+// its shard of its model's statistics (statsRecorder.response takes it
+// without this when it records for the request's own model, as it nearly
+// always does).
 func (p *Responder) nextResponseIndex() uint64 {
-	st := &p.model.stats
-	st.mu.Lock()
+	sh := &p.model.stats.shards[p.statsShard]
+	sh.mu.Lock()
 	n := p.statsIndex
 	p.statsIndex++
-	st.mu.Unlock()
+	sh.mu.Unlock()
 	return n
 }
 

@@ -41,3 +41,30 @@ func BenchmarkResponderSend(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkResponseStatistics records the statistics of decoupled
+// responses, as a backend reports one per response: from one request, and
+// from requests on several goroutines at once (a stream each), which
+// report into the same model.
+func BenchmarkResponseStatistics(b *testing.B) {
+	b.Run("one", func(b *testing.B) {
+		m := &Model{name: "m", decoupled: true}
+		p := newResponder(m, "r", nil, false, func(*Response, bool) {})
+		for b.Loop() {
+			m.stats.response(p, 1, 2, 3, ResponseSucceeded)
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		m := &Model{name: "m", decoupled: true}
+		b.SetParallelism(8)
+		b.RunParallel(func(pb *testing.PB) {
+			p := newResponder(m, "r", nil, false, func(*Response, bool) {})
+			for pb.Next() {
+				m.stats.response(p, 1, 2, 3, ResponseSucceeded)
+				if p.statsIndex == 64 { // a stream's 64 responses, then the next request's
+					p = newResponder(m, "r", nil, false, func(*Response, bool) {})
+				}
+			}
+		})
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,6 +15,9 @@ type Duration struct {
 }
 
 func (d *Duration) add(ns uint64) { d.Count++; d.Ns += ns }
+
+// merge adds o's events to d's.
+func (d *Duration) merge(o Duration) { d.Count += o.Count; d.Ns += o.Ns }
 
 // InferStatistics are the per-request statistics of a model version, as
 // Triton's InferStatistics message has them.
@@ -30,6 +34,16 @@ type BatchStatistics struct {
 // ResponseStatistics are the statistics of the i-th responses of requests.
 type ResponseStatistics struct {
 	ComputeInfer, ComputeOutput, Success, Fail, EmptyResponse, Cancel Duration
+}
+
+// merge adds o's responses to r's.
+func (r *ResponseStatistics) merge(o *ResponseStatistics) {
+	r.ComputeInfer.merge(o.ComputeInfer)
+	r.ComputeOutput.merge(o.ComputeOutput)
+	r.Success.merge(o.Success)
+	r.Fail.merge(o.Fail)
+	r.EmptyResponse.merge(o.EmptyResponse)
+	r.Cancel.merge(o.Cancel)
 }
 
 // ModelStatistics is a snapshot of one model version's statistics.
@@ -67,15 +81,44 @@ type ModelStatistics struct {
 const ResponseStatsCap = 1024
 
 // statsRecorder accumulates a model version's statistics; backends report
-// into it from any thread.
+// into it from any thread. The statistics of responses, which a decoupled
+// model reports once per response from as many threads as it streams
+// requests, are kept in responseShards shards, each under its own lock
+// and on cache lines of its own: a request's responses all go to one
+// shard (Responder.statsShard), and a snapshot sums the shards. Requests
+// and executions, reported once each, share mu.
 type statsRecorder struct {
-	mu        sync.Mutex
-	s         ModelStatistics
-	failures  [numFailureReasons]uint64 // failed requests by reason
-	batches   map[uint64]*BatchStatistics
-	responses []ResponseStatistics // by response index (dense from 0), at most ResponseStatsCap+1
+	mu       sync.Mutex
+	s        ModelStatistics
+	failures [numFailureReasons]uint64 // failed requests by reason
+	batches  map[uint64]*BatchStatistics
 	// insertFailures counts responses the response cache did not store.
 	insertFailures uint64
+
+	nextShard atomic.Uint32 // the shard of the next request, round robin
+	shards    [responseShards]responseShard
+}
+
+// responseShards is how many shards a model's response statistics are
+// kept in: enough that the backend threads of as many requests rarely
+// meet on one, few enough that a snapshot sums them at once.
+const responseShards = 8
+
+// responseShard is one shard of a model's response statistics: those of
+// the requests whose Responder.statsShard it is.
+type responseShard struct {
+	mu        sync.Mutex
+	responses []ResponseStatistics // by response index (dense from 0), at most ResponseStatsCap+1
+	_         [cacheLine - 32]byte // the next shard's lock on a line of its own
+}
+
+// cacheLine is the size of a cache line on the machines the server runs
+// on (64 bytes on amd64 and arm64 server cores).
+const cacheLine = 64
+
+// shard returns the shard of the next request's response statistics.
+func (st *statsRecorder) shard() uint8 {
+	return uint8(st.nextShard.Add(1) % responseShards)
 }
 
 // span returns end-start, or 0 when the timestamps are out of order.
@@ -141,16 +184,17 @@ func (st *statsRecorder) response(p *Responder, start, computeOutputStart, end u
 	if !own {
 		index = p.nextResponseIndex()
 	}
-	st.mu.Lock() // unlocked without defer: this runs for every response
+	sh := &st.shards[p.statsShard]
+	sh.mu.Lock() // unlocked without defer: this runs for every response
 	if own {
 		index = p.statsIndex
 		p.statsIndex++
 	}
 	index = min(index, ResponseStatsCap)
-	if index >= uint64(len(st.responses)) {
-		st.responses = append(st.responses, make([]ResponseStatistics, int(index)+1-len(st.responses))...)
+	if index >= uint64(len(sh.responses)) {
+		sh.responses = append(sh.responses, make([]ResponseStatistics, int(index)+1-len(sh.responses))...)
 	}
-	r := &st.responses[index]
+	r := &sh.responses[index]
 	total := span(start, end)
 	switch {
 	case outcome == ResponseCancelled:
@@ -168,7 +212,7 @@ func (st *statsRecorder) response(p *Responder, start, computeOutputStart, end u
 		r.ComputeOutput.add(span(computeOutputStart, end))
 		r.Success.add(total)
 	}
-	st.mu.Unlock()
+	sh.mu.Unlock()
 }
 
 func (st *statsRecorder) snapshot(name string, version int64) ModelStatistics {
@@ -181,8 +225,20 @@ func (st *statsRecorder) snapshot(name string, version int64) ModelStatistics {
 		s.Batches = append(s.Batches, *b)
 	}
 	sort.Slice(s.Batches, func(i, j int) bool { return s.Batches[i].BatchSize < s.Batches[j].BatchSize })
-	s.Responses = make(map[string]ResponseStatistics, len(st.responses))
-	for i, r := range st.responses {
+	var responses []ResponseStatistics
+	for i := range st.shards {
+		sh := &st.shards[i]
+		sh.mu.Lock()
+		if n := len(sh.responses); n > len(responses) {
+			responses = append(responses, make([]ResponseStatistics, n-len(responses))...)
+		}
+		for k := range sh.responses {
+			responses[k].merge(&sh.responses[k])
+		}
+		sh.mu.Unlock()
+	}
+	s.Responses = make(map[string]ResponseStatistics, len(responses))
+	for i, r := range responses {
 		s.Responses[strconv.Itoa(i)] = r
 	}
 	return s

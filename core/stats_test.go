@@ -194,3 +194,32 @@ func TestResponseStatisticsStayBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestResponseStatisticsOfConcurrentStreamsAddUp: the response statistics
+// of many requests streamed at once, more than the shards they are kept
+// in, add up per index to every response each request reported.
+func TestResponseStatisticsOfConcurrentStreamsAddUp(t *testing.T) {
+	t.Parallel()
+	const requests, n = 20, 50
+	srv, _ := serveModel(t, vectorConfig(decoupled), coretest.Async(coretest.ReportedStream(n)))
+	var calls []*coretest.Collector
+	for i := range requests {
+		calls = append(calls, coretest.Infer(t, srv, vector(fmt.Sprint("r", i), 1)))
+	}
+	for i, c := range calls {
+		if got := c.Wait(t); len(got.Responses) != n {
+			t.Fatalf("request %d: %d responses, want %d", i, len(got.Responses), n)
+		}
+	}
+	got := coretest.Statistics(t, srv, "m").Responses
+	if len(got) != n {
+		t.Errorf("%d keys, want %d", len(got), n)
+	}
+	for i := range n {
+		r := got[strconv.Itoa(i)]
+		if r.Success.Count != requests || r.Success.Ns != requests*coretest.StreamTotalNs ||
+			r.ComputeInfer != (core.Duration{Count: requests, Ns: requests * coretest.StreamInferNs}) {
+			t.Errorf("index %d: %+v, want %d successes of %d ns each", i, r, requests, coretest.StreamTotalNs)
+		}
+	}
+}
