@@ -13,6 +13,7 @@ package sendqueue
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -52,6 +53,10 @@ type Queue[T any] struct {
 	room     chan struct{} // closed (and replaced) when the sender frees room
 	full     bool          // a producer waits on room
 	closed   bool          // the sender stopped: items are dropped, not queued
+	// queued is len(items), written under mu and read without it (Len),
+	// so that a producer that checks whether the queue is empty before it
+	// sends on its own takes no lock for it.
+	queued atomic.Int64
 }
 
 // New returns a queue of at most maxItems items and maxBytes bytes (each
@@ -109,6 +114,7 @@ func (q *Queue[T]) Push(item T, done <-chan struct{}) error {
 	wake := len(q.items) == 0
 	q.items = append(q.items, item)
 	q.bytes += size
+	q.queued.Store(int64(len(q.items)))
 	q.mu.Unlock()
 	if wake {
 		select {
@@ -119,12 +125,10 @@ func (q *Queue[T]) Push(item T, done <-chan struct{}) error {
 	return nil
 }
 
-// Len returns how many items are queued.
-func (q *Queue[T]) Len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.items)
-}
+// Len returns how many items are queued. It takes no lock: an item a
+// caller pushed before is counted, one that another goroutine pushes at
+// the same time may not be yet.
+func (q *Queue[T]) Len() int { return int(q.queued.Load()) }
 
 // Ready is signalled when the queue becomes non-empty; the sender waits on
 // it between batches.
@@ -137,6 +141,7 @@ func (q *Queue[T]) Take() []T {
 	batch := q.items
 	q.items, q.spare = q.spare[:0], nil
 	q.bytes = 0
+	q.queued.Store(0)
 	if q.full {
 		close(q.room)
 		q.room, q.full = make(chan struct{}), false
@@ -162,6 +167,7 @@ func (q *Queue[T]) Close() {
 	q.mu.Lock()
 	left := q.items
 	q.items, q.spare, q.bytes = nil, nil, 0
+	q.queued.Store(0)
 	q.closed = true
 	if q.full {
 		close(q.room)

@@ -213,3 +213,56 @@ func TestCloseWakesAWaitingProducer(t *testing.T) {
 		t.Errorf("dropped %d items, want 2 (the queued one and the waiting one)", n)
 	}
 }
+
+// TestLenCountsWhatIsQueued: Len, which takes no lock, follows every
+// operation that changes what is queued.
+func TestLenCountsWhatIsQueued(t *testing.T) {
+	t.Parallel()
+	q := newSendQueue(4, 1<<20, time.Minute)
+	done := make(chan struct{})
+	for _, step := range []struct {
+		what string
+		do   func()
+		want int
+	}{
+		{"new", func() {}, 0},
+		{"one pushed", func() { _ = q.Push(event(1, false), done) }, 1},
+		{"three pushed", func() { _ = q.Push(event(1, false), done); _ = q.Push(event(1, true), done) }, 3},
+		{"taken", func() { q.Recycle(q.Take()) }, 0},
+		{"pushed again", func() { _ = q.Push(event(1, false), done) }, 1},
+		{"closed", q.Close, 0},
+		{"pushed after close", func() { _ = q.Push(event(1, false), done) }, 0},
+	} {
+		step.do()
+		if got := q.Len(); got != step.want {
+			t.Errorf("%s: Len %d, want %d", step.what, got, step.want)
+		}
+	}
+}
+
+// BenchmarkLen asks whether the queue is empty, as a stream's producer
+// does before it sends on its own, while the sender takes what another
+// producer pushes.
+func BenchmarkLen(b *testing.B) {
+	q := newSendQueue(1<<20, 1<<30, time.Minute)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = q.Push(event(1, false), stop)
+			q.Recycle(q.Take())
+		}
+	})
+	var n int
+	for b.Loop() {
+		n += q.Len()
+	}
+	close(stop)
+	wg.Wait()
+	_ = n
+}
