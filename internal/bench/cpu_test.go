@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,19 +72,62 @@ func (p *process) switches(b *testing.B) int64 {
 	return n
 }
 
+// machineIdle is the time every CPU of the machine has spent idle (or
+// waiting for I/O) so far, from the first line of /proc/stat.
+func machineIdle(b *testing.B) time.Duration {
+	b.Helper()
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		b.Fatalf("the machine's idle time: %v", err)
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	fields := strings.Fields(line) // "cpu", user, nice, system, idle, iowait, ...
+	if len(fields) < 6 || fields[0] != "cpu" {
+		b.Fatalf("the machine's idle time: /proc/stat begins %q", line)
+	}
+	var ticks int64
+	for _, f := range fields[4:6] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			b.Fatalf("the machine's idle time: %v", err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
+}
+
 // cpuMeter adds up a server's CPU time and voluntary context switches over
-// the spans a benchmark measures.
+// the spans a benchmark measures, and the machine's idle time and wall
+// time over them: a server that leaves cores idle while its clients wait
+// loses rate that its CPU time does not show.
 type cpuMeter struct {
 	p                       *process
 	start, total            time.Duration
 	startSwitches, switches int64
+	startIdle, idle         time.Duration
+	startWall               time.Time
+	wall                    time.Duration
 }
 
-func (m *cpuMeter) begin(b *testing.B) { m.start, m.startSwitches = m.p.cpuTime(b), m.p.switches(b) }
+func (m *cpuMeter) begin(b *testing.B) {
+	m.start, m.startSwitches = m.p.cpuTime(b), m.p.switches(b)
+	m.startIdle, m.startWall = machineIdle(b), time.Now()
+}
 
 func (m *cpuMeter) end(b *testing.B) {
 	m.total += m.p.cpuTime(b) - m.start
 	m.switches += m.p.switches(b) - m.startSwitches
+	m.idle += machineIdle(b) - m.startIdle
+	m.wall += time.Since(m.startWall)
+}
+
+// idleShare is the part of the machine's CPU time that was idle over the
+// spans measured.
+func (m *cpuMeter) idleShare() float64 {
+	if m.wall <= 0 {
+		return 0
+	}
+	return float64(m.idle) / (float64(m.wall) * float64(runtime.NumCPU()))
 }
 
 // reportCPU reports both servers' CPU time and voluntary context switches
@@ -100,6 +144,10 @@ func reportCPU(b *testing.B, unit string, ours *cpuMeter, oursItems float64, cei
 	b.ReportMetric(o/c, "cpu-ratio")
 	b.ReportMetric(ocs, "server-cs/"+unit)
 	b.ReportMetric(ccs, "ceiling-cs/"+unit)
+	oi, ci := 100*ours.idleShare(), 100*ceiling.idleShare()
+	b.ReportMetric(oi, "server-idle-%")
+	b.ReportMetric(ci, "ceiling-idle-%")
 	fmt.Printf("server CPU per %s: tritonhost %.2f us and %.2f context switches, plain grpc-go %.2f us and %.2f, CPU ratio %.2f\n",
 		unit, o, ocs, c, ccs, o/c)
+	fmt.Printf("machine idle while each served: tritonhost %.0f%%, plain grpc-go %.0f%%\n", oi, ci)
 }
