@@ -3,8 +3,9 @@
 # them stay unused (internal/bench/pstall): serves examples/models, loads
 # square_int32 with STREAMS concurrent streams of K responses each (default
 # 16 and 2500, as BenchmarkConcurrentStreams), records a Go execution trace
-# of SECONDS (default 2) from the server's pprof address, and prints pstall's
-# report. Usage: internal/bench/pstall.sh [BIN] (default bin/tritonhost).
+# of SECONDS_TRACED (default 2) from the server's pprof address, and prints pstall's
+# report. Usage: internal/bench/pstall.sh [BIN] (default bin/tritonhost, which
+# `make build` makes); needs curl.
 set -euo pipefail
 bin=${1:-bin/tritonhost}
 streams=${STREAMS:-16}
