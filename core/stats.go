@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Duration counts events and sums their durations in nanoseconds.
@@ -96,6 +97,7 @@ type statsRecorder struct {
 	insertFailures uint64
 
 	nextShard atomic.Uint32 // the shard of the next request, round robin
+	_         [cacheLine]byte
 	shards    [responseShards]responseShard
 }
 
@@ -109,7 +111,8 @@ const responseShards = 8
 type responseShard struct {
 	mu        sync.Mutex
 	responses []ResponseStatistics // by response index (dense from 0), at most ResponseStatsCap+1
-	_         [cacheLine - 32]byte // the next shard's lock on a line of its own
+	// The rest of the line: the next shard's lock on a line of its own.
+	_ [cacheLine - unsafe.Sizeof(sync.Mutex{}) - unsafe.Sizeof([]ResponseStatistics(nil))]byte
 }
 
 // cacheLine is the size of a cache line on the machines the server runs
