@@ -86,8 +86,10 @@ const ResponseStatsCap = 1024
 // model reports once per response from as many threads as it streams
 // requests, are kept in responseShards shards, each under its own lock
 // and on cache lines of its own: a request's responses all go to one
-// shard (Responder.statsShard), and a snapshot sums the shards. Requests
-// and executions, reported once each, share mu.
+// shard (Responder.statsShard), and a snapshot sums the shards. Each shard
+// holds at most ResponseStatsCap+1 entries of 96 bytes, so a model whose
+// streams run past ResponseStatsCap responses keeps about 770 KiB of them
+// in all. Requests and executions, reported once each, share mu.
 type statsRecorder struct {
 	mu       sync.Mutex
 	s        ModelStatistics
