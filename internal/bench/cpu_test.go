@@ -144,10 +144,17 @@ func reportCPU(b *testing.B, unit string, ours *cpuMeter, oursItems float64, cei
 	b.ReportMetric(o/c, "cpu-ratio")
 	b.ReportMetric(ocs, "server-cs/"+unit)
 	b.ReportMetric(ccs, "ceiling-cs/"+unit)
+	fmt.Printf("server CPU per %s: tritonhost %.2f us and %.2f context switches, plain grpc-go %.2f us and %.2f, CPU ratio %.2f\n",
+		unit, o, ocs, c, ccs, o/c)
+	reportIdle(b, ours, ceiling, "plain grpc-go")
+}
+
+// reportIdle reports the share of the machine that was idle while each
+// server served, as server-idle-% and ceiling-idle-%; ceilingName names
+// the plain server in what it prints.
+func reportIdle(b *testing.B, ours, ceiling *cpuMeter, ceilingName string) {
 	oi, ci := 100*ours.idleShare(), 100*ceiling.idleShare()
 	b.ReportMetric(oi, "server-idle-%")
 	b.ReportMetric(ci, "ceiling-idle-%")
-	fmt.Printf("server CPU per %s: tritonhost %.2f us and %.2f context switches, plain grpc-go %.2f us and %.2f, CPU ratio %.2f\n",
-		unit, o, ocs, c, ccs, o/c)
-	fmt.Printf("machine idle while each served: tritonhost %.0f%%, plain grpc-go %.0f%%\n", oi, ci)
+	fmt.Printf("machine idle while each served: tritonhost %.0f%%, %s %.0f%%\n", oi, ceilingName, ci)
 }

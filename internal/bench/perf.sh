@@ -13,23 +13,13 @@ interval=${PERF_INTERVAL_MS:-3000}
 mkdir -p "$out"
 log="$out/serve.log"
 
-"$bin" serve --model-repository examples/models --backend-directory backends \
-	--grpc-address 127.0.0.1 --grpc-port 0 --http-address 127.0.0.1 --http-port 0 \
-	--allow-metrics=false >"$log" 2>&1 &
-server=$!
+# shellcheck source=internal/bench/serve.sh
+source "$(dirname "$0")/serve.sh"
+start_examples "$log" --grpc-address 127.0.0.1 --grpc-port 0 --http-address 127.0.0.1 --http-port 0 \
+	--allow-metrics=false
 trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true' EXIT
-
-address() { # the address the server announced for service $1
-	sed -n "s/.*Started $1 at \([^ ]*\).*/\1/p" "$log" | head -n 1
-}
-for _ in $(seq 300); do
-	grpc=$(address GRPCInferenceService)
-	http=$(address HTTPService)
-	[[ -n $grpc && -n $http ]] && break
-	kill -0 "$server" 2>/dev/null || { cat "$log" >&2; exit 1; }
-	sleep 0.1
-done
-[[ -n $grpc && -n $http ]] || { echo "tritonhost did not start" >&2; cat "$log" >&2; exit 1; }
+grpc=$(announced "$log" GRPCInferenceService)
+http=$(announced "$log" HTTPService)
 
 perf() { "$bin" perf --no-progress --measurement-interval "$interval" --warmup 1000 "$@"; echo; }
 perf identity_int32 -u "$grpc" --shape INPUT0:16 --concurrency-range 1:16:15 -f "$out/identity_grpc.csv"

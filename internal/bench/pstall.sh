@@ -15,21 +15,14 @@ out=build/bench
 mkdir -p "$out"
 log="$out/pstall-serve.log"
 
-"$bin" serve --model-repository examples/models --backend-directory backends \
-	--grpc-address 127.0.0.1 --grpc-port 0 --allow-http=false --allow-metrics=false \
-	--debug-address 127.0.0.1:0 >"$log" 2>&1 &
-server=$!
+# shellcheck source=internal/bench/serve.sh
+source "$(dirname "$0")/serve.sh"
+start_examples "$log" --grpc-address 127.0.0.1 --grpc-port 0 --allow-http=false --allow-metrics=false \
+	--debug-address 127.0.0.1:0
 load=
 trap 'kill $load "$server" 2>/dev/null; wait "$server" 2>/dev/null || true' EXIT
-
-for _ in $(seq 300); do
-	grpc=$(sed -n 's/.*Started GRPCInferenceService at \([^ ]*\).*/\1/p' "$log" | head -n 1)
-	debug=$(sed -n 's/.*Started diagnostics (pprof) at \([^ ]*\).*/\1/p' "$log" | head -n 1)
-	[[ -n $grpc && -n $debug ]] && break
-	kill -0 "$server" 2>/dev/null || { cat "$log" >&2; exit 1; }
-	sleep 0.1
-done
-[[ -n $grpc && -n $debug ]] || { echo "tritonhost did not start" >&2; cat "$log" >&2; exit 1; }
+grpc=$(announced "$log" GRPCInferenceService)
+debug=$(announced "$log" "diagnostics (pprof)")
 
 "$bin" perf square_int32 -u "$grpc" -i "IN:INT32:1:$k" --concurrency-range "$streams" \
 	--no-progress --measurement-interval 10000 >"$out/pstall-load.txt" 2>&1 &

@@ -16,6 +16,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -93,7 +94,7 @@ func read(r io.Reader) (report, error) {
 	if len(events) == 0 {
 		return rep, fmt.Errorf("no events: is the input `go tool trace -d=parsed` output?")
 	}
-	slices.SortStableFunc(events, func(a, b event) int { return compareInt(a.at, b.at) })
+	slices.SortStableFunc(events, func(a, b event) int { return cmp.Compare(a.at, b.at) })
 	rep.span = time.Duration(events[len(events)-1].at - events[0].at)
 	for i, e := range events {
 		if e.procs > 0 {
@@ -112,16 +113,6 @@ func read(r io.Reader) (report, error) {
 		rep.stalls = append(rep.stalls, s)
 	}
 	return rep, nil
-}
-
-func compareInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // print writes the report: how many threads exited with a P, and how long
