@@ -25,7 +25,7 @@ TRITONSERVER_InferenceRequestNew(
       thostServerFindModel(host, (char*)model_name, model_version);
   if (err != NULL)
     return err;
-  struct thost_infer_request* r = calloc(1, sizeof(*r));
+  struct thost_infer_request* r = thost_zalloc(sizeof(*r));
   if (r == NULL || (r->model_name = strdup(model_name)) == NULL ||
       (r->id = strdup("")) == NULL) {
     if (r != NULL)

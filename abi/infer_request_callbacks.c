@@ -160,7 +160,7 @@ thost_infer_call_new(struct thost_infer_request* r, TRITONSERVER_Error** err)
                                : "live response allocator");
     return NULL;
   }
-  struct thost_infer_call* c = calloc(1, sizeof(*c));
+  struct thost_infer_call* c = thost_zalloc(sizeof(*c));
   if (c == NULL) {
     *err = out_of_memory("TRITONSERVER_ServerInferAsync");
     return NULL;

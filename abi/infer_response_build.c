@@ -38,7 +38,7 @@ thost_output_set_take(struct thost_response* r)
   if (r->output_count == 0)
     return NULL;
   struct thost_output_set* set =
-      calloc(1, sizeof(*set) + r->output_count * sizeof(set->items[0]));
+      thost_zalloc(sizeof(*set) + r->output_count * sizeof(set->items[0]));
   if (set == NULL)
     return NULL;
   for (uint32_t i = 0; i < r->output_count; i++) {
@@ -95,13 +95,13 @@ thost_iresp_new(
     int64_t version, const char* id, size_t id_len, uint32_t outputs,
     uint32_t params)
 {
-  struct thost_infer_response* r = calloc(1, sizeof(*r));
+  struct thost_infer_response* r = thost_zalloc(sizeof(*r));
   if (r == NULL)
     return NULL;
   r->model_name = thost_strndup(model, model_len);
   r->id = thost_strndup(id, id_len);
-  r->outputs = calloc(outputs ? outputs : 1, sizeof(*r->outputs));
-  r->params = calloc(params ? params : 1, sizeof(*r->params));
+  r->outputs = thost_zalloc((outputs ? outputs : 1) * sizeof(*r->outputs));
+  r->params = thost_zalloc((params ? params : 1) * sizeof(*r->params));
   r->handle = thost_handle_new(THOST_KIND_INFER_RESPONSE, r);
   if (r->model_name == NULL || r->id == NULL || r->outputs == NULL ||
       r->params == NULL || r->handle == 0) {

@@ -23,6 +23,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "handle_table.h"
 #include "triton/core/tritonbackend.h"
@@ -129,6 +131,23 @@ thost_count(struct thost_host* h, int which, int64_t delta)
 // NULL when no server is open.
 struct thost_host* thost_ambient_host(void);
 void thost_enter_host(struct thost_host* h);
+
+// A zeroed allocation of size bytes, as calloc(1, size), for what is made
+// and freed once per request or response. glibc's calloc never takes a
+// chunk from the calling thread's cache (tcache), while free fills it:
+// with calloc, a steady stream of requests sends every free past the full
+// cache into the arena's bins and their consolidation, and every
+// allocation into the arena. NULL when out of memory.
+static inline void*
+thost_zalloc(size_t size)
+{
+  void* p = malloc(size);
+  // Keeps the compiler from folding malloc and memset back into calloc.
+  __asm__ volatile("" : "+r"(p));
+  if (p != NULL)
+    memset(p, 0, size);
+  return p;
+}
 
 // ---- Messages, buffer attributes, parameters, errors ---------------------
 

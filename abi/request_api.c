@@ -17,7 +17,7 @@ thost_reqctx_new(
     struct thost_host* host, uint64_t key,
     const struct thost_caller_alloc* caller)
 {
-  struct thost_reqctx* ctx = calloc(1, sizeof(*ctx));
+  struct thost_reqctx* ctx = thost_zalloc(sizeof(*ctx));
   if (ctx == NULL)
     return NULL;
   if (caller != NULL) {  // a backend's request: a copy of its allocator
@@ -105,7 +105,7 @@ thost_reqctx_destroy(struct thost_reqctx* ctx)
 struct thost_request*
 thost_request_new(size_t size, struct thost_reqctx* ctx)
 {
-  struct thost_request* req = calloc(1, size);
+  struct thost_request* req = thost_zalloc(size);
   if (req == NULL)
     return NULL;
   req->handle = thost_handle_new(THOST_KIND_REQUEST, req);
