@@ -263,14 +263,28 @@ func (d *inferDecoder) params(p *paramsJSON) bool {
 		return false
 	}
 	start := d.i
-	if !d.skip(0) {
+	n := 0
+	var name, value []byte
+	if !d.object(func(quoted []byte) bool {
+		d.space()
+		from := d.i
+		if !d.skip(1) {
+			return false
+		}
+		if n++; n == 1 {
+			name, value = quoted, d.b[from:d.i]
+		}
+		return true
+	}) {
 		return false
 	}
-	obj := d.b[start:d.i]
-	if name, value, ok := singleMember(obj); ok {
-		*p = paramsJSON{single: true, name: name, value: value}
-		return true
+	if n == 1 {
+		if name, ok := plainMemberName(name); ok {
+			*p = paramsJSON{single: true, name: name, value: value}
+			return true
+		}
 	}
+	obj := d.b[start:d.i]
 	m, over, err := decodeObjectInPlace(obj, protocol.MaxRequestParameters)
 	if err != nil {
 		return false
@@ -280,43 +294,26 @@ func (d *inferDecoder) params(p *paramsJSON) bool {
 }
 
 // extensionParams are the names of the parameters the extensions read,
-// which singleMember returns without copying.
+// which plainMemberName returns without copying.
 var extensionParams = [...]string{paramBinaryDataSize, paramBinaryData, paramShmRegion, paramShmOffset, paramShmByteSize, paramClassification}
 
-// singleMember returns the name and value of obj, a checked JSON object,
-// when it has exactly one member and the name is printable ASCII without
-// escapes (as encoding/json decodes it, then).
-func singleMember(obj []byte) (name string, value []byte, ok bool) {
-	s := jsonScanner{b: obj}
-	var quoted []byte
-	n := 0
-	err := s.members(func(q []byte) (bool, error) {
-		n++
-		if n > 1 {
-			return false, nil
-		}
-		quoted = q
-		s.space()
-		from := s.i
-		err := s.skipValue()
-		value = obj[from:s.i]
-		return true, err
-	})
-	if err != nil || n != 1 {
-		return "", nil, false
-	}
+// plainMemberName returns the member name quoted (with its quotes) as a
+// string when it is printable ASCII without escapes, as encoding/json
+// decodes it then; the names of the extensions' parameters are shared,
+// not copied.
+func plainMemberName(quoted []byte) (string, bool) {
 	inner := quoted[1 : len(quoted)-1]
 	for _, c := range inner {
 		if c < ' ' || c == '\\' || c >= utf8.RuneSelf {
-			return "", nil, false
+			return "", false
 		}
 	}
 	for _, known := range extensionParams {
 		if string(inner) == known {
-			return known, value, true
+			return known, true
 		}
 	}
-	return string(inner), value, true
+	return string(inner), true
 }
 
 // data takes any value, in place, as json.RawMessage holds it.

@@ -152,3 +152,25 @@ func FuzzParametersDecodeAsEncodingJSON(f *testing.F) {
 		checkParam(t, raw)
 	})
 }
+
+// BenchmarkDecodeInferJSON decodes the JSON part of an infer request as
+// Triton's clients send it: binary tensors (each with a parameters
+// object of one member) and JSON values.
+func BenchmarkDecodeInferJSON(b *testing.B) {
+	for _, bc := range []struct{ name, json string }{
+		{"binary", inferJSONCases[0].json},
+		{"values", `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[4],"data":[1,2,3,4]}],"outputs":[{"name":"OUTPUT0"}]}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			body := []byte(bc.json)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				var rj inferRequestJSON
+				if err := decodeInferJSON(body, &rj); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
