@@ -53,6 +53,13 @@ type HostOptions struct {
 	// of the attached server (see Upstream): the worker process of an
 	// isolated backend.
 	Upstream Upstream
+	// ExtraProcs is how many Go processors (Ps) to add to the runtime's
+	// default while more of the backends' own threads send responses at
+	// once than the runtime has (package internal/procs); 0: none. The
+	// setting is the process's: the first open host that asks decides, and
+	// it holds until the last such host closes. GOMAXPROCS set in the
+	// environment turns it off.
+	ExtraProcs int
 }
 
 // DefaultOutputCacheBytes is HostOptions.OutputCacheBytes when it is left
@@ -91,6 +98,8 @@ type Host struct {
 	upstream     Upstream         // HostOptions.Upstream
 
 	plugins pluginTables // caches' lookups in flight (cache.go)
+
+	extraProcs bool // counted by startExtraProcs, until Close
 }
 
 var _ loader.Opener = (*Host)(nil)
@@ -124,6 +133,7 @@ func NewHost(opts HostOptions) *Host {
 		maxPending: opts.InProcessMaxPending, stallTimeout: opts.InProcessStallTimeout,
 		maxTensor: core.TensorLimit{Bytes: opts.InProcessMaxTensorBytes, Setting: InProcessMaxTensorSetting},
 		upstream:  opts.Upstream}
+	h.extraProcs = startExtraProcs(opts.ExtraProcs, opts.Logger)
 
 	hostRegistry.mu.Lock()
 	defer hostRegistry.mu.Unlock()
@@ -187,6 +197,9 @@ func (h *Host) Close() {
 	}
 	C.thost_set_newest_host(newest)
 	C.thost_host_close(h.c)
+	if h.extraProcs {
+		stopExtraProcs()
+	}
 }
 
 // Logger returns the logger backends write to.

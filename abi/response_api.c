@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "_cgo_export.h"
+#include "backend_threads.h"
 #include "block_pool.h"
 #include "inprocess.h"
 #include "objects.h"
@@ -67,6 +68,8 @@ TRITONBACKEND_ResponseFactorySendFlags(
 {
   struct thost_factory* f;
   FACTORY(f, factory);
+  if (thost_executing_instance == NULL)  // a backend's own thread
+    thost_backend_thread_sends();
   thost_enter_host(f->ctx->host);
   struct thost_rstat* stats = thost_reqctx_take_stats(f->ctx);
   TRITONSERVER_Error* err =
@@ -227,6 +230,8 @@ TRITONBACKEND_ResponseSend(
   // straight back never is. The context stays referenced until Go
   // returned, and no longer: a kept response does not hold its request.
   struct thost_reqctx* ctx = r->ctx;
+  if (thost_executing_instance == NULL)  // a backend's own thread
+    thost_backend_thread_sends();
   thost_enter_host(ctx->host);
   response_free_handles(r);
   thost_count(ctx->host, THOST_COUNT_RESPONSE, -1);

@@ -180,6 +180,11 @@ type BackendsConfig struct {
 	// for the outputs of the next ones, 0 for none
 	// (--output-buffer-cache-byte-size).
 	OutputBufferCacheBytes int64
+	// ExtraProcs is how many Go processors the server adds to the
+	// runtime's default while more of the backends' own threads send
+	// responses at once than it has, 0 for none
+	// (--backend-thread-extra-procs; abi.HostOptions.ExtraProcs).
+	ExtraProcs int
 }
 
 // IsolationConfig says where backends run: in the server's process, or
@@ -573,6 +578,7 @@ func DefaultConfig() Config {
 			CallTimeoutSecs:        int(core.DefaultBackendCallTimeout / time.Second),
 			EnsembleStepWaitSecs:   int(core.DefaultEnsembleStepWait / time.Second),
 			OutputBufferCacheBytes: abi.DefaultOutputCacheBytes,
+			ExtraProcs:             abi.DefaultExtraProcs,
 		},
 		Isolation: IsolationConfig{
 			Mode:                string(isolation.ModeNone),

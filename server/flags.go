@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/tritonhost/tritonhost/abi"
 	"github.com/tritonhost/tritonhost/internal/gpu"
 	"github.com/tritonhost/tritonhost/internal/isolation"
 	"github.com/tritonhost/tritonhost/internal/protocol"
@@ -100,6 +101,8 @@ func (b *BackendsConfig) bindFlags(f *pflag.FlagSet) {
 	f.IntVar(&b.EnsembleStepWaitSecs, "ensemble-step-wait-secs", b.EnsembleStepWaitSecs, "seconds an ensemble step at its max_inflight_requests waits for a slot; then it goes ahead past the bound, with an error logged")
 	f.Int64Var(&b.OutputBufferCacheBytes, "output-buffer-cache-byte-size", b.OutputBufferCacheBytes,
 		"host memory kept from sent responses for the outputs of the next ones (0: none)")
+	f.IntVar(&b.ExtraProcs, "backend-thread-extra-procs", b.ExtraProcs,
+		fmt.Sprintf("Go processors added to the runtime's default while more of the backends' own threads (a decoupled backend's response threads) send responses at once than it has, taken away a second after (0 to %d; 0: none; GOMAXPROCS in the environment turns it off)", abi.MaxExtraProcs))
 }
 
 func (i *IsolationConfig) bindFlags(f *pflag.FlagSet) {

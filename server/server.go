@@ -126,6 +126,7 @@ func (s *Server) start(ctx context.Context) error {
 	hopts := c.InProcess.hostOptions(log)
 	hopts.Devices = gpus.hostDevices()
 	hopts.OutputCacheBytes = c.Backends.outputCache()
+	hopts.ExtraProcs = c.Backends.ExtraProcs
 	host := abi.NewHost(hopts)
 	s.host = host
 	s.onClose(host.Close)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tritonhost/tritonhost/abi"
 	"github.com/tritonhost/tritonhost/core"
 	"github.com/tritonhost/tritonhost/core/ratelimit"
 	"github.com/tritonhost/tritonhost/core/serverlog"
@@ -94,6 +95,9 @@ func (c *Config) resolve() (*settings, error) {
 	}
 	if c.Backends.OutputBufferCacheBytes < 0 {
 		return nil, errors.New("--output-buffer-cache-byte-size must not be negative")
+	}
+	if c.Backends.ExtraProcs < 0 || c.Backends.ExtraProcs > abi.MaxExtraProcs {
+		return nil, fmt.Errorf("--backend-thread-extra-procs must be 0 to %d, not %d", abi.MaxExtraProcs, c.Backends.ExtraProcs)
 	}
 	if c.Backends.CallTimeoutSecs <= 0 {
 		return nil, errors.New("--backend-call-timeout-secs must be positive")

@@ -52,3 +52,18 @@ func TestBackendPipelineDepthIsBounded(t *testing.T) {
 		}
 	}
 }
+
+func TestBackendThreadExtraProcsIsBounded(t *testing.T) {
+	if flag := newServeCommand().Flags().Lookup("backend-thread-extra-procs"); flag == nil || flag.DefValue != strconv.Itoa(abi.DefaultExtraProcs) {
+		t.Fatalf("--backend-thread-extra-procs: %+v, want default %d", flag, abi.DefaultExtraProcs)
+	}
+	for _, n := range []int{-1, abi.MaxExtraProcs + 1} {
+		cmd := newServeCommand()
+		cmd.SetArgs([]string{"--model-repository", t.TempDir(), "--backend-thread-extra-procs", strconv.Itoa(n)})
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--backend-thread-extra-procs must be 0 to") {
+			t.Errorf("--backend-thread-extra-procs %d: %v, want it refused", n, err)
+		}
+	}
+}
