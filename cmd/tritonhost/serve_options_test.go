@@ -38,32 +38,31 @@ func TestModelFilesMaxSizeMustBePositive(t *testing.T) {
 	}
 }
 
-func TestBackendPipelineDepthIsBounded(t *testing.T) {
-	if flag := newServeCommand().Flags().Lookup("backend-pipeline-depth"); flag == nil || flag.DefValue != strconv.Itoa(isolation.DefaultPipelineDepth) {
-		t.Fatalf("--backend-pipeline-depth: %+v, want default %d", flag, isolation.DefaultPipelineDepth)
-	}
-	for _, depth := range []int{0, -1, isolation.MaxPipelineDepth + 1} {
-		cmd := newServeCommand()
-		cmd.SetArgs([]string{"--model-repository", t.TempDir(), "--backend-pipeline-depth", strconv.Itoa(depth)})
-		cmd.SetOut(io.Discard)
-		cmd.SetErr(io.Discard)
-		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--backend-pipeline-depth must be 1 to") {
-			t.Errorf("--backend-pipeline-depth %d: %v, want it refused", depth, err)
-		}
-	}
-}
-
-func TestBackendThreadExtraProcsIsBounded(t *testing.T) {
-	if flag := newServeCommand().Flags().Lookup("backend-thread-extra-procs"); flag == nil || flag.DefValue != strconv.Itoa(abi.DefaultExtraProcs) {
-		t.Fatalf("--backend-thread-extra-procs: %+v, want default %d", flag, abi.DefaultExtraProcs)
-	}
-	for _, n := range []int{-1, abi.MaxExtraProcs + 1} {
-		cmd := newServeCommand()
-		cmd.SetArgs([]string{"--model-repository", t.TempDir(), "--backend-thread-extra-procs", strconv.Itoa(n)})
-		cmd.SetOut(io.Discard)
-		cmd.SetErr(io.Discard)
-		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--backend-thread-extra-procs must be 0 to") {
-			t.Errorf("--backend-thread-extra-procs %d: %v, want it refused", n, err)
-		}
+// TestBoundedIntFlags: each bounded integer flag of serve has its
+// default, and a value past either bound is refused by name.
+func TestBoundedIntFlags(t *testing.T) {
+	for _, tc := range []struct {
+		flag    string
+		def     int
+		refused []int
+		message string
+	}{
+		{"backend-pipeline-depth", isolation.DefaultPipelineDepth, []int{0, -1, isolation.MaxPipelineDepth + 1}, "--backend-pipeline-depth must be 1 to"},
+		{"backend-thread-extra-procs", abi.DefaultExtraProcs, []int{-1, abi.MaxExtraProcs + 1}, "--backend-thread-extra-procs must be 0 to"},
+	} {
+		t.Run(tc.flag, func(t *testing.T) {
+			if flag := newServeCommand().Flags().Lookup(tc.flag); flag == nil || flag.DefValue != strconv.Itoa(tc.def) {
+				t.Fatalf("--%s: %+v, want default %d", tc.flag, flag, tc.def)
+			}
+			for _, n := range tc.refused {
+				cmd := newServeCommand()
+				cmd.SetArgs([]string{"--model-repository", t.TempDir(), "--" + tc.flag, strconv.Itoa(n)})
+				cmd.SetOut(io.Discard)
+				cmd.SetErr(io.Discard)
+				if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), tc.message) {
+					t.Errorf("--%s %d: %v, want it refused", tc.flag, n, err)
+				}
+			}
+		})
 	}
 }
