@@ -58,7 +58,9 @@ type HostOptions struct {
 	// once than the runtime has (package internal/procs); 0: none. The
 	// setting is the process's: the first open host that asks decides, and
 	// it holds until the last such host closes. GOMAXPROCS set in the
-	// environment turns it off.
+	// environment turns it off. Going back, the policy restores the
+	// runtime's default (runtime.SetDefaultGOMAXPROCS): a program that
+	// sets runtime.GOMAXPROCS itself leaves this 0.
 	ExtraProcs int
 }
 

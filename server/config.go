@@ -183,7 +183,10 @@ type BackendsConfig struct {
 	// ExtraProcs is how many Go processors the server adds to the
 	// runtime's default while more of the backends' own threads send
 	// responses at once than it has, 0 for none
-	// (--backend-thread-extra-procs; abi.HostOptions.ExtraProcs).
+	// (--backend-thread-extra-procs; abi.HostOptions.ExtraProcs). A Go
+	// program that sets runtime.GOMAXPROCS itself sets this to 0: the
+	// server goes back to the runtime's default, not to the program's
+	// setting.
 	ExtraProcs int
 }
 
