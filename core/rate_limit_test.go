@@ -43,6 +43,13 @@ func (c *concurrency) wrap(b coretest.Behaviour) coretest.Behaviour {
 	}
 }
 
+// now returns how many executions are running.
+func (c *concurrency) now() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.running
+}
+
 func (c *concurrency) most() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -85,7 +92,10 @@ func TestRateLimiterSharedResource(t *testing.T) {
 			ra := coretest.Infer(t, srv, coretest.Request("a", "a1", coretest.Int32Input("INPUT0", []int64{1}, 1)))
 			rb := coretest.Infer(t, srv, coretest.Request("b", "b1", coretest.Int32Input("INPUT0", []int64{1}, 2)))
 			if tc.together {
-				p.Reached(t, "a1", "b1") // both wait at the gate, executing
+				// Both wait at the gate, executing: the provider logs an
+				// execution before its behaviour runs, so wait for the
+				// behaviours themselves.
+				testenv.WaitUntil(t, "both to execute at once", func() bool { return c.now() == 2 })
 			} else {
 				testenv.WaitUntil(t, "one to execute and the other to wait for the resource", func() bool {
 					return len(p.Executions("")) == 1 && lim.Waiting() == 1
