@@ -11,6 +11,7 @@ import (
 
 	"github.com/tritonhost/tritonhost/core"
 	"github.com/tritonhost/tritonhost/internal/connlimit"
+	"github.com/tritonhost/tritonhost/internal/connwatch"
 	"github.com/tritonhost/tritonhost/internal/protocol"
 	"github.com/tritonhost/tritonhost/internal/sharedmem"
 	"github.com/tritonhost/tritonhost/internal/trace"
@@ -203,8 +204,13 @@ func (s *Server) NewHTTPServer() *http.Server {
 }
 
 // Listen returns lis bounded to MaxConnections open connections (see
-// Options.MaxConnections), for the http.Server of NewHTTPServer.
-func (s *Server) Listen(lis net.Listener) net.Listener { return s.conns.Wrap(lis) }
+// Options.MaxConnections), for the http.Server of NewHTTPServer. Its
+// connections' deadlines (the header, idle, body and write timeouts) are
+// kept by one watch (internal/connwatch) instead of a runtime timer each:
+// they pass up to connwatch.DefaultTick late.
+func (s *Server) Listen(lis net.Listener) net.Listener {
+	return s.conns.Wrap(connwatch.Listen(lis, 0))
+}
 
 // Drain starts a graceful shutdown: health and readiness fail, and new
 // inference requests are refused with 503; event streams in progress end
