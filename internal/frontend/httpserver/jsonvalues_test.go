@@ -147,6 +147,10 @@ func FuzzJSONTensorValuesMatchEncodingJSON(f *testing.F) {
 		`[1,2,3]`, `[[1,-2],[3,2147483647]]`, `[]`, `[[],[]]`, `[[1],[2,3]]`, `[1,[2]]`, `[[1],2]`, `7`, `[1.5e3, -0, 0.25]`,
 		`["a","\u00e9\ud83d\ude00","\ud800x","\\\"\/\b\f\n\r\t", "\u2028<>&"]`, "[\"\xff\xfe\"]", `[true,false,null]`,
 		`[{"a":1}]`, `[1e400]`, `[-129, 128, 255, 256]`, `[ 1 , 2 ]`, `"lone"`, `[[[true]]]`,
+		// the flat-array path's edges
+		`[-9223372036854775808,9223372036854775807]`, `[-9223372036854775809]`, `[18446744073709551615]`,
+		`[18446744073709551616]`, `[12345678901234567890123]`, `[01]`, `[1,]`, `[1 2]`, `[1e2]`, `[1.0]`,
+		`[-0]`, `[-]`, "\t[ 1,\n-2 ]\r\n", `[1] 2`, `[32767,-32768,65535,-1]`, `[0,1,2,3,4,5,6,7,8]`,
 	} {
 		for _, dt := range []core.DataType{core.TypeInt8, core.TypeUint16, core.TypeInt32, core.TypeInt64, core.TypeUint64, core.TypeFP32, core.TypeFP64, core.TypeBool, core.TypeBytes} {
 			f.Add([]byte(seed), uint8(dt), int64(8))

@@ -45,6 +45,9 @@ func decodeValues(dt core.DataType, raw []byte, max int64) (jsonTensor, error) {
 			t.data = make([]byte, 0, int64(len(raw))+min(max, int64(len(raw)+1)/3)+1)
 		}
 	}
+	if t, ok := decodeFlatNumbers(t.data, dt, raw, max); ok {
+		return t, nil
+	}
 	s := valueScanner{b: raw}
 	var (
 		countsMem [8]int64
@@ -98,6 +101,113 @@ func decodeValues(dt core.DataType, raw []byte, max int64) (jsonTensor, error) {
 		if t.data, err = appendValue(t.data, dt, kind, tok); err != nil {
 			return t, fmt.Errorf("value %d: %v", t.count-1, err)
 		}
+	}
+}
+
+// decodeFlatNumbers decodes raw when it is what clients send for a numeric
+// tensor, one flat array of numbers, of which dt takes each (an integer
+// type: an integer in its range), and no more than max: without the
+// general scanner's tokens, and integers without strconv. ok is false for
+// anything else, which decodeValues then decodes, or refuses with its
+// errors; data is the tensor's buffer, empty.
+func decodeFlatNumbers(data []byte, dt core.DataType, raw []byte, max int64) (t jsonTensor, ok bool) {
+	var intType, signed bool
+	switch dt {
+	case core.TypeInt8, core.TypeInt16, core.TypeInt32, core.TypeInt64:
+		intType, signed = true, true
+	case core.TypeUint8, core.TypeUint16, core.TypeUint32, core.TypeUint64:
+		intType = true
+	case core.TypeFP32, core.TypeFP64:
+	default:
+		return t, false
+	}
+	bits := dt.ByteSize() * 8
+	s := valueScanner{b: raw}
+	s.space()
+	if s.i >= len(raw) || raw[s.i] != '[' {
+		return t, false
+	}
+	s.i++
+	var n int64
+	for {
+		s.space()
+		if s.i >= len(raw) || raw[s.i] != '-' && (raw[s.i] < '0' || raw[s.i] > '9') {
+			return t, false // "[]", "[1,]", or not a number
+		}
+		if n++; n > max {
+			return t, false
+		}
+		if intType {
+			v, end, ok := scanJSONInt(raw, s.i, bits, signed)
+			if !ok {
+				return t, false
+			}
+			s.i = end
+			data = appendLE(data, v, bits)
+		} else {
+			start := s.i
+			if s.number() != nil {
+				return t, false
+			}
+			tok := raw[start:s.i]
+			v, err := strconv.ParseFloat(string(tok), bits)
+			if err != nil {
+				return t, false
+			}
+			if bits == 32 {
+				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(v)))
+			} else {
+				data = binary.LittleEndian.AppendUint64(data, math.Float64bits(v))
+			}
+		}
+		s.space()
+		if s.i >= len(raw) {
+			return t, false
+		}
+		switch raw[s.i] {
+		case ',':
+			s.i++
+		case ']':
+			if skipSpace(raw, s.i+1) != len(raw) {
+				return t, false
+			}
+			return jsonTensor{data: data, count: n, shape: []int64{n}}, true
+		default:
+			return t, false
+		}
+	}
+}
+
+// scanJSONInt reads the integer at b[i:], written as JSON writes one
+// (-?(0|[1-9][0-9]*)), of the given bits, as its two's complement when
+// signed, and returns it and where it ends. ok is false when what follows
+// the digits continues a number (a fraction, an exponent, a digit after a
+// leading 0), or the integer has more than 19 digits or is out of range.
+func scanJSONInt(b []byte, i, bits int, signed bool) (v uint64, end int, ok bool) {
+	neg := b[i] == '-'
+	if neg {
+		if !signed {
+			return 0, i, false
+		}
+		i++
+	}
+	from := i
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		v = v*10 + uint64(b[i]-'0')
+	}
+	switch n := i - from; {
+	case n == 0 || n > 19 || n > 1 && b[from] == '0':
+		return 0, i, false
+	case i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E'):
+		return 0, i, false
+	}
+	switch {
+	case !signed:
+		return v, i, bits == 64 || v < 1<<bits
+	case neg:
+		return -v, i, v <= 1<<(bits-1)
+	default:
+		return v, i, v < 1<<(bits-1)
 	}
 }
 
@@ -173,11 +283,17 @@ func tokenText(kind tokenKind, tok []byte) string {
 	return string(tok)
 }
 
+// appendLE appends the low bits of v, little-endian.
 func appendLE(b []byte, v uint64, bits int) []byte {
-	for i := 0; i < bits; i += 8 {
-		b = append(b, byte(v>>i))
+	switch bits {
+	case 8:
+		return append(b, byte(v))
+	case 16:
+		return binary.LittleEndian.AppendUint16(b, uint16(v))
+	case 32:
+		return binary.LittleEndian.AppendUint32(b, uint32(v))
 	}
-	return b
+	return binary.LittleEndian.AppendUint64(b, v)
 }
 
 // parameterValue decodes a JSON parameter value: a boolean, a number (an
