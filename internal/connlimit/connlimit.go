@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -65,10 +66,14 @@ type Limiter struct {
 	slots chan struct{} // one token per open connection
 	now   func() time.Time
 
+	// awaited is whether waiting is open: Track, which runs twice per
+	// HTTP request, takes mu only then.
+	awaited atomic.Bool
+
 	mu       sync.Mutex
 	full     bool                      // Accept has waited since a slot was last free at once
 	waits    int                       // times Accept has waited for a slot (for tests)
-	idle     map[*limitedConn]struct{} // connections between requests
+	conns    map[*limitedConn]struct{} // the open connections
 	waiting  chan struct{}             // closed when a connection turns idle while Accept waits (nil when none waits)
 	clients  map[netip.Addr]int        // open connections by client
 	refused  int                       // connections past their client's share since the last report
@@ -86,7 +91,7 @@ func New(opts Options) *Limiter {
 		opts.ReportInterval = DefaultReportInterval
 	}
 	return &Limiter{opts: opts, slots: make(chan struct{}, opts.Max), now: time.Now,
-		idle: map[*limitedConn]struct{}{}, clients: map[netip.Addr]int{}}
+		conns: map[*limitedConn]struct{}{}, clients: map[netip.Addr]int{}}
 }
 
 // Wrap returns lis with Accept bounded by the limiter.
@@ -98,37 +103,46 @@ func (l *Limiter) Wrap(lis net.Listener) net.Listener {
 func (l *Limiter) Open() int { return len(l.slots) }
 
 // Track is an http.Server's ConnState hook: it tells the limiter which
-// connections are idle, so that they can be closed to make room.
+// connections are idle, so that they can be closed to make room. It marks
+// the connection alone, and takes the limiter's lock only while Accept
+// waits for a connection to turn idle.
 func (l *Limiter) Track(c net.Conn, st http.ConnState) {
 	lc, ok := c.(*limitedConn)
 	if !ok {
 		return
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if st == http.StateIdle {
-		l.idle[lc] = struct{}{}
+	idle := st == http.StateIdle
+	lc.idle.Store(idle)
+	// makeRoom sets awaited before it looks for an idle connection, and
+	// this looks at awaited after marking the connection: either it finds
+	// this connection idle, or this sees it waits (both atomics are
+	// sequentially consistent).
+	if idle && l.awaited.Load() {
+		l.mu.Lock()
 		if l.waiting != nil {
 			close(l.waiting)
 			l.waiting = nil
+			l.awaited.Store(false)
 		}
-		return
+		l.mu.Unlock()
 	}
-	delete(l.idle, lc)
 }
 
 // makeRoom closes one idle connection, if there is one, and returns a
-// channel that is closed when a connection next turns idle.
+// channel that is closed when a connection next turns idle. It looks at
+// every open connection: it runs only while every slot is taken.
 func (l *Limiter) makeRoom() <-chan struct{} {
 	l.mu.Lock()
-	var victim *limitedConn
-	for c := range l.idle {
-		victim = c
-		delete(l.idle, c)
-		break
-	}
 	if l.waiting == nil {
 		l.waiting = make(chan struct{})
+		l.awaited.Store(true)
+	}
+	var victim *limitedConn
+	for c := range l.conns {
+		if c.idle.CompareAndSwap(true, false) {
+			victim = c
+			break
+		}
 	}
 	l.waits++
 	next := l.waiting
@@ -223,7 +237,11 @@ func (ll *limitedListener) Accept() (net.Conn, error) {
 		}
 		client := clientOf(c.RemoteAddr())
 		if ll.l.admit(client) {
-			return &limitedConn{Conn: c, l: ll.l, client: client}, nil
+			lc := &limitedConn{Conn: c, l: ll.l, client: client}
+			ll.l.mu.Lock()
+			ll.l.conns[lc] = struct{}{}
+			ll.l.mu.Unlock()
+			return lc, nil
 		}
 		c.Close()
 		<-ll.l.slots
@@ -264,6 +282,7 @@ type limitedConn struct {
 	net.Conn
 	l      *Limiter
 	client netip.Addr
+	idle   atomic.Bool // between requests, as Track was told
 	once   sync.Once
 }
 
@@ -271,7 +290,7 @@ func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() {
 		c.l.mu.Lock()
-		delete(c.l.idle, c)
+		delete(c.l.conns, c)
 		c.l.release(c.client)
 		c.l.mu.Unlock()
 		<-c.l.slots

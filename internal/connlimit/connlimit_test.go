@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -143,6 +144,42 @@ func TestAcceptWaitsForAFreeSlot(t *testing.T) {
 
 // TestCloseEndsAWaitingAccept: closing the listener ends an Accept that
 // waits for a slot.
+// TestAnIdleConnectionMakesRoom: with every slot taken, a connection
+// reported idle is closed for the one that waits, whether it turned idle
+// before Accept began to wait or while it waits (then at once, not on a
+// later connection's change). Each round races the two.
+func TestAnIdleConnectionMakesRoom(t *testing.T) {
+	for round := range 50 {
+		l := New(Options{Max: 1, PerClient: 1})
+		lis := listen(t, l)
+		dial(t, lis, "127.0.0.1")
+		held, ok := <-acceptAsync(lis)
+		if !ok {
+			t.Fatal("accept failed")
+		}
+		l.Track(held, http.StateActive)
+		dial(t, lis, "127.0.0.2")
+		next := acceptAsync(lis)
+		if round%2 == 0 {
+			awaitWaiting(t, l, 1)
+		}
+		l.Track(held, http.StateIdle)
+		select {
+		case c, ok := <-next:
+			if !ok {
+				t.Fatal("accept failed")
+			}
+			c.Close()
+		case <-time.After(testenv.Patience):
+			t.Fatalf("round %d: the waiting connection was not accepted once the other turned idle", round)
+		}
+		if _, err := held.Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("round %d: the idle connection reads %v, want it closed", round, err)
+		}
+		lis.Close()
+	}
+}
+
 func TestCloseEndsAWaitingAccept(t *testing.T) {
 	l := New(Options{Max: 1})
 	lis := listen(t, l)
