@@ -318,8 +318,14 @@ func plainMemberName(quoted []byte) (string, bool) {
 
 // data takes any value, in place, as json.RawMessage holds it.
 func (d *inferDecoder) data(dst *json.RawMessage) bool {
-	if d.peek() == 'n' {
+	switch d.peek() {
+	case 'n':
 		return false
+	case '[':
+		if start := d.i; d.skipNumbers() {
+			*dst = d.b[start:d.i]
+			return true
+		}
 	}
 	start := d.i
 	if !d.skip(0) {
@@ -327,6 +333,33 @@ func (d *inferDecoder) data(dst *json.RawMessage) bool {
 	}
 	*dst = d.b[start:d.i]
 	return true
+}
+
+// skipNumbers takes the array at the decoder when it holds numbers alone,
+// as a tensor's values mostly do, without a call per element; otherwise
+// it leaves the decoder where it was, for skip, and returns false.
+func (d *inferDecoder) skipNumbers() bool {
+	start := d.i
+	d.i++ // '['
+	for {
+		d.space()
+		if !d.number() {
+			break
+		}
+		d.space()
+		if d.i >= len(d.b) {
+			break
+		}
+		if c := d.b[d.i]; c == ']' {
+			d.i++
+			return true
+		} else if c != ',' {
+			break
+		}
+		d.i++
+	}
+	d.i = start
+	return false
 }
 
 // shape takes an array of at most protocol.MaxTensorDims plain integers.

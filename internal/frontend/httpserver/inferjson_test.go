@@ -41,16 +41,21 @@ var inferJSONCases = []struct {
 	{`{"inputs":[{"shape":[99999999999999999999]}]}`, false}, // past int64
 	{`{"inputs":[{"shape":[01]}]}`, false},                   // not JSON
 	{`{"inputs":[{"data":[1,]}]}`, false},                    // not JSON
-	{`{"x":[1 2]}`, false},                                   // not JSON
-	{`{"x":"\q"}`, false},                                    // not JSON
-	{`{"x":-}`, false},                                       // not JSON
-	{`{"x":1.}`, false},                                      // not JSON
-	{`{"x":tru}`, false},                                     // not JSON
-	{"{}\x00", false},                                        // not JSON
-	{`{} {}`, false},                                         // not JSON
-	{`{"x":1`, false},                                        // not JSON
-	{`[]`, false},                                            // not an object
-	{``, false},                                              // not JSON
+	{`{"inputs":[{"data":[1 2]}]}`, false},                   // not JSON
+	{`{"inputs":[{"data":[-]}]}`, false},                     // not JSON
+	{`{"inputs":[{"data":[1,-2.5e+3 , 0 ]}]}`, true},
+	{`{"inputs":[{"data":[ ]}]}`, true},
+	{`{"inputs":[{"data":[1,"a",[2]]}]}`, true},
+	{`{"x":[1 2]}`, false}, // not JSON
+	{`{"x":"\q"}`, false},  // not JSON
+	{`{"x":-}`, false},     // not JSON
+	{`{"x":1.}`, false},    // not JSON
+	{`{"x":tru}`, false},   // not JSON
+	{"{}\x00", false},      // not JSON
+	{`{} {}`, false},       // not JSON
+	{`{"x":1`, false},      // not JSON
+	{`[]`, false},          // not an object
+	{``, false},            // not JSON
 	{`{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, false}, // deeper than the single pass goes
 }
 
