@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// pair returns a watched connection accepted from a loopback listener
-// watching every tick, and the client's end of it.
-func pair(t *testing.T, tick time.Duration) (*Listener, *Conn, net.Conn) {
+// listen returns a loopback listener watching every tick, closed at
+// cleanup.
+func listen(t *testing.T, tick time.Duration) *Listener {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -21,7 +21,14 @@ func pair(t *testing.T, tick time.Duration) (*Listener, *Conn, net.Conn) {
 	}
 	l := Listen(lis, tick)
 	t.Cleanup(func() { l.Close() })
-	client, err := net.Dial("tcp", lis.Addr().String())
+	return l
+}
+
+// connect dials l and returns the watched connection it accepts and the
+// client's end, both closed at cleanup.
+func connect(t *testing.T, l *Listener) (*Conn, net.Conn) {
+	t.Helper()
+	client, err := net.Dial("tcp", l.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +38,16 @@ func pair(t *testing.T, tick time.Duration) (*Listener, *Conn, net.Conn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return l, c.(*Conn), client
+	return c.(*Conn), client
+}
+
+// pair returns a watched connection from a listener watching every tick,
+// and the client's end of it.
+func pair(t *testing.T, tick time.Duration) (*Listener, *Conn, net.Conn) {
+	t.Helper()
+	l := listen(t, tick)
+	c, client := connect(t, l)
+	return l, c, client
 }
 
 // fillWrites writes to c until a write fails, and returns that error (the
@@ -210,16 +226,7 @@ func TestWatchEndsWithItsConnections(t *testing.T) {
 	if l.Watched() != 0 {
 		t.Fatalf("%d connections watched after the last closed", l.Watched())
 	}
-	client, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	c2, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
+	c2, _ := connect(t, l)
 	if err := c2.SetReadDeadline(time.Now().Add(20 * time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
@@ -253,26 +260,12 @@ func TestListenerCloseKeepsDeadlines(t *testing.T) {
 // TestManyConnections: deadlines on many connections at once each pass,
 // once, from the one watch.
 func TestManyConnections(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := Listen(lis, 2*time.Millisecond)
-	defer l.Close()
+	l := listen(t, 2*time.Millisecond)
 	const n = 64
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {
-		client, err := net.Dial("tcp", lis.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer client.Close()
-		c, err := l.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c, _ := connect(t, l)
 		wg.Go(func() {
 			c.SetReadDeadline(time.Now().Add(time.Duration(i%8) * 5 * time.Millisecond))
 			_, err := c.Read(make([]byte, 1))
