@@ -1,17 +1,20 @@
 // Package connwatch enforces the read and write deadlines of a listener's
-// connections from one goroutine that looks at all of them once a tick,
-// so that setting a deadline costs a lock and a store instead of the
-// runtime timer a net.Conn arms for each. An HTTP/1.1 server sets a
+// connections from one goroutine that looks at all of them when the
+// earliest deadline comes, so that setting a deadline costs a lock and a
+// store instead of the runtime timer a net.Conn arms for each. An HTTP/1.1 server sets a
 // connection's deadlines many times per request (the idle and header
 // timeouts, the body's rate bound, the response's write bound, net/http's
 // own clearing and aborting of its background read): on a loopback
 // benchmark of small requests those timers took about a tenth of the
 // server's CPU.
 //
-// A deadline in the future passes at most one tick late; a deadline that
-// has passed (net/http aborts a read by setting one long ago) is set on
-// the connection itself at once, as are the deadlines set after the
-// listener has closed. When a deadline passes, the watch sets the
+// The watch sleeps until the earliest deadline of all, or one tick at
+// least, and a deadline set earlier than it plans to look wakes it: a
+// deadline in the future passes at most one tick late, and a server whose
+// deadlines are far off (idle connections, requests with timeouts of
+// seconds) wakes it seldom. A deadline that has passed (net/http aborts a
+// read by setting one long ago) is set on the connection itself at once,
+// as are the deadlines set after the listener has closed. When a deadline passes, the watch sets the
 // connection's own deadline to that time, so a read or write in progress
 // or to come fails with os.ErrDeadlineExceeded exactly as with net.Conn's
 // deadlines, until a new deadline (or none) is set.
@@ -25,8 +28,8 @@ import (
 	"time"
 )
 
-// DefaultTick is how often a watch looks at its connections unless told
-// otherwise: how late a deadline may pass at most.
+// DefaultTick is the least time between two looks of a watch at its
+// connections unless told otherwise: how late a deadline may pass at most.
 const DefaultTick = 10 * time.Millisecond
 
 // Listener is a listener whose connections' deadlines one goroutine
@@ -38,11 +41,15 @@ type Listener struct {
 	// now is the wall clock at the watch's last look, in Unix
 	// nanoseconds: a deadline at or before it has passed.
 	now atomic.Int64
+	// wakeAt is when the watch looks next, in Unix nanoseconds
+	// (math.MaxInt64: when woken); a deadline set before it wakes it.
+	wakeAt atomic.Int64
+	looks  atomic.Int64 // times the watch has looked (for tests)
 
 	mu      sync.Mutex
 	conns   map[*Conn]struct{}
 	running bool          // the watch's goroutine runs
-	kick    chan struct{} // wakes the watch when the last connection closes
+	kick    chan struct{} // wakes the watch: an earlier deadline, or the last connection closed
 	closed  bool          // the listener closed: deadlines go on the connections
 	expired []*Conn       // the watch's buffer of connections past a deadline
 }
@@ -55,6 +62,7 @@ func Listen(lis net.Listener, tick time.Duration) *Listener {
 	}
 	l := &Listener{Listener: lis, tick: tick, conns: map[*Conn]struct{}{}, kick: make(chan struct{}, 1)}
 	l.now.Store(time.Now().UnixNano())
+	l.wakeAt.Store(math.MaxInt64)
 	return l
 }
 
@@ -91,7 +99,7 @@ func (l *Listener) Close() error {
 			c.unwatch()
 		}
 		clear(l.conns)
-		l.kickLocked()
+		l.wake()
 	}
 	l.mu.Unlock()
 	return err
@@ -104,35 +112,43 @@ func (l *Listener) Watched() int {
 	return len(l.conns)
 }
 
-// kickLocked wakes the watch to see that no connection is left.
-func (l *Listener) kickLocked() {
+// Looks reports how many times the watch has looked at its connections
+// (for tests).
+func (l *Listener) Looks() int64 { return l.looks.Load() }
+
+// wake wakes the watch, if it sleeps, to look again.
+func (l *Listener) wake() {
 	select {
 	case l.kick <- struct{}{}:
 	default:
 	}
 }
 
-// watch looks at the connections every tick until none is left.
+// watch looks at the connections, sets the deadlines that have passed on
+// them, and sleeps until the earliest of the others (one tick at least)
+// or until woken, until no connection is left.
 func (l *Listener) watch() {
-	t := time.NewTimer(l.tick)
+	t := time.NewTimer(time.Hour)
+	t.Stop()
 	defer t.Stop()
 	for {
-		select {
-		case <-t.C:
-		case <-l.kick:
-		}
 		now := time.Now().UnixNano()
 		l.now.Store(now)
+		l.looks.Add(1)
 		l.mu.Lock()
 		if len(l.conns) == 0 {
 			l.running = false
+			l.wakeAt.Store(math.MaxInt64)
 			l.mu.Unlock()
 			return
 		}
 		expired := l.expired[:0]
+		earliest := int64(math.MaxInt64)
 		for c := range l.conns {
 			if c.read.passed(now) || c.write.passed(now) {
 				expired = append(expired, c)
+			} else {
+				earliest = min(earliest, c.read.pending(), c.write.pending())
 			}
 		}
 		l.expired = expired
@@ -141,8 +157,41 @@ func (l *Listener) watch() {
 			c.expire(now)
 			expired[i] = nil
 		}
-		t.Reset(l.tick)
+		// A deadline set while the connections were looked at may be
+		// earlier than the look planned from them, and its setter may
+		// have read the plan before this one: publish the plan, then
+		// look once more. Each deadline set from here on is either seen
+		// by that look or sees the plan (both are sequentially
+		// consistent atomics), and wakes the watch if earlier.
+		at := l.plan(now, earliest)
+		l.wakeAt.Store(at)
+		l.mu.Lock()
+		for c := range l.conns {
+			earliest = min(earliest, c.read.pending(), c.write.pending())
+		}
+		l.mu.Unlock()
+		if next := l.plan(now, earliest); next < at {
+			at = next
+			l.wakeAt.Store(at)
+		}
+		if at != math.MaxInt64 {
+			t.Reset(time.Duration(at - now))
+		}
+		select {
+		case <-t.C:
+		case <-l.kick:
+			t.Stop()
+		}
 	}
+}
+
+// plan returns when to look next, seen at now, for the earliest deadline
+// (math.MaxInt64 for none: when woken).
+func (l *Listener) plan(now, earliest int64) int64 {
+	if earliest == math.MaxInt64 {
+		return earliest
+	}
+	return max(earliest, now+int64(l.tick))
 }
 
 // Conn is a watched connection. Its deadlines are enforced by its
@@ -169,6 +218,14 @@ type deadline struct {
 func (d *deadline) passed(now int64) bool {
 	due := d.due.Load()
 	return due != 0 && due <= now
+}
+
+// pending returns the watched deadline, or math.MaxInt64 for none.
+func (d *deadline) pending() int64 {
+	if due := d.due.Load(); due != 0 {
+		return due
+	}
+	return math.MaxInt64
 }
 
 // SetReadDeadline sets the read deadline (the zero time: none).
@@ -206,6 +263,9 @@ func (c *Conn) setDeadline(d *deadline, t time.Time, set func(time.Time) error) 
 		return set(t)
 	}
 	d.due.Store(due)
+	if due != 0 && due < c.l.wakeAt.Load() {
+		c.l.wake()
+	}
 	if d.set {
 		d.set = false
 		return set(time.Time{})
@@ -251,7 +311,7 @@ func (c *Conn) Close() error {
 		l.mu.Lock()
 		delete(l.conns, c)
 		if len(l.conns) == 0 && l.running {
-			l.kickLocked()
+			l.wake()
 		}
 		l.mu.Unlock()
 	})

@@ -280,3 +280,32 @@ func TestManyConnections(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchSleepsUntilTheEarliestDeadline: with every deadline far off,
+// the watch does not look every tick; a nearer deadline set while it
+// sleeps wakes it, and passes in time.
+func TestWatchSleepsUntilTheEarliestDeadline(t *testing.T) {
+	const tick = time.Millisecond
+	l, c, _ := pair(t, tick)
+	if err := c.SetWriteDeadline(time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	before := l.Looks()
+	time.Sleep(200 * tick)
+	if looks := l.Looks() - before; looks > 5 {
+		t.Fatalf("the watch looked %d times in 200 ticks with the only deadline an hour off", looks)
+	}
+	start := time.Now()
+	if err := c.SetReadDeadline(start.Add(30 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("got %v, want a deadline error", err)
+	}
+	if took := time.Since(start); took < 30*time.Millisecond {
+		t.Fatalf("the deadline passed after %v, before its 30ms", took)
+	}
+	if looks := l.Looks() - before; looks > 20 {
+		t.Errorf("the watch looked %d times for one deadline", looks)
+	}
+}
