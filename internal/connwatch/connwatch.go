@@ -38,11 +38,17 @@ const DefaultTick = 10 * time.Millisecond
 type Listener struct {
 	net.Listener
 	tick time.Duration
-	// now is the wall clock at the watch's last look, in Unix
-	// nanoseconds: a deadline at or before it has passed.
+	// Times are kept in nanoseconds since epoch, the listener's making,
+	// measured on the monotonic clock whenever the deadline carries a
+	// reading of it (time.Now's do): a step of the wall clock neither
+	// cuts connections at once nor lets them overstay, as with the
+	// runtime's own deadlines.
+	epoch time.Time
+	// now is the time of the watch's last look: a deadline at or before
+	// it has passed.
 	now atomic.Int64
-	// wakeAt is when the watch looks next, in Unix nanoseconds
-	// (math.MaxInt64: when woken); a deadline set before it wakes it.
+	// wakeAt is when the watch looks next (math.MaxInt64: when woken); a
+	// deadline set before it wakes it.
 	wakeAt atomic.Int64
 	looks  atomic.Int64 // times the watch has looked (for tests)
 
@@ -60,8 +66,7 @@ func Listen(lis net.Listener, tick time.Duration) *Listener {
 	if tick <= 0 {
 		tick = DefaultTick
 	}
-	l := &Listener{Listener: lis, tick: tick, conns: map[*Conn]struct{}{}, kick: make(chan struct{}, 1)}
-	l.now.Store(time.Now().UnixNano())
+	l := &Listener{Listener: lis, tick: tick, epoch: time.Now(), conns: map[*Conn]struct{}{}, kick: make(chan struct{}, 1)}
 	l.wakeAt.Store(math.MaxInt64)
 	return l
 }
@@ -80,7 +85,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 		l.conns[c] = struct{}{}
 		if !l.running {
 			l.running = true
-			l.now.Store(time.Now().UnixNano())
+			l.now.Store(l.clock())
 			go l.watch()
 		}
 	}
@@ -132,7 +137,7 @@ func (l *Listener) watch() {
 	t.Stop()
 	defer t.Stop()
 	for {
-		now := time.Now().UnixNano()
+		now := l.clock()
 		l.now.Store(now)
 		l.looks.Add(1)
 		l.mu.Lock()
@@ -184,6 +189,13 @@ func (l *Listener) watch() {
 		}
 	}
 }
+
+// clock returns the time now, since epoch.
+func (l *Listener) clock() int64 { return int64(time.Since(l.epoch)) }
+
+// timeAt returns the time t since epoch (with the monotonic reading epoch
+// has).
+func (l *Listener) timeAt(t int64) time.Time { return l.epoch.Add(time.Duration(t)) }
 
 // plan returns when to look next, seen at now, for the earliest deadline
 // (math.MaxInt64 for none: when woken).
@@ -251,13 +263,13 @@ func (c *Conn) SetDeadline(t time.Time) error {
 // the clock) or the connection is no longer watched; a deadline set on
 // the connection before is taken off it.
 func (c *Conn) setDeadline(d *deadline, t time.Time, set func(time.Time) error) error {
-	var due int64
+	var due int64 // 0: none; a deadline kept is after now, which is at least 0
 	if !t.IsZero() {
-		due = max(t.UnixNano(), 1) // before 1970: passed
+		due = int64(t.Sub(c.l.epoch))
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.unwatched || (due != 0 && due <= c.l.now.Load()) {
+	if c.unwatched || (!t.IsZero() && due <= c.l.now.Load()) {
 		d.due.Store(0)
 		d.set = !t.IsZero()
 		return set(t)
@@ -292,15 +304,30 @@ func (c *Conn) unwatch() {
 // pinLocked sets on the connection each watched deadline due at or before
 // by, and stops watching it. c.mu is held.
 func (c *Conn) pinLocked(by int64) {
-	pin := func(d *deadline, set func(time.Time) error) {
-		if due := d.due.Load(); due != 0 && due <= by {
-			d.due.Store(0)
-			d.set = true
-			_ = set(time.Unix(0, due)) // fails only on a closed connection
-		}
+	rd, wd := c.read.due.Load(), c.write.due.Load()
+	pinRead, pinWrite := rd != 0 && rd <= by, wd != 0 && wd <= by
+	if pinRead && pinWrite && (rd == wd || by != math.MaxInt64) {
+		// Both in one call, as the runtime expires a read and a write
+		// deadline of one time together: a reader woken by the one finds
+		// the other passed too. (Passed deadlines of different times are
+		// both passed: the later stands for both.)
+		c.read.due.Store(0)
+		c.write.due.Store(0)
+		c.read.set, c.write.set = true, true
+		_ = c.Conn.SetDeadline(c.l.timeAt(max(rd, wd))) // fails only on a closed connection
+		return
 	}
-	pin(&c.read, c.Conn.SetReadDeadline)
-	pin(&c.write, c.Conn.SetWriteDeadline)
+	pin := func(d *deadline, due int64, set func(time.Time) error) {
+		d.due.Store(0)
+		d.set = true
+		_ = set(c.l.timeAt(due))
+	}
+	if pinRead {
+		pin(&c.read, rd, c.Conn.SetReadDeadline)
+	}
+	if pinWrite {
+		pin(&c.write, wd, c.Conn.SetWriteDeadline)
+	}
 }
 
 // Close closes the connection and leaves the watch.
