@@ -174,18 +174,19 @@ func clientOf(addr net.Addr) netip.Addr {
 	return netip.Addr{}
 }
 
-// admit counts a connection of client against its share, or reports that
-// the share is taken; a connection without a client is always admitted.
-func (l *Limiter) admit(client netip.Addr) bool {
-	if !client.IsValid() {
-		return true
-	}
+// admit counts c against its client's share and adds it to the open
+// connections, or reports that the share is taken; a connection without a
+// client is always admitted.
+func (l *Limiter) admit(c *limitedConn) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.clients[client] >= l.opts.PerClient {
-		return false
+	if c.client.IsValid() {
+		if l.clients[c.client] >= l.opts.PerClient {
+			return false
+		}
+		l.clients[c.client]++
 	}
-	l.clients[client]++
+	l.conns[c] = struct{}{}
 	return true
 }
 
@@ -236,11 +237,8 @@ func (ll *limitedListener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		client := clientOf(c.RemoteAddr())
-		if ll.l.admit(client) {
-			lc := &limitedConn{Conn: c, l: ll.l, client: client}
-			ll.l.mu.Lock()
-			ll.l.conns[lc] = struct{}{}
-			ll.l.mu.Unlock()
+		lc := &limitedConn{Conn: c, l: ll.l, client: client}
+		if ll.l.admit(lc) {
 			return lc, nil
 		}
 		c.Close()

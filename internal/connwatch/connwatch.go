@@ -14,10 +14,11 @@
 // deadlines are far off (idle connections, requests with timeouts of
 // seconds) wakes it seldom. A deadline that has passed (net/http aborts a
 // read by setting one long ago) is set on the connection itself at once,
-// as are the deadlines set after the listener has closed. When a deadline passes, the watch sets the
-// connection's own deadline to that time, so a read or write in progress
-// or to come fails with os.ErrDeadlineExceeded exactly as with net.Conn's
-// deadlines, until a new deadline (or none) is set.
+// as are the deadlines set after the listener has closed. When a deadline
+// passes, the watch sets the connection's own deadline to that time, so a
+// read or write in progress or to come fails with os.ErrDeadlineExceeded
+// exactly as with net.Conn's deadlines, until a new deadline (or none) is
+// set.
 package connwatch
 
 import (
@@ -60,8 +61,8 @@ type Listener struct {
 	expired []*Conn       // the watch's buffer of connections past a deadline
 }
 
-// Listen returns lis with its connections' deadlines enforced every tick
-// (0: DefaultTick).
+// Listen returns lis with its connections' deadlines enforced by a watch
+// that looks at most once a tick (0: DefaultTick).
 func Listen(lis net.Listener, tick time.Duration) *Listener {
 	if tick <= 0 {
 		tick = DefaultTick
@@ -222,7 +223,7 @@ type Conn struct {
 // deadline is one direction's deadline. due is written under Conn.mu and
 // read by the watch without it.
 type deadline struct {
-	due atomic.Int64 // Unix nanoseconds; 0: none, or set on the connection
+	due atomic.Int64 // nanoseconds since the listener's epoch; 0: none, or set on the connection
 	set bool         // a deadline is set on the connection itself
 }
 

@@ -97,10 +97,15 @@ func (p *Policy) Step(now time.Time, s Sample) {
 		return
 	}
 	if p.raised && now.Sub(p.lastBusy) >= p.Hold {
-		p.restore()
-		p.raised = false
-		p.changed(s)
+		p.lower(s)
 	}
+}
+
+// lower gives back the extra processors, for sample s.
+func (p *Policy) lower(s Sample) {
+	p.restore()
+	p.raised = false
+	p.changed(s)
 }
 
 func (p *Policy) changed(s Sample) {
@@ -118,9 +123,7 @@ func Run(ctx context.Context, p *Policy, window time.Duration, sample func() Sam
 		select {
 		case <-ctx.Done():
 			if p.raised {
-				p.restore()
-				p.raised = false
-				p.changed(Sample{})
+				p.lower(Sample{})
 			}
 			return
 		case now := <-t.C:

@@ -107,7 +107,8 @@ func decodeValues(dt core.DataType, raw []byte, max int64) (jsonTensor, error) {
 // decodeFlatNumbers decodes raw when it is what clients send for a numeric
 // tensor, one flat array of numbers, of which dt takes each (an integer
 // type: an integer in its range), and no more than max: without the
-// general scanner's tokens, and integers without strconv. ok is false for
+// general scanner's tokens, and integers without strconv (floats go
+// through appendValue, as the general scanner's do). ok is false for
 // anything else, which decodeValues then decodes, or refuses with its
 // errors; data is the tensor's buffer, empty.
 func decodeFlatNumbers(data []byte, dt core.DataType, raw []byte, max int64) (t jsonTensor, ok bool) {
@@ -149,15 +150,9 @@ func decodeFlatNumbers(data []byte, dt core.DataType, raw []byte, max int64) (t 
 			if s.number() != nil {
 				return t, false
 			}
-			tok := raw[start:s.i]
-			v, err := strconv.ParseFloat(string(tok), bits)
-			if err != nil {
+			var err error
+			if data, err = appendValue(data, dt, tokNumber, raw[start:s.i]); err != nil {
 				return t, false
-			}
-			if bits == 32 {
-				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(v)))
-			} else {
-				data = binary.LittleEndian.AppendUint64(data, math.Float64bits(v))
 			}
 		}
 		s.space()
