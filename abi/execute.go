@@ -45,7 +45,7 @@ type heldRequest struct {
 	mu     sync.Mutex
 	ctx    *C.struct_thost_reqctx
 	block  *C.struct_thost_request // the block the backend holds now, if any
-	pinner runtime.Pinner          // pins block's input buffers and BYTES parameter values
+	pinner runtime.Pinner          // pins block's large input buffers and BYTES parameter values
 	dead   bool                    // context freed
 }
 
@@ -270,6 +270,17 @@ func (a *arena) cstring(s string) *C.char {
 
 func strSize(s string) uintptr { return align8(uintptr(len(s) + 1)) }
 
+// copiedInputMax is the largest input buffer that goes into the request
+// block as a copy rather than pinned where it lies: copying a few hundred
+// bytes costs less than pinning and unpinning them (a lookup of the
+// buffer's span and its lock, each way), and most requests' tensors are
+// that small. Larger buffers are pinned, never copied.
+const copiedInputMax = 256
+
+// copiedInput reports whether the block holds a copy of input buffer b
+// (copiedInputMax) rather than b itself, pinned.
+func copiedInput(b []byte) bool { return len(b) > 0 && len(b) <= copiedInputMax }
+
 // errBlockLayout is the class of the error a request gets when the two
 // passes over its request block disagree: a bug in this file, never the
 // client's doing.
@@ -278,8 +289,9 @@ var errBlockLayout = core.Errorf(core.CodeInternal, "request block size and layo
 // buildBlock lays out the request block of r for one execution by inst:
 // one zeroed allocation with its handle, the inputs, their shapes and
 // buffers, the requested output names and the parameters. Input buffers
-// are pinned, not copied. The caller holds a context reference for the
-// block (heldRequestFor) and st.mu; on an error the reference is still the
+// are pinned, not copied, but for small ones (copiedInputMax). The caller
+// holds a context reference for the block (heldRequestFor) and st.mu; on
+// an error the reference is still the
 // caller's to drop.
 func (st *heldRequest) buildBlock(r *core.Request, inst *instanceHandle) (*C.struct_thost_request, error) {
 	traceContext := blockTraceContext(r)
@@ -325,6 +337,11 @@ func requestBlockSize(r *core.Request, traceContext string) uintptr {
 		in := &inputs[i]
 		size += align8(uintptr(len(in.Buffers))*C.sizeof_struct_thost_buffer) +
 			align8(uintptr(len(in.Shape))*8) + strSize(in.Name)
+		for _, b := range in.Buffers {
+			if copiedInput(b) {
+				size += align8(uintptr(len(b)))
+			}
+		}
 	}
 	for _, o := range outputs {
 		size += strSize(o)
@@ -414,7 +431,12 @@ func (st *heldRequest) fillBlock(a *arena, r *core.Request, inst *instanceHandle
 			bufs[j].attrs.server_owned = true
 			bufs[j].attrs.byte_size = C.uint64_t(len(b))
 			bufs[j].attrs.memory_type = C.TRITONSERVER_MEMORY_CPU
-			if len(b) > 0 {
+			switch {
+			case copiedInput(b):
+				p := a.alloc(uintptr(len(b)))
+				copy(unsafe.Slice((*byte)(p), len(b)), b)
+				bufs[j].base = p
+			case len(b) > 0:
 				p := unsafe.Pointer(unsafe.SliceData(b))
 				st.pinner.Pin(p)
 				bufs[j].base = p

@@ -194,3 +194,50 @@ func TestIdentityStatisticsRecordedByTheEndOfExecute(t *testing.T) {
 		c.wait(t)
 	}
 }
+
+// TestIdentityInputsCopiedOrPinned sends inputs whose buffers lie on both
+// sides of the size below which the request block holds a copy of a
+// buffer rather than the buffer itself, pinned, and in several buffers
+// mixing the two: the backend reads the same bytes either way.
+func TestIdentityInputsCopiedOrPinned(t *testing.T) {
+	t.Parallel()
+	const config = `name: "bytes"
+backend: "identity"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_UINT8 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_UINT8 dims: [ -1 ] } ]
+`
+	srv := startServer(t, testenv.Repository(t, testenv.Model{Name: "bytes", Config: config}))
+	for _, tc := range []struct {
+		name  string
+		sizes []int // the input's buffers, in bytes
+	}{
+		{"one byte", []int{1}},
+		{"copied at most", []int{256}},
+		{"pinned at least", []int{257}},
+		{"large", []int{1 << 20}},
+		{"mixed", []int{3, 300, 256, 0, 257, 1}},
+		{"many small", []int{100, 100, 100, 100, 100}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var want []byte
+			in := core.Input{Name: "INPUT0", DataType: core.TypeUint8}
+			for k, n := range tc.sizes {
+				b := make([]byte, n)
+				for i := range b {
+					b[i] = byte(i*31 + k*7 + 1)
+				}
+				in.Buffers = append(in.Buffers, b)
+				want = append(want, b...)
+			}
+			in.Shape = []int64{int64(len(want))}
+			events := infer(t, srv, &core.Submission{Model: "bytes", Inputs: []core.Input{in}})
+			if len(events) != 1 || events[0].resp == nil || events[0].resp.Err != nil {
+				t.Fatalf("events %+v, error %v", events, events[0].resp.Err)
+			}
+			if out := output(t, events[0].resp, "OUTPUT0"); !bytes.Equal(out.Data, want) {
+				t.Errorf("%d bytes in %v buffers came back as %d bytes, differing", len(want), tc.sizes, len(out.Data))
+			}
+		})
+	}
+}
