@@ -19,8 +19,12 @@ import (
 
 // goBackends is a Go-native provider running the identity and square models
 // behind the same core interfaces as the shared libraries. It is the
-// baseline the C backends are measured against: the difference is the cost
-// of the C boundary.
+// baseline the C backends are measured against, and does what they do
+// through core's Go API in place of the C one: the identity's response
+// parameters, its clock reads and statistics of each request and batch,
+// the square's cancellation check, clock read and statistics of each
+// response. The difference is then the cost of the C boundary, not of
+// work one side leaves out.
 type goBackends struct{}
 
 func (goBackends) LoadModel(m *core.Model) (core.BackendModel, error) { return goModel{m}, nil }
@@ -28,31 +32,63 @@ func (goBackends) Close() error                                       { return n
 
 type goModel struct{ m *core.Model }
 
-func (g goModel) NewInstance(*core.Instance) (core.BackendInstance, error) { return goInstance(g), nil }
-func (goModel) ParallelInstanceLoading() bool                              { return false }
-func (goModel) Finalize() error                                            { return nil }
+func (g goModel) NewInstance(inst *core.Instance) (core.BackendInstance, error) {
+	return goInstance{g.m, inst}, nil
+}
+func (goModel) ParallelInstanceLoading() bool { return false }
+func (goModel) Finalize() error               { return nil }
 
-type goInstance struct{ m *core.Model }
+type goInstance struct {
+	m    *core.Model
+	inst *core.Instance
+}
+
+// identityParameters are the parameters the identity backend attaches to
+// each response.
+var identityParameters = []core.Parameter{
+	{Name: "param0", Type: core.ParamString, String: "an example string parameter"},
+	{Name: "param1", Type: core.ParamInt, Int: 42},
+	{Name: "param2", Type: core.ParamBool, Bool: false},
+}
 
 func (g goInstance) Execute(batch []*core.Request) error {
-	for _, r := range batch {
-		switch g.m.Config().GetBackend() {
-		case "identity":
+	switch g.m.Config().GetBackend() {
+	case "identity":
+		execStart := core.Nanotime()
+		computeStart := core.Nanotime()
+		for _, r := range batch {
 			in := r.Inputs()[0]
 			data := append([]byte(nil), in.Buffers[0]...)
-			_ = r.Responder().Send(&core.Response{Outputs: []core.Output{{Name: "OUTPUT0", DataType: in.DataType, Shape: in.Shape, Data: data}}}, true)
+			params := append(make([]core.Parameter, 0, len(identityParameters)), identityParameters...)
+			err := r.Responder().Send(&core.Response{Outputs: []core.Output{{Name: "OUTPUT0", DataType: in.DataType, Shape: in.Shape, Data: data}}, Parameters: params}, true)
+			end := core.Nanotime()
+			g.inst.ReportStatistics(r, err == nil, execStart, computeStart, end, end)
 			_ = r.Release(core.ReleaseAll)
-		case "square":
+		}
+		execEnd := core.Nanotime()
+		g.inst.ReportBatchStatistics(uint64(len(batch)), execStart, computeStart, execEnd, execEnd)
+	case "square":
+		for _, r := range batch {
 			k := int32(binary.LittleEndian.Uint32(r.Inputs()[0].Buffers[0]))
 			p := r.Responder()
 			r.Hold() // answers after the release, as a factory does
 			_ = r.Release(core.ReleaseAll)
 			go func() {
 				defer r.Drop()
+				start := core.Nanotime()
 				for range k {
+					if p.Cancelled() {
+						break
+					}
 					out := make([]byte, 4)
 					binary.LittleEndian.PutUint32(out, uint32(k))
-					_ = p.Send(&core.Response{Outputs: []core.Output{{Name: "OUT", DataType: core.TypeInt32, Shape: []int64{1}, Data: out}}}, false)
+					outcome := core.ResponseSucceeded
+					if p.Send(&core.Response{Outputs: []core.Output{{Name: "OUT", DataType: core.TypeInt32, Shape: []int64{1}, Data: out}}}, false) != nil {
+						outcome = core.ResponseFailed
+					}
+					end := core.Nanotime()
+					g.inst.ReportResponseStatistics(p, start, start, end, outcome)
+					start = end
 				}
 				_ = p.SendFinal()
 			}()
