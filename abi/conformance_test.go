@@ -490,10 +490,12 @@ var hostChecks = []conformanceCheck{
 	{"TRITONBACKEND_ResponseSetIntParameter", "scratch", "OK", ""},
 
 	{"TRITONBACKEND_ResponseSetStringParameter", "good", "OK", ""},
+	{"TRITONBACKEND_ResponseSetStringParameter", "good_long", "OK", ""},
 	{"TRITONBACKEND_ResponseSetStringParameter", "null_name", "INVALID_ARG", ""},
 	{"TRITONBACKEND_ResponseSetStringParameter", "null_response", "INVALID_ARG", ""},
 	{"TRITONBACKEND_ResponseSetStringParameter", "null_value", "INVALID_ARG", ""},
 	{"TRITONBACKEND_ResponseSetStringParameter", "scratch", "OK", ""},
+	{"TRITONBACKEND_ResponseSetStringParameter", "scratch_long", "OK", ""},
 
 	{"TRITONSERVER_ApiVersion", "good", "OK", ""},
 	{"TRITONSERVER_ApiVersion", "null_major", "INVALID_ARG", ""},
@@ -943,6 +945,8 @@ func TestConformanceResponsesReachTheClient(t *testing.T) {
 	wantParams := []core.Parameter{
 		core.StringParam("p_string", "hello"), core.IntParam("p_int", -42),
 		core.BoolParam("p_bool", true), core.DoubleParam("p_double", 2.5),
+		core.StringParam("p_long_name_of_more_than_sixty_four_bytes_0123456789_0123456789_0123",
+			"a value of more than sixty-four bytes, 0123456789 0123456789 0123456789"),
 	}
 	if !slices.EqualFunc(resp.Parameters, wantParams, func(a, b core.Parameter) bool {
 		return a.Name == b.Name && a.Type == b.Type && a.String == b.String && a.Int == b.Int && a.Bool == b.Bool && a.Double == b.Double

@@ -166,6 +166,10 @@ struct TRITONSERVER_Parameter {
   char* s;      // STRING value (NUL-terminated)
   void* bytes;  // BYTES value
   uint64_t byte_size;
+  // The lengths of name and s (0 without s), so that Go reads them without
+  // looking for their ends.
+  size_t name_len;
+  size_t s_len;
 };
 
 struct thost_message {

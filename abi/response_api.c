@@ -261,7 +261,10 @@ add_param(
   }
   struct TRITONSERVER_Parameter* p = &r->params[r->param_count];
   memset(p, 0, sizeof(*p));
-  p->name = strdup(name);
+  p->name_len = strlen(name);
+  p->name = thost_strndup(name, p->name_len);
+  if (p->name == NULL)
+    return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
   p->type = type;
   r->param_count++;
   *out = p;
@@ -278,9 +281,16 @@ TRITONBACKEND_ResponseSetStringParameter(
   struct TRITONSERVER_Parameter* p;
   TRITONSERVER_Error* err =
       add_param(r, name, TRITONSERVER_PARAMETER_STRING, &p);
-  if (err == NULL)
-    p->s = strdup(value);
-  return err;
+  if (err != NULL)
+    return err;
+  p->s_len = strlen(value);
+  p->s = thost_strndup(value, p->s_len);
+  if (p->s == NULL) {  // the parameter is taken back: a STRING has a value
+    free(p->name);
+    r->param_count--;
+    return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+  }
+  return NULL;
 }
 
 TRITONSERVER_Error*

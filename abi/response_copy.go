@@ -113,15 +113,28 @@ func convertParametersInto(dst []core.Parameter, resp *C.struct_thost_response) 
 		dst = make([]core.Parameter, 0, pc)
 	}
 	params := dst[:pc]
-	for i, p := range unsafe.Slice(resp.params, pc) {
-		params[i] = goParameter(p.name, p._type, p.s, p.i, p.b, p.d)
+	cps := unsafe.Slice(resp.params, pc)
+	for i := range cps {
+		p := &cps[i]
+		param := core.Parameter{Name: parameterStringN(p.name, int(p.name_len)), Type: core.ParameterType(p._type)}
+		switch param.Type {
+		case core.ParamString:
+			param.String = parameterStringN(p.s, int(p.s_len))
+		case core.ParamInt:
+			param.Int = int64(p.i)
+		case core.ParamBool:
+			param.Bool = bool(p.b)
+		case core.ParamDouble:
+			param.Double = float64(p.d)
+		}
+		params[i] = param
 	}
 	return params
 }
 
-// goParameter copies a C parameter (a response's or a submitted request's:
-// their structs differ, their fields do not) into Go memory; s, i, b or d
-// holds the value, as typ says.
+// goParameter copies a C parameter of a submitted request into Go memory;
+// s, i, b or d holds the value, as typ says. A response's parameters carry
+// their strings' lengths, and convertParametersInto reads them so.
 func goParameter(name *C.char, typ C.TRITONSERVER_ParameterType, s *C.char, i C.int64_t, b C.bool, d C.double) core.Parameter {
 	param := core.Parameter{Name: parameterString(name), Type: core.ParameterType(typ)}
 	switch param.Type {
@@ -163,7 +176,16 @@ func parameterString(c *C.char) string {
 			return C.GoString(c)
 		}
 	}
-	key := unsafe.String((*byte)(p), n) // valid for the lookup only
+	return parameterStringN(c, n)
+}
+
+// parameterStringN is parameterString of the n bytes at c (their
+// terminating NUL not counted).
+func parameterStringN(c *C.char, n int) string {
+	if n > maxParameterStringBytes {
+		return C.GoStringN(c, C.int(n))
+	}
+	key := unsafe.String((*byte)(unsafe.Pointer(c)), n) // valid for the lookup only
 	var table map[string]string
 	if t := parameterStrings.table.Load(); t != nil {
 		table = *t

@@ -205,7 +205,8 @@ TRITONSERVER_ParameterNew(
   p->type = type;
   switch (type) {
     case TRITONSERVER_PARAMETER_STRING:
-      p->s = strdup((const char*)value);
+      p->s_len = strlen((const char*)value);
+      p->s = thost_strndup((const char*)value, p->s_len);
       break;
     case TRITONSERVER_PARAMETER_INT:
       p->i = *(const int64_t*)value;
@@ -220,7 +221,8 @@ TRITONSERVER_ParameterNew(
       free(p);
       return NULL;  // BYTES needs ParameterBytesNew
   }
-  p->name = strdup(name);
+  p->name_len = strlen(name);
+  p->name = thost_strndup(name, p->name_len);
   return p;
 }
 
@@ -234,7 +236,8 @@ TRITONSERVER_ParameterBytesNew(
   if (p == NULL)
     return NULL;
   p->type = TRITONSERVER_PARAMETER_BYTES;
-  p->name = strdup(name);
+  p->name_len = strlen(name);
+  p->name = thost_strndup(name, p->name_len);
   p->bytes =
       (void*)byte_ptr;  // not copied: the caller keeps it alive, as in Triton
   p->byte_size = size;

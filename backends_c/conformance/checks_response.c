@@ -22,6 +22,14 @@ conf_set_parameters(
       r, TRITONBACKEND_ResponseSetBoolParameter, kase, resp, "p_bool", true);
   CONF_CHECK(
       r, TRITONBACKEND_ResponseSetDoubleParameter, kase, resp, "p_double", 2.5);
+  /* Longer than the host keeps interned: copied each time. */
+  char long_kase[64];
+  snprintf(long_kase, sizeof(long_kase), "%s_long", kase);
+  CONF_CHECK(
+      r, TRITONBACKEND_ResponseSetStringParameter, long_kase, resp,
+      "p_long_name_of_more_than_sixty_four_bytes_0123456789_0123456789_0123",
+      "a value of more than sixty-four bytes, 0123456789 0123456789 "
+      "0123456789");
 }
 
 static void

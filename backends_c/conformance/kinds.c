@@ -4,7 +4,8 @@
  *
  *   main        Every check on a request the backend owns. Answers with
  *               the checks of all entry points so far, the response
- *               parameters p_string/p_int/p_bool/p_double and AUTO_OUT = 7.
+ *               parameters p_string/p_int/p_bool/p_double/p_long_name...
+ *               and AUTO_OUT = 7.
  *               Checks after its final response (sending again, releasing
  *               wrongly, using the released request) go to the deferred
  *               report.
