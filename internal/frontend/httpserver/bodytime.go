@@ -46,7 +46,7 @@ func (s *Server) timeBodies(h http.Handler) http.Handler {
 		g := guards.Get().(*bodyGuard)
 		*g = bodyGuard{ResponseWriter: w, closeAfter: len(r.TransferEncoding) > 0}
 		b := &g.body
-		*b = timedBody{src: orig, w: w, rc: *http.NewResponseController(w), start: time.Now(),
+		*b = timedBody{src: orig, w: w, rc: deadlinesOf(w), start: time.Now(),
 			timeout: s.opts.ReadBodyTimeout, rate: s.opts.ReadBodyMinRate}
 		b.setDeadline(b.start.Add(b.timeout))
 		r.Body = b
@@ -102,12 +102,30 @@ func (g *bodyGuard) Write(p []byte) (int, error) {
 // deadlines).
 func (g *bodyGuard) Unwrap() http.ResponseWriter { return g.ResponseWriter }
 
+// connDeadlines sets the deadlines of a ResponseWriter's connection:
+// net/http's own writer, or an http.ResponseController over a wrapper.
+type connDeadlines interface {
+	SetReadDeadline(time.Time) error
+	SetWriteDeadline(time.Time) error
+}
+
+// deadlinesOf returns the deadlines of w's connection: w itself when it
+// sets them (net/http's writer does, and calling it spares the
+// allocation of a controller on every request), else a controller,
+// which looks through wrappers.
+func deadlinesOf(w http.ResponseWriter) connDeadlines {
+	if d, ok := w.(connDeadlines); ok {
+		return d
+	}
+	return http.NewResponseController(w)
+}
+
 // timedBody is a request body read under the rate bound. Only the
 // handler's goroutine reads it.
 type timedBody struct {
 	src      io.ReadCloser
 	w        http.ResponseWriter
-	rc       http.ResponseController
+	rc       connDeadlines
 	start    time.Time
 	timeout  time.Duration
 	rate     int64 // bytes a second

@@ -310,5 +310,5 @@ func (s *Server) setWriteDeadline(w http.ResponseWriter, d time.Duration) {
 		_ = g.body.rc.SetWriteDeadline(time.Now().Add(d))
 		return
 	}
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
+	_ = deadlinesOf(w).SetWriteDeadline(time.Now().Add(d))
 }
