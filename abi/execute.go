@@ -51,24 +51,26 @@ type heldRequest struct {
 
 var errOutOfMemory = errors.New("out of memory or handles for the request block")
 
-// heldRequestFor returns the live record of r, creating one (with a new
-// context holding one reference, for the block about to be built) when r
-// has none. With an existing record it adds a reference for the new block.
-func (l *library) heldRequestFor(r *core.Request) (*heldRequest, error) {
+// heldRequestFor returns the live record of r, creating one when r has
+// none, with a new context and its first request block (blk), of size
+// bytes, made in the same crossing; the context's one reference is the
+// block's. With an existing record it adds a reference for the block
+// about to be built, and blk is nil.
+func (l *library) heldRequestFor(r *core.Request, size uintptr) (st *heldRequest, blk *C.struct_thost_request, err error) {
 	if st, ok := r.BackendData().(*heldRequest); ok {
 		st.mu.Lock()
 		if !st.dead && st.tryRef() {
 			st.mu.Unlock()
-			return st, nil
+			return st, nil, nil
 		}
 		st.mu.Unlock()
 	}
-	st := &heldRequest{req: r, lib: l}
+	st = &heldRequest{req: r, lib: l}
 	st.key = l.host.requests.add(st)
-	st.ctx = C.thost_reqctx_new(l.host.c, C.uint64_t(st.key), callerAllocator(r))
+	st.ctx = C.thost_reqctx_new_with_request(l.host.c, C.uint64_t(st.key), callerAllocator(r), C.size_t(size), &blk)
 	if st.ctx == nil {
 		l.host.requests.take(st.key)
-		return nil, errOutOfMemory
+		return nil, nil, errOutOfMemory
 	}
 	r.Hold() // until the context ends: thostRequestContextDone drops it
 	l.held.Add(1)
@@ -79,7 +81,7 @@ func (l *library) heldRequestFor(r *core.Request) (*heldRequest, error) {
 	if r.Cancelled() {
 		st.markCancelled()
 	}
-	return st, nil
+	return st, blk, nil
 }
 
 // markHeldCancelled is the cancel hook of a request (a *core.Request): it
@@ -179,11 +181,12 @@ func (i *instanceHandle) Execute(batch []*core.Request) error {
 		i.held, i.blocks = held[:0], blocks[:0]
 	}()
 	for k, r := range batch {
-		st, err := i.lib.heldRequestFor(r)
-		var blk *C.struct_thost_request
+		traceContext := blockTraceContext(r)
+		size := requestBlockSize(r, traceContext)
+		st, blk, err := i.lib.heldRequestFor(r, size)
 		if err == nil {
 			st.mu.Lock()
-			blk, err = st.buildBlock(r, i)
+			blk, err = st.buildBlock(r, i, blk, size, traceContext)
 			st.block = blk
 			st.mu.Unlock()
 			if err != nil {
@@ -287,18 +290,19 @@ func copiedInput(b []byte) bool { return len(b) > 0 && len(b) <= copiedInputMax 
 var errBlockLayout = core.Errorf(core.CodeInternal, "request block size and layout disagree")
 
 // buildBlock lays out the request block of r for one execution by inst:
-// one zeroed allocation with its handle, the inputs, their shapes and
-// buffers, the requested output names and the parameters. Input buffers
-// are pinned, not copied, but for small ones (copiedInputMax). The caller
-// holds a context reference for the block (heldRequestFor) and st.mu; on
-// an error the reference is still the
+// one zeroed allocation of size bytes (requestBlockSize of r with
+// traceContext) with its handle, the inputs, their shapes and buffers, the
+// requested output names and the parameters. Input buffers are pinned,
+// not copied, but for small ones (copiedInputMax). blk is the allocation
+// when heldRequestFor made it with the context, else nil, and buildBlock
+// makes it. The caller holds a context reference for the block
+// (heldRequestFor) and st.mu; on an error the reference is still the
 // caller's to drop.
-func (st *heldRequest) buildBlock(r *core.Request, inst *instanceHandle) (*C.struct_thost_request, error) {
-	traceContext := blockTraceContext(r)
-	size := requestBlockSize(r, traceContext)
-	blk := C.thost_request_new(C.size_t(size), st.ctx)
+func (st *heldRequest) buildBlock(r *core.Request, inst *instanceHandle, blk *C.struct_thost_request, size uintptr, traceContext string) (*C.struct_thost_request, error) {
 	if blk == nil {
-		return nil, errOutOfMemory
+		if blk = C.thost_request_new(C.size_t(size), st.ctx); blk == nil {
+			return nil, errOutOfMemory
+		}
 	}
 	if err := st.layBlock(unsafe.Pointer(blk), size, r, inst, traceContext); err != nil {
 		st.pinner.Unpin()

@@ -118,6 +118,23 @@ thost_request_new(size_t size, struct thost_reqctx* ctx)
   return req;
 }
 
+struct thost_reqctx*
+thost_reqctx_new_with_request(
+    struct thost_host* host, uint64_t key,
+    const struct thost_caller_alloc* caller, size_t size,
+    struct thost_request** req)
+{
+  struct thost_reqctx* ctx = thost_reqctx_new(host, key, caller);
+  if (ctx == NULL)
+    return NULL;
+  *req = thost_request_new(size, ctx);
+  if (*req == NULL) {
+    thost_reqctx_destroy(ctx);
+    return NULL;
+  }
+  return ctx;
+}
+
 // Frees a block and every handle made for what it holds, and drops its
 // reference on the request context.
 void
