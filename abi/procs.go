@@ -53,7 +53,7 @@ func startExtraProcs(extra int, log *serverlog.Logger) bool {
 			p.Changed = func(n int, s procs.Sample) {
 				log.Verbosef(1, "Go processors: %d (%d of the backends' own threads running, %d sending within %v)", n, s.Live, s.Active, procs.Window)
 			}
-			procs.Run(ctx, p, procs.Window, sampleBackendThreads)
+			procs.Run(ctx, p, procs.Window, procs.IdleWindow, sampleBackendThreads)
 		}()
 	}
 	return true

@@ -30,6 +30,11 @@ const (
 	// Hold is how long the extra processors stay after the last window in
 	// which the threads outnumbered the default.
 	Hold = time.Second
+	// IdleWindow is the longest Run sleeps between samples while the
+	// threads cannot outnumber the processors (Policy.Waiting): an idle
+	// server wakes twice a second for the policy, not a hundred times. A
+	// load of many backend threads is seen within IdleWindow and Window.
+	IdleWindow = 500 * time.Millisecond
 )
 
 // Sample is what a sampler reports for one window: Live is how many of the
@@ -101,6 +106,18 @@ func (p *Policy) Step(now time.Time, s Sample) {
 	}
 }
 
+// Waiting reports whether, after sample s, no window can raise the
+// processors until more of the backends' threads run: the policy is off,
+// or has given nothing and no more threads are live than the runtime's
+// processors (a sample counts at most its live threads as sending at
+// once).
+func (p *Policy) Waiting(s Sample) bool {
+	if p.Extra <= 0 || p.get == nil {
+		return true
+	}
+	return !p.raised && s.Live <= int64(p.get())
+}
+
 // lower gives back the extra processors, for sample s.
 func (p *Policy) lower(s Sample) {
 	p.restore()
@@ -115,9 +132,13 @@ func (p *Policy) changed(s Sample) {
 }
 
 // Run steps p with sample every window until ctx ends, then gives back
-// what p added.
-func Run(ctx context.Context, p *Policy, window time.Duration, sample func() Sample) {
-	t := time.NewTicker(window)
+// what p added. While p is Waiting it samples less and less often, up to
+// every idleWindow; a sample after such a longer wait only brings the
+// window back (its count of threads sending spans the whole wait, not one
+// window), and the next decides.
+func Run(ctx context.Context, p *Policy, window, idleWindow time.Duration, sample func() Sample) {
+	wait := window
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
 		select {
@@ -127,7 +148,22 @@ func Run(ctx context.Context, p *Policy, window time.Duration, sample func() Sam
 			}
 			return
 		case now := <-t.C:
-			p.Step(now, sample())
+			s := sample()
+			if wait <= window {
+				p.Step(now, s)
+			}
+			wait = nextWait(wait, window, idleWindow, p.Waiting(s))
+			t.Reset(wait)
 		}
 	}
+}
+
+// nextWait is the wait before the next sample, after one that came after
+// wait: window while the policy watches, doubling up to idleWindow while
+// it is waiting.
+func nextWait(wait, window, idleWindow time.Duration, waiting bool) time.Duration {
+	if !waiting {
+		return window
+	}
+	return max(min(2*wait, idleWindow), window)
 }

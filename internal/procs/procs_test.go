@@ -3,6 +3,7 @@ package procs
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -94,7 +95,7 @@ func TestRunGivesBackWhatItAddedWhenItEnds(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Run(ctx, p, time.Millisecond, func() Sample {
+		Run(ctx, p, time.Millisecond, time.Millisecond, func() Sample {
 			select {
 			case samples <- struct{}{}:
 			default:
@@ -108,5 +109,84 @@ func TestRunGivesBackWhatItAddedWhenItEnds(t *testing.T) {
 	<-done
 	if f.n != 2 || p.Raised() {
 		t.Fatalf("after Run ended: %d processors, raised %v; want the default 2", f.n, p.Raised())
+	}
+}
+
+func TestNextWaitBacksOffWhileWaiting(t *testing.T) {
+	const window, idle = 10 * time.Millisecond, 500 * time.Millisecond
+	for _, tc := range []struct {
+		wait    time.Duration
+		waiting bool
+		want    time.Duration
+	}{
+		{window, false, window},
+		{idle, false, window}, // threads again: back to the window at once
+		{window, true, 2 * window},
+		{160 * time.Millisecond, true, 320 * time.Millisecond},
+		{320 * time.Millisecond, true, idle},
+		{idle, true, idle},
+		{0, true, window},
+	} {
+		if got := nextWait(tc.wait, window, idle, tc.waiting); got != tc.want {
+			t.Errorf("after a wait of %v, waiting %v: next wait %v, want %v", tc.wait, tc.waiting, got, tc.want)
+		}
+	}
+}
+
+// TestRunSamplesSeldomWhileWaitingAndRaisesOnceThreadsCome runs the policy
+// on an idle sampler, then on one whose threads outnumber the processors:
+// idle, it samples far less often than every window; busy, the sample
+// after the long wait only brings the window back (its threads counted
+// over the whole wait), and the next one raises.
+func TestRunSamplesSeldomWhileWaitingAndRaisesOnceThreadsCome(t *testing.T) {
+	const window, idle = time.Millisecond, 20 * time.Millisecond
+	f := &fakeRuntime{def: 2}
+	p := f.policy(1, time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	type call struct {
+		raised bool // before this sample's step
+		busy   bool // what this sample reported
+	}
+	var busy atomic.Bool
+	calls := make(chan call, 10000)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Run(ctx, p, window, idle, func() Sample {
+			b := busy.Load()
+			calls <- call{p.Raised(), b} // on Run's goroutine: no race with Step
+			if b {
+				return Sample{16, 16}
+			}
+			return Sample{}
+		})
+	}()
+	time.Sleep(300 * time.Millisecond)
+	busy.Store(true)
+	// 1, 2, 4, 8, 16 ms, then every 20 ms: about 20 samples in 300 ms,
+	// where sampling every window would take 300.
+	if n := len(calls); n > 40 {
+		t.Errorf("%d samples in 300 ms of an idle policy with a %v window and a %v idle window", n, window, idle)
+	}
+	var after []call // from the first busy sample
+	timeout := time.After(10 * time.Second)
+	for len(after) < 3 {
+		select {
+		case c := <-calls:
+			if c.busy {
+				after = append(after, c)
+			}
+		case <-timeout:
+			t.Fatalf("samples since the threads came: %+v", after)
+		}
+	}
+	cancel()
+	<-done
+	if after[1].raised || !after[2].raised {
+		t.Errorf("raised before each of the first three busy samples: %v, %v, %v; want false, false, true",
+			after[0].raised, after[1].raised, after[2].raised)
+	}
+	if f.n != 2 || p.Raised() {
+		t.Errorf("after Run ended: %d processors, raised %v; want the default 2", f.n, p.Raised())
 	}
 }
