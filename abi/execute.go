@@ -67,7 +67,8 @@ func (l *library) heldRequestFor(r *core.Request, size uintptr) (st *heldRequest
 	}
 	st = &heldRequest{req: r, lib: l}
 	st.key = l.host.requests.add(st)
-	st.ctx = C.thost_reqctx_new_with_request(l.host.c, C.uint64_t(st.key), callerAllocator(r), C.size_t(size), &blk)
+	made := C.thost_reqctx_new_with_request(l.host.c, C.uint64_t(st.key), callerAllocator(r), C.size_t(size))
+	st.ctx, blk = made.ctx, made.req
 	if st.ctx == nil {
 		l.host.requests.take(st.key)
 		return nil, nil, errOutOfMemory

@@ -554,13 +554,17 @@ TRITONSERVER_Error* thost_reqctx_push_stat(
 void thost_reqctx_ref(struct thost_reqctx* ctx);
 void thost_reqctx_unref(struct thost_reqctx* ctx);
 struct thost_request* thost_request_new(size_t size, struct thost_reqctx* ctx);
-// thost_reqctx_new and thost_request_new for its first block (*req), which
-// holds the context's one reference, in one call from Go; NULL when
-// either fails, and then neither is left.
-struct thost_reqctx* thost_reqctx_new_with_request(
+// thost_reqctx_new and thost_request_new for its first block, which holds
+// the context's one reference, in one call from Go. Both NULL when either
+// fails, and then neither is left. Returned by value: an out-parameter
+// would make Go allocate the variable it points to.
+struct thost_new_request {
+  struct thost_reqctx* ctx;
+  struct thost_request* req;
+};
+struct thost_new_request thost_reqctx_new_with_request(
     struct thost_host* host, uint64_t key,
-    const struct thost_caller_alloc* caller, size_t size,
-    struct thost_request** req);
+    const struct thost_caller_alloc* caller, size_t size);
 void thost_request_free(struct thost_request* req);
 // thost_request_free without dropping the block's context reference,
 // which the caller has taken over.

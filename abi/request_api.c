@@ -118,21 +118,23 @@ thost_request_new(size_t size, struct thost_reqctx* ctx)
   return req;
 }
 
-struct thost_reqctx*
+struct thost_new_request
 thost_reqctx_new_with_request(
     struct thost_host* host, uint64_t key,
-    const struct thost_caller_alloc* caller, size_t size,
-    struct thost_request** req)
+    const struct thost_caller_alloc* caller, size_t size)
 {
+  struct thost_new_request out = {NULL, NULL};
   struct thost_reqctx* ctx = thost_reqctx_new(host, key, caller);
   if (ctx == NULL)
-    return NULL;
-  *req = thost_request_new(size, ctx);
-  if (*req == NULL) {
+    return out;
+  struct thost_request* req = thost_request_new(size, ctx);
+  if (req == NULL) {
     thost_reqctx_destroy(ctx);
-    return NULL;
+    return out;
   }
-  return ctx;
+  out.ctx = ctx;
+  out.req = req;
+  return out;
 }
 
 // Frees a block and every handle made for what it holds, and drops its
