@@ -115,6 +115,7 @@ func (st *heldRequest) end() {
 func thostResponseSend(resp *C.struct_thost_response, flags C.uint32_t, cerr *C.TRITONSERVER_Error, stats *C.struct_thost_rstat, batch *C.struct_thost_instance, kept *C.bool) (ret *C.TRITONSERVER_Error) {
 	const fn = "TRITONBACKEND_ResponseSend"
 	defer recoverError(fn, &ret)
+	extraProcsWake.Poke()
 	recordWaitingBatchStats(batch)
 	st, lookupErr := requestOf(resp.ctx, fn)
 	if lookupErr != nil {

@@ -34,6 +34,10 @@ var extraProcs struct {
 	done  chan struct{}
 }
 
+// extraProcsWake ends the policy's longer waits between samples when a
+// backend sends a response (thostResponseSend pokes it).
+var extraProcsWake = procs.NewWake()
+
 // startExtraProcs counts a host asking for extra processors, starting the
 // policy for the first. GOMAXPROCS set in the environment is the user's
 // choice: then nothing starts.
@@ -53,7 +57,7 @@ func startExtraProcs(extra int, log *serverlog.Logger) bool {
 			p.Changed = func(n int, s procs.Sample) {
 				log.Verbosef(1, "Go processors: %d (%d of the backends' own threads running, %d sending within %v)", n, s.Live, s.Active, procs.Window)
 			}
-			procs.Run(ctx, p, procs.Window, procs.IdleWindow, sampleBackendThreads)
+			procs.Run(ctx, p, procs.DefaultTiming, sampleBackendThreads, extraProcsWake)
 		}()
 	}
 	return true

@@ -95,13 +95,13 @@ func TestRunGivesBackWhatItAddedWhenItEnds(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Run(ctx, p, time.Millisecond, time.Millisecond, func() Sample {
+		Run(ctx, p, Timing{Window: time.Millisecond, QuietAfter: time.Hour, IdleWindow: time.Millisecond}, func() Sample {
 			select {
 			case samples <- struct{}{}:
 			default:
 			}
 			return Sample{16, 16}
-		})
+		}, nil)
 	}()
 	<-samples
 	<-samples // the first sample's step has run
@@ -112,12 +112,12 @@ func TestRunGivesBackWhatItAddedWhenItEnds(t *testing.T) {
 	}
 }
 
-func TestNextWaitBacksOffWhileWaiting(t *testing.T) {
+func TestNextWaitBacksOffWhileIdle(t *testing.T) {
 	const window, idle = 10 * time.Millisecond, 500 * time.Millisecond
 	for _, tc := range []struct {
-		wait    time.Duration
-		waiting bool
-		want    time.Duration
+		wait   time.Duration
+		isIdle bool
+		want   time.Duration
 	}{
 		{window, false, window},
 		{idle, false, window}, // threads again: back to the window at once
@@ -127,19 +127,21 @@ func TestNextWaitBacksOffWhileWaiting(t *testing.T) {
 		{idle, true, idle},
 		{0, true, window},
 	} {
-		if got := nextWait(tc.wait, window, idle, tc.waiting); got != tc.want {
-			t.Errorf("after a wait of %v, waiting %v: next wait %v, want %v", tc.wait, tc.waiting, got, tc.want)
+		if got := nextWait(tc.wait, window, idle, tc.isIdle); got != tc.want {
+			t.Errorf("after a wait of %v, idle %v: next wait %v, want %v", tc.wait, tc.isIdle, got, tc.want)
 		}
 	}
 }
 
-// TestRunSamplesSeldomWhileWaitingAndRaisesOnceThreadsCome runs the policy
-// on an idle sampler, then on one whose threads outnumber the processors:
-// idle, it samples far less often than every window; busy, the sample
-// after the long wait only brings the window back (its threads counted
-// over the whole wait), and the next one raises.
-func TestRunSamplesSeldomWhileWaitingAndRaisesOnceThreadsCome(t *testing.T) {
-	const window, idle = time.Millisecond, 20 * time.Millisecond
+// TestRunSamplesSeldomOnceQuietAndRaisesOnceThreadsCome runs the policy
+// on a sampler that sees a backend thread now and then, then none, then
+// more threads than processors: with a thread now and then it samples
+// every window; quiet for longer than QuietAfter, far less often; and
+// when the threads come, the sample after the long wait only brings the
+// window back (its threads counted over the whole wait), and the next one
+// raises.
+func TestRunSamplesSeldomOnceQuietAndRaisesOnceThreadsCome(t *testing.T) {
+	timing := Timing{Window: time.Millisecond, QuietAfter: 50 * time.Millisecond, IdleWindow: 20 * time.Millisecond}
 	f := &fakeRuntime{def: 2}
 	p := f.policy(1, time.Hour)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -147,27 +149,46 @@ func TestRunSamplesSeldomWhileWaitingAndRaisesOnceThreadsCome(t *testing.T) {
 		raised bool // before this sample's step
 		busy   bool // what this sample reported
 	}
-	var busy atomic.Bool
-	calls := make(chan call, 10000)
+	const (
+		someThread = iota // one thread sends in every tenth sample
+		quiet
+		busy
+	)
+	var phase atomic.Int32
+	var n int
+	calls := make(chan call, 100000)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Run(ctx, p, window, idle, func() Sample {
-			b := busy.Load()
-			calls <- call{p.Raised(), b} // on Run's goroutine: no race with Step
-			if b {
+		Run(ctx, p, timing, func() Sample {
+			ph := phase.Load()
+			calls <- call{p.Raised(), ph == busy} // on Run's goroutine: no race with Step
+			n++
+			switch {
+			case ph == busy:
 				return Sample{16, 16}
+			case ph == someThread && n%10 == 0:
+				return Sample{0, 1}
 			}
 			return Sample{}
-		})
+		}, nil)
 	}()
-	time.Sleep(300 * time.Millisecond)
-	busy.Store(true)
-	// 1, 2, 4, 8, 16 ms, then every 20 ms: about 20 samples in 300 ms,
-	// where sampling every window would take 300.
-	if n := len(calls); n > 40 {
-		t.Errorf("%d samples in 300 ms of an idle policy with a %v window and a %v idle window", n, window, idle)
+	// A thread now and then: every window, as before the quiet spell.
+	time.Sleep(200 * time.Millisecond)
+	if got := len(calls); got < 50 {
+		t.Errorf("%d samples in 200 ms with a thread sending now and then, a %v window: it backed off", got, timing.Window)
 	}
+	for len(calls) > 0 {
+		<-calls
+	}
+	phase.Store(quiet)
+	time.Sleep(300 * time.Millisecond)
+	// Every window for 50 ms, then 2, 4, 8, 16 ms, then every 20 ms: about
+	// 75 samples in 300 ms, where sampling every window would take 300.
+	if got := len(calls); got > 150 {
+		t.Errorf("%d samples in 300 ms, quiet after %v, with a %v window and a %v idle window", got, timing.QuietAfter, timing.Window, timing.IdleWindow)
+	}
+	phase.Store(busy)
 	var after []call // from the first busy sample
 	timeout := time.After(10 * time.Second)
 	for len(after) < 3 {
@@ -189,4 +210,61 @@ func TestRunSamplesSeldomWhileWaitingAndRaisesOnceThreadsCome(t *testing.T) {
 	if f.n != 2 || p.Raised() {
 		t.Errorf("after Run ended: %d processors, raised %v; want the default 2", f.n, p.Raised())
 	}
+}
+
+// TestWakeEndsALongWait pokes a Run that waits between samples for much
+// longer than the test lasts: the poke brings the window back at once,
+// and a poke while it samples every window does nothing.
+func TestWakeEndsALongWait(t *testing.T) {
+	timing := Timing{Window: time.Millisecond, QuietAfter: 10 * time.Millisecond, IdleWindow: time.Hour}
+	f := &fakeRuntime{def: 2}
+	p := f.policy(1, time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wake := NewWake()
+	wake.Poke() // not sleeping: nothing
+	var active atomic.Bool
+	samples := make(chan struct{}, 100000)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Run(ctx, p, timing, func() Sample {
+			samples <- struct{}{}
+			if active.Load() {
+				return Sample{0, 1}
+			}
+			return Sample{}
+		}, wake)
+	}()
+	// Quiet for 10 ms, then waits of 2, 4, 8 ... ms: asleep for good well
+	// within the test's timeout.
+	deadline := time.Now().Add(10 * time.Second)
+	for !wake.sleeping.Load() || len(samples) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("Run never waited longer than a window while quiet")
+		}
+		select {
+		case <-samples:
+		case <-time.After(time.Second):
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // within a wait that doubles each time
+	for len(samples) > 0 {
+		<-samples
+	}
+	active.Store(true)
+	wake.Poke()
+	timeout := time.After(10 * time.Second)
+	for range 20 {
+		select {
+		case <-samples:
+		case <-timeout:
+			t.Fatal("poked: the samples did not come back")
+		}
+	}
+	if wake.sleeping.Load() {
+		t.Error("sampling every window again, but the Wake says Run sleeps")
+	}
+	cancel()
+	<-done
 }
