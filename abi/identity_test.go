@@ -38,6 +38,14 @@ func identityConfig(name string, maxBatch int, extra string) string {
 	return b.String()
 }
 
+// vectorIdentityConfig is an identity model of one vector, INPUT0 to
+// OUTPUT0, of type dt (a configuration name), one request per execution.
+func vectorIdentityConfig(name, dt string) string {
+	return fmt.Sprintf("name: %q\nbackend: \"identity\"\nmax_batch_size: 0\n"+
+		"input [ { name: \"INPUT0\" data_type: %s dims: [ -1 ] } ]\n"+
+		"output [ { name: \"OUTPUT0\" data_type: %s dims: [ -1 ] } ]\n", name, dt, dt)
+}
+
 // sample returns distinctive contents for n elements of a type.
 func sample(dt core.DataType, n int) []byte {
 	if dt == core.TypeBytes {
@@ -201,13 +209,7 @@ func TestIdentityStatisticsRecordedByTheEndOfExecute(t *testing.T) {
 // mixing the two: the backend reads the same bytes either way.
 func TestIdentityInputsCopiedOrPinned(t *testing.T) {
 	t.Parallel()
-	const config = `name: "bytes"
-backend: "identity"
-max_batch_size: 0
-input [ { name: "INPUT0" data_type: TYPE_UINT8 dims: [ -1 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_UINT8 dims: [ -1 ] } ]
-`
-	srv := startServer(t, testenv.Repository(t, testenv.Model{Name: "bytes", Config: config}))
+	srv := startServer(t, testenv.Repository(t, testenv.Model{Name: "bytes", Config: vectorIdentityConfig("bytes", "TYPE_UINT8")}))
 	for _, tc := range []struct {
 		name  string
 		sizes []int // the input's buffers, in bytes
@@ -252,13 +254,7 @@ func TestIdentityRequestAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector drops pooled objects at random, so allocations are not counted (the run without it counts them)")
 	}
-	const config = `name: "ints"
-backend: "identity"
-max_batch_size: 0
-input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
-`
-	srv := startServer(t, testenv.Repository(t, testenv.Model{Name: "ints", Config: config}))
+	srv := startServer(t, testenv.Repository(t, testenv.Model{Name: "ints", Config: vectorIdentityConfig("ints", "TYPE_INT32")}))
 	data := int32s(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
 	done := make(chan struct{}, 1)
 	fn := func(resp *core.Response, final bool) {
