@@ -31,8 +31,8 @@ const (
 	// Hold is how long the extra processors stay after the last window in
 	// which the threads outnumbered the default.
 	Hold = time.Second
-	// QuietAfter is how long no backend thread must have been live or
-	// sent before Run samples less often (Policy.Quiet).
+	// QuietAfter is how long no backend thread must have sent before Run
+	// samples less often (Policy.Quiet).
 	QuietAfter = 2 * time.Second
 	// IdleWindow is the longest Run then sleeps between samples: an idle
 	// server wakes twice a second for the policy, not a hundred times.
@@ -110,11 +110,12 @@ func (p *Policy) Step(now time.Time, s Sample) {
 	}
 }
 
-// Quiet reports whether sample s saw none of the backends' threads, live
-// or sending, and the policy gives nothing: nothing to watch until one
-// calls the server.
+// Quiet reports whether none of the backends' threads sent within sample
+// s's window and the policy gives nothing: nothing to watch until one
+// sends again (threads that stay live without sending, a backend's idle
+// pool, count as quiet).
 func (p *Policy) Quiet(s Sample) bool {
-	return !p.raised && s.Live == 0 && s.Active == 0
+	return !p.raised && s.Active == 0
 }
 
 // lower gives back the extra processors, for sample s.

@@ -134,8 +134,8 @@ func TestNextWaitBacksOffWhileIdle(t *testing.T) {
 }
 
 // TestRunSamplesSeldomOnceQuietAndRaisesOnceThreadsCome runs the policy
-// on a sampler that sees a backend thread now and then, then none, then
-// more threads than processors: with a thread now and then it samples
+// on a sampler that sees a backend thread send now and then, then threads
+// live that do not send, then more threads sending than processors: with a thread now and then it samples
 // every window; quiet for longer than QuietAfter, far less often; and
 // when the threads come, the sample after the long wait only brings the
 // window back (its threads counted over the whole wait), and the next one
@@ -168,9 +168,11 @@ func TestRunSamplesSeldomOnceQuietAndRaisesOnceThreadsCome(t *testing.T) {
 			case ph == busy:
 				return Sample{16, 16}
 			case ph == someThread && n%10 == 0:
-				return Sample{0, 1}
+				return Sample{1, 1}
+			case ph == someThread:
+				return Sample{1, 0}
 			}
-			return Sample{}
+			return Sample{4, 0} // live, none sending: quiet
 		}, nil)
 	}()
 	// A thread now and then: every window, as before the quiet spell.
