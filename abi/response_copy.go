@@ -116,18 +116,10 @@ func convertParametersInto(dst []core.Parameter, resp *C.struct_thost_response) 
 	cps := unsafe.Slice(resp.params, pc)
 	for i := range cps {
 		p := &cps[i]
-		param := core.Parameter{Name: parameterStringN(p.name, int(p.name_len)), Type: core.ParameterType(p._type)}
-		switch param.Type {
-		case core.ParamString:
-			param.String = parameterStringN(p.s, int(p.s_len))
-		case core.ParamInt:
-			param.Int = int64(p.i)
-		case core.ParamBool:
-			param.Bool = bool(p.b)
-		case core.ParamDouble:
-			param.Double = float64(p.d)
+		params[i] = parameterOf(parameterStringN(p.name, int(p.name_len)), p._type, p.i, p.b, p.d)
+		if params[i].Type == core.ParamString {
+			params[i].String = parameterStringN(p.s, int(p.s_len))
 		}
-		params[i] = param
 	}
 	return params
 }
@@ -136,10 +128,18 @@ func convertParametersInto(dst []core.Parameter, resp *C.struct_thost_response) 
 // s, i, b or d holds the value, as typ says. A response's parameters carry
 // their strings' lengths, and convertParametersInto reads them so.
 func goParameter(name *C.char, typ C.TRITONSERVER_ParameterType, s *C.char, i C.int64_t, b C.bool, d C.double) core.Parameter {
-	param := core.Parameter{Name: parameterString(name), Type: core.ParameterType(typ)}
-	switch param.Type {
-	case core.ParamString:
+	param := parameterOf(parameterString(name), typ, i, b, d)
+	if param.Type == core.ParamString {
 		param.String = parameterString(s)
+	}
+	return param
+}
+
+// parameterOf is the parameter name of type typ with i, b or d as its
+// value, as typ says; a STRING's value is the caller's to set.
+func parameterOf(name string, typ C.TRITONSERVER_ParameterType, i C.int64_t, b C.bool, d C.double) core.Parameter {
+	param := core.Parameter{Name: name, Type: core.ParameterType(typ)}
+	switch param.Type {
 	case core.ParamInt:
 		param.Int = int64(i)
 	case core.ParamBool:
