@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -65,6 +66,48 @@ func freePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// minioRoomFor is what MinIO wants free on its drive beyond 1% of the
+// drive's size before it takes a write: an upload whose size it is not
+// told counts as 1 GiB. Twice that leaves room for the test's objects.
+const minioRoomFor = 2 << 30
+
+// minioShm is the memory file system MinIO's drive goes on when it has
+// room.
+const minioShm = "/dev/shm"
+
+// minioDrive returns a directory for MinIO's drive, removed when the test
+// ends. MinIO refuses every write ("minimum free drive threshold") on a
+// drive with too little room, and a test machine's disk can be nearly full
+// while its memory is not, so the drive goes on /dev/shm when that has
+// room (the tests write a few kilobytes); else in the test's temporary
+// directory. Where neither has room the test is skipped with the reason.
+func minioDrive(t testing.TB) string {
+	t.Helper()
+	if hasRoom(minioShm, minioRoomFor) {
+		dir, err := os.MkdirTemp(minioShm, "tritonhost-minio-")
+		if err == nil {
+			t.Cleanup(func() { _ = os.RemoveAll(dir) })
+			return dir
+		}
+	}
+	dir := t.TempDir()
+	if !hasRoom(dir, minioRoomFor) {
+		t.Skipf("minio: neither %s nor %s has 1%% of its size plus %d MiB free, and MinIO refuses writes with less", minioShm, dir, minioRoomFor>>20)
+	}
+	return dir
+}
+
+// hasRoom reports whether the file system holding dir has more than need
+// bytes free beyond 1% of its size.
+func hasRoom(dir string, need uint64) bool {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return false
+	}
+	size, free := st.Blocks*uint64(st.Bsize), st.Bavail*uint64(st.Bsize)
+	return free > size/100+need
 }
 
 // process runs a server until the test ends, its output kept for the

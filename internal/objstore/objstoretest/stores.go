@@ -53,7 +53,7 @@ func StartMinIO(t testing.TB) *Store {
 	bin := tool(t, "minio", "bin")
 	port, console := freePort(t), freePort(t)
 	startProcess(t, []string{"MINIO_ROOT_USER=" + s3User, "MINIO_ROOT_PASSWORD=" + s3Secret, "MINIO_BROWSER=off", "MINIO_UPDATE=off"},
-		bin, "server", "--quiet", "--address", addr(port), "--console-address", addr(console), t.TempDir())
+		bin, "server", "--quiet", "--address", addr(port), "--console-address", addr(console), minioDrive(t))
 	// The cluster check answers 200 once MinIO serves objects; its
 	// liveness check answers before ("Server not initialized yet").
 	waitOK(t, "minio", "http://"+addr(port)+"/minio/health/cluster")
