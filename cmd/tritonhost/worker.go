@@ -34,7 +34,7 @@ func newWorkerCommand() *cobra.Command {
 					return fmt.Errorf("worker: memory limit: %w", err)
 				}
 			}
-			conn, err := wire.NewConn(os.NewFile(3, "server"))
+			conn, err := wire.NewConn(wire.Ends{Read: os.NewFile(3, "server"), Write: os.NewFile(4, "server")})
 			if err != nil {
 				return fmt.Errorf("worker: %w", err)
 			}

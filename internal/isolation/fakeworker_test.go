@@ -207,11 +207,29 @@ func descriptors(t testing.TB, spec byte) []int {
 	return nil
 }
 
-// fakeWorker is the worker's end of one process's socket.
+// unixConn wraps f, which it closes, as a *net.UnixConn.
+func unixConn(t testing.TB, f *os.File) *net.UnixConn {
+	t.Helper()
+	fc, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fc.(*net.UnixConn)
+}
+
+// close closes the worker's ends: the server reads the end of the
+// connection.
+func (w *fakeWorker) close() {
+	w.in.Close()
+	w.out.Close()
+}
+
+// fakeWorker is the worker's end of one process's sockets.
 type fakeWorker struct {
-	t    testing.TB
-	conn *net.UnixConn
-	mu   sync.Mutex
+	t       testing.TB
+	in, out *net.UnixConn // what the server sends; what the worker sends
+	mu      sync.Mutex
 	// executions: each execute message, its instance and request keys.
 	executions []fakeExecution
 	announced  map[uint64]bool // the keys of every execute message so far
@@ -266,21 +284,16 @@ func (fs *fakeServer) start(t testing.TB, model string, answer wmsg) *run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The worker's end is a plain unix socket: wire.Conn would refuse to
+	// The worker's end is plain unix sockets: wire.Conn would refuse to
 	// send some of what a broken worker sends (too many descriptors).
-	fc, err := net.FileConn(remote)
-	remote.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wc := fc.(*net.UnixConn)
+	in, out := unixConn(t, remote.Read), unixConn(t, remote.Write)
 	mod := fs.models[model]
 	pr := newProcess(mod, &exec.Cmd{}, conn) // no process: nothing to kill or wait for
 	close(pr.exited)
 	close(pr.logDone)
 	r.pr = pr
-	r.w = &fakeWorker{t: t, conn: wc, announced: map[uint64]bool{}, arrived: make(chan struct{}, 1024), drained: make(chan struct{})}
-	t.Cleanup(func() { wc.Close() }) // a test that failed half way frees the model for the next
+	r.w = &fakeWorker{t: t, in: in, out: out, announced: map[uint64]bool{}, arrived: make(chan struct{}, 1024), drained: make(chan struct{})}
+	t.Cleanup(r.w.close) // a test that failed half way frees the model for the next
 
 	answered := make(chan error, 1)
 	go func() {
@@ -339,7 +352,7 @@ func (w *fakeWorker) send(m wmsg) bool {
 	if len(fds) > 0 {
 		oob = unix.UnixRights(fds...)
 	}
-	_, _, err := w.conn.WriteMsgUnix(wire.AppendFrame(nil, m.body, len(fds)), oob, nil)
+	_, _, err := w.out.WriteMsgUnix(wire.AppendFrame(nil, m.body, len(fds)), oob, nil)
 	return err == nil
 }
 
@@ -361,7 +374,7 @@ func (w *fakeWorker) recvFiles() ([]byte, []int, error) {
 	}
 	buf := make([]byte, wire.MaxDatagram)
 	oob := make([]byte, unix.CmsgSpace(4*wire.MaxFiles))
-	n, oobn, _, _, err := w.conn.ReadMsgUnix(buf, oob)
+	n, oobn, _, _, err := w.in.ReadMsgUnix(buf, oob)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -527,7 +540,7 @@ func (r *run) sendAll(msgs []wmsg) {
 // worker passed closed.
 func (r *run) end(t testing.TB, requests ...*coretest.Collector) {
 	t.Helper()
-	r.w.conn.Close()
+	r.w.close()
 	if r.loaded {
 		for _, ch := range []chan struct{}{r.readEnd, r.w.drained} {
 			select {

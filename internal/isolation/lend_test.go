@@ -54,7 +54,7 @@ func TestOutputsInAFrozenRegionAreLent(t *testing.T) {
 		}
 		msg := regionResponse(ex.keys[0], 1, size)
 		fds := []int{region.Fd()}
-		_, _, err = r.w.conn.WriteMsgUnix(wire.AppendFrame(nil, msg, 1), unix.UnixRights(fds...), nil)
+		_, _, err = r.w.out.WriteMsgUnix(wire.AppendFrame(nil, msg, 1), unix.UnixRights(fds...), nil)
 		region.Close()
 		if err != nil {
 			t.Fatal(err)

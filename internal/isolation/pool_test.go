@@ -205,7 +205,7 @@ func TestPooledOutputsAreLentOrCopiedAndReturned(t *testing.T) {
 		if len(fds) > 0 {
 			oob = unix.UnixRights(fds...)
 		}
-		if _, _, err := r.w.conn.WriteMsgUnix(wire.AppendFrame(nil, msg, len(fds)), oob, nil); err != nil {
+		if _, _, err := r.w.out.WriteMsgUnix(wire.AppendFrame(nil, msg, len(fds)), oob, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -319,7 +319,7 @@ func TestALentPooledRegionOutlivesItsWorker(t *testing.T) {
 			}
 			ex := r.w.awaitExecution(t)
 			msg := pooledResponse(ex.keys[0], 7, size)
-			if _, _, err := r.w.conn.WriteMsgUnix(wire.AppendFrame(nil, msg, 1), unix.UnixRights(region.Fd()), nil); err != nil {
+			if _, _, err := r.w.out.WriteMsgUnix(wire.AppendFrame(nil, msg, 1), unix.UnixRights(region.Fd()), nil); err != nil {
 				t.Fatal(err)
 			}
 			var resp *core.Response
@@ -468,7 +468,7 @@ func TestReceivedInputsReachTheWorkerWhereTheyLie(t *testing.T) {
 	if held == nil {
 		t.Fatal("no input buffer")
 	}
-	r.w.conn.Close()
+	r.w.close()
 	testenv.WaitUntil(t, "the worker's pool closed", func() bool {
 		p := r.pr.inputs
 		p.mu.Lock()

@@ -79,7 +79,7 @@ func startProcess(mod *isolatedModel) (*process, *loadedMsg, error) {
 		return nil, nil, err
 	}
 	cmd := exec.Command(o.WorkerCommand[0], o.WorkerCommand[1:]...)
-	cmd.ExtraFiles = []*os.File{remote} // fd 3
+	cmd.ExtraFiles = []*os.File{remote.Read, remote.Write} // fds 3 and 4 (cmd/tritonhost's worker)
 	// The worker waits for the server between batches: its runtime's
 	// monitor stays awake (package sysmon), as the server's does.
 	env, quiet := sysmon.Env(os.Environ())

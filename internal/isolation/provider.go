@@ -11,8 +11,8 @@
 // in-process provider. One worker per model version: a crash costs that
 // version alone, and the restart reloads exactly what it served.
 //
-// The server and a worker talk over a unix SOCK_SEQPACKET socket (package
-// wire); tensor bytes above 64 KiB travel in sealed shared memory beside
+// The server and a worker talk over unix SOCK_SEQPACKET sockets, one each
+// way (package wire); tensor bytes above 64 KiB travel in sealed shared memory beside
 // the messages. The server schedules, validates and answers as for any
 // model; the worker executes each batch as it stands
 // (core.Model.NewForwarded) and hands back every response, release, state

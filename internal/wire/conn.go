@@ -30,18 +30,49 @@ const DeferLimit = time.Millisecond
 // past it waits, as it would on a full socket.
 const maxQueued = 4 << 20
 
-// Pair returns the two ends of a new SOCK_SEQPACKET socket pair, close on
-// exec; the caller hands one to a child process (which it then closes).
-func Pair() (local, remote *os.File, err error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("socketpair: %w", err)
-	}
-	return os.NewFile(uintptr(fds[0]), "wire"), os.NewFile(uintptr(fds[1]), "wire"), nil
+// Ends is one side of a connection: the socket it reads what the other
+// side sends from, and the socket it writes to, each an end of one of the
+// two socket pairs that Pair makes (one per direction). A side reads and
+// writes on different sockets so that its reads wake nothing on the other
+// side: a unix socket wakes every poller of the socket that sent a
+// datagram once that datagram is read (it has room again), and the Go
+// runtime polls every socket it reads for room too, so that with one
+// socket for both ways every read on one side woke the other's runtime
+// for nothing. The socket a side writes to is outside its runtime's
+// poller (Conn.writeMsg).
+type Ends struct {
+	Read, Write *os.File
 }
 
-// Conn is one end of the socket. Send and SendDeferred are safe for
-// concurrent use; Recv is for one goroutine.
+// Close closes both sockets.
+func (e Ends) Close() {
+	e.Read.Close()
+	e.Write.Close()
+}
+
+// Pair returns the two sides of a new connection, two SOCK_SEQPACKET
+// socket pairs, close on exec; the caller hands one side to a child
+// process (which it then closes).
+func Pair() (local, remote Ends, err error) {
+	var fds [2][2]int
+	for i := range fds {
+		fds[i], err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			if i == 1 {
+				unix.Close(fds[0][0])
+				unix.Close(fds[0][1])
+			}
+			return Ends{}, Ends{}, fmt.Errorf("socketpair: %w", err)
+		}
+	}
+	// local writes to pair 0 and reads pair 1; remote the other way.
+	local = Ends{Read: os.NewFile(uintptr(fds[1][0]), "wire"), Write: os.NewFile(uintptr(fds[0][0]), "wire")}
+	remote = Ends{Read: os.NewFile(uintptr(fds[0][1]), "wire"), Write: os.NewFile(uintptr(fds[1][1]), "wire")}
+	return local, remote, nil
+}
+
+// Conn is one side of a connection (Ends). Send and SendDeferred are
+// safe for concurrent use; Recv is for one goroutine.
 //
 // Messages travel framed in datagrams (frame.go), in the order they were
 // sent. A sender that finds no send in progress writes its message itself,
@@ -56,9 +87,14 @@ func Pair() (local, remote *os.File, err error) {
 // once for them. The queue holds at most maxQueued bytes; a sender past
 // it waits, as on a full socket.
 type Conn struct {
-	uc  *net.UnixConn
-	rc  syscall.RawConn
-	oob []byte
+	r  *net.UnixConn   // the socket read, through the runtime's poller
+	w  *os.File        // the socket written, not pollable (Ends)
+	wc syscall.RawConn // w's
+	// stop is an eventfd that Close signals, which a writer waiting for
+	// room polls beside w (waitRoom).
+	stop  *os.File
+	stopc syscall.RawConn
+	oob   []byte
 
 	// Recv's: the messages of the last datagram not yet returned.
 	frames  []Frame
@@ -96,24 +132,41 @@ func (q *sendQueue) reset() {
 	q.buf, q.frames, q.fds, q.owned = q.buf[:0], q.frames[:0], q.fds[:0], q.owned[:0]
 }
 
-// NewConn wraps f, one end of a Pair, which it takes over.
-func NewConn(f *os.File) (*Conn, error) {
-	defer f.Close()
-	c, err := net.FileConn(f)
+// NewConn wraps e, one side of a Pair, which it takes over.
+func NewConn(e Ends) (*Conn, error) {
+	defer e.Read.Close()
+	c, err := net.FileConn(e.Read)
 	if err != nil {
+		e.Write.Close()
 		return nil, fmt.Errorf("socket: %w", err)
 	}
-	uc, ok := c.(*net.UnixConn)
+	r, ok := c.(*net.UnixConn)
 	if !ok {
 		c.Close()
+		e.Write.Close()
 		return nil, errors.New("socket: not a unix socket")
 	}
-	rc, err := uc.SyscallConn()
+	wc, err := e.Write.SyscallConn()
 	if err != nil {
-		uc.Close()
+		r.Close()
+		e.Write.Close()
 		return nil, fmt.Errorf("socket: %w", err)
 	}
-	conn := &Conn{uc: uc, rc: rc, oob: make([]byte, unix.CmsgSpace(4*MaxFiles))}
+	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		r.Close()
+		e.Write.Close()
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	stop := os.NewFile(uintptr(efd), "wire-stop")
+	stopc, err := stop.SyscallConn()
+	if err != nil {
+		r.Close()
+		e.Write.Close()
+		stop.Close()
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	conn := &Conn{r: r, w: e.Write, wc: wc, stop: stop, stopc: stopc, oob: make([]byte, unix.CmsgSpace(4*MaxFiles))}
 	conn.idle.L = &conn.mu
 	conn.timer = time.AfterFunc(time.Hour, conn.deferredDue)
 	conn.timer.Stop()
@@ -133,7 +186,15 @@ func (c *Conn) Close() error {
 	}
 	c.mu.Unlock()
 	c.idle.Broadcast()
-	return c.uc.Close()
+	// A writer waiting for room (waitRoom) wakes, and its next write
+	// fails. The descriptors close once no call uses them.
+	_ = c.stopc.Control(func(fd uintptr) { _, _ = unix.Write(int(fd), []byte{1, 0, 0, 0, 0, 0, 0, 0}) })
+	c.stop.Close()
+	werr := c.w.Close()
+	if err := c.r.Close(); err != nil {
+		return err
+	}
+	return werr
 }
 
 // ErrTooLarge is Send's error for a message over MaxMessage, or with more
@@ -359,21 +420,59 @@ func (c *Conn) write(q *sendQueue, from int, dontWait bool) (int, error) {
 }
 
 // writeMsg writes one datagram; with dontWait, unix.EAGAIN when the
-// socket is full.
+// socket is full. The socket is not in the runtime's poller (Ends), so a
+// full one is waited for here, in poll(2), until it has room or the Conn
+// closed.
 func (c *Conn) writeMsg(b, oob []byte, dontWait bool) error {
-	if !dontWait {
-		_, _, err := c.uc.WriteMsgUnix(b, oob, nil)
-		return err
+	for {
+		var werr error
+		err := c.wc.Write(func(fd uintptr) bool {
+			werr = unix.Sendmsg(int(fd), b, oob, nil, unix.MSG_DONTWAIT)
+			return true
+		})
+		switch {
+		case err != nil: // the socket closed
+			return fmt.Errorf("%w", net.ErrClosed)
+		case werr != unix.EAGAIN || dontWait:
+			return werr
+		}
+		if err := c.waitRoom(); err != nil {
+			return err
+		}
 	}
-	var werr error
-	err := c.rc.Write(func(fd uintptr) bool {
-		werr = unix.Sendmsg(int(fd), b, oob, nil, unix.MSG_DONTWAIT)
-		return true
+}
+
+// roomPoll is how long writeMsg waits in poll(2) at a time for a full
+// socket to have room, before it checks that the Conn is still open (Close
+// also wakes it, through Conn.stop).
+const roomPoll = 100 * time.Millisecond
+
+// waitRoom waits until the socket written has room, at most roomPoll, or
+// fails once the Conn closed.
+func (c *Conn) waitRoom() error {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return fmt.Errorf("%w", net.ErrClosed)
+	}
+	var perr error
+	err := c.wc.Control(func(wfd uintptr) {
+		err := c.stopc.Control(func(sfd uintptr) {
+			fds := []unix.PollFd{{Fd: int32(wfd), Events: unix.POLLOUT}, {Fd: int32(sfd), Events: unix.POLLIN}}
+			_, perr = unix.Poll(fds, int(roomPoll/time.Millisecond))
+		})
+		if err != nil {
+			perr = net.ErrClosed
+		}
 	})
-	if err != nil {
-		return err
+	if err != nil || perr == net.ErrClosed {
+		return fmt.Errorf("%w", net.ErrClosed)
 	}
-	return werr
+	if perr != nil && perr != unix.EINTR {
+		return perr
+	}
+	return nil
 }
 
 // Recv receives the next message into buf (MaxDatagram bytes are enough)
@@ -388,7 +487,7 @@ func (c *Conn) Recv(buf []byte) ([]byte, []int, error) {
 		c.pending = c.pending[1:]
 		return f.Msg, f.Files, nil
 	}
-	n, oobn, flags, _, err := c.uc.ReadMsgUnix(buf, c.oob)
+	n, oobn, flags, _, err := c.r.ReadMsgUnix(buf, c.oob)
 	if err != nil {
 		if errors.Is(err, net.ErrClosed) {
 			return nil, nil, io.EOF

@@ -4,12 +4,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"runtime"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tritonhost/tritonhost/internal/testenv"
 )
 
 func pair(t *testing.T) (*Conn, *Conn) {
@@ -161,7 +164,7 @@ func TestMessagesQueuedBehindASendShareADatagram(t *testing.T) {
 		t.Fatal(err)
 	}
 	buf := make([]byte, MaxDatagram)
-	n, _, _, _, err := b.uc.ReadMsgUnix(buf, nil)
+	n, _, _, _, err := b.r.ReadMsgUnix(buf, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +204,7 @@ func TestMalformedDatagramsAreRefused(t *testing.T) {
 				defer unix.Close(fd)
 				oob = unix.UnixRights(fd)
 			}
-			if _, _, err := a.uc.WriteMsgUnix(c.dgram, oob, nil); err != nil {
+			if err := a.writeMsg(c.dgram, oob, false); err != nil {
 				t.Fatal(err)
 			}
 			if _, _, err := b.Recv(make([]byte, MaxDatagram)); !errors.Is(err, ErrMalformed) {
@@ -267,7 +270,7 @@ func TestASenderAheadOfItsReaderIsBatched(t *testing.T) {
 	buf := make([]byte, MaxDatagram)
 	datagrams := 0
 	for i := 0; i < n; {
-		nb, oobn, _, _, err := b.uc.ReadMsgUnix(buf, b.oob)
+		nb, oobn, _, _, err := b.r.ReadMsgUnix(buf, b.oob)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,7 +317,7 @@ func TestMessagesSentSoonShareADatagram(t *testing.T) {
 		}
 	}
 	buf := make([]byte, MaxDatagram)
-	n, oobn, _, _, err := b.uc.ReadMsgUnix(buf, b.oob)
+	n, oobn, _, _, err := b.r.ReadMsgUnix(buf, b.oob)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,5 +340,52 @@ func TestMessagesSentSoonShareADatagram(t *testing.T) {
 	}
 	if msg, _, err := b.Recv(buf); err != nil || string(msg) != "d" {
 		t.Fatalf("then %q, %v; want d", msg, err)
+	}
+}
+
+// TestCloseEndsASendWaitingForRoom: a send that waits for room on a full
+// socket (its reader reads nothing) returns with an error as soon as the
+// Conn closes, not when the wait's poll interval ends.
+func TestCloseEndsASendWaitingForRoom(t *testing.T) {
+	a, _ := pair(t)
+	f, err := os.CreateTemp(t.TempDir(), "shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// Fill the socket: a message that brings the caller's descriptors is
+	// written before Send returns, waiting for room if need be.
+	big := make([]byte, MaxMessage)
+	sent := make(chan error, 1)
+	go func() {
+		for {
+			if err := a.Send(big, int(f.Fd())); err != nil {
+				sent <- err
+				return
+			}
+		}
+	}()
+	testenv.WaitUntil(t, "the socket to fill", func() bool {
+		full := false
+		_ = a.wc.Control(func(fd uintptr) {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+			n, err := unix.Poll(fds, 0)
+			full = err == nil && n == 0
+		})
+		return full && len(sent) == 0
+	})
+	time.Sleep(10 * time.Millisecond) // into its poll
+	start := time.Now()
+	a.Close()
+	select {
+	case err := <-sent:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Errorf("the waiting send returned %v, want net.ErrClosed", err)
+		}
+		if d := time.Since(start); d >= roomPoll/4 {
+			t.Errorf("the waiting send returned %v after Close; the shut socket should wake its poll (interval %v) at once", d, roomPoll)
+		}
+	case <-time.After(testenv.Patience):
+		t.Fatal("the waiting send did not return after Close")
 	}
 }
