@@ -153,6 +153,12 @@ func (st *heldRequest) recordStats(recs *C.struct_thost_rstat) {
 	}
 }
 
+// OnExecutingThread reports whether the calling thread is inside a
+// backend's TRITONBACKEND_ModelInstanceExecute (of any instance): a
+// backend calling back on the thread it was called on. It reads a
+// thread-local variable of the C side, with no system call.
+func OnExecutingThread() bool { return bool(C.thost_on_executing_thread()) }
+
 // Execute implements loader.Instance: it builds a block for each request
 // and calls TRITONBACKEND_ModelInstanceExecute with their handles. It is
 // never called concurrently for one instance (the scratch space is the

@@ -277,6 +277,13 @@ struct thost_instance {
 // reports of that instance in it.
 extern __thread struct thost_instance* thost_executing_instance;
 
+// Whether the calling thread runs an Execute (abi.OnExecutingThread).
+static inline bool
+thost_on_executing_thread(void)
+{
+  return thost_executing_instance != NULL;
+}
+
 // The instance executing on the calling thread if it has batch statistics
 // waiting, else NULL: a crossing that may deliver a response (a send, a
 // final flag, a release) takes them along, so that they reach Go before

@@ -10,11 +10,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sys/unix"
 
 	"github.com/tritonhost/tritonhost/abi"
 	"github.com/tritonhost/tritonhost/core"
@@ -87,10 +85,6 @@ type worker struct {
 	inputNames map[string]string
 
 	instances map[*core.Instance]int
-	// The thread each instance's execution runs on, 0 when it runs none:
-	// a final response sent on it goes with the execution's end
-	// (respond).
-	executing []atomic.Int64
 	runs      []chan []*core.Request // each instance's batches, to its executor
 	states    *core.States
 	callLimit time.Duration
@@ -212,7 +206,6 @@ func (w *worker) load(lm *loadMsg) *loadedMsg {
 	}
 	w.instances = map[*core.Instance]int{}
 	out := &loadedMsg{Config: m.ConfigJSON()}
-	w.executing = make([]atomic.Int64, len(m.Instances()))
 	for i, inst := range m.Instances() {
 		// The server holds back an instance's batch while the worker
 		// holds the depth the load message names (process.execute); one
@@ -419,21 +412,12 @@ func (w *worker) execute(d *wire.Decoder, withRegion bool, fds []int) error {
 }
 
 // executor runs instance inst's batches, one after the other as the
-// server sends them, and reports each execution's return. An execution
-// runs on one thread, which the backend's calls from within Execute come
-// back on (cgo callbacks run on the calling thread: respond); between
-// executions the goroutine is not held to it, as in process, so a batch
-// that arrives wakes no particular thread (a locked goroutine made
-// runnable costs a hand-off between threads). It returns once runs is
-// closed (close).
+// server sends them, and reports each execution's return. It returns once
+// runs is closed (close).
 func (w *worker) executor(inst int, in *core.Instance, runs <-chan []*core.Request) {
 	defer w.wg.Done()
 	for batch := range runs {
-		runtime.LockOSThread()
-		w.executing[inst].Store(int64(unix.Gettid()))
 		in.Execute(batch)
-		w.executing[inst].Store(0)
-		runtime.UnlockOSThread()
 		e := getEncoder()
 		encodeExecuted(e, inst, nil)
 		// Soon: the ends of the batches waiting behind it join it.
@@ -534,16 +518,9 @@ func (w *worker) respond(key uint64, resp *core.Response, final bool) {
 	w.sendWith(send, e, p)
 }
 
-// onExecutingThread reports whether the calling thread runs an execution.
-func (w *worker) onExecutingThread() bool {
-	tid := int64(unix.Gettid())
-	for i := range w.executing {
-		if w.executing[i].Load() == tid {
-			return true
-		}
-	}
-	return false
-}
+// onExecutingThread reports whether the calling thread runs an execution:
+// the backend calls back on the thread that called its Execute.
+func (w *worker) onExecutingThread() bool { return abi.OnExecutingThread() }
 
 // cancel cancels request key, as its client did on the server.
 func (w *worker) cancel(key uint64) {
