@@ -491,11 +491,13 @@ var hostChecks = []conformanceCheck{
 
 	{"TRITONBACKEND_ResponseSetStringParameter", "good", "OK", ""},
 	{"TRITONBACKEND_ResponseSetStringParameter", "good_long", "OK", ""},
+	{"TRITONBACKEND_ResponseSetStringParameter", "good_past", "OK", ""},
 	{"TRITONBACKEND_ResponseSetStringParameter", "null_name", "INVALID_ARG", ""},
 	{"TRITONBACKEND_ResponseSetStringParameter", "null_response", "INVALID_ARG", ""},
 	{"TRITONBACKEND_ResponseSetStringParameter", "null_value", "INVALID_ARG", ""},
 	{"TRITONBACKEND_ResponseSetStringParameter", "scratch", "OK", ""},
 	{"TRITONBACKEND_ResponseSetStringParameter", "scratch_long", "OK", ""},
+	{"TRITONBACKEND_ResponseSetStringParameter", "scratch_past", "OK", ""},
 
 	{"TRITONSERVER_ApiVersion", "good", "OK", ""},
 	{"TRITONSERVER_ApiVersion", "null_major", "INVALID_ARG", ""},
@@ -947,6 +949,7 @@ func TestConformanceResponsesReachTheClient(t *testing.T) {
 		core.BoolParam("p_bool", true), core.DoubleParam("p_double", 2.5),
 		core.StringParam("p_long_name_of_more_than_sixty_four_bytes_0123456789_0123456789_0123",
 			"a value of more than sixty-four bytes, 0123456789 0123456789 0123456789"),
+		core.StringParam("p_past", strings.Repeat("abcdefghijklmnopqrstuvwxyz", 12)[:300]),
 	}
 	if !slices.EqualFunc(resp.Parameters, wantParams, func(a, b core.Parameter) bool {
 		return a.Name == b.Name && a.Type == b.Type && a.String == b.String && a.Int == b.Int && a.Bool == b.Bool && a.Double == b.Double

@@ -481,6 +481,11 @@ struct thost_output {
 // Outputs kept inside a response's block.
 #define THOST_RESPONSE_BLOCK_OUTPUTS 2
 
+// Parameters kept inside a response's block, and the bytes of their names
+// and string values it holds.
+#define THOST_RESPONSE_BLOCK_PARAMS 4
+#define THOST_RESPONSE_PARAM_TEXT 256
+
 // A response. Built by the backend through its handle;
 // TRITONBACKEND_ResponseSend frees the handles of the response and its outputs
 // and hands the rest to Go (thostResponseSend), which either gives it straight
@@ -489,9 +494,11 @@ struct thost_output {
 // thost_sent_response_free. Once sent, ctx may be gone: the memory of a sent
 // response is counted on host.
 //
-// Memory: one block of THOST_POOL_RESPONSE (block_pool.h) holds the response
-// and its first THOST_RESPONSE_BLOCK_OUTPUTS outputs, so that a response of
-// one or two small outputs is one block from the calling thread's free list.
+// Memory: one block of THOST_POOL_RESPONSE (block_pool.h) holds the response,
+// its first THOST_RESPONSE_BLOCK_OUTPUTS outputs and its first
+// THOST_RESPONSE_BLOCK_PARAMS parameters with their text, so that a response
+// of one or two small outputs and a few parameters is one block from the
+// calling thread's free list, with no malloc.
 struct thost_response {
   uint64_t handle;
   uint32_t output_count;
@@ -499,14 +506,20 @@ struct thost_response {
   uint32_t param_count;
   uint32_t param_cap;
   uint32_t block_outputs_used;    // of block_outputs
+  uint32_t param_text_used;       // bytes of param_text taken
   struct thost_reqctx* ctx;       // referenced until the response is sent or
                                   // deleted
   struct thost_host* host;        // ctx's host
   struct thost_output** outputs;  // inline_outputs until more are needed
-  struct TRITONSERVER_Parameter* params;
+  struct TRITONSERVER_Parameter* params;  // block_params until more are needed
   struct thost_output* inline_outputs[THOST_RESPONSE_BLOCK_OUTPUTS];
-  // Not cleared when the response is made (THOST_RESPONSE_CLEARED_BYTES).
+  // Not cleared when the response is made (THOST_RESPONSE_CLEARED_BYTES):
+  // each is written before it is read.
   struct thost_output block_outputs[THOST_RESPONSE_BLOCK_OUTPUTS];
+  struct TRITONSERVER_Parameter block_params[THOST_RESPONSE_BLOCK_PARAMS];
+  // The names and string values of parameters, NUL-terminated, while they
+  // fit; longer ones are allocated (response_param_text).
+  char param_text[THOST_RESPONSE_PARAM_TEXT];
 };
 
 // What a new response clears: everything before its block's outputs.

@@ -91,6 +91,29 @@ TRITONBACKEND_ResponseFactoryIsCancelled(
 
 // ---- Responses --------------------------------------------------------------
 
+// Copies the n bytes of s, NUL-terminated, into the response's block while
+// they fit, else into memory of their own; NULL when out of memory.
+static char*
+response_param_text(struct thost_response* r, const char* s, size_t n)
+{
+  if (n < sizeof(r->param_text) - r->param_text_used) {
+    char* d = r->param_text + r->param_text_used;
+    memcpy(d, s, n);
+    d[n] = 0;
+    r->param_text_used += n + 1;
+    return d;
+  }
+  return thost_strndup(s, n);
+}
+
+// Frees text response_param_text made (NULL does nothing).
+static void
+response_param_text_free(struct thost_response* r, char* s)
+{
+  if (s < r->param_text || s >= r->param_text + sizeof(r->param_text))
+    free(s);
+}
+
 static TRITONSERVER_Error*
 response_new(TRITONBACKEND_Response** response, struct thost_reqctx* ctx)
 {
@@ -102,6 +125,8 @@ response_new(TRITONBACKEND_Response** response, struct thost_reqctx* ctx)
   r->host = ctx->host;
   r->outputs = r->inline_outputs;
   r->output_cap = THOST_RESPONSE_BLOCK_OUTPUTS;
+  r->params = r->block_params;
+  r->param_cap = THOST_RESPONSE_BLOCK_PARAMS;
   r->handle = thost_handle_new(THOST_KIND_RESPONSE, r);
   if (r->handle == 0) {
     thost_block_put(THOST_POOL_RESPONSE, r);
@@ -157,10 +182,11 @@ response_free_memory(struct thost_response* r)
   if (r->outputs != r->inline_outputs)
     free(r->outputs);
   for (uint32_t i = 0; i < r->param_count; i++) {
-    free(r->params[i].name);
-    free(r->params[i].s);
+    response_param_text_free(r, r->params[i].name);
+    response_param_text_free(r, r->params[i].s);
   }
-  free(r->params);
+  if (r->params != r->block_params)
+    free(r->params);
   thost_block_put(THOST_POOL_RESPONSE, r);
 }
 
@@ -252,17 +278,20 @@ add_param(
     struct TRITONSERVER_Parameter** out)
 {
   if (r->param_count == r->param_cap) {
-    uint32_t cap = r->param_cap ? r->param_cap * 2 : 4;
-    struct TRITONSERVER_Parameter* p = realloc(r->params, cap * sizeof(*p));
+    uint32_t cap = r->param_cap * 2;
+    struct TRITONSERVER_Parameter* p = malloc(cap * sizeof(*p));
     if (p == NULL)
       return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+    memcpy(p, r->params, r->param_count * sizeof(*p));
+    if (r->params != r->block_params)
+      free(r->params);
     r->params = p;
     r->param_cap = cap;
   }
   struct TRITONSERVER_Parameter* p = &r->params[r->param_count];
   memset(p, 0, sizeof(*p));
   p->name_len = strlen(name);
-  p->name = thost_strndup(name, p->name_len);
+  p->name = response_param_text(r, name, p->name_len);
   if (p->name == NULL)
     return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
   p->type = type;
@@ -284,9 +313,9 @@ TRITONBACKEND_ResponseSetStringParameter(
   if (err != NULL)
     return err;
   p->s_len = strlen(value);
-  p->s = thost_strndup(value, p->s_len);
+  p->s = response_param_text(r, value, p->s_len);
   if (p->s == NULL) {  // the parameter is taken back: a STRING has a value
-    free(p->name);
+    response_param_text_free(r, p->name);
     r->param_count--;
     return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
   }

@@ -30,6 +30,16 @@ conf_set_parameters(
       "p_long_name_of_more_than_sixty_four_bytes_0123456789_0123456789_0123",
       "a value of more than sixty-four bytes, 0123456789 0123456789 "
       "0123456789");
+  /* Past the text a host may keep beside a response (a few hundred bytes):
+   * a parameter whose value alone is longer. */
+  char past_kase[64];
+  snprintf(past_kase, sizeof(past_kase), "%s_past", kase);
+  char past_value[301];
+  for (int i = 0; i < 300; i++) past_value[i] = (char)('a' + i % 26);
+  past_value[300] = 0;
+  CONF_CHECK(
+      r, TRITONBACKEND_ResponseSetStringParameter, past_kase, resp, "p_past",
+      past_value);
 }
 
 static void
