@@ -217,8 +217,9 @@ type IsolationConfig struct {
 	// others wait in the worker. 1 sends a batch only once the last
 	// returned.
 	PipelineDepth int
-	// WorkerCommand starts a worker: a program and its arguments, the
-	// socket to the server being its descriptor 3 (not a flag). nil is
+	// WorkerCommand starts a worker: a program and its arguments, its
+	// sockets to the server being its descriptors 3 (what it reads) and 4
+	// (what it writes), not flags. nil is
 	// this program with the argument "worker", which the tritonhost
 	// binary is; a program that embeds the server names a tritonhost
 	// binary of the same build here (`tritonhost worker`).

@@ -15,7 +15,8 @@ import (
 
 // newWorkerCommand is the hidden command a server starts a worker process
 // with, for a model whose backend runs isolated (--backend-isolation): its
-// socket to the server is descriptor 3.
+// sockets to the server are descriptors 3 (what it reads) and 4 (what it
+// writes).
 func newWorkerCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:    "worker",

@@ -72,8 +72,9 @@ func ParseMode(s string) (Mode, error) {
 type Options struct {
 	// Default is the mode of models whose configuration does not choose.
 	Default Mode
-	// WorkerCommand starts a worker: a program and its arguments; the
-	// socket is its descriptor 3 (default: this executable, "worker").
+	// WorkerCommand starts a worker: a program and its arguments; its
+	// sockets are its descriptors 3 (what it reads) and 4 (what it writes)
+	// (default: this executable, "worker").
 	WorkerCommand []string
 	// Logger receives the workers' log lines and the provider's own.
 	Logger *serverlog.Logger
