@@ -432,7 +432,7 @@ func (c *Conn) writeMsg(b, oob []byte, dontWait bool) error {
 		})
 		switch {
 		case err != nil: // the socket closed
-			return fmt.Errorf("%w", net.ErrClosed)
+			return net.ErrClosed
 		case werr != unix.EAGAIN || dontWait:
 			return werr
 		}
@@ -454,7 +454,7 @@ func (c *Conn) waitRoom() error {
 	closed := c.closed
 	c.mu.Unlock()
 	if closed {
-		return fmt.Errorf("%w", net.ErrClosed)
+		return net.ErrClosed
 	}
 	var perr error
 	err := c.wc.Control(func(wfd uintptr) {
@@ -467,7 +467,7 @@ func (c *Conn) waitRoom() error {
 		}
 	})
 	if err != nil || perr == net.ErrClosed {
-		return fmt.Errorf("%w", net.ErrClosed)
+		return net.ErrClosed
 	}
 	if perr != nil && perr != unix.EINTR {
 		return perr

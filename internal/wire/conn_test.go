@@ -33,16 +33,24 @@ func pair(t *testing.T) (*Conn, *Conn) {
 	return ca, cb
 }
 
-func TestMessagesKeepTheirBoundariesAndFiles(t *testing.T) {
-	a, b := pair(t)
+// sharedFile is a file holding content, for messages to bring its
+// descriptor; closed when the test ends.
+func sharedFile(t *testing.T, content string) *os.File {
+	t.Helper()
 	f, err := os.CreateTemp(t.TempDir(), "shared")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	if _, err := f.WriteString("shared bytes"); err != nil {
+	t.Cleanup(func() { f.Close() })
+	if _, err := f.WriteString(content); err != nil {
 		t.Fatal(err)
 	}
+	return f
+}
+
+func TestMessagesKeepTheirBoundariesAndFiles(t *testing.T) {
+	a, b := pair(t)
+	f := sharedFile(t, "shared bytes")
 	if err := a.Send([]byte("first")); err != nil {
 		t.Fatal(err)
 	}
@@ -84,14 +92,7 @@ func TestAMessageCutShortIsAnError(t *testing.T) {
 
 func TestDeferredMessagesKeepTheirOrderAndArrive(t *testing.T) {
 	a, b := pair(t)
-	f, err := os.CreateTemp(t.TempDir(), "shared")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString("deferred"); err != nil {
-		t.Fatal(err)
-	}
+	f := sharedFile(t, "deferred")
 	if err := a.SendDeferred([]byte("one")); err != nil {
 		t.Fatal(err)
 	}
@@ -302,11 +303,7 @@ func TestASenderAheadOfItsReaderIsBatched(t *testing.T) {
 func TestMessagesSentSoonShareADatagram(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	a, b := pair(t)
-	f, err := os.CreateTemp(t.TempDir(), "shared")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := sharedFile(t, "")
 	for i, m := range []string{"a", "b", "c"} {
 		var fds []int
 		if i == 1 {
@@ -348,11 +345,7 @@ func TestMessagesSentSoonShareADatagram(t *testing.T) {
 // Conn closes, not when the wait's poll interval ends.
 func TestCloseEndsASendWaitingForRoom(t *testing.T) {
 	a, _ := pair(t)
-	f, err := os.CreateTemp(t.TempDir(), "shared")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := sharedFile(t, "")
 	// Fill the socket: a message that brings the caller's descriptors is
 	// written before Send returns, waiting for room if need be.
 	big := make([]byte, MaxMessage)
