@@ -94,7 +94,7 @@ FUZZ_TARGETS := ./internal/frontend/httpserver:FuzzHTTPRequest ./internal/fronte
 	./internal/frontend/httpserver:FuzzJSONStringMatchesEncodingJSON ./internal/frontend/httpserver:FuzzSharedMemoryRequest \
 	./internal/frontend/httpserver:FuzzJSONTensorValuesMatchEncodingJSON ./internal/frontend/httpserver:FuzzGenerateValuesMatchEncodingJSON \
 	./internal/frontend/httpserver:FuzzInferJSONSinglePassMatchesEncodingJSON ./internal/frontend/httpserver:FuzzParametersDecodeAsEncodingJSON \
-	./internal/frontend/httpserver:FuzzResponseParametersMatchEncodingJSON \
+	./internal/frontend/httpserver:FuzzResponseParametersMatchEncodingJSON ./internal/frontend/httpserver:FuzzParameterValueMatchesEncodingJSON \
 	./internal/frontend/grpcserver:FuzzDecodeInbound ./internal/frontend/grpcserver:FuzzModelInferRequest \
 	./internal/frontend/grpcserver:FuzzBoundedMapMatchesProtobuf ./internal/isolation:FuzzWorkerMessages \
 	./internal/wire:FuzzDecoder ./internal/wire:FuzzSplitFrames ./core/modelconfig:FuzzParse ./core:FuzzDecodeEntry

@@ -294,8 +294,11 @@ func (d *inferDecoder) params(p *paramsJSON) bool {
 }
 
 // extensionParams are the names of the parameters the extensions read,
-// which plainMemberName returns without copying.
-var extensionParams = [...]string{paramBinaryDataSize, paramBinaryData, paramShmRegion, paramShmOffset, paramShmByteSize, paramClassification}
+// and of the request parameters the protocol reserves that clients send
+// alone (Triton's HTTP client sends binary_data_output with every request
+// that names no outputs), which plainMemberName returns without copying.
+var extensionParams = [...]string{paramBinaryDataSize, paramBinaryData, paramShmRegion, paramShmOffset, paramShmByteSize, paramClassification,
+	protocol.ParamBinaryDataOutput, protocol.ParamSequenceID, protocol.ParamPriority, protocol.ParamTimeout}
 
 // plainMemberName returns the member name quoted (with its quotes) as a
 // string when it is printable ASCII without escapes, as encoding/json

@@ -60,12 +60,17 @@ func BenchmarkInferLoopback(b *testing.B) {
 	front := jsonEchoFrontend(b)
 	head := `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[16],"parameters":{"binary_data_size":64}}],` +
 		`"outputs":[{"name":"OUTPUT0","parameters":{"binary_data":true}}]}`
+	// Triton's HTTP clients name no outputs by default and ask for them
+	// all as binary data with a request parameter instead.
+	allBinary := `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[16],"parameters":{"binary_data_size":64}}],` +
+		`"parameters":{"binary_data_output":true}}`
 	for _, tc := range []struct {
 		name string
 		req  []byte
 	}{
 		{"binary", rawRequest("echo", append([]byte(head), make([]byte, 64)...), len(head))},
 		{"JSON", rawRequest("echo", jsonInferBody("INT32", 16), 0)},
+		{"binary-all-outputs", rawRequest("echo", append([]byte(allBinary), make([]byte, 64)...), len(allBinary))},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			lis, err := net.Listen("tcp", "127.0.0.1:0")

@@ -291,9 +291,65 @@ func appendLE(b []byte, v uint64, bits int) []byte {
 	return binary.LittleEndian.AppendUint64(b, v)
 }
 
+// plainParameterValue decodes, without encoding/json, the forms a
+// parameter's value takes from Triton's clients (binary_data_output,
+// sequence_id, priority and the like): true, false, an integer that fits
+// in int64, a string of printable ASCII without escapes. It reports false
+// for anything else, which parameterValue leaves to encoding/json; what it
+// decodes, encoding/json decodes the same (FuzzParameterValueMatchesEncodingJSON).
+func plainParameterValue(raw []byte) (protocol.Value, bool) {
+	raw = bytes.Trim(raw, " \t\r\n")
+	switch {
+	case len(raw) == 0:
+		return protocol.Value{}, false
+	case string(raw) == "true":
+		return protocol.Value{Kind: protocol.KindBool, Bool: true}, true
+	case string(raw) == "false":
+		return protocol.Value{Kind: protocol.KindBool}, true
+	case raw[0] == '"':
+		if len(raw) < 2 || raw[len(raw)-1] != '"' {
+			return protocol.Value{}, false
+		}
+		inner := raw[1 : len(raw)-1]
+		for _, c := range inner {
+			if c < ' ' || c == '"' || c == '\\' || c >= 0x7f {
+				return protocol.Value{}, false
+			}
+		}
+		return protocol.Value{Kind: protocol.KindString, String: string(inner)}, true
+	}
+	digits := raw
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	// JSON's integers: 0, or a digit other than 0 and any digits after it.
+	if len(digits) == 0 || len(digits) > 18 || (digits[0] == '0' && len(digits) > 1) {
+		return protocol.Value{}, false // longer ones may not fit: encoding/json decides
+	}
+	n := int64(0)
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return protocol.Value{}, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if raw[0] == '-' {
+		n = -n
+	}
+	return protocol.Value{Kind: protocol.KindInt, Int: n}, true
+}
+
 // parameterValue decodes a JSON parameter value: a boolean, a number (an
 // integer when it is one) or a string.
 func parameterValue(raw json.RawMessage) (protocol.Value, error) {
+	if v, ok := plainParameterValue(raw); ok {
+		return v, nil
+	}
+	return decodeParameterJSON(raw)
+}
+
+// decodeParameterJSON is parameterValue by encoding/json.
+func decodeParameterJSON(raw json.RawMessage) (protocol.Value, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
