@@ -144,6 +144,10 @@ func (m *Model) InputDataType(name string) (DataType, bool) {
 // when the model has no such input. Callers must not modify it.
 func (m *Model) InputConfig(name string) *configpb.ModelInput { return m.inputs[name] }
 
+// OutputConfig returns the configuration of the model's output name, or
+// nil when the model has no such output. Callers must not modify it.
+func (m *Model) OutputConfig(name string) *configpb.ModelOutput { return m.outputs[name] }
+
 // Decoupled reports whether the model may send any number of responses per
 // request (model_transaction_policy { decoupled: true }).
 func (m *Model) Decoupled() bool { return m.decoupled }

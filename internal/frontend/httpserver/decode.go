@@ -50,7 +50,7 @@ func (s *Server) decodeInferInto(call *inferCall, m *core.Model, body []byte, he
 		header, binary = body[:n], body[n:]
 	}
 	var rj inferRequestJSON
-	if err := decodeInferJSON(header, &rj); err != nil {
+	if err := decodeInferJSON(header, &rj, &call.json, m); err != nil {
 		return bad("the request is not a valid inference request JSON: %v", err)
 	}
 	if err := checkInferCounts(&rj); err != nil {

@@ -50,6 +50,7 @@ type inferCall struct {
 
 	sub    core.Submission        // what req points to, in the same allocation
 	memory protocol.RequestMemory // what mem points to
+	json   inferMemory            // what the request's JSON decoded to, where it fits
 }
 
 // infer serves POST .../infer: one request, one response, on a model that

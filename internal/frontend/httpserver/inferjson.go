@@ -26,9 +26,12 @@ import (
 const maxFastDepth = 64
 
 // decodeInferJSON decodes header, the JSON part of an infer request, into
-// rj, in one pass when it can, or else with encoding/json.
-func decodeInferJSON(header []byte, rj *inferRequestJSON) error {
-	d := inferDecoder{b: header}
+// rj, in one pass when it can, or else with encoding/json. The single
+// pass keeps what it decodes in mem where it fits (nil: it allocates), and
+// a tensor name that is one of m's inputs or outputs (m nil: none) shares
+// the configuration's string rather than a copy.
+func decodeInferJSON(header []byte, rj *inferRequestJSON, mem *inferMemory, m *core.Model) error {
+	d := inferDecoder{b: header, mem: mem, model: m}
 	if d.request(rj) {
 		return nil
 	}
@@ -41,8 +44,21 @@ func decodeInferJSON(header []byte, rj *inferRequestJSON) error {
 // inferDecoder is the single pass: each method returns false for anything
 // it leaves to encoding/json.
 type inferDecoder struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	mem   *inferMemory // nil: allocate
+	model *core.Model  // whose tensor names a request's share; nil: none
+}
+
+// inferMemory holds what the single pass decodes from a request of up to
+// two inputs of up to four dimensions and two outputs, in the allocation
+// of the request's inferCall (the inputs' shapes become the request's);
+// what is larger is allocated.
+type inferMemory struct {
+	inputs  [2]inputJSON
+	outputs [2]outputJSON
+	dims    [2][4]int64
+	shapes  int // dims taken
 }
 
 func (d *inferDecoder) space() { d.i = skipSpace(d.b, d.i) }
@@ -241,6 +257,28 @@ func (d *inferDecoder) str(dst *string) bool {
 	return ok
 }
 
+// name is str for the name of one of the model's inputs (input) or
+// outputs, which shares the configuration's string when there is one.
+func (d *inferDecoder) name(dst *string, input bool) bool {
+	s, ok := d.plainString()
+	if !ok {
+		return false
+	}
+	if d.model != nil {
+		if input {
+			if c := d.model.InputConfig(string(s)); c != nil {
+				*dst = c.GetName()
+				return true
+			}
+		} else if c := d.model.OutputConfig(string(s)); c != nil {
+			*dst = c.GetName()
+			return true
+		}
+	}
+	*dst = string(s)
+	return true
+}
+
 // datatype takes a plain string into *dst, sharing the name of a known
 // datatype rather than copying it.
 func (d *inferDecoder) datatype(dst *string) bool {
@@ -367,7 +405,13 @@ func (d *inferDecoder) skipNumbers() bool {
 
 // shape takes an array of at most protocol.MaxTensorDims plain integers.
 func (d *inferDecoder) shape(s *shapeJSON) bool {
-	dims := make([]int64, 0, 4)
+	var dims []int64
+	if m := d.mem; m != nil && m.shapes < len(m.dims) {
+		dims = m.dims[m.shapes][:0]
+		m.shapes++
+	} else {
+		dims = make([]int64, 0, 4)
+	}
 	ok := d.array(func() bool {
 		start := d.i
 		if d.i < len(d.b) && d.b[d.i] == '-' {
@@ -399,6 +443,9 @@ func (d *inferDecoder) shape(s *shapeJSON) bool {
 // inputs takes the array of inputs, at most protocol.MaxRequestTensors.
 func (d *inferDecoder) inputs(in *inputsJSON) bool {
 	list := []inputJSON{}
+	if d.mem != nil {
+		list = d.mem.inputs[:0]
+	}
 	ok := d.array(func() bool {
 		if len(list) == protocol.MaxRequestTensors {
 			return false
@@ -416,7 +463,7 @@ func (d *inferDecoder) input(in *inputJSON) bool {
 	return d.members(func(k int) bool {
 		switch k {
 		case 0:
-			return d.str(&in.Name)
+			return d.name(&in.Name, true)
 		case 1:
 			return d.shape(&in.Shape)
 		case 2:
@@ -433,6 +480,9 @@ func (d *inferDecoder) input(in *inputJSON) bool {
 // protocol.MaxRequestTensors.
 func (d *inferDecoder) outputs(out *outputsJSON) bool {
 	list := []outputJSON{}
+	if d.mem != nil {
+		list = d.mem.outputs[:0]
+	}
 	ok := d.array(func() bool {
 		if len(list) == protocol.MaxRequestTensors {
 			return false
@@ -441,7 +491,7 @@ func (d *inferDecoder) outputs(out *outputsJSON) bool {
 		o := &list[len(list)-1]
 		return d.members(func(k int) bool {
 			if k == 0 {
-				return d.str(&o.Name)
+				return d.name(&o.Name, false)
 			}
 			return d.params(&o.Parameters)
 		}, "name", "parameters")

@@ -2,9 +2,15 @@ package httpserver
 
 import (
 	"encoding/json"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"github.com/tritonhost/tritonhost/core"
+	"github.com/tritonhost/tritonhost/core/coretest"
+	"github.com/tritonhost/tritonhost/core/serverlog"
 )
 
 // inferJSONCases are JSON parts of infer requests, and whether the single
@@ -73,12 +79,47 @@ func TestInferJSONSinglePass(t *testing.T) {
 	}
 }
 
+// TestInferJSONSharesTensorNames: decoded against its model, a request's
+// input and output names are the configuration's strings, not copies, and
+// its inputs, outputs and shape lie in the inferMemory.
+func TestInferJSONSharesTensorNames(t *testing.T) {
+	srv := coretest.Serve(t, core.Options{Backends: coretest.NewProvider(), Logger: serverlog.New(io.Discard)},
+		coretest.ModelDir{Name: "echo", Config: `backend: "go"
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
+`})
+	m, err := srv.Model("echo", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rj inferRequestJSON
+	var mem inferMemory
+	if err := decodeInferJSON([]byte(inferJSONCases[0].json), &rj, &mem, m); err != nil {
+		t.Fatal(err)
+	}
+	in, out := &rj.Inputs.list[0], &rj.Outputs.list[0]
+	if unsafe.StringData(in.Name) != unsafe.StringData(m.InputConfig("INPUT0").GetName()) ||
+		unsafe.StringData(out.Name) != unsafe.StringData(m.OutputConfig("OUTPUT0").GetName()) {
+		t.Errorf("names %q and %q are copies, not the configuration's", in.Name, out.Name)
+	}
+	if in != &mem.inputs[0] || out != &mem.outputs[0] || &in.Shape.dims[0] != &mem.dims[0][0] {
+		t.Error("the decoded request is not in its inferMemory")
+	}
+}
+
 // checkSinglePass fails when the single pass decodes b to anything but
-// what encoding/json decodes.
+// what encoding/json decodes, whether it allocates what it decodes or
+// keeps it in an inferMemory.
 func checkSinglePass(t *testing.T, b []byte) {
 	t.Helper()
+	checkSinglePassInto(t, b, nil)
+	checkSinglePassInto(t, b, &inferMemory{})
+}
+
+func checkSinglePassInto(t *testing.T, b []byte, mem *inferMemory) {
+	t.Helper()
 	var fast inferRequestJSON
-	d := inferDecoder{b: b}
+	d := inferDecoder{b: b, mem: mem}
 	if !d.request(&fast) {
 		return
 	}
@@ -170,9 +211,11 @@ func BenchmarkDecodeInferJSON(b *testing.B) {
 			body := []byte(bc.json)
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
+			mem := new(inferMemory) // in the request's inferCall, in the server
 			for b.Loop() {
 				var rj inferRequestJSON
-				if err := decodeInferJSON(body, &rj); err != nil {
+				*mem = inferMemory{}
+				if err := decodeInferJSON(body, &rj, mem, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
