@@ -73,9 +73,16 @@ func (s *Server) decodeInferInto(call *inferCall, m *core.Model, body []byte, he
 	if err := s.forwardHeaders(headers, call.req); err != nil {
 		return err
 	}
-	call.req.Inputs = make([]core.Input, 0, len(rj.Inputs.list))
+	call.req.Inputs = call.inputs[:0]
+	if n := len(rj.Inputs.list); n > len(call.inputs) {
+		call.req.Inputs = make([]core.Input, 0, n)
+	}
 	for i := range rj.Inputs.list {
-		in, rest, err := s.decodeInput(m, &rj.Inputs.list[i], binary, call.mem)
+		var slot *[1][]byte
+		if i < len(call.buffers) {
+			slot = &call.buffers[i]
+		}
+		in, rest, err := s.decodeInput(m, &rj.Inputs.list[i], binary, call.mem, slot)
 		if err != nil {
 			return err
 		}
@@ -84,6 +91,9 @@ func (s *Server) decodeInferInto(call *inferCall, m *core.Model, body []byte, he
 	}
 	if len(binary) > 0 {
 		return core.Errorf(core.CodeInvalidArg, "unexpected additional input data for model '%s'", m.Name())
+	}
+	if n := len(rj.Outputs.list); n > 0 && n <= len(call.outputs) {
+		call.req.Outputs = call.outputs[:0]
 	}
 	for i := range rj.Outputs.list {
 		if err := s.decodeOutput(m, &rj.Outputs.list[i], call); err != nil {
@@ -227,8 +237,9 @@ func contentError(data, binary, shm bool) error {
 
 // decodeInput decodes one input: its values from JSON, its bytes from the
 // front of binary (returning the rest), or a span of a shared-memory
-// region leased into mem.
-func (s *Server) decodeInput(m *core.Model, in *inputJSON, binary []byte, mem *protocol.RequestMemory) (core.Input, []byte, error) {
+// region leased into mem. The input's one buffer is held in slot (nil:
+// allocated).
+func (s *Server) decodeInput(m *core.Model, in *inputJSON, binary []byte, mem *protocol.RequestMemory, slot *[1][]byte) (core.Input, []byte, error) {
 	bad := func(format string, args ...any) error {
 		return core.Errorf(core.CodeInvalidArg, "model %q: input %q: %s", m.Name(), in.Name, fmt.Sprintf(format, args...))
 	}
@@ -245,6 +256,13 @@ func (s *Server) decodeInput(m *core.Model, in *inputJSON, binary []byte, mem *p
 	if dt == core.TypeInvalid {
 		return core.Input{}, nil, bad("unknown datatype %q", in.Datatype)
 	}
+	input := func(data []byte) core.Input {
+		if slot == nil {
+			return core.NewInput(in.Name, dt, shape, data)
+		}
+		slot[0] = data
+		return core.Input{Name: in.Name, DataType: dt, Shape: shape, Buffers: slot[:]}
+	}
 	switch {
 	case p.hasRegion:
 		if err := s.clientSharedMemory(); err != nil {
@@ -254,14 +272,14 @@ func (s *Server) decodeInput(m *core.Model, in *inputJSON, binary []byte, mem *p
 		if err != nil {
 			return core.Input{}, nil, err
 		}
-		return core.NewInput(in.Name, dt, shape, data), binary, nil
+		return input(data), binary, nil
 	case p.hasBinarySize:
 		size := p.binarySize
 		if size > uint64(len(binary)) {
 			return core.Input{}, nil, core.Errorf(core.CodeInvalidArg, "unexpected size for input '%s', expecting %d additional bytes for model '%s'",
 				in.Name, size-uint64(len(binary)), m.Name())
 		}
-		return core.NewInput(in.Name, dt, shape, binary[:size:size]), binary[size:], nil
+		return input(binary[:size:size]), binary[size:], nil
 	}
 	want := core.ElementCount(shape)
 	if want < 0 {
@@ -277,7 +295,7 @@ func (s *Server) decodeInput(m *core.Model, in *inputJSON, binary []byte, mem *p
 	if t.count != want {
 		return core.Input{}, nil, bad("%d values in data for shape %v, which holds %d", t.count, shape, want)
 	}
-	return core.NewInput(in.Name, dt, shape, t.data), binary, nil
+	return input(t.data), binary, nil
 }
 
 // decodeOutput reads one requested output: as binary data or JSON, or

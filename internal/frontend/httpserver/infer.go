@@ -51,6 +51,11 @@ type inferCall struct {
 	sub    core.Submission        // what req points to, in the same allocation
 	memory protocol.RequestMemory // what mem points to
 	json   inferMemory            // what the request's JSON decoded to, where it fits
+	// The first inputs, their buffers and the first requested outputs'
+	// names, which sub refers to.
+	inputs  [2]core.Input
+	buffers [2][1][]byte
+	outputs [2]string
 }
 
 // infer serves POST .../infer: one request, one response, on a model that
