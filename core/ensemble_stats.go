@@ -2,7 +2,6 @@ package core
 
 import (
 	"sync/atomic"
-	"time"
 )
 
 // Statistics of an ensemble, as Triton keeps them: each step's request is
@@ -54,7 +53,7 @@ func (st *statsRecorder) ensembleSuccess(batch, requestStart, queueStart, comput
 	st.s.Inference.ComputeInfer.add(infer)
 	st.s.Inference.ComputeOutput.add(out)
 	st.s.ExecutionCount++
-	st.s.LastInference = uint64(time.Now().UnixMilli())
+	st.lastExecution = Nanotime()
 	if st.batches == nil {
 		st.batches = make(map[uint64]*BatchStatistics)
 	}

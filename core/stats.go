@@ -91,10 +91,14 @@ const ResponseStatsCap = 1024
 // streams run past ResponseStatsCap responses keeps about 770 KiB of them
 // in all. Requests and executions, reported once each, share mu.
 type statsRecorder struct {
-	mu       sync.Mutex
-	s        ModelStatistics
-	failures [numFailureReasons]uint64 // failed requests by reason
-	batches  map[uint64]*BatchStatistics
+	mu sync.Mutex
+	s  ModelStatistics
+	// lastExecution is when the last execution was recorded (Nanotime; 0:
+	// never): s.LastInference, in wall-clock time, is made of it when read,
+	// so that recording an execution reads one clock, not two.
+	lastExecution uint64
+	failures      [numFailureReasons]uint64 // failed requests by reason
+	batches       map[uint64]*BatchStatistics
 	// insertFailures counts responses the response cache did not store.
 	insertFailures uint64
 
@@ -156,7 +160,7 @@ func (st *statsRecorder) batch(size, execStart, computeStart, computeEnd, execEn
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.s.ExecutionCount++
-	st.s.LastInference = uint64(time.Now().UnixMilli())
+	st.lastExecution = Nanotime()
 	if st.batches == nil {
 		st.batches = make(map[uint64]*BatchStatistics)
 	}
@@ -225,6 +229,10 @@ func (st *statsRecorder) snapshot(name string, version int64) ModelStatistics {
 	defer st.mu.Unlock()
 	s := st.s
 	s.Name, s.Version = name, version
+	if st.lastExecution != 0 {
+		ago := time.Duration(Nanotime() - st.lastExecution)
+		s.LastInference = uint64(time.Now().Add(-ago).UnixMilli())
+	}
 	s.Batches = make([]BatchStatistics, 0, len(st.batches))
 	for _, b := range st.batches {
 		s.Batches = append(s.Batches, *b)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/tritonhost/tritonhost/core"
 	"github.com/tritonhost/tritonhost/core/coretest"
@@ -17,11 +18,19 @@ func TestStatisticsAddUpWhatBackendsReport(t *testing.T) {
 	t.Parallel()
 	p := coretest.NewProvider().Set("m", coretest.Reporting(true, coretest.Echo()))
 	srv := coretest.Start(t, p, coretest.ModelDir{Name: "m", Config: batchingConfig}, coretest.ModelDir{Name: "idle", Config: vectorConfig()})
+	before := uint64(time.Now().UnixMilli())
 	coretest.Succeeded(t, coretest.Infer(t, srv, rows("a", 1)), coretest.Infer(t, srv, rows("b", 2)), coretest.Infer(t, srv, rows("c", 4)), coretest.Infer(t, srv, rows("d", 4)))
+	after := uint64(time.Now().UnixMilli())
+	time.Sleep(20 * time.Millisecond) // the last inference stays when it was
 	st := coretest.Statistics(t, srv, "m")
 	inf := st.Inference
-	if st.InferenceCount != 11 || st.ExecutionCount != 4 || st.LastInference == 0 {
-		t.Errorf("inference count %d, execution count %d, last inference %d; want 11, 4, set", st.InferenceCount, st.ExecutionCount, st.LastInference)
+	// Wall-clock milliseconds, made of a monotonic reading: within a
+	// millisecond of the requests' span either way.
+	if st.InferenceCount != 11 || st.ExecutionCount != 4 || st.LastInference+1 < before || st.LastInference > after+1 {
+		t.Errorf("inference count %d, execution count %d, last inference %d; want 11, 4, within [%d, %d]", st.InferenceCount, st.ExecutionCount, st.LastInference, before, after)
+	}
+	if idle := coretest.Statistics(t, srv, "idle"); idle.LastInference != 0 {
+		t.Errorf("a model that never executed: last inference %d, want 0", idle.LastInference)
 	}
 	for name, got := range map[string]core.Duration{"compute input": inf.ComputeInput, "compute infer": inf.ComputeInfer, "compute output": inf.ComputeOutput} {
 		want := map[string]uint64{"compute input": 4 * 10, "compute infer": 4 * 20, "compute output": 4 * 30}[name]
