@@ -27,7 +27,8 @@ var parameterValueCases = []struct {
 	{`"a string"`, true, protocol.Value{Kind: protocol.KindString, String: "a string"}},
 	{`""`, true, protocol.Value{Kind: protocol.KindString}},
 	{`"tab\tescaped"`, false, protocol.Value{Kind: protocol.KindString, String: "tab\tescaped"}},
-	{`"é"`, false, protocol.Value{Kind: protocol.KindString, String: "é"}},
+	{`"é"`, true, protocol.Value{Kind: protocol.KindString, String: "é"}},
+	{"\"\xff\"", false, protocol.Value{Kind: protocol.KindString, String: "\ufffd"}}, // invalid UTF-8: encoding/json replaces it
 }
 
 // TestParameterValue: each value decodes to what it says, and the plain

@@ -293,9 +293,9 @@ func appendLE(b []byte, v uint64, bits int) []byte {
 
 // plainParameterValue decodes, without encoding/json, the forms a
 // parameter's value takes from Triton's clients (binary_data_output,
-// sequence_id, priority and the like): true, false, an integer that fits
-// in int64, a string of printable ASCII without escapes. It reports false
-// for anything else, which parameterValue leaves to encoding/json; what it
+// sequence_id, priority and the like): true, false, an integer of up to 18
+// digits, a string without escapes (plainString). It reports false for
+// anything else, which parameterValue leaves to encoding/json; what it
 // decodes, encoding/json decodes the same (FuzzParameterValueMatchesEncodingJSON).
 func plainParameterValue(raw []byte) (protocol.Value, bool) {
 	raw = bytes.Trim(raw, " \t\r\n")
@@ -307,33 +307,24 @@ func plainParameterValue(raw []byte) (protocol.Value, bool) {
 	case string(raw) == "false":
 		return protocol.Value{Kind: protocol.KindBool}, true
 	case raw[0] == '"':
-		if len(raw) < 2 || raw[len(raw)-1] != '"' {
-			return protocol.Value{}, false
+		d := inferDecoder{b: raw}
+		if s, ok := d.plainString(); ok && d.i == len(raw) {
+			return protocol.Value{Kind: protocol.KindString, String: string(s)}, true
 		}
-		inner := raw[1 : len(raw)-1]
-		for _, c := range inner {
-			if c < ' ' || c == '"' || c == '\\' || c >= 0x7f {
-				return protocol.Value{}, false
-			}
-		}
-		return protocol.Value{Kind: protocol.KindString, String: string(inner)}, true
+		return protocol.Value{}, false
 	}
-	digits := raw
-	if digits[0] == '-' {
-		digits = digits[1:]
+	neg := raw[0] == '-'
+	digits := raw[btoi(neg):]
+	// JSON's integers: 0, or a digit other than 0 and any digits after it;
+	// longer ones may not fit, and encoding/json decides them.
+	if len(digits) == 0 || len(digits) > 18 || (digits[0] == '0' && len(digits) > 1) || digitsFrom(digits, 0) != len(digits) {
+		return protocol.Value{}, false
 	}
-	// JSON's integers: 0, or a digit other than 0 and any digits after it.
-	if len(digits) == 0 || len(digits) > 18 || (digits[0] == '0' && len(digits) > 1) {
-		return protocol.Value{}, false // longer ones may not fit: encoding/json decides
-	}
-	n := int64(0)
+	var n int64
 	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return protocol.Value{}, false
-		}
 		n = n*10 + int64(c-'0')
 	}
-	if raw[0] == '-' {
+	if neg {
 		n = -n
 	}
 	return protocol.Value{Kind: protocol.KindInt, Int: n}, true
