@@ -10,25 +10,30 @@ import (
 // The messages of a stream live in its arena: the bytes of many small
 // messages share one chunk, and the chunk goes back to a pool once gRPC has
 // written every one of them, so a stream of small responses allocates
-// nothing per response. gRPC counts references only to buffers whose
-// capacity is above its pooling threshold (1 KiB) and hands those back to
-// their pool once its transport wrote them (or dropped them with the
-// stream); a message's buffer is therefore a slice of its chunk whose
-// capacity runs to the chunk's end, however few bytes it holds, and its
-// segment is the pool that gRPC hands it back to.
+// nothing per response. A message's segment is itself the mem.Buffer gRPC
+// sends: gRPC counts its references (Ref, Free) and frees it once its
+// transport wrote it (or dropped it with the stream), which hands the
+// segment back. gRPC's own buffers (mem.NewBuffer) would cost a pooled
+// object per message, which one processor takes and another frees.
+//
+// mem.Buffer has two unexported methods, which gRPC calls only on the
+// buffers it reads from a connection (the receiving side); a segment gets
+// them by embedding the interface, left nil, so that a call panics rather
+// than reading a segment the wrong way. grpcassumptions_test.go sends
+// segments through a real gRPC stream, so that a grpc-go upgrade that
+// calls them on the sending side fails there.
 //
 // The arena also knows how many bytes of the stream gRPC holds: a message
-// counts in flight from its encoding until gRPC hands back its last
-// buffer, which happens after its transport wrote the message's last byte
-// to the connection. That bounds what gRPC's per-stream write quota
+// counts in flight from its encoding until gRPC frees its last buffer,
+// which happens after its transport wrote the message's last byte to the
+// connection. That bounds what gRPC's per-stream write quota
 // (defaultWriteQuota, 64 KiB, in google.golang.org/grpc/internal/transport)
 // has given out: when nothing else is in flight, SendMsg finds the whole
 // quota free and does not wait (stream.go's sendHere relies on it).
-// grpcassumptions_test.go fails if a grpc-go upgrade changes the quota or
-// the pooling threshold.
+// grpcassumptions_test.go fails if a grpc-go upgrade changes the quota.
 //
-// gRPC does not hand back the buffers of frames still queued when a
-// connection breaks; their chunks are then left to the garbage collector.
+// gRPC does not free the buffers of frames still queued when a connection
+// breaks; their chunks are then left to the garbage collector.
 
 const (
 	// arenaChunkBytes is the memory of one chunk; a message whose own bytes
@@ -60,28 +65,30 @@ type arenaChunk struct {
 	segs  [arenaChunkSegments]arenaSegment
 }
 
-// arenaSegment is one message of a chunk: its encodedMessage and the
-// buffer gRPC sends and hands back. It is the buffer's mem.BufferPool.
+// arenaSegment is one message of a chunk: its encodedMessage, and the
+// buffer gRPC sends and frees (the segment itself, from buffer on).
 type arenaSegment struct {
-	msg    encodedMessage
-	data   []byte // the buffer's bytes; mem.NewBuffer keeps a pointer to this field
-	chunk  *arenaChunk
-	arena  *streamArena
-	weight int64 // what the message counts in its arena's inFlight
-	done   atomic.Bool
+	mem.Buffer // nil: only its unexported methods are promoted (see above)
+	refs       atomic.Int32
+	msg        encodedMessage
+	data       []byte // the buffer's bytes
+	chunk      *arenaChunk
+	arena      *streamArena
+	weight     int64 // what the message counts in its arena's inFlight
 }
+
+var _ mem.Buffer = (*arenaSegment)(nil)
 
 var chunkPool = sync.Pool{New: func() any { return &arenaChunk{mem: make([]byte, arenaChunkBytes)} }}
 
-// fits reports whether the chunk can give n bytes whose buffer gRPC will
-// hand back: its capacity, to the chunk's end, stays above the threshold.
+// fits reports whether the chunk can give a segment of n bytes.
 func (c *arenaChunk) fits(n int) bool {
-	return c.nsegs < len(c.segs) && c.off+n <= len(c.mem) && !mem.IsBelowBufferPoolingThreshold(len(c.mem)-c.off)
+	return c.nsegs < len(c.segs) && c.off+n <= len(c.mem)
 }
 
 // segment returns a segment of n bytes (n <= arenaMaxMessageBytes; 0 for a
 // marker that only tells when the message was written), counting weight
-// bytes in flight until gRPC, or free, hands it back.
+// bytes in flight until gRPC, or free, frees its buffer.
 func (a *streamArena) segment(n int, weight int64) *arenaSegment {
 	a.mu.Lock()
 	c := a.cur
@@ -95,35 +102,47 @@ func (a *streamArena) segment(n int, weight int64) *arenaSegment {
 	}
 	s := &c.segs[c.nsegs]
 	c.nsegs++
-	s.data = c.mem[c.off : c.off+n : len(c.mem)]
+	s.data = c.mem[c.off : c.off+n : c.off+n]
 	c.off += n
 	c.live.Add(1)
 	a.mu.Unlock()
 	s.chunk, s.arena, s.weight = c, a, weight
-	s.done.Store(false)
 	a.inFlight.Add(weight)
 	return s
 }
 
-// buffer returns the gRPC buffer over the segment's first n bytes (n at
-// most the size it was made with).
+// buffer returns the segment as the gRPC buffer over its first n bytes (n
+// at most the size it was made with), holding one reference: the
+// message's, which gRPC frees once it sent the message, or free does for
+// a message never sent.
 func (s *arenaSegment) buffer(n int) mem.Buffer {
 	s.data = s.data[:n]
-	return mem.NewBuffer(&s.data, s)
+	s.refs.Store(1)
+	return s
 }
 
-// Get is never called: gRPC takes buffers from a pool only to copy into
-// them, and a message's buffers are never copied into. It allocates, as a
-// pool must.
-func (s *arenaSegment) Get(length int) *[]byte {
-	b := make([]byte, length)
-	return &b
+// ReadOnlyData returns the buffer's bytes.
+func (s *arenaSegment) ReadOnlyData() []byte {
+	if s.refs.Load() <= 0 {
+		panic("grpcserver: read of a freed arena segment")
+	}
+	return s.data
 }
 
-// Put hands the segment back: gRPC is done with its buffer (or the message
-// was freed unsent).
-func (s *arenaSegment) Put(*[]byte) {
-	if s.done.Swap(true) {
+// Ref adds a reference to the buffer.
+func (s *arenaSegment) Ref() {
+	if s.refs.Add(1) <= 1 {
+		panic("grpcserver: reference to a freed arena segment")
+	}
+}
+
+// Free drops a reference to the buffer; the last hands the segment back:
+// gRPC is done with it (or the message was freed unsent).
+func (s *arenaSegment) Free() {
+	switch n := s.refs.Add(-1); {
+	case n < 0:
+		panic("grpcserver: arena segment freed twice")
+	case n > 0:
 		return
 	}
 	a, c := s.arena, s.chunk
@@ -131,6 +150,22 @@ func (s *arenaSegment) Put(*[]byte) {
 	s.data, s.chunk, s.arena = nil, nil, nil
 	a.inFlight.Add(-s.weight)
 	c.release()
+}
+
+// Len returns the buffer's length.
+func (s *arenaSegment) Len() int { return len(s.ReadOnlyData()) }
+
+// Slice returns a buffer of bytes start to end of the segment's, the
+// segment itself when that is all of them. A part is copied: gRPC does
+// not take parts of the buffers it sends, so this is not a path that
+// needs to be fast.
+func (s *arenaSegment) Slice(start, end int) mem.Buffer {
+	data := s.ReadOnlyData()[start:end]
+	if len(data) == len(s.data) {
+		s.Ref()
+		return s
+	}
+	return mem.Copy(data, mem.DefaultBufferPool())
 }
 
 // release drops one reference to the chunk; the last sends it back to the

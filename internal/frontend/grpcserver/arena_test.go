@@ -1,6 +1,7 @@
 package grpcserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -96,11 +97,26 @@ func TestArenaIsSafeForConcurrentProducers(t *testing.T) {
 	}
 }
 
-// TestGRPCHandsBackTheArenaSegments sends an arena's messages through a
-// real gRPC stream: once the client has read them all, gRPC must have
-// handed every segment back, or the arena could not tell when a stream is
-// idle (sendHere).
-func TestGRPCHandsBackTheArenaSegments(t *testing.T) {
+// arenaTestResponse is response i of TestGRPCFreesTheArenaSegments: its
+// output's size varies with i, from one element to a message near
+// arenaMaxMessageBytes, and its bytes with i.
+func arenaTestResponse(i int) *core.Response {
+	data := make([]byte, 4*(1+i%(arenaMaxMessageBytes/4-64)))
+	for j := range data {
+		data[j] = byte(i + j)
+	}
+	return &core.Response{Outputs: []core.Output{{Name: "OUT", DataType: core.TypeInt32, Shape: []int64{int64(len(data) / 4)}, Data: data}}}
+}
+
+// TestGRPCFreesTheArenaSegments sends an arena's messages through a real
+// gRPC stream whose client window is small, so that many messages are cut
+// across frames. Each must arrive as encoded (a segment handed back before
+// gRPC wrote all of it would be overwritten by a later message), and once
+// the client has read them all, gRPC must have freed every segment, or the
+// arena could not tell when a stream is idle (sendHere). gRPC may call
+// only mem.Buffer's exported methods on a segment: its unexported ones are
+// a nil interface's, and panic.
+func TestGRPCFreesTheArenaSegments(t *testing.T) {
 	const count = 2000
 	arenas := make(chan *streamArena, 1)
 	desc := grpc.ServiceDesc{
@@ -110,7 +126,7 @@ func TestGRPCHandsBackTheArenaSegments(t *testing.T) {
 			a := new(streamArena)
 			arenas <- a
 			for i := range count {
-				if err := stream.SendMsg(encodeIn(a, squareHeader, squareResponse(byte(i)), notFinal, true, "")); err != nil {
+				if err := stream.SendMsg(encodeIn(a, squareHeader, arenaTestResponse(i), notFinal, true, "")); err != nil {
 					return err
 				}
 			}
@@ -126,6 +142,7 @@ func TestGRPCHandsBackTheArenaSegments(t *testing.T) {
 	go g.Serve(lis)
 	defer g.Stop()
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithStaticStreamWindowSize(64<<10), grpc.WithStaticConnWindowSize(64<<10),
 		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(bytesCodec{})))
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +158,9 @@ func TestGRPCHandsBackTheArenaSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; ; i++ {
+		if i%500 == 0 {
+			time.Sleep(20 * time.Millisecond) // the window fills: frames end where it does
+		}
 		var frame []byte
 		err := s.RecvMsg(&frame)
 		if errors.Is(err, io.EOF) {
@@ -152,9 +172,15 @@ func TestGRPCHandsBackTheArenaSegments(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		m := encodeIn(nil, squareHeader, arenaTestResponse(i), notFinal, true, "")
+		want := m.bufs.Materialize()
+		m.free()
+		if !bytes.Equal(frame, want) {
+			t.Fatalf("message %d: %d bytes differ from the %d encoded", i, len(frame), len(want))
+		}
 	}
 	a := <-arenas
-	testenv.WaitUntil(t, "gRPC to hand back every message the client has read", func() bool { return a.inFlight.Load() == 0 })
+	testenv.WaitUntil(t, "gRPC to free every message the client has read", func() bool { return a.inFlight.Load() == 0 })
 }
 
 // bytesCodec hands frames to the test as they are.

@@ -17,9 +17,9 @@ import (
 // that changes them fails here rather than in production.
 const (
 	// assumedPoolingThreshold is the largest capacity grpc-go's mem package
-	// does not pool (mem.IsBelowBufferPoolingThreshold): arena.go's fits
-	// keeps a message's capacity above it so that gRPC hands the segment
-	// back.
+	// does not pool (mem.IsBelowBufferPoolingThreshold): a unary response
+	// in a pooledMessage (wire.go) and a lent output (loan.go's
+	// lendsBuffer) are above it, so that gRPC hands their memory back.
 	assumedPoolingThreshold = 1 << 10
 	// assumedWriteQuota is grpc-go's per-stream write quota
 	// (defaultWriteQuota in google.golang.org/grpc/internal/transport):
@@ -27,7 +27,7 @@ const (
 	// before it waits for the transport to write some of them.
 	assumedWriteQuota = 64 << 10
 	// revisit names what depends on the values.
-	revisit = "revisit arena.go (fits, arenaChunkBytes, arenaMaxMessageBytes and its comment) and stream.go's sendHere"
+	revisit = "revisit wire.go's pooledMessage, loan.go's lendsBuffer, arena.go's comment and stream.go's sendHere"
 )
 
 // countingPool is a mem.BufferPool that counts what gRPC hands back.
@@ -36,28 +36,19 @@ type countingPool struct{ puts atomic.Int32 }
 func (p *countingPool) Get(n int) *[]byte { b := make([]byte, n); return &b }
 func (p *countingPool) Put(*[]byte)       { p.puts.Add(1) }
 
-func TestGRPCBufferPoolingThresholdIsWhatTheArenaAssumes(t *testing.T) {
+func TestGRPCBufferPoolingThresholdIsWhatTheMessagesAssume(t *testing.T) {
 	if mem.IsBelowBufferPoolingThreshold(assumedPoolingThreshold+1) || !mem.IsBelowBufferPoolingThreshold(assumedPoolingThreshold) {
 		t.Fatalf("grpc-go's buffer pooling threshold is no longer %d bytes (IsBelowBufferPoolingThreshold(%d) = %v, (%d) = %v): %s",
 			assumedPoolingThreshold, assumedPoolingThreshold, mem.IsBelowBufferPoolingThreshold(assumedPoolingThreshold),
 			assumedPoolingThreshold+1, mem.IsBelowBufferPoolingThreshold(assumedPoolingThreshold+1), revisit)
-	}
-	// A chunk's last message may start where less than
-	// arenaMaxMessageBytes is left: the chunk must still leave room above
-	// the threshold for whole messages, or every message takes a chunk.
-	if arenaChunkBytes-arenaMaxMessageBytes <= assumedPoolingThreshold {
-		t.Fatalf("a chunk of %d bytes holds no message of %d bytes above the pooling threshold: %s", arenaChunkBytes, arenaMaxMessageBytes, revisit)
 	}
 	for _, tc := range []struct {
 		name           string
 		len, cap       int
 		wantHandedBack bool
 	}{
-		// gRPC must judge a buffer by its capacity, not its length: a
-		// message's segment holds few bytes and runs to its chunk's end.
-		{"few bytes, capacity above the threshold", 10, assumedPoolingThreshold + 1, true},
-		{"no bytes, capacity above the threshold", 0, arenaChunkBytes, true},
-		{"capacity at the threshold", 10, assumedPoolingThreshold, false},
+		{"above the threshold", assumedPoolingThreshold + 1, assumedPoolingThreshold + 1, true},
+		{"at the threshold", assumedPoolingThreshold, assumedPoolingThreshold, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := new(countingPool)
