@@ -39,7 +39,7 @@ type Batcher struct {
 	placing atomic.Int32
 
 	wake    chan struct{}       // capacity 1: a request arrived or the queue closed
-	token   chan struct{}       // capacity 1: held by the worker forming a batch
+	token   chan struct{}       // capacity 1: held by the worker forming a batch, where there are several
 	idle    chan *core.Instance // the instances executing nothing (capacity: one per worker)
 	aborted chan struct{}       // closed when Stop gives up waiting
 	wg      sync.WaitGroup      // the workers and the inline executions
@@ -116,11 +116,15 @@ func (s *Batcher) work() {
 		}
 		var inst *core.Instance
 		select {
-		case inst = <-s.idle: // the wait ends with an execution: no instance is held for long without one
-		case <-s.aborted:
-			s.placing.Add(-1)
-			s.failUnloaded(batch)
-			return
+		case inst = <-s.idle: // most often an instance is idle: one channel is cheaper than a select of two
+		default:
+			select {
+			case inst = <-s.idle: // the wait ends with an execution: no instance is held for long without one
+			case <-s.aborted:
+				s.placing.Add(-1)
+				s.failUnloaded(batch)
+				return
+			}
 		}
 		s.placing.Add(-1)
 		if batch = s.rejectLate(batch); len(batch) == 0 {
@@ -254,12 +258,18 @@ func (s *Batcher) signal() {
 // batcher waits up to max_queue_delay_microseconds for more and then sends
 // what it has, up to max_batch_size.
 func (s *Batcher) nextBatch() []*core.Request {
-	select {
-	case <-s.token:
-	case <-s.aborted:
-		return nil
+	if len(s.workers) > 1 { // one worker forms its batches alone
+		select {
+		case <-s.token: // most often free: one channel is cheaper than a select of two
+		default:
+			select {
+			case <-s.token:
+			case <-s.aborted:
+				return nil
+			}
+		}
+		defer func() { s.token <- struct{}{} }()
 	}
-	defer func() { s.token <- struct{}{} }()
 
 	first := s.waitFirst()
 	if first == nil {
