@@ -38,7 +38,7 @@ type Batcher struct {
 	// under mu, never overtakes one.
 	placing atomic.Int32
 
-	wake    chan struct{}       // capacity 1: a request arrived or the queue closed
+	wake    chan struct{}       // capacity 1: a request arrived, the queue closed, or Stop gave up
 	token   chan struct{}       // capacity 1: held by the worker forming a batch, where there are several
 	idle    chan *core.Instance // the instances executing nothing (capacity: one per worker)
 	aborted chan struct{}       // closed when Stop gives up waiting
@@ -396,11 +396,7 @@ func (s *Batcher) waitFirst() *core.Request {
 		if closed {
 			return nil
 		}
-		select {
-		case <-s.wake:
-		case <-s.aborted:
-			return nil
-		}
+		<-s.wake // Stop signals it too once it gives up (aborted, checked above)
 	}
 }
 
@@ -449,6 +445,7 @@ func (s *Batcher) Stop(ctx context.Context) {
 	case <-done:
 	case <-ctx.Done():
 		close(s.aborted)
+		s.signal() // a worker waiting for a request (waitFirst)
 		s.drain()
 		<-done
 	}
