@@ -19,9 +19,9 @@ import (
 // mem.Buffer has two unexported methods, which gRPC calls only on the
 // buffers it reads from a connection (the receiving side); a segment gets
 // them by embedding the interface, left nil, so that a call panics rather
-// than reading a segment the wrong way. grpcassumptions_test.go sends
-// segments through a real gRPC stream, so that a grpc-go upgrade that
-// calls them on the sending side fails there.
+// than reading a segment the wrong way. TestGRPCFreesTheArenaSegments
+// (arena_test.go) sends segments through a real gRPC stream, so that a
+// grpc-go upgrade that calls them on the sending side fails there.
 //
 // The arena also knows how many bytes of the stream gRPC holds: a message
 // counts in flight from its encoding until gRPC frees its last buffer,
