@@ -228,13 +228,23 @@ func outputFillsShape(o core.Output, count int64) bool {
 	return len(data) == 0 && n == count
 }
 
+// plainJSONByte tells the bytes encoding/json writes as they are in a
+// string: printable ASCII but for '"', '\\' and the characters it escapes
+// for HTML ('<', '>', '&').
+var plainJSONByte = func() (t [256]bool) {
+	for c := ' '; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendJSONString appends s as encoding/json writes it: a string of
 // letters, digits and the other printable ASCII characters JSON and HTML
 // leave alone (a model's name, an output's) as it is, any other with
 // json.Marshal.
 func appendJSONString(b []byte, s string) []byte {
 	for i := range len(s) {
-		if c := s[i]; c < ' ' || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !plainJSONByte[s[i]] {
 			q, _ := json.Marshal(s)
 			return append(b, q...)
 		}

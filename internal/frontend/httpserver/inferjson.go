@@ -128,14 +128,14 @@ func (d *inferDecoder) members(member func(k int) bool, fields ...string) bool {
 // encoding/json may fold onto a field, or a field in another case).
 func fieldIndex(quoted []byte, fields ...string) int {
 	name := quoted[1 : len(quoted)-1]
+	for k, f := range fields { // the same bytes hold no escape and no byte past ASCII
+		if string(name) == f {
+			return k
+		}
+	}
 	for _, c := range name {
 		if c == '\\' || c >= utf8.RuneSelf {
 			return -2
-		}
-	}
-	for k, f := range fields {
-		if string(name) == f {
-			return k
 		}
 	}
 	for _, f := range fields {

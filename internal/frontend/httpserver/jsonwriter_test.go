@@ -33,6 +33,16 @@ func FuzzJSONStringMatchesEncodingJSON(f *testing.F) {
 	f.Fuzz(checkJSONString)
 }
 
+// TestJSONStringsOfEveryByte checks every byte alone and between letters
+// against encoding/json: the table of bytes written as they are
+// (plainJSONByte) must be encoding/json's.
+func TestJSONStringsOfEveryByte(t *testing.T) {
+	for c := range 256 {
+		checkJSONString(t, []byte{byte(c)})
+		checkJSONString(t, []byte{'a', byte(c), 'z'})
+	}
+}
+
 func checkJSONString(t *testing.T, s []byte) {
 	want, err := json.Marshal(string(s))
 	if err != nil {
