@@ -1,8 +1,6 @@
 package core
 
-import (
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // Statistics of an ensemble, as Triton keeps them: each step's request is
 // a request of its model and counts in that model's statistics; the

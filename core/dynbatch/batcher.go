@@ -114,17 +114,13 @@ func (s *Batcher) work() {
 		if batch == nil {
 			return
 		}
-		var inst *core.Instance
-		select {
-		case inst = <-s.idle: // most often an instance is idle: one channel is cheaper than a select of two
-		default:
-			select {
-			case inst = <-s.idle: // the wait ends with an execution: no instance is held for long without one
-			case <-s.aborted:
-				s.placing.Add(-1)
-				s.failUnloaded(batch)
-				return
-			}
+		// The wait ends with an execution: no instance is held for long
+		// without one.
+		inst, ok := receiveUnlessAborted(s.idle, s.aborted)
+		if !ok {
+			s.placing.Add(-1)
+			s.failUnloaded(batch)
+			return
 		}
 		s.placing.Add(-1)
 		if batch = s.rejectLate(batch); len(batch) == 0 {
@@ -133,6 +129,24 @@ func (s *Batcher) work() {
 		}
 		inst.Execute(batch)
 		s.idle <- inst
+	}
+}
+
+// receiveUnlessAborted receives from c, waiting until a value comes or
+// aborted closes (false). What it waits for is most often there already:
+// it tries c alone first, as one channel costs less than a select of two.
+func receiveUnlessAborted[T any](c <-chan T, aborted <-chan struct{}) (T, bool) {
+	select {
+	case v := <-c:
+		return v, true
+	default:
+	}
+	select {
+	case v := <-c:
+		return v, true
+	case <-aborted:
+		var zero T
+		return zero, false
 	}
 }
 
@@ -259,14 +273,8 @@ func (s *Batcher) signal() {
 // what it has, up to max_batch_size.
 func (s *Batcher) nextBatch() []*core.Request {
 	if len(s.workers) > 1 { // one worker forms its batches alone
-		select {
-		case <-s.token: // most often free: one channel is cheaper than a select of two
-		default:
-			select {
-			case <-s.token:
-			case <-s.aborted:
-				return nil
-			}
+		if _, ok := receiveUnlessAborted(s.token, s.aborted); !ok {
+			return nil
 		}
 		defer func() { s.token <- struct{}{} }()
 	}
