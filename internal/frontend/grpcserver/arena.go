@@ -48,20 +48,48 @@ const (
 	messageHeaderBytes = 5
 )
 
+// cacheLinePad keeps what one core writes for every message off the cache
+// line of what another core writes for every message: the producers
+// encode messages on one core while gRPC's writer hands them back on
+// another, and a line both write moves between the cores each time.
+type cacheLinePad [64]byte
+
 // streamArena hands out the memory of one stream's messages. Safe for
 // concurrent use: backend threads encode responses of the stream at once.
+// What is in flight is two counts, each written on one side only (see
+// cacheLinePad): the bytes encoded, by the producers, and the bytes handed
+// back, by gRPC's writer.
 type streamArena struct {
-	mu       sync.Mutex
-	cur      *arenaChunk  // the chunk segments come from; nil before the first
-	inFlight atomic.Int64 // bytes of messages encoded and not yet handed back
+	mu      sync.Mutex
+	cur     *arenaChunk  // the chunk segments come from; nil before the first
+	encoded atomic.Int64 // bytes of messages encoded; stored under mu
+	_       cacheLinePad
+	freed   atomic.Int64 // bytes of messages handed back
+}
+
+// inFlight returns the bytes of messages encoded and not yet handed back,
+// or more, never less: the two counts are read one after the other, the
+// bytes handed back first, so that messages encoded and handed back in
+// between count as in flight.
+func (a *streamArena) inFlight() int64 {
+	freed := a.freed.Load()
+	return a.encoded.Load() - freed
 }
 
 // arenaChunk is memory shared by the segments of many messages.
+//
+// live counts the segments not yet handed back, without a write per
+// segment handed out: while the chunk is its arena's current, each segment
+// handed back subtracts one, so that live is 0 or less; when the chunk
+// stops being current, the number handed out is added. Whoever brings it
+// to 0 from then on puts the chunk back in the pool.
 type arenaChunk struct {
 	mem   []byte
-	off   int          // bytes handed out (under the arena's mu)
-	nsegs int          // segments handed out (under the arena's mu)
-	live  atomic.Int32 // segments not handed back, plus one while the chunk is its arena's current
+	off   int // bytes handed out (under the arena's mu)
+	nsegs int // segments handed out (under the arena's mu)
+	_     cacheLinePad
+	live  atomic.Int32
+	_     cacheLinePad
 	segs  [arenaChunkSegments]arenaSegment
 }
 
@@ -94,20 +122,18 @@ func (a *streamArena) segment(n int, weight int64) *arenaSegment {
 	c := a.cur
 	if c == nil || !c.fits(n) {
 		if c != nil {
-			c.release() // no longer current
+			c.retire()
 		}
 		c = chunkPool.Get().(*arenaChunk)
-		c.live.Store(1)
 		a.cur = c
 	}
 	s := &c.segs[c.nsegs]
 	c.nsegs++
 	s.data = c.mem[c.off : c.off+n : c.off+n]
 	c.off += n
-	c.live.Add(1)
+	a.encoded.Store(a.encoded.Load() + weight)
 	a.mu.Unlock()
 	s.chunk, s.arena, s.weight = c, a, weight
-	a.inFlight.Add(weight)
 	return s
 }
 
@@ -148,8 +174,8 @@ func (s *arenaSegment) Free() {
 	a, c := s.arena, s.chunk
 	s.msg = encodedMessage{}
 	s.data, s.chunk, s.arena = nil, nil, nil
-	a.inFlight.Add(-s.weight)
-	c.release()
+	a.freed.Add(s.weight)
+	c.handBack(1)
 }
 
 // Len returns the buffer's length.
@@ -168,10 +194,14 @@ func (s *arenaSegment) Slice(start, end int) mem.Buffer {
 	return mem.Copy(data, mem.DefaultBufferPool())
 }
 
-// release drops one reference to the chunk; the last sends it back to the
-// pool.
-func (c *arenaChunk) release() {
-	if c.live.Add(-1) == 0 {
+// retire ends the chunk's time as its arena's current (under the arena's
+// mu): it counts the segments handed out (see arenaChunk.live).
+func (c *arenaChunk) retire() { c.handBack(-c.nsegs) }
+
+// handBack subtracts n segments from those not yet handed back; the last
+// sends the chunk back to the pool.
+func (c *arenaChunk) handBack(n int) {
+	if c.live.Add(-int32(n)) == 0 {
 		c.off, c.nsegs = 0, 0
 		chunkPool.Put(c)
 	}
@@ -181,10 +211,9 @@ func (c *arenaChunk) release() {
 // still out come back as gRPC hands them back.
 func (a *streamArena) close() {
 	a.mu.Lock()
-	c := a.cur
-	a.cur = nil
-	a.mu.Unlock()
-	if c != nil {
-		c.release()
+	if c := a.cur; c != nil {
+		a.cur = nil
+		c.retire()
 	}
+	a.mu.Unlock()
 }

@@ -37,7 +37,7 @@ func TestArenaMessagesAllocateNothing(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("%.1f allocations per small streamed message, want 0", allocs)
 	}
-	if n := a.inFlight.Load(); n != 0 {
+	if n := a.inFlight(); n != 0 {
 		t.Errorf("%d bytes in flight after every message was freed", n)
 	}
 }
@@ -52,7 +52,7 @@ func TestArenaKeepsEveryMessageIntactAcrossChunks(t *testing.T) {
 		weight += int64(m.bufs.Len() + messageHeaderBytes)
 		msgs = append(msgs, m)
 	}
-	if got := a.inFlight.Load(); got != weight {
+	if got := a.inFlight(); got != weight {
 		t.Fatalf("in flight %d, want %d", got, weight)
 	}
 	// Freed out of order, as gRPC may when a stream ends: every message
@@ -69,10 +69,66 @@ func TestArenaKeepsEveryMessageIntactAcrossChunks(t *testing.T) {
 			msgs[i].free()
 		}
 	}
-	if got := a.inFlight.Load(); got != 0 {
+	if got := a.inFlight(); got != 0 {
 		t.Errorf("%d bytes in flight after every message was freed", got)
 	}
 	a.close()
+}
+
+// chunkOf returns the chunk that holds message m.
+func chunkOf(t *testing.T, m *encodedMessage) *arenaChunk {
+	t.Helper()
+	s, ok := m.bufs[0].(*arenaSegment)
+	if !ok {
+		t.Fatalf("message buffer is a %T, not an arena segment", m.bufs[0])
+	}
+	return s.chunk
+}
+
+// A chunk goes back to the pool (its counts reset) when its last segment
+// is handed back after it stopped being current, or when it stops being
+// current after its last segment was handed back; never before both.
+func TestArenaChunkGoesBackWhenRetiredAndEmpty(t *testing.T) {
+	a := new(streamArena)
+	var chunks []*arenaChunk
+	byChunk := map[*arenaChunk][]*encodedMessage{}
+	for len(chunks) < 3 {
+		m := encodeIn(a, squareHeader, squareResponse(1), notFinal, true, "")
+		c := chunkOf(t, m)
+		if len(chunks) == 0 || chunks[len(chunks)-1] != c {
+			chunks = append(chunks, c)
+		}
+		byChunk[c] = append(byChunk[c], m)
+	}
+	returned := func(c *arenaChunk) bool { return c.nsegs == 0 && c.live.Load() == 0 }
+	first, current := chunks[0], chunks[2]
+	held := byChunk[first]
+	for _, m := range held[:len(held)-1] {
+		m.free()
+	}
+	if returned(first) {
+		t.Fatal("a retired chunk went back to the pool with a segment still out")
+	}
+	held[len(held)-1].free()
+	if !returned(first) {
+		t.Fatalf("a retired chunk did not go back once its last segment was handed back (live %d)", first.live.Load())
+	}
+	for _, m := range byChunk[current] {
+		m.free()
+	}
+	if returned(current) {
+		t.Fatal("the arena's current chunk went back to the pool")
+	}
+	for _, m := range byChunk[chunks[1]] {
+		m.free()
+	}
+	a.close()
+	if !returned(current) {
+		t.Fatalf("the current chunk, empty, did not go back when the arena closed (live %d)", current.live.Load())
+	}
+	if got := a.inFlight(); got != 0 {
+		t.Errorf("%d bytes in flight after every message was freed", got)
+	}
 }
 
 func TestArenaIsSafeForConcurrentProducers(t *testing.T) {
@@ -92,7 +148,7 @@ func TestArenaIsSafeForConcurrentProducers(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if got := a.inFlight.Load(); got != 0 {
+	if got := a.inFlight(); got != 0 {
 		t.Errorf("%d bytes in flight after every message was freed", got)
 	}
 }
@@ -180,7 +236,7 @@ func TestGRPCFreesTheArenaSegments(t *testing.T) {
 		}
 	}
 	a := <-arenas
-	testenv.WaitUntil(t, "gRPC to free every message the client has read", func() bool { return a.inFlight.Load() == 0 })
+	testenv.WaitUntil(t, "gRPC to free every message the client has read", func() bool { return a.inFlight() == 0 })
 }
 
 // bytesCodec hands frames to the test as they are.

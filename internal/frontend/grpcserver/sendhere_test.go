@@ -67,7 +67,7 @@ func TestIdleStreamSendsWhereTheResponseWasProduced(t *testing.T) {
 	default:
 		t.Error("the sender was not told that a request ended")
 	}
-	if n := st.arena.inFlight.Load(); n != 0 {
+	if n := st.arena.inFlight(); n != 0 {
 		t.Errorf("%d bytes in flight after the message was written", n)
 	}
 }

@@ -346,7 +346,7 @@ func (st *inferStream) sendHere(ev streamEvent) bool {
 	if !st.sendMu.TryLock() {
 		return false
 	}
-	if st.sendClosed || st.ctx.Err() != nil || st.queue.Len() > 0 || st.arena.inFlight.Load() > weight {
+	if st.sendClosed || st.ctx.Err() != nil || st.queue.Len() > 0 || st.arena.inFlight() > weight {
 		st.sendMu.Unlock()
 		return false
 	}

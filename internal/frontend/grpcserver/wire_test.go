@@ -135,11 +135,11 @@ func TestEncodedResponsesDecodeAsProtobuf(t *testing.T) {
 				if !msg.tracked {
 					t.Error("a message of an arena is not tracked")
 				}
-				if n := a.inFlight.Load(); n != int64(len(wire)+messageHeaderBytes) {
+				if n := a.inFlight(); n != int64(len(wire)+messageHeaderBytes) {
 					t.Errorf("the arena counts %d bytes in flight, want %d", n, len(wire)+messageHeaderBytes)
 				}
 				msg.free()
-				if n := a.inFlight.Load(); n != 0 {
+				if n := a.inFlight(); n != 0 {
 					t.Errorf("%d bytes still in flight after the message was freed", n)
 				}
 			})
