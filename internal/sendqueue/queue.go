@@ -135,9 +135,14 @@ func (q *Queue[T]) Len() int { return int(q.queued.Load()) }
 func (q *Queue[T]) Ready() <-chan struct{} { return q.ready }
 
 // Take returns every queued item (nil if none). The slice is the sender's
-// until it passes it back to Recycle.
+// until it passes it back to Recycle. Taking nothing keeps the queue's
+// storage: a sender that wakes to an empty queue passes nothing back.
 func (q *Queue[T]) Take() []T {
 	q.mu.Lock()
+	if len(q.items) == 0 {
+		q.mu.Unlock()
+		return nil
+	}
 	batch := q.items
 	q.items, q.spare = q.spare[:0], nil
 	q.bytes = 0

@@ -266,3 +266,40 @@ func BenchmarkLen(b *testing.B) {
 	wg.Wait()
 	_ = n
 }
+
+// A sender that wakes to an empty queue (the producer sent on its own)
+// takes nothing and passes nothing back; the queue's storage must survive
+// that, so that a busy stream allocates nothing per batch.
+func TestQueueKeepsItsStorageAcrossEmptyTakes(t *testing.T) {
+	q := newSendQueue(64, 1<<20, time.Minute)
+	done := make(chan struct{})
+	push := func() {
+		for range 8 {
+			if err := q.Push(event(1, false), done); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	take := func() []streamEvent {
+		batch := q.Take()
+		if len(batch) != 8 {
+			t.Fatalf("took %d events, want 8", len(batch))
+		}
+		return batch
+	}
+	round := func() {
+		push()
+		batch := take()
+		push() // while the sender sends the batch
+		q.Recycle(batch)
+		q.Recycle(take())
+		if batch := q.Take(); batch != nil {
+			t.Fatalf("an empty queue gave %d events", len(batch))
+		}
+	}
+	round() // the two slices grow once
+	round()
+	if allocs := testing.AllocsPerRun(100, round); allocs != 0 {
+		t.Errorf("%.1f allocations per batch with empty takes between, want 0", allocs)
+	}
+}
