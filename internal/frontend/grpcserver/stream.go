@@ -22,6 +22,11 @@ import (
 type streamRequest struct {
 	header     responseHeader
 	emptyFinal bool
+	// prefix is the start of the request's messages once its second
+	// response made it (prefix.go); unprefixed counts the responses
+	// that could have one before then.
+	prefix     atomic.Pointer[streamPrefix]
+	unprefixed atomic.Int64
 }
 
 // streamEvent is one message for the client, already encoded (nil when the
@@ -274,7 +279,7 @@ func (st *inferStream) respond(sr *streamRequest, resp *core.Response, last bool
 	case resp != nil && resp.Err != nil:
 		msg = encodeIn(&st.arena, sr.header, nil, fin, true, resp.Err.Error())
 	case resp != nil:
-		msg = encodeIn(&st.arena, sr.header, resp, fin, true, "")
+		msg = st.encodeStreamed(sr, resp, fin)
 	case sr.emptyFinal:
 		msg = encodeIn(&st.arena, sr.header, nil, isFinal, true, "")
 	}
