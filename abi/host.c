@@ -9,6 +9,8 @@
 
 static __thread struct thost_host* thost_thread_host;
 __thread struct thost_instance* thost_executing_instance;
+
+const unsigned char thost_zeros[256];
 static struct thost_host* thost_newest_host;  // atomic; set by Go (host.go)
 
 struct thost_host*

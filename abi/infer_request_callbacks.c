@@ -25,7 +25,7 @@ add_param(
     r->param_cap = cap;
   }
   struct thost_ireq_param* p = &r->params[r->param_count];
-  memset(p, 0, sizeof(*p));
+  thost_clear(p, sizeof(*p));
   if ((p->name = strdup(key)) == NULL)
     return out_of_memory(fn);
   p->type = type;

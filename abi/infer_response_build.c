@@ -149,7 +149,7 @@ thost_iresp_take_output(
     it->shape = s;
     it->dims_count = dims;
     r->outputs[r->output_count++] = *it;
-    memset(it, 0, sizeof(*it));  // moved: the set no longer owns it
+    thost_clear(it, sizeof(*it));  // moved: the set no longer owns it
     return true;
   }
   return false;

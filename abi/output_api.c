@@ -53,7 +53,7 @@ TRITONBACKEND_ResponseOutput(
       dims_count <= THOST_INLINE_DIMS && name_len < THOST_INLINE_NAME_BYTES;
   if (fits && r->block_outputs_used < THOST_RESPONSE_BLOCK_OUTPUTS) {
     out = &r->block_outputs[r->block_outputs_used++];
-    memset(out, 0, THOST_OUTPUT_CLEARED_BYTES);
+    thost_clear(out, THOST_OUTPUT_CLEARED_BYTES);
     out->in_block = true;
   } else {
     out = malloc(
@@ -61,7 +61,7 @@ TRITONBACKEND_ResponseOutput(
         (fits ? 0 : dims_count * sizeof(int64_t) + name_len + 1));
     if (out == NULL)
       return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
-    memset(out, 0, THOST_OUTPUT_CLEARED_BYTES);
+    thost_clear(out, THOST_OUTPUT_CLEARED_BYTES);
   }
   out->attrs.server_owned = true;
   out->host = r->ctx->host;

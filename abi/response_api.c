@@ -120,7 +120,7 @@ response_new(TRITONBACKEND_Response** response, struct thost_reqctx* ctx)
   struct thost_response* r = thost_block_get(THOST_POOL_RESPONSE);
   if (r == NULL)
     return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
-  memset(r, 0, THOST_RESPONSE_CLEARED_BYTES);
+  thost_clear(r, THOST_RESPONSE_CLEARED_BYTES);
   r->ctx = ctx;
   r->host = ctx->host;
   r->outputs = r->inline_outputs;
@@ -289,7 +289,7 @@ add_param(
     r->param_cap = cap;
   }
   struct TRITONSERVER_Parameter* p = &r->params[r->param_count];
-  memset(p, 0, sizeof(*p));
+  thost_clear(p, sizeof(*p));
   p->name_len = strlen(name);
   p->name = response_param_text(r, name, p->name_len);
   if (p->name == NULL)

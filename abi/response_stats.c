@@ -25,7 +25,7 @@ TRITONBACKEND_ModelInstanceResponseStatisticsNew(
   struct thost_response_statistics* s = thost_block_get(THOST_POOL_RSTATS);
   if (s == NULL)
     return thost_errorf(TRITONSERVER_ERROR_INTERNAL, "out of memory");
-  memset(s, 0, sizeof(*s));
+  thost_clear(s, sizeof(*s));
   s->handle = thost_handle_new(THOST_KIND_RESPONSE_STATISTICS, s);
   if (s->handle == 0) {
     thost_block_put(THOST_POOL_RSTATS, s);
