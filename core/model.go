@@ -60,7 +60,9 @@ type Model struct {
 	outputs   map[string]*configpb.ModelOutput
 	// outputNames are the configuration's outputs in order: what a request
 	// that names none asks for. Shared by those requests: never modified.
-	outputNames []string
+	// outputConfigs are their configurations, in the same order.
+	outputNames   []string
+	outputConfigs []*configpb.ModelOutput
 
 	backend   BackendModel
 	instances []*Instance
@@ -146,7 +148,23 @@ func (m *Model) InputConfig(name string) *configpb.ModelInput { return m.inputs[
 
 // OutputConfig returns the configuration of the model's output name, or
 // nil when the model has no such output. Callers must not modify it.
-func (m *Model) OutputConfig(name string) *configpb.ModelOutput { return m.outputs[name] }
+func (m *Model) OutputConfig(name string) *configpb.ModelOutput {
+	if len(m.outputNames) <= outputScanMax {
+		for i, n := range m.outputNames {
+			if n == name {
+				return m.outputConfigs[i]
+			}
+		}
+		return nil
+	}
+	return m.outputs[name]
+}
+
+// outputScanMax is the most outputs OutputConfig looks through in order
+// rather than hashing the name: every output of every response is looked
+// up, and comparing a few names (a backend's are often the very strings
+// it was given) costs less than a hash.
+const outputScanMax = 8
 
 // Decoupled reports whether the model may send any number of responses per
 // request (model_transaction_policy { decoupled: true }).
@@ -276,9 +294,11 @@ func (m *Model) applyConfig(cfg *configpb.ModelConfig) error {
 	}
 	m.outputs = make(map[string]*configpb.ModelOutput, len(cfg.GetOutput()))
 	m.outputNames = make([]string, 0, len(cfg.GetOutput()))
+	m.outputConfigs = make([]*configpb.ModelOutput, 0, len(cfg.GetOutput()))
 	for _, out := range cfg.GetOutput() {
 		m.outputs[out.GetName()] = out
 		m.outputNames = append(m.outputNames, out.GetName())
+		m.outputConfigs = append(m.outputConfigs, out)
 	}
 	return nil
 }

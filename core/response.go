@@ -246,7 +246,7 @@ func (p *Responder) shapeOutputs(resp *Response) error {
 			return err
 		}
 		if len(m.outputs) > 0 {
-			cfg := m.outputs[out.Name]
+			cfg := m.OutputConfig(out.Name)
 			if cfg == nil {
 				return Errorf(CodeInvalidArg, "model %q sent output %q, which its configuration does not declare", m.name, out.Name)
 			}

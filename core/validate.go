@@ -98,7 +98,7 @@ func (m *Model) checkInputNames(req *Submission) error {
 // those to produce: the named ones, or every output of the configuration.
 func (m *Model) checkRequestedOutputs(req *Submission) ([]string, error) {
 	for i, name := range req.Outputs {
-		if len(m.outputs) > 0 && m.outputs[name] == nil {
+		if len(m.outputs) > 0 && m.OutputConfig(name) == nil {
 			return nil, Errorf(CodeInvalidArg, "unexpected inference output '%s' for model '%s'", name, m.name)
 		}
 		for j := 0; j < i; j++ {

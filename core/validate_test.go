@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -171,5 +172,47 @@ func TestInferNeedsAResponseFunction(t *testing.T) {
 	coretest.WantError(t, "Infer without a function", srv.Infer(t.Context(), vector("r", 1), nil), core.CodeInvalidArg, "response function")
 	if n := srv.LiveRequests(); n != 0 {
 		t.Errorf("LiveRequests = %d after a refused request", n)
+	}
+}
+
+// TestOutputConfigFindsEveryOutput looks up each output of models with
+// few outputs (searched in order) and many (hashed), and names that are
+// not outputs.
+func TestOutputConfigFindsEveryOutput(t *testing.T) {
+	t.Parallel()
+	config := func(n int) string {
+		var outs []string
+		for i := range n {
+			outs = append(outs, fmt.Sprintf(`{ name: "OUT%d" data_type: TYPE_INT32 dims: [ %d ] }`, i, i+1))
+		}
+		return `backend: "go"
+input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]
+output [ ` + strings.Join(outs, ", ") + ` ]`
+	}
+	counts := []int{1, 3, 8, 9, 20}
+	var dirs []coretest.ModelDir
+	for _, n := range counts {
+		dirs = append(dirs, coretest.ModelDir{Name: fmt.Sprintf("outputs%d", n), Config: config(n)})
+	}
+	srv := coretest.Start(t, coretest.NewProvider(), dirs...)
+	for _, n := range counts {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			m, err := srv.Model(fmt.Sprintf("outputs%d", n), -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				name := fmt.Sprintf("OUT%d", i)
+				cfg := m.OutputConfig(name)
+				if cfg.GetName() != name || len(cfg.GetDims()) != 1 || cfg.GetDims()[0] != int64(i+1) {
+					t.Errorf("OutputConfig(%q) = %v", name, cfg)
+				}
+			}
+			for _, name := range []string{"", "OUT", fmt.Sprintf("OUT%d", n), "IN", "out0"} {
+				if cfg := m.OutputConfig(name); cfg != nil {
+					t.Errorf("OutputConfig(%q) = %v, want nil", name, cfg)
+				}
+			}
+		})
 	}
 }
