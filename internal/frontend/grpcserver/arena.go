@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sys/cpu"
 	"google.golang.org/grpc/mem"
 )
 
@@ -48,22 +49,18 @@ const (
 	messageHeaderBytes = 5
 )
 
-// cacheLinePad keeps what one core writes for every message off the cache
-// line of what another core writes for every message: the producers
-// encode messages on one core while gRPC's writer hands them back on
-// another, and a line both write moves between the cores each time.
-type cacheLinePad [64]byte
-
 // streamArena hands out the memory of one stream's messages. Safe for
 // concurrent use: backend threads encode responses of the stream at once.
-// What is in flight is two counts, each written on one side only (see
-// cacheLinePad): the bytes encoded, by the producers, and the bytes handed
-// back, by gRPC's writer.
+// What is in flight is two counts, each written on one side only and kept
+// on cache lines of their own (cpu.CacheLinePad): the bytes encoded, by
+// the producers on one core, and the bytes handed back, by gRPC's writer
+// on another. A line both sides wrote would move between the cores with
+// every message.
 type streamArena struct {
 	mu      sync.Mutex
 	cur     *arenaChunk  // the chunk segments come from; nil before the first
 	encoded atomic.Int64 // bytes of messages encoded; stored under mu
-	_       cacheLinePad
+	_       cpu.CacheLinePad
 	freed   atomic.Int64 // bytes of messages handed back
 }
 
@@ -87,9 +84,9 @@ type arenaChunk struct {
 	mem   []byte
 	off   int // bytes handed out (under the arena's mu)
 	nsegs int // segments handed out (under the arena's mu)
-	_     cacheLinePad
+	_     cpu.CacheLinePad
 	live  atomic.Int32
-	_     cacheLinePad
+	_     cpu.CacheLinePad
 	segs  [arenaChunkSegments]arenaSegment
 }
 
