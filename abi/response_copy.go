@@ -9,8 +9,6 @@ import (
 	"errors"
 	"math"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/tritonhost/tritonhost/core"
@@ -150,22 +148,6 @@ func parameterOf(name string, typ C.TRITONSERVER_ParameterType, i C.int64_t, b C
 	return param
 }
 
-// parameterStrings interns the names and string values of parameters:
-// backends send the same few with every response (Triton's identity
-// three), which then allocate no strings. The table only grows, to
-// maxParameterStrings strings of maxParameterStringBytes at most; other
-// strings are copied each time. It is replaced, never changed, once
-// published: lookups take no lock.
-var parameterStrings struct {
-	mu    sync.Mutex // serializes additions
-	table atomic.Pointer[map[string]string]
-}
-
-const (
-	maxParameterStrings     = 256
-	maxParameterStringBytes = 64
-)
-
 // parameterString returns the C string c as a Go string, interned when it
 // is short (parameterStrings).
 func parameterString(c *C.char) string {
@@ -181,40 +163,7 @@ func parameterString(c *C.char) string {
 
 // parameterStringN is parameterString of the n bytes at c (their
 // terminating NUL not counted).
-func parameterStringN(c *C.char, n int) string {
-	if n > maxParameterStringBytes {
-		return C.GoStringN(c, C.int(n))
-	}
-	key := unsafe.String((*byte)(unsafe.Pointer(c)), n) // valid for the lookup only
-	var table map[string]string
-	if t := parameterStrings.table.Load(); t != nil {
-		table = *t
-		if s, ok := table[key]; ok {
-			return s
-		}
-	}
-	s := C.GoStringN(c, C.int(n))
-	if len(table) >= maxParameterStrings {
-		return s
-	}
-	parameterStrings.mu.Lock()
-	defer parameterStrings.mu.Unlock()
-	if t := parameterStrings.table.Load(); t != nil {
-		table = *t
-	}
-	if prev, ok := table[s]; ok {
-		return prev
-	}
-	if len(table) < maxParameterStrings {
-		next := make(map[string]string, len(table)+1)
-		for k, v := range table {
-			next[k] = v
-		}
-		next[s] = s
-		parameterStrings.table.Store(&next)
-	}
-	return s
-}
+func parameterStringN(c *C.char, n int) string { return internString(unsafe.Pointer(c), n) }
 
 // internName returns the string of names equal to the C string c, or a new
 // string when none is.
