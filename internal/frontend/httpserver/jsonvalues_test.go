@@ -151,6 +151,10 @@ func FuzzJSONTensorValuesMatchEncodingJSON(f *testing.F) {
 		`[-9223372036854775808,9223372036854775807]`, `[-9223372036854775809]`, `[18446744073709551615]`,
 		`[18446744073709551616]`, `[12345678901234567890123]`, `[01]`, `[1,]`, `[1 2]`, `[1e2]`, `[1.0]`,
 		`[-0]`, `[-]`, "\t[ 1,\n-2 ]\r\n", `[1] 2`, `[32767,-32768,65535,-1]`, `[0,1,2,3,4,5,6,7,8]`,
+		// long integers: runs of 7, 8, 9, 16 and 20 digits, a leading 0,
+		// a fraction or an exponent after many digits
+		`[1234567,12345678,123456789,1234567890123456]`, `[-12345678,-99999999]`, `[012345678]`,
+		`[1234567.5]`, `[12345678e1]`, `[1234567E2]`, `[99999999999999999999]`, `[4294967295,4294967296]`,
 	} {
 		for _, dt := range []core.DataType{core.TypeInt8, core.TypeUint16, core.TypeInt32, core.TypeInt64, core.TypeUint64, core.TypeFP32, core.TypeFP64, core.TypeBool, core.TypeBytes} {
 			f.Add([]byte(seed), uint8(dt), int64(8))

@@ -153,6 +153,12 @@ func writeValues(j *jsonWriter, dt core.DataType, data []byte) error {
 	if len(data)%size != 0 {
 		return fmt.Errorf("%d bytes are not a whole number of %s values", len(data), dt)
 	}
+	switch dt {
+	case core.TypeInt8, core.TypeInt16, core.TypeInt32, core.TypeInt64:
+		return writeInts(j, data, size, true)
+	case core.TypeUint8, core.TypeUint16, core.TypeUint32, core.TypeUint64:
+		return writeInts(j, data, size, false)
+	}
 	for i := 0; i+size <= len(data); i += size {
 		if i > 0 {
 			j.buf = append(j.buf, ',')
