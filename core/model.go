@@ -58,6 +58,14 @@ type Model struct {
 	maxBatch  int64
 	inputs    map[string]*configpb.ModelInput
 	outputs   map[string]*configpb.ModelOutput
+	// inputNames and inputConfigs are the configuration's inputs in order,
+	// as outputNames and outputConfigs are its outputs. inputCount is how
+	// many of them a request may send (those the sequence batcher does not
+	// provide), requiredInputs the names of those it must.
+	inputNames     []string
+	inputConfigs   []*configpb.ModelInput
+	inputCount     int
+	requiredInputs []string
 	// outputNames are the configuration's outputs in order: what a request
 	// that names none asks for. Shared by those requests: never modified.
 	// outputConfigs are their configurations, in the same order.
@@ -135,7 +143,7 @@ func (m *Model) ConfigJSON() []byte {
 // whether the model has such an input. A frontend uses it to spend nothing
 // converting data that validation will refuse.
 func (m *Model) InputDataType(name string) (DataType, bool) {
-	in := m.inputs[name]
+	in := m.InputConfig(name)
 	if in == nil {
 		return TypeInvalid, false
 	}
@@ -144,7 +152,17 @@ func (m *Model) InputDataType(name string) (DataType, bool) {
 
 // InputConfig returns the configuration of the model's input name, or nil
 // when the model has no such input. Callers must not modify it.
-func (m *Model) InputConfig(name string) *configpb.ModelInput { return m.inputs[name] }
+func (m *Model) InputConfig(name string) *configpb.ModelInput {
+	if len(m.inputNames) <= outputScanMax {
+		for i, n := range m.inputNames {
+			if n == name {
+				return m.inputConfigs[i]
+			}
+		}
+		return nil
+	}
+	return m.inputs[name]
+}
 
 // OutputConfig returns the configuration of the model's output name, or
 // nil when the model has no such output. Callers must not modify it.
@@ -160,7 +178,8 @@ func (m *Model) OutputConfig(name string) *configpb.ModelOutput {
 	return m.outputs[name]
 }
 
-// outputScanMax is the most outputs OutputConfig looks through in order
+// outputScanMax is the most outputs OutputConfig (and inputs InputConfig)
+// looks through in order
 // rather than hashing the name: every output of every response is looked
 // up, and comparing a few names (a backend's are often the very strings
 // it was given) costs less than a hash.
@@ -289,8 +308,20 @@ func (m *Model) applyConfig(cfg *configpb.ModelConfig) error {
 	m.decoupled = cfg.GetModelTransactionPolicy().GetDecoupled()
 	m.maxBatch = int64(cfg.GetMaxBatchSize())
 	m.inputs = make(map[string]*configpb.ModelInput, len(cfg.GetInput()))
+	m.inputNames = make([]string, 0, len(cfg.GetInput()))
+	m.inputConfigs = make([]*configpb.ModelInput, 0, len(cfg.GetInput()))
+	m.inputCount, m.requiredInputs = 0, nil
 	for _, in := range cfg.GetInput() {
 		m.inputs[in.GetName()] = in
+		m.inputNames = append(m.inputNames, in.GetName())
+		m.inputConfigs = append(m.inputConfigs, in)
+		if m.sequenceInput(in.GetName()) {
+			continue
+		}
+		m.inputCount++
+		if !in.GetOptional() {
+			m.requiredInputs = append(m.requiredInputs, in.GetName())
+		}
 	}
 	m.outputs = make(map[string]*configpb.ModelOutput, len(cfg.GetOutput()))
 	m.outputNames = make([]string, 0, len(cfg.GetOutput()))

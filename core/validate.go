@@ -25,7 +25,7 @@ func (m *Model) newRequest(req *Submission, fn ResponseFunc) (*Request, error) {
 		return nil, err
 	}
 	for i := range req.Inputs {
-		if name := req.Inputs[i].Name; m.inputs[name] == nil {
+		if name := req.Inputs[i].Name; m.InputConfig(name) == nil {
 			return nil, Errorf(CodeInvalidArg, "unexpected inference input '%s' for model '%s'", name, m.name)
 		}
 	}
@@ -126,29 +126,31 @@ func (m *Model) checkRequestedOutputs(req *Submission) ([]string, error) {
 // this server also refuses a request that makes up the count with optional
 // inputs but misses a required one, in the same words.
 func (m *Model) checkInputCount(req *Submission, byName bool) error {
-	total, required := 0, 0
+	n, total, required := len(req.Inputs), m.inputCount, len(m.requiredInputs)
+	if n <= total && n >= required && (!byName || hasInputs(req.Inputs, m.requiredInputs)) {
+		return nil
+	}
 	var missing []string
-	for _, cfg := range m.cfg.GetInput() {
-		if m.sequenceInput(cfg.GetName()) {
-			continue
-		}
-		total++
-		if cfg.GetOptional() {
-			continue
-		}
-		required++
-		if !hasInput(req.Inputs, cfg.GetName()) {
-			missing = append(missing, cfg.GetName())
+	for _, name := range m.requiredInputs {
+		if !hasInput(req.Inputs, name) {
+			missing = append(missing, name)
 		}
 	}
-	if n := len(req.Inputs); n > total || n < required || (byName && len(missing) > 0) {
-		given := make([]string, len(req.Inputs))
-		for i := range req.Inputs {
-			given[i] = req.Inputs[i].Name
-		}
-		return missingInputsError(req.ID, m.name, total, required, given, missing)
+	given := make([]string, len(req.Inputs))
+	for i := range req.Inputs {
+		given[i] = req.Inputs[i].Name
 	}
-	return nil
+	return missingInputsError(req.ID, m.name, total, required, given, missing)
+}
+
+// hasInputs reports whether given holds an input of each of names.
+func hasInputs(given []Input, names []string) bool {
+	for _, name := range names {
+		if !hasInput(given, name) {
+			return false
+		}
+	}
+	return true
 }
 
 func hasInput(given []Input, name string) bool {
@@ -197,7 +199,7 @@ func (m *Model) requestBatchSize(req *Submission) (int64, error) {
 // checkInput checks one input's data type, shape and contents, and returns
 // it as the backend sees it (with the configuration's reshape applied).
 func (m *Model) checkInput(req *Submission, in *Input) (Input, error) {
-	cfg := m.inputs[in.Name]
+	cfg := m.InputConfig(in.Name)
 	if want := DataType(cfg.GetDataType()); in.DataType != want {
 		return Input{}, Errorf(CodeInvalidArg, "%sinference input '%s' data-type is '%s', but model '%s' expects '%s'",
 			requestPrefix(req.ID), in.Name, protocolName(in.DataType), m.name, protocolName(want))

@@ -216,3 +216,51 @@ output [ ` + strings.Join(outs, ", ") + ` ]`
 		})
 	}
 }
+
+// TestInputConfigFindsEveryInput looks up each input of models with few
+// inputs (searched in order) and many (hashed), and names that are not
+// inputs, through InputConfig and InputDataType.
+func TestInputConfigFindsEveryInput(t *testing.T) {
+	t.Parallel()
+	config := func(n int) string {
+		var ins []string
+		for i := range n {
+			ins = append(ins, fmt.Sprintf(`{ name: "IN%d" data_type: TYPE_INT32 dims: [ %d ] }`, i, i+1))
+		}
+		return `backend: "go"
+input [ ` + strings.Join(ins, ", ") + ` ]
+output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]`
+	}
+	counts := []int{1, 3, 8, 9, 20}
+	var dirs []coretest.ModelDir
+	for _, n := range counts {
+		dirs = append(dirs, coretest.ModelDir{Name: fmt.Sprintf("inputs%d", n), Config: config(n)})
+	}
+	srv := coretest.Start(t, coretest.NewProvider(), dirs...)
+	for _, n := range counts {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			m, err := srv.Model(fmt.Sprintf("inputs%d", n), -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				name := fmt.Sprintf("IN%d", i)
+				cfg := m.InputConfig(name)
+				if cfg.GetName() != name || len(cfg.GetDims()) != 1 || cfg.GetDims()[0] != int64(i+1) {
+					t.Errorf("InputConfig(%q) = %v", name, cfg)
+				}
+				if dt, ok := m.InputDataType(name); !ok || dt != core.TypeInt32 {
+					t.Errorf("InputDataType(%q) = %v, %v", name, dt, ok)
+				}
+			}
+			for _, name := range []string{"", "IN", fmt.Sprintf("IN%d", n), "OUT", "in0"} {
+				if cfg := m.InputConfig(name); cfg != nil {
+					t.Errorf("InputConfig(%q) = %v, want nil", name, cfg)
+				}
+				if _, ok := m.InputDataType(name); ok {
+					t.Errorf("InputDataType(%q) found an input", name)
+				}
+			}
+		})
+	}
+}
