@@ -65,6 +65,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h["Content-Type"] = jsonContentType
+	setDate(h)
 	if len(body) > implicitLengthMax {
 		h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	}

@@ -295,6 +295,7 @@ func writeInferResponse(w http.ResponseWriter, m *core.Model, call *inferCall, r
 		return
 	}
 	h := w.Header()
+	setDate(h)
 	total := size
 	if len(binary) > 0 {
 		h[HeaderContentLength] = sizeValue(size)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tritonhost/tritonhost/core/coretest"
 	"github.com/tritonhost/tritonhost/internal/frontend/httpserver"
@@ -37,6 +38,9 @@ func TestInferWithJSONTensors(t *testing.T) {
 		[]byte(`{"id":"r1","parameters":{"custom":3},"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[4],"data":[[1,-2],[3,2147483647]]}]}`))
 	if status != 200 || hdr.Get("Content-Type") != "application/json" {
 		t.Fatalf("infer: %d %s %s", status, hdr.Get("Content-Type"), body)
+	}
+	if at, err := http.ParseTime(hdr.Get("Date")); err != nil || time.Since(at) > 2*time.Second || len(hdr["Date"]) != 1 {
+		t.Errorf("Date %q: %v", hdr["Date"], err)
 	}
 	var resp inferResponse
 	decodeJSON(t, body, &resp)
