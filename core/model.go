@@ -153,36 +153,33 @@ func (m *Model) InputDataType(name string) (DataType, bool) {
 // InputConfig returns the configuration of the model's input name, or nil
 // when the model has no such input. Callers must not modify it.
 func (m *Model) InputConfig(name string) *configpb.ModelInput {
-	if len(m.inputNames) <= outputScanMax {
-		for i, n := range m.inputNames {
-			if n == name {
-				return m.inputConfigs[i]
-			}
-		}
-		return nil
-	}
-	return m.inputs[name]
+	return configNamed(name, m.inputNames, m.inputConfigs, m.inputs)
 }
 
 // OutputConfig returns the configuration of the model's output name, or
 // nil when the model has no such output. Callers must not modify it.
 func (m *Model) OutputConfig(name string) *configpb.ModelOutput {
-	if len(m.outputNames) <= outputScanMax {
-		for i, n := range m.outputNames {
+	return configNamed(name, m.outputNames, m.outputConfigs, m.outputs)
+}
+
+// configNamed returns the configuration of the tensor name: configs[i] is
+// that of names[i], byName has them all by name. Nil when there is none.
+func configNamed[T *configpb.ModelInput | *configpb.ModelOutput](name string, names []string, configs []T, byName map[string]T) T {
+	if len(names) <= outputScanMax {
+		for i, n := range names {
 			if n == name {
-				return m.outputConfigs[i]
+				return configs[i]
 			}
 		}
 		return nil
 	}
-	return m.outputs[name]
+	return byName[name]
 }
 
 // outputScanMax is the most outputs OutputConfig (and inputs InputConfig)
-// looks through in order
-// rather than hashing the name: every output of every response is looked
-// up, and comparing a few names (a backend's are often the very strings
-// it was given) costs less than a hash.
+// looks through in order rather than hashing the name: every output of
+// every response is looked up, and comparing a few names (a backend's are
+// often the very strings it was given) costs less than a hash.
 const outputScanMax = 8
 
 // Decoupled reports whether the model may send any number of responses per
