@@ -175,92 +175,74 @@ func TestInferNeedsAResponseFunction(t *testing.T) {
 	}
 }
 
-// TestOutputConfigFindsEveryOutput looks up each output of models with
-// few outputs (searched in order) and many (hashed), and names that are
-// not outputs.
-func TestOutputConfigFindsEveryOutput(t *testing.T) {
+// TestConfigLookupFindsEveryTensor looks up each input and each output of
+// models with few of them (searched in order) and many (hashed), and names
+// that are none of them, through InputConfig and InputDataType, and
+// OutputConfig.
+func TestConfigLookupFindsEveryTensor(t *testing.T) {
 	t.Parallel()
-	config := func(n int) string {
-		var outs []string
-		for i := range n {
-			outs = append(outs, fmt.Sprintf(`{ name: "OUT%d" data_type: TYPE_INT32 dims: [ %d ] }`, i, i+1))
-		}
-		return `backend: "go"
-input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]
-output [ ` + strings.Join(outs, ", ") + ` ]`
+	type found struct {
+		name string
+		dims []int64
+		ok   bool
 	}
-	counts := []int{1, 3, 8, 9, 20}
-	var dirs []coretest.ModelDir
-	for _, n := range counts {
-		dirs = append(dirs, coretest.ModelDir{Name: fmt.Sprintf("outputs%d", n), Config: config(n)})
-	}
-	srv := coretest.Start(t, coretest.NewProvider(), dirs...)
-	for _, n := range counts {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			m, err := srv.Model(fmt.Sprintf("outputs%d", n), -1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range n {
-				name := fmt.Sprintf("OUT%d", i)
-				cfg := m.OutputConfig(name)
-				if cfg.GetName() != name || len(cfg.GetDims()) != 1 || cfg.GetDims()[0] != int64(i+1) {
-					t.Errorf("OutputConfig(%q) = %v", name, cfg)
-				}
-			}
-			for _, name := range []string{"", "OUT", fmt.Sprintf("OUT%d", n), "IN", "out0"} {
-				if cfg := m.OutputConfig(name); cfg != nil {
-					t.Errorf("OutputConfig(%q) = %v, want nil", name, cfg)
-				}
-			}
-		})
-	}
-}
-
-// TestInputConfigFindsEveryInput looks up each input of models with few
-// inputs (searched in order) and many (hashed), and names that are not
-// inputs, through InputConfig and InputDataType.
-func TestInputConfigFindsEveryInput(t *testing.T) {
-	t.Parallel()
-	config := func(n int) string {
-		var ins []string
-		for i := range n {
-			ins = append(ins, fmt.Sprintf(`{ name: "IN%d" data_type: TYPE_INT32 dims: [ %d ] }`, i, i+1))
-		}
-		return `backend: "go"
-input [ ` + strings.Join(ins, ", ") + ` ]
+	kinds := []struct {
+		kind, prefix, other string
+		config              func(tensors string) string
+		lookup              func(t *testing.T, m *core.Model, name string) found
+	}{
+		{"inputs", "IN", "OUT", func(tensors string) string {
+			return `backend: "go"
+input [ ` + tensors + ` ]
 output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]`
+		}, func(t *testing.T, m *core.Model, name string) found {
+			cfg := m.InputConfig(name)
+			dt, ok := m.InputDataType(name)
+			if ok != (cfg != nil) || ok && dt != core.TypeInt32 {
+				t.Errorf("InputDataType(%q) = %v, %v; InputConfig gives %v", name, dt, ok, cfg)
+			}
+			return found{cfg.GetName(), cfg.GetDims(), cfg != nil}
+		}},
+		{"outputs", "OUT", "IN", func(tensors string) string {
+			return `backend: "go"
+input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]
+output [ ` + tensors + ` ]`
+		}, func(_ *testing.T, m *core.Model, name string) found {
+			cfg := m.OutputConfig(name)
+			return found{cfg.GetName(), cfg.GetDims(), cfg != nil}
+		}},
 	}
 	counts := []int{1, 3, 8, 9, 20}
 	var dirs []coretest.ModelDir
-	for _, n := range counts {
-		dirs = append(dirs, coretest.ModelDir{Name: fmt.Sprintf("inputs%d", n), Config: config(n)})
+	for _, k := range kinds {
+		for _, n := range counts {
+			var tensors []string
+			for i := range n {
+				tensors = append(tensors, fmt.Sprintf(`{ name: "%s%d" data_type: TYPE_INT32 dims: [ %d ] }`, k.prefix, i, i+1))
+			}
+			dirs = append(dirs, coretest.ModelDir{Name: fmt.Sprintf("%s%d", k.kind, n), Config: k.config(strings.Join(tensors, ", "))})
+		}
 	}
 	srv := coretest.Start(t, coretest.NewProvider(), dirs...)
-	for _, n := range counts {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			m, err := srv.Model(fmt.Sprintf("inputs%d", n), -1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range n {
-				name := fmt.Sprintf("IN%d", i)
-				cfg := m.InputConfig(name)
-				if cfg.GetName() != name || len(cfg.GetDims()) != 1 || cfg.GetDims()[0] != int64(i+1) {
-					t.Errorf("InputConfig(%q) = %v", name, cfg)
+	for _, k := range kinds {
+		for _, n := range counts {
+			t.Run(fmt.Sprintf("%s%d", k.kind, n), func(t *testing.T) {
+				m, err := srv.Model(fmt.Sprintf("%s%d", k.kind, n), -1)
+				if err != nil {
+					t.Fatal(err)
 				}
-				if dt, ok := m.InputDataType(name); !ok || dt != core.TypeInt32 {
-					t.Errorf("InputDataType(%q) = %v, %v", name, dt, ok)
+				for i := range n {
+					name := fmt.Sprintf("%s%d", k.prefix, i)
+					if f := k.lookup(t, m, name); f.name != name || len(f.dims) != 1 || f.dims[0] != int64(i+1) {
+						t.Errorf("%s: %q found as %+v", k.kind, name, f)
+					}
 				}
-			}
-			for _, name := range []string{"", "IN", fmt.Sprintf("IN%d", n), "OUT", "in0"} {
-				if cfg := m.InputConfig(name); cfg != nil {
-					t.Errorf("InputConfig(%q) = %v, want nil", name, cfg)
+				for _, name := range []string{"", k.prefix, fmt.Sprintf("%s%d", k.prefix, n), k.other, strings.ToLower(k.prefix) + "0"} {
+					if f := k.lookup(t, m, name); f.ok {
+						t.Errorf("%s: %q found as %+v, want none", k.kind, name, f)
+					}
 				}
-				if _, ok := m.InputDataType(name); ok {
-					t.Errorf("InputDataType(%q) found an input", name)
-				}
-			}
-		})
+			})
+		}
 	}
 }
